@@ -1,0 +1,54 @@
+"""memext engine: index Markdown memory per agent and search it.
+
+The public API::
+
+    from engine import open_index, load_config
+    with open_index("work") as idx:
+        idx.sync()
+        hits = idx.search("deploy checklist")
+
+See :class:`engine.index.MemoryIndex` for the methods.
+"""
+
+from .chunking import Chunk, chunk_markdown
+from .config import AgentConfig, Config, MemorySearchSettings, load_config
+from .errors import (
+    AccessDenied,
+    ConfigError,
+    IndexBuildError,
+    LockTimeout,
+    MemextError,
+    ProviderError,
+    UnknownAgentError,
+)
+from .index import MemoryIndex, open_index
+from .providers.base import EmbeddingProvider
+from .read import ReadResult
+from .search import SearchResponse, SearchResult
+from .status import IndexStatus
+from .sync import SyncProgress, SyncReport
+
+__all__ = [
+    "AccessDenied",
+    "AgentConfig",
+    "Chunk",
+    "Config",
+    "ConfigError",
+    "EmbeddingProvider",
+    "IndexBuildError",
+    "IndexStatus",
+    "LockTimeout",
+    "MemextError",
+    "MemoryIndex",
+    "MemorySearchSettings",
+    "ProviderError",
+    "ReadResult",
+    "SearchResponse",
+    "SearchResult",
+    "SyncProgress",
+    "SyncReport",
+    "UnknownAgentError",
+    "chunk_markdown",
+    "load_config",
+    "open_index",
+]

@@ -1,0 +1,382 @@
+"""The ``memext`` command: index, search, get, status and agents.
+
+Every command takes ``-a/--agent`` (default: the first configured agent, or
+the current folder when there is no config) and ``--json``. Failures print
+one line to stderr and exit with status 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from .config import Config, add_agent, load_config
+from .errors import MemextError
+from .index import MemoryIndex
+from .paths import app_paths
+from .sync import SyncProgress, SyncReport
+
+_GET_SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"memext: error: {message}", err=True)
+    sys.exit(1)
+
+
+def handle_errors(fn: Callable) -> Callable:
+    """Turn memext errors into one line on stderr and exit status 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemextError as exc:
+            _fail(str(exc))
+        except KeyboardInterrupt:
+            _fail("interrupted")
+
+    return wrapper
+
+
+def _config(ctx: click.Context) -> Config:
+    return load_config(ctx.obj.get("config_path"))
+
+
+def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
+    return MemoryIndex(_config(ctx).agent(agent))
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
+@click.version_option(package_name="memext")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None) -> None:
+    """Search an agent's Markdown memory (MEMORY.md, memory/*.md) with
+    hybrid semantic + keyword search and path:line citations."""
+    ctx.ensure_object(dict)
+    ctx.obj["config_path"] = config_path
+
+
+agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+# -- index -----------------------------------------------------------------
+
+
+class _ProgressBar:
+    """Renders SyncProgress with a rich progress bar (on terminals only)."""
+
+    def __init__(self, enabled: bool, label: str):
+        self.enabled = enabled
+        self.label = label
+        self._progress = None
+        self._task = None
+
+    def __enter__(self) -> "_ProgressBar":
+        if self.enabled:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("chunks"),
+                TimeRemainingColumn(),
+                console=None,
+                transient=True,
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task(self.label, total=None)
+        return self
+
+    def __call__(self, p: SyncProgress) -> None:
+        if self._progress is None:
+            return
+        label = f"{self.label}: {'rebuilding' if p.rebuild else p.phase} ({p.files_done}/{p.files_total} files)"
+        self._progress.update(self._task, description=label, completed=p.chunks_done, total=p.chunks_total or None)
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+
+
+def _report_dict(agent: str, r: SyncReport) -> dict:
+    return {
+        "agent": agent,
+        "files_seen": r.files_seen,
+        "files_indexed": r.files_indexed,
+        "files_unchanged": r.files_unchanged,
+        "files_deleted": r.files_deleted,
+        "files_deferred": r.files_deferred,
+        "chunks_written": r.chunks_written,
+        "texts_embedded": r.texts_embedded,
+        "cache_hits": r.cache_hits,
+        "rebuilt": r.rebuilt,
+        "duration_s": round(r.duration_s, 3),
+        "skipped": [{"path": s.path, "reason": s.reason} for s in r.skipped],
+        "provider_error": r.provider_error,
+    }
+
+
+@cli.command("index")
+@agent_option
+@click.option("--all", "all_agents", is_flag=True, help="Index every configured agent.")
+@click.option("--force", is_flag=True, help="Rebuild the index from scratch.")
+@json_option
+@click.pass_context
+@handle_errors
+def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bool, as_json: bool) -> None:
+    """Index (or update the index of) an agent's memory files."""
+    cfg = _config(ctx)
+    agents = cfg.agents if all_agents else [cfg.agent(agent)]
+    out = []
+    for a in agents:
+        with MemoryIndex(a) as idx:
+            show_bar = not as_json and sys.stderr.isatty()
+            with _ProgressBar(show_bar, a.id) as bar:
+                report = idx.sync(force=force, progress=bar)
+            st = idx.status()
+        out.append(_report_dict(a.id, report))
+        if not as_json:
+            what = "rebuilt" if report.rebuilt else "indexed"
+            click.echo(
+                f"{a.id}: {what} {report.files_indexed} of {report.files_seen} files "
+                f"({report.files_unchanged} unchanged, {report.files_deleted} removed), "
+                f"{st.total_chunks} chunks, {report.texts_embedded} embedded, {report.cache_hits} from cache, "
+                f"in {report.duration_s:.2f} s [{st.mode}: {st.provider['in_force']} {st.provider['model']}]".rstrip()
+            )
+            for s in report.skipped:
+                click.echo(f"  skipped {s.path}: {s.reason}")
+            if report.provider_error:
+                click.echo(f"  warning: embedding failed ({report.provider_error}); those files are keyword-only until the next sync", err=True)
+            if st.provider["in_force"] == "none":
+                click.echo(f"  note: {st.provider['reason']}", err=True)
+    if as_json:
+        _print_json(out if all_agents else out[0])
+
+
+# -- search ------------------------------------------------------------------
+
+
+@cli.command("search")
+@click.argument("query", nargs=-1, required=True)
+@agent_option
+@click.option("-n", "--max-results", type=click.IntRange(1, 200), help="How many results (default: query.max_results).")
+@click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results below this score (default: query.min_score).")
+@click.option("--source", type=click.Choice(["memory", "sessions"]), help="Search one source only.")
+@click.option("--explain", is_flag=True, help="Show how each score was made.")
+@json_option
+@click.pass_context
+@handle_errors
+def search_cmd(ctx, query, agent, max_results, min_score, source, explain, as_json) -> None:
+    """Search memory; prints path:start-end, score and a snippet per result."""
+    text = " ".join(query)
+    with _open(ctx, agent) as idx:
+        resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain)
+    if as_json:
+        _print_json(resp.to_dict())
+        return
+    if resp.notice:
+        click.echo(click.style(f"note: {resp.notice}", fg="yellow"), err=True)
+    if resp.fallback:
+        click.echo(click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True)
+    if not resp.results:
+        click.echo("no results")
+        return
+    for i, r in enumerate(resp.results, start=1):
+        click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
+        for line in r.snippet.splitlines()[:12]:
+            click.echo(f"   {line}")
+        if explain and r.explain:
+            click.echo(click.style("   explain: " + json.dumps(r.explain, default=str), dim=True))
+        click.echo()
+
+
+# -- get -----------------------------------------------------------------------
+
+
+def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
+    """``path``, ``path:FROM`` or ``path:FROM-TO`` -> (path, from, lines)."""
+    m = _GET_SPEC.match(spec)
+    if not m:
+        return spec, None, None
+    start = int(m.group("start")) if m.group("start") else None
+    end = int(m.group("end")) if m.group("end") else None
+    if start is not None and end is not None:
+        if end < start:
+            raise MemextError(f"{spec}: the range ends before it starts")
+        return m.group("path"), start, end - start + 1
+    return m.group("path"), start, None
+
+
+@cli.command("get")
+@click.argument("spec")
+@agent_option
+@click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
+@click.option("--lines", type=click.IntRange(1), help="How many lines.")
+@click.option("-n", "--line-numbers", is_flag=True, help="Prefix each line with its number.")
+@json_option
+@click.pass_context
+@handle_errors
+def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
+    """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO."""
+    path, start, count = parse_get_spec(spec)
+    with _open(ctx, agent) as idx:
+        res = idx.get(path, from_line or start, lines or count)
+    if as_json:
+        _print_json(res.to_dict())
+        return
+    if res.missing:
+        click.echo(f"memext: {res.path} does not exist (yet)", err=True)
+        return
+    if line_numbers:
+        width = len(str(res.to_line))
+        for n, line in enumerate(res.text.split("\n"), start=res.from_line):
+            click.echo(f"{n:>{width}}  {line}")
+    else:
+        click.echo(res.text)
+    if res.truncated:
+        click.echo(f"memext: output stopped at line {res.to_line} of {res.total_lines}; use --from {res.to_line + 1}", err=True)
+
+
+# -- status ----------------------------------------------------------------------
+
+
+@cli.command("status")
+@agent_option
+@json_option
+@click.pass_context
+@handle_errors
+def status_cmd(ctx, agent, as_json) -> None:
+    """Show files, chunks, provider and health of one or every agent."""
+    cfg = _config(ctx)
+    agents = [cfg.agent(agent)] if agent else cfg.agents
+    statuses = []
+    for a in agents:
+        with MemoryIndex(a) as idx:
+            statuses.append(idx.status())
+    if as_json:
+        data = [s.to_dict() for s in statuses]
+        _print_json(data[0] if agent else data)
+        return
+    for s in statuses:
+        last = s.last_sync or {}
+        click.echo(click.style(s.agent, bold=True) + f"  ({s.mode})")
+        click.echo(f"  workspace  {s.workspace}")
+        click.echo(f"  index      {s.db_path}")
+        click.echo(f"  files      {', '.join(f'{k} {v}' for k, v in s.files.items())}")
+        click.echo(f"  chunks     {', '.join(f'{k} {v}' for k, v in s.chunks.items())}")
+        prov = s.provider
+        click.echo(f"  provider   {prov['in_force']} {prov['model']} (requested {prov['requested']})".rstrip())
+        if prov.get("reason"):
+            click.echo(f"             {prov['reason']}")
+        if s.fallback:
+            click.echo(f"  fallback   from {s.fallback['from']}: {s.fallback['reason']}")
+        vec = s.vector
+        vec_line = f"sqlite-vec {vec['extension']}" if vec["available"] else f"unavailable ({vec['error']})"
+        click.echo(f"  vectors    {vec_line}; search {vec['backend']}, dims {vec['dims']}")
+        click.echo(f"  keyword    {'FTS5' if s.fts['available'] else 'unavailable: ' + str(s.fts['error'])}")
+        click.echo(f"  sqlite     {s.sqlite['binding']} {s.sqlite['version']}")
+        click.echo(f"  cache      {s.cache['entries']} embeddings")
+        if last:
+            click.echo(f"  last sync  {_ago(last.get('at'))}, {last.get('duration_s')} s")
+        else:
+            click.echo("  last sync  never (run `memext index`)")
+        for item in s.skipped:
+            click.echo(f"  skipped    {item['path']}: {item['reason']}")
+        if s.last_error:
+            click.echo(click.style(f"  error      {s.last_error}", fg="red"))
+
+
+def _ago(ts: float | None) -> str:
+    if not ts:
+        return "never"
+    import time
+
+    secs = max(0, time.time() - ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if secs >= size:
+            return f"{secs / size:.0f} {unit} ago"
+    return f"{secs:.0f} s ago"
+
+
+# -- agents and config ---------------------------------------------------------------
+
+
+@cli.group("agents", invoke_without_command=True)
+@json_option
+@click.pass_context
+@handle_errors
+def agents_cmd(ctx, as_json) -> None:
+    """List agents (or add one: memext agents add ID WORKSPACE)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    cfg = _config(ctx)
+    rows = [
+        {"id": a.id, "workspace": str(a.workspace), "index": str(a.db_path()), "adhoc": a.adhoc, "provider": a.settings.provider}
+        for a in cfg.agents
+    ]
+    if as_json:
+        _print_json(rows)
+        return
+    if cfg.path is None:
+        click.echo(f"no config file ({app_paths().config_file}); using the current folder as an ad-hoc agent:")
+    for r in rows:
+        click.echo(f"{r['id']}  {r['workspace']}")
+
+
+@agents_cmd.command("add")
+@click.argument("agent_id")
+@click.argument("workspace", type=click.Path(file_okay=False))
+@click.option("--extra-path", multiple=True, help="More folders or .md files to index (repeatable).")
+@click.pass_context
+@handle_errors
+def agents_add(ctx, agent_id, workspace, extra_path) -> None:
+    """Add an agent to the config file (created if missing)."""
+    path = Path(ctx.obj.get("config_path") or app_paths().config_file)
+    ws = Path(workspace).expanduser().resolve()
+    if not ws.is_dir():
+        raise MemextError(f"workspace {ws} is not a folder")
+    add_agent(path, agent_id, ws, list(extra_path))
+    click.echo(f"added agent {agent_id} ({ws}) to {path}")
+
+
+@cli.command("config")
+@click.pass_context
+@handle_errors
+def config_cmd(ctx) -> None:
+    """Show where the config file is and check that it loads."""
+    p = app_paths()
+    path = ctx.obj.get("config_path") or p.config_file
+    cfg = load_config(ctx.obj.get("config_path"))
+    click.echo(f"config   {path}{'' if cfg.path else ' (not present: ad-hoc agent)'}")
+    click.echo(f"indexes  {p.index_dir}")
+    click.echo(f"cache    {p.cache_dir}")
+    click.echo(f"logs     {p.log_dir}")
+    click.echo(f"agents   {', '.join(a.id for a in cfg.agents)}")
+
+
+from .model_cli import model_group  # noqa: E402  (kept beside its registration)
+
+cli.add_command(model_group)
+
+
+def main() -> None:
+    """Entry point of the ``memext`` console script."""
+    cli(prog_name="memext")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,485 @@
+"""The TOML configuration: defaults, per-agent overrides, validation.
+
+The file has a top-level ``[memory_search]`` table with defaults for every
+agent and an ``[[agents]]`` array; each agent may override settings in
+``[agents.memory_search]``. Merge rule: an agent's scalar replaces the
+default, ``extra_paths`` concatenates (defaults first, de-duplicated) and
+tables such as ``remote`` merge field by field.
+
+Every problem is a :class:`~engine.errors.ConfigError` naming the file and
+the dotted key, e.g. ``config.toml: agents[work].memory_search.chunking.tokens:
+expected an integer, got "many"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import sys
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from .errors import ConfigError, UnknownAgentError
+from .paths import AppPaths, app_paths
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+PROVIDERS = ("auto", "openai", "gemini", "local", "none")
+FALLBACKS = ("none", "openai", "gemini", "local")
+SOURCES = ("memory", "sessions")
+FUSIONS = ("weighted", "rrf")
+VECTOR_BACKENDS = ("auto", "vec0", "numpy")
+AGENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def _key(name: str, **extra: Any) -> dict:
+    """Field metadata: the TOML key when it differs from the Python name, and checks."""
+    return {"key": name, **extra}
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    enabled: bool = False
+    wait: bool = True
+    concurrency: int = field(default=2, metadata={"min": 1})
+    poll_interval_ms: int = field(default=2000, metadata={"min": 10})
+    timeout_minutes: float = field(default=60.0, metadata={"min": 0.01})
+
+
+@dataclass(frozen=True)
+class RemoteSettings:
+    base_url: str = ""
+    api_key: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    batch: BatchSettings = field(default_factory=BatchSettings)
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    model_path: str = ""
+    model_cache_dir: str = ""
+
+
+@dataclass(frozen=True)
+class VectorSettings:
+    enabled: bool = True
+    extension_path: str = ""
+    # vec0 KNN, or an in-memory numpy matrix; "auto" picks vec0 for small
+    # indexes and numpy above VECTOR_AUTO_NUMPY_ABOVE chunks (see store.py).
+    backend: str = field(default="auto", metadata={"choices": VECTOR_BACKENDS})
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    path: str = ""
+    vector: VectorSettings = field(default_factory=VectorSettings)
+
+
+@dataclass(frozen=True)
+class ChunkingSettings:
+    tokens: int = field(default=400, metadata={"min": 16, "max": 100_000})
+    overlap: int = field(default=80, metadata={"min": 0})
+
+
+@dataclass(frozen=True)
+class SessionSyncSettings:
+    delta_bytes: int = field(default=100_000, metadata={"min": 0})
+    delta_messages: int = field(default=50, metadata={"min": 0})
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    on_session_start: bool = True
+    on_search: bool = True
+    watch: bool = True
+    watch_debounce_ms: int = field(default=1500, metadata={"min": 0})
+    interval_minutes: float = field(default=0.0, metadata={"min": 0})
+    sessions: SessionSyncSettings = field(default_factory=SessionSyncSettings)
+
+
+@dataclass(frozen=True)
+class MMRSettings:
+    enabled: bool = False
+    lambda_: float = field(default=0.7, metadata=_key("lambda", min=0.0, max=1.0))
+
+
+@dataclass(frozen=True)
+class TemporalDecaySettings:
+    enabled: bool = False
+    half_life_days: float = field(default=30.0, metadata={"min": 0.001})
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    enabled: bool = True
+    # Chosen from the LoCoMo dev split (bench/locomo.py, README): RRF with
+    # the OR keyword query ranked best there.
+    fusion: str = field(default="rrf", metadata={"choices": FUSIONS})
+    vector_weight: float = field(default=0.7, metadata={"min": 0.0})
+    text_weight: float = field(default=0.3, metadata={"min": 0.0})
+    candidate_multiplier: int = field(default=4, metadata={"min": 1, "max": 100})
+    rrf_k: int = field(default=60, metadata={"min": 1})
+    mmr: MMRSettings = field(default_factory=MMRSettings)
+    temporal_decay: TemporalDecaySettings = field(default_factory=TemporalDecaySettings)
+
+    @property
+    def weights(self) -> tuple[float, float]:
+        """(vector, text) weights normalised to sum to 1."""
+        total = self.vector_weight + self.text_weight
+        return self.vector_weight / total, self.text_weight / total
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    max_results: int = field(default=6, metadata={"min": 1, "max": 200})
+    # The reference uses 0.35; ours comes from the LoCoMo benchmark (README).
+    min_score: float = field(default=0.2, metadata={"min": 0.0, "max": 1.0})
+    hybrid: HybridSettings = field(default_factory=HybridSettings)
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    enabled: bool = True
+    max_entries: Optional[int] = field(default=None, metadata={"min": 1})
+
+
+@dataclass(frozen=True)
+class ExperimentalSettings:
+    session_memory: bool = False
+
+
+@dataclass(frozen=True)
+class MemorySearchSettings:
+    """Everything under ``[memory_search]``, merged for one agent."""
+
+    enabled: bool = True
+    sources: list[str] = field(default_factory=lambda: ["memory"])
+    extra_paths: list[str] = field(default_factory=list)
+    provider: str = field(default="auto", metadata={"choices": PROVIDERS})
+    fallback: str = field(default="none", metadata={"choices": FALLBACKS})
+    model: str = ""
+    max_file_bytes: int = field(default=10 * 1024 * 1024, metadata={"min": 1})
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
+    local: LocalSettings = field(default_factory=LocalSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
+    query: QuerySettings = field(default_factory=QuerySettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    experimental: ExperimentalSettings = field(default_factory=ExperimentalSettings)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """One agent: where its memory lives and how it is searched."""
+
+    id: str
+    workspace: Path
+    settings: MemorySearchSettings = field(default_factory=MemorySearchSettings)
+    sessions_dir: Optional[Path] = None
+    #: True for the agent made up when there is no config file.
+    adhoc: bool = False
+
+    @property
+    def sessions_path(self) -> Path:
+        """Folder of session transcripts (``<workspace>/sessions`` unless set)."""
+        return self.sessions_dir if self.sessions_dir is not None else self.workspace / "sessions"
+
+    def db_path(self, paths: AppPaths | None = None) -> Path:
+        """The agent's index file (``store.path`` or the platformdirs state dir)."""
+        custom = self.settings.store.path
+        if custom:
+            return Path(os.path.expanduser(custom.replace("{agent_id}", self.id)))
+        return (paths or app_paths()).index_dir / f"{self.id}.sqlite"
+
+    def extra_path_list(self) -> list[Path]:
+        """``extra_paths`` resolved against the workspace."""
+        out = []
+        for raw in self.settings.extra_paths:
+            p = Path(os.path.expanduser(raw))
+            out.append(p if p.is_absolute() else self.workspace / p)
+        return out
+
+
+@dataclass(frozen=True)
+class Config:
+    """A loaded configuration: its file (if any) and its agents, in file order."""
+
+    path: Optional[Path]
+    agents: list[AgentConfig]
+
+    def agent(self, agent_id: str | None = None) -> AgentConfig:
+        """The named agent, or the first one when ``agent_id`` is None."""
+        if agent_id is None:
+            return self.agents[0]
+        for a in self.agents:
+            if a.id == agent_id:
+                return a
+        known = ", ".join(a.id for a in self.agents) or "none"
+        where = f" in {self.path}" if self.path else ""
+        raise UnknownAgentError(f"no agent {agent_id!r}{where} (known: {known}); add it with `memext agents add`")
+
+
+# ---------------------------------------------------------------------------
+# Loading
+
+
+def load_config(path: str | os.PathLike | None = None, *, env: dict | None = None) -> Config:
+    """Load the config file, or make the ad-hoc agent when there is none.
+
+    ``path`` defaults to ``$MEMEXT_CONFIG`` or the platformdirs config file.
+    With no file, the single agent's workspace is ``$MEMEXT_WORKSPACE`` or the
+    current directory.
+    """
+    env = os.environ if env is None else env
+    cfg_path = Path(path).expanduser() if path is not None else app_paths().config_file
+    if not cfg_path.exists():
+        if path is not None or env.get("MEMEXT_CONFIG"):
+            raise ConfigError("config file not found", path=str(cfg_path))
+        return Config(path=None, agents=[adhoc_agent(env=env)])
+    try:
+        raw = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", path=str(cfg_path)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", path=str(cfg_path)) from exc
+    return parse_config(raw, path=cfg_path, env=env)
+
+
+def parse_config(raw: dict, *, path: Path | None = None, env: dict | None = None) -> Config:
+    """Validate and merge an already-parsed TOML document."""
+    env = os.environ if env is None else env
+    file = str(path) if path else None
+    _unknown_keys(raw, {"memory_search", "agents"}, "", file)
+    defaults = raw.get("memory_search", {})
+    if not isinstance(defaults, dict):
+        raise ConfigError("expected a table", key="memory_search", path=file)
+    # Validate the defaults on their own so errors name the right key.
+    build_settings(defaults, prefix="memory_search", file=file)
+    agents_raw = raw.get("agents", [])
+    if not isinstance(agents_raw, list):
+        raise ConfigError("expected an array of tables ([[agents]])", key="agents", path=file)
+    base = path.parent if path else Path.cwd()
+    agents: list[AgentConfig] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(agents_raw):
+        agents.append(_parse_agent(entry, i, defaults, base, file, seen))
+    if not agents:
+        agents.append(adhoc_agent(defaults=defaults, file=file, env=env))
+    return Config(path=path, agents=agents)
+
+
+def _parse_agent(entry: Any, index: int, defaults: dict, base: Path, file: str | None, seen: set[str]) -> AgentConfig:
+    where = f"agents[{index}]"
+    if not isinstance(entry, dict):
+        raise ConfigError("expected a table", key=where, path=file)
+    agent_id = entry.get("id")
+    if not isinstance(agent_id, str) or not AGENT_ID_RE.match(agent_id):
+        raise ConfigError(
+            "needs an id of letters, digits, '.', '_' or '-' (at most 64)", key=f"{where}.id", path=file
+        )
+    where = f"agents[{agent_id}]"
+    if agent_id in seen:
+        raise ConfigError("duplicate agent id", key=f"{where}.id", path=file)
+    seen.add(agent_id)
+    _unknown_keys(entry, {"id", "workspace", "sessions_dir", "memory_search"}, where + ".", file)
+    workspace = entry.get("workspace")
+    if not isinstance(workspace, str) or not workspace:
+        raise ConfigError("needs a workspace folder (a string)", key=f"{where}.workspace", path=file)
+    override = entry.get("memory_search", {})
+    if not isinstance(override, dict):
+        raise ConfigError("expected a table", key=f"{where}.memory_search", path=file)
+    build_settings(override, prefix=f"{where}.memory_search", file=file)
+    settings = build_settings(merge_settings(defaults, override), prefix=f"{where}.memory_search", file=file)
+    sessions_dir = entry.get("sessions_dir")
+    if sessions_dir is not None and not isinstance(sessions_dir, str):
+        raise ConfigError("expected a string", key=f"{where}.sessions_dir", path=file)
+    return AgentConfig(
+        id=agent_id,
+        workspace=_resolve(workspace, base),
+        settings=settings,
+        sessions_dir=_resolve(sessions_dir, base) if sessions_dir else None,
+    )
+
+
+def adhoc_agent(*, defaults: dict | None = None, file: str | None = None, env: dict | None = None) -> AgentConfig:
+    """The agent used when no ``[[agents]]`` are configured.
+
+    Its workspace is ``$MEMEXT_WORKSPACE`` or the current directory, and its
+    id is derived from the workspace's real path so two folders never share
+    an index.
+    """
+    env = os.environ if env is None else env
+    workspace = Path(env.get("MEMEXT_WORKSPACE") or os.getcwd()).expanduser().resolve()
+    settings = build_settings(defaults or {}, prefix="memory_search", file=file)
+    return AgentConfig(id=adhoc_agent_id(workspace), workspace=workspace, settings=settings, adhoc=True)
+
+
+def adhoc_agent_id(workspace: Path) -> str:
+    """``<folder-name>-<hash of real path>``: readable and unique per folder."""
+    real = os.path.realpath(workspace)
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(real).name).strip("-").lower()[:40] or "workspace"
+    digest = hashlib.sha256(real.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{slug}-{digest}"
+
+
+def _resolve(raw: str, base: Path) -> Path:
+    p = Path(os.path.expanduser(raw))
+    return (p if p.is_absolute() else base / p).resolve()
+
+
+def merge_settings(defaults: dict, override: dict) -> dict:
+    """Merge an agent's ``memory_search`` table over the defaults (SPEC §2)."""
+    out = dict(defaults)
+    for key, value in override.items():
+        if key == "extra_paths" and isinstance(value, list) and isinstance(out.get(key), list):
+            out[key] = list(dict.fromkeys([*out[key], *value]))
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_settings(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Turning tables into dataclasses with checked types
+
+
+def build_settings(raw: dict, *, prefix: str = "memory_search", file: str | None = None) -> MemorySearchSettings:
+    """Validate a ``memory_search`` table and fill in the defaults."""
+    settings = _build(MemorySearchSettings, raw, prefix, file)
+    _cross_checks(settings, prefix, file)
+    return settings
+
+
+def _build(cls: type, raw: dict, prefix: str, file: str | None) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError("expected a table", key=prefix, path=file)
+    hints = typing.get_type_hints(cls)
+    fields = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls)}
+    _unknown_keys(raw, set(fields), prefix + ".", file)
+    kwargs = {}
+    for key, f in fields.items():
+        if key not in raw:
+            continue
+        full = f"{prefix}.{key}"
+        value = _convert(hints[f.name], raw[key], full, file)
+        _check_field(f, value, full, file)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def _convert(tp: Any, value: Any, key: str, file: str | None) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, getattr(types, "UnionType", Union)):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _convert(inner[0], value, key, file)
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, key, file)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"expected true or false, got {_show(value)}", key=key, path=file)
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"expected an integer, got {_show(value)}", key=key, path=file)
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"expected a number, got {_show(value)}", key=key, path=file)
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"expected a string, got {_show(value)}", key=key, path=file)
+        return value
+    if origin is list:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"expected a list of strings, got {_show(value)}", key=key, path=file)
+        return list(value)
+    if origin is dict:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ConfigError(f"expected a table of strings, got {_show(value)}", key=key, path=file)
+        return dict(value)
+    raise TypeError(f"unsupported config type {tp!r} for {key}")  # a bug in this module
+
+
+def _check_field(f: dataclasses.Field, value: Any, key: str, file: str | None) -> None:
+    meta = f.metadata
+    if "choices" in meta and value not in meta["choices"]:
+        options = ", ".join(f'"{c}"' for c in meta["choices"])
+        raise ConfigError(f"must be one of {options}, got {_show(value)}", key=key, path=file)
+    if "min" in meta and value is not None and value < meta["min"]:
+        raise ConfigError(f"must be at least {meta['min']}, got {_show(value)}", key=key, path=file)
+    if "max" in meta and value is not None and value > meta["max"]:
+        raise ConfigError(f"must be at most {meta['max']}, got {_show(value)}", key=key, path=file)
+
+
+def _cross_checks(s: MemorySearchSettings, prefix: str, file: str | None) -> None:
+    if s.chunking.overlap >= s.chunking.tokens:
+        raise ConfigError(
+            f"must be smaller than chunking.tokens ({s.chunking.tokens}), got {s.chunking.overlap}",
+            key=f"{prefix}.chunking.overlap",
+            path=file,
+        )
+    for src in s.sources:
+        if src not in SOURCES:
+            raise ConfigError(f'unknown source {_show(src)} (use "memory" or "sessions")', key=f"{prefix}.sources", path=file)
+    if not s.sources:
+        raise ConfigError('needs at least one source ("memory")', key=f"{prefix}.sources", path=file)
+    if "sessions" in s.sources and not s.experimental.session_memory:
+        raise ConfigError(
+            '"sessions" needs experimental.session_memory = true', key=f"{prefix}.sources", path=file
+        )
+    h = s.query.hybrid
+    if h.vector_weight + h.text_weight <= 0:
+        raise ConfigError("vector_weight and text_weight cannot both be 0", key=f"{prefix}.query.hybrid", path=file)
+
+
+def _unknown_keys(raw: dict, allowed: set[str], prefix: str, file: str | None) -> None:
+    for key in raw:
+        if key not in allowed:
+            hint = ", ".join(sorted(allowed))
+            raise ConfigError(f"unknown key (allowed here: {hint})", key=f"{prefix}{key}", path=file)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+# ---------------------------------------------------------------------------
+# Writing (``memext agents add``)
+
+
+def add_agent(config_path: Path, agent_id: str, workspace: Path, extra_paths: list[str] | None = None) -> None:
+    """Append an ``[[agents]]`` entry to the config file, creating it if needed.
+
+    The file is validated before and after, so a mistake never leaves a
+    config that no longer loads; the text already there is kept as it is.
+    """
+    if not AGENT_ID_RE.match(agent_id):
+        raise ConfigError("needs letters, digits, '.', '_' or '-' (at most 64)", key="agents.id", path=str(config_path))
+    existing = ""
+    if config_path.exists():
+        existing = config_path.read_text(encoding="utf-8")
+        current = load_config(config_path)
+        if any(a.id == agent_id for a in current.agents if not a.adhoc):
+            raise ConfigError(f"agent {agent_id!r} already exists", key="agents.id", path=str(config_path))
+    # json.dumps yields valid TOML basic strings (same escapes).
+    lines = ["", "[[agents]]", f"id = {json.dumps(agent_id)}", f"workspace = {json.dumps(str(workspace), ensure_ascii=False)}"]
+    if extra_paths:
+        lines += ["[agents.memory_search]", f"extra_paths = {json.dumps(extra_paths, ensure_ascii=False)}"]
+    text = existing.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+    parse_config(tomllib.loads(text), path=config_path)  # refuse to write something that won't load
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = config_path.with_name(config_path.name + ".tmp")
+    tmp.write_text(text.lstrip("\n"), encoding="utf-8")
+    os.replace(tmp, config_path)

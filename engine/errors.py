@@ -1,0 +1,46 @@
+"""Exceptions raised by the engine.
+
+Every error a user can cause carries a message that says what to do about
+it; callers (CLI, notebook, tray) show ``str(exc)`` and nothing else.
+"""
+
+from __future__ import annotations
+
+
+class MemextError(Exception):
+    """Base class for every error memext raises on purpose."""
+
+
+class ConfigError(MemextError):
+    """The configuration file is missing a value, has a bad one, or cannot be read.
+
+    ``key`` is the dotted key (``memory_search.chunking.tokens``) and
+    ``path`` the file, when they are known.
+    """
+
+    def __init__(self, message: str, *, key: str | None = None, path: str | None = None):
+        self.key = key
+        self.path = path
+        where = f"{path}: " if path else ""
+        what = f"{key}: " if key else ""
+        super().__init__(f"{where}{what}{message}")
+
+
+class UnknownAgentError(MemextError):
+    """An agent id that the configuration does not define."""
+
+
+class AccessDenied(MemextError):
+    """``get()`` was asked for a path outside the agent's memory."""
+
+
+class LockTimeout(MemextError):
+    """Another process holds the agent's writer lock for too long."""
+
+
+class ProviderError(MemextError):
+    """An embedding provider failed (unreachable, bad key, bad response)."""
+
+
+class IndexBuildError(MemextError):
+    """A rebuild of the index failed; the previous index was kept."""

@@ -1,0 +1,402 @@
+"""``MemoryIndex``: the one object the CLI, the notebook and the tray use.
+
+    import engine
+    with engine.open_index() as idx:          # the default agent
+        idx.sync(progress=print)
+        for hit in idx.search("what did we decide about caching?"):
+            print(hit.citation, hit.score, hit.snippet)
+        print(idx.get("MEMORY.md", from_line=1, lines=20).text)
+        print(idx.status().to_dict())
+
+Searches never raise because of the provider: without one they are
+keyword-only, and a provider error at query time degrades that search to
+keyword-only and says so in the response.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from . import db
+from .config import AgentConfig, Config, load_config
+from .errors import IndexBuildError, MemextError
+from .lock import WriterLock
+from .paths import AppPaths, app_paths
+from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
+from .read import ReadResult, read_lines
+from .search import SearchResponse, run_search
+from .status import IndexStatus
+from .store import CorruptIndex, Store, remove_index_files
+from .sync import ProgressCallback, ProviderFailed, SyncCancelled, SyncReport, Syncer, clean_stale_shadows
+from .vectors import normalize
+
+log = logging.getLogger("memext")
+
+#: A search starts a background sync when the last one is older than this,
+#: so edits made outside memext are picked up without a watcher.
+RESYNC_AFTER_S = 30.0
+_FROM_CONFIG: Any = object()
+
+
+class MemoryIndex:
+    """One agent's memory index: search, read, sync and status.
+
+    ``provider`` overrides the configured embedding provider: pass an
+    :class:`EmbeddingProvider`, or None for keyword-only.
+    """
+
+    def __init__(
+        self,
+        agent: AgentConfig,
+        *,
+        paths: AppPaths | None = None,
+        provider: EmbeddingProvider | None = _FROM_CONFIG,
+        env: Mapping[str, str] | None = None,
+    ):
+        self.agent = agent
+        self.paths = paths or app_paths()
+        self.db_path: Path = agent.db_path(self.paths)
+        self._env = env
+        self._choice: ProviderChoice | None = None
+        if provider is not _FROM_CONFIG:
+            self._choice = ProviderChoice(
+                agent.settings.provider, provider, None if provider else "no provider given: keyword-only search"
+            )
+        self._choice_lock = threading.Lock()
+        self._sync_lock = threading.Lock()
+        self._cancel = threading.Event()
+        self._bg: threading.Thread | None = None
+        self._dirty = True
+        self._syncing = False
+        self._last_sync_done = 0.0
+        self._last_error: str | None = None
+        self._store = self._open_store()
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def _store_kwargs(self) -> dict:
+        v = self.agent.settings.store.vector
+        return {"vector_enabled": v.enabled, "extension_path": v.extension_path, "vector_backend": v.backend}
+
+    def _open_store(self) -> Store:
+        try:
+            return Store(self.db_path, **self._store_kwargs())
+        except CorruptIndex as exc:
+            # The index is disposable: replace garbage with an empty index
+            # that the next sync fills from the memory files.
+            with WriterLock(self.db_path, timeout=60):
+                try:
+                    return Store(self.db_path, **self._store_kwargs())
+                except CorruptIndex:
+                    remove_index_files(self.db_path)
+                    self._last_error = f"{exc}; it was replaced and is rebuilt from the memory files"
+                    log.warning(self._last_error)
+                    return Store(self.db_path, **self._store_kwargs())
+
+    def close(self) -> None:
+        """Stop background work and close the index (idempotent)."""
+        self._cancel.set()
+        bg = self._bg
+        if bg is not None and bg.is_alive():
+            bg.join(timeout=60)
+        self._store.close()
+        if self._choice and self._choice.provider:
+            self._choice.provider.close()
+
+    def __enter__(self) -> "MemoryIndex":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- provider -------------------------------------------------------------
+
+    @property
+    def provider_choice(self) -> ProviderChoice:
+        """The provider in force (resolved on first use), and why."""
+        with self._choice_lock:
+            if self._choice is None:
+                self._choice = choose_provider(self.agent, self.paths, self._env)
+                if self._choice.fallback_from:
+                    self._record_fallback(self._choice)
+            return self._choice
+
+    def _switch_to_fallback(self, failed: str, why: str) -> bool:
+        """Move to the configured fallback; False when there is none."""
+        with self._choice_lock:
+            old = self._choice
+            choice = fallback_choice(self.agent, self.paths, self.agent.settings.provider, failed, why, self._env)
+            if choice.provider is None:
+                return False
+            self._choice = choice
+        if old and old.provider:
+            old.provider.close()
+        self._record_fallback(choice)
+        log.warning("provider %s failed (%s); falling back to %s", failed, why, choice.provider.id)
+        return True
+
+    def _record_fallback(self, choice: ProviderChoice) -> None:
+        try:
+            with self._store.transaction():
+                self._store.set_meta_json(
+                    "fallback", {"from": choice.fallback_from, "to": choice.name, "reason": choice.fallback_reason, "at": time.time()}
+                )
+        except Exception as exc:  # bookkeeping only
+            log.debug("could not record fallback: %s", exc)
+
+    # -- sync -------------------------------------------------------------------
+
+    def sync(
+        self,
+        *,
+        force: bool = False,
+        progress: ProgressCallback | None = None,
+        reason: str = "manual",
+        lock_timeout: float | None = 600,
+    ) -> SyncReport:
+        """Bring the index up to date; ``force`` rebuilds it from scratch.
+
+        Waits for a sync of the same agent in another thread or process.
+        ``reason="manual"`` also indexes session transcripts below their
+        delta thresholds. Raises MemextError (e.g. IndexBuildError, whose
+        message says the previous index was kept).
+        """
+        with self._sync_lock:
+            self._syncing = True
+            try:
+                with WriterLock(self.db_path, timeout=lock_timeout):
+                    clean_stale_shadows(self.db_path)
+                    report = self._sync_locked(force, progress, reason)
+            except SyncCancelled:
+                raise
+            except MemextError as exc:
+                self._last_error = str(exc)
+                raise
+            except Exception as exc:
+                self._last_error = f"sync failed: {exc}"
+                raise MemextError(self._last_error) from exc
+            finally:
+                self._syncing = False
+        self._dirty = False
+        self._last_sync_done = time.monotonic()
+        self._last_error = report.provider_error
+        self._store.refresh()
+        return report
+
+    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str) -> SyncReport:
+        try:
+            writer = Store(self.db_path, **self._store_kwargs())
+        except CorruptIndex:
+            remove_index_files(self.db_path)
+            writer = Store(self.db_path, **self._store_kwargs())
+        sessions_all = reason == "manual"
+        try:
+            choice = self.provider_choice
+            try:
+                report = Syncer(self.agent, writer, choice.provider, progress, self._cancel).run(
+                    force=force, sessions_all=sessions_all
+                )
+            except ProviderFailed as exc:
+                if not self._switch_to_fallback(exc.provider, str(exc)):
+                    raise IndexBuildError(
+                        f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; "
+                        "the previous index is kept"
+                    ) from exc
+                report = self._run_with_current(writer, progress, force, sessions_all)
+            if report.provider_error and choice.provider is not None:
+                if self._switch_to_fallback(choice.provider.id, report.provider_error):
+                    report = self._run_with_current(writer, progress, force, sessions_all)
+            return report
+        finally:
+            writer.close()
+
+    def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool) -> SyncReport:
+        return Syncer(self.agent, writer, self.provider_choice.provider, progress, self._cancel).run(
+            force=force, sessions_all=sessions_all
+        )
+
+    def sync_in_background(self, *, force: bool = False, progress: ProgressCallback | None = None, reason: str = "background") -> threading.Thread:
+        """Start a sync in a daemon thread (or return the one running)."""
+        if self._bg is not None and self._bg.is_alive():
+            return self._bg
+
+        def work() -> None:
+            try:
+                self.sync(force=force, progress=progress, reason=reason)
+            except SyncCancelled:
+                pass
+            except Exception as exc:
+                log.warning("background sync of %s failed: %s", self.agent.id, exc)
+
+        self._bg = threading.Thread(target=work, name=f"memext-sync-{self.agent.id}", daemon=True)
+        self._bg.start()
+        return self._bg
+
+    def mark_dirty(self) -> None:
+        """Note that memory files changed (watchers, notes written)."""
+        self._dirty = True
+
+    @property
+    def dirty(self) -> bool:
+        return self._dirty
+
+    @property
+    def syncing(self) -> bool:
+        return self._syncing
+
+    def _sync_for_search(self) -> None:
+        if not self.agent.settings.sync.on_search or self._syncing:
+            return
+        stale = time.monotonic() - self._last_sync_done > RESYNC_AFTER_S
+        if not (self._dirty or stale):
+            return
+        if self._store.file_count() == 0 and self._store.get_meta("last_sync") is None:
+            try:  # nothing to search yet: this one search waits
+                self.sync(reason="search")
+            except MemextError as exc:
+                log.warning("sync before first search failed: %s", exc)
+            return
+        self.sync_in_background(reason="search")
+
+    # -- search and read ----------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        sources: Sequence[str] | None = None,
+        explain: bool = False,
+    ) -> SearchResponse:
+        """Hybrid search; results carry ``path:start-end`` citations."""
+        if not query or not query.strip():
+            raise MemextError("the query is empty")
+        q = self.agent.settings.query
+        max_results = q.max_results if max_results is None else int(max_results)
+        if max_results < 1:
+            raise MemextError("max_results must be at least 1")
+        min_score = q.min_score if min_score is None else float(min_score)
+        source_filter = self._source_filter(sources)
+        self._sync_for_search()
+        self._store.refresh()
+
+        choice = self.provider_choice
+        provider = choice.provider
+        notice = choice.reason if provider is None else None
+        error = None
+        qvec = None
+        built = self._store.get_meta_json("fingerprint") or {}
+        if provider is not None:
+            if built and (built.get("provider"), built.get("model")) != (provider.id, provider.model):
+                notice = f"the index is being rebuilt for {provider.id}/{provider.model}: keyword-only until it is done"
+            elif self._store.dims is not None:
+                try:
+                    qvec = normalize(provider.embed_query(query))
+                    if len(qvec) != self._store.dims:
+                        raise MemextError(f"query vector has {len(qvec)} dims, the index {self._store.dims}")
+                except Exception as exc:
+                    error = f"{provider.id}: {exc}"
+                    notice = f"embedding the query failed ({error}): keyword-only results"
+                    qvec = None
+        results, mode = run_search(
+            self._store,
+            query,
+            qvec,
+            q,
+            max_results=max_results,
+            min_score=min_score,
+            sources=source_filter,
+            explain=explain,
+        )
+        fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
+        return SearchResponse(
+            query=query,
+            results=results,
+            mode=mode,
+            provider=provider.id if provider else "none",
+            model=provider.model if provider else "",
+            fallback=fallback,
+            notice=notice,
+            error=error,
+        )
+
+    def _source_filter(self, sources: Sequence[str] | None) -> list[str] | None:
+        configured = self.agent.settings.sources
+        if sources is None:
+            return None
+        if isinstance(sources, str):
+            sources = [sources]
+        unknown = [s for s in sources if s not in configured]
+        if unknown:
+            raise MemextError(f"source {unknown[0]!r} is not indexed for agent {self.agent.id} (sources: {', '.join(configured)})")
+        return None if set(sources) == set(configured) else list(sources)
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> ReadResult:
+        """Read lines of a memory file; paths outside memory are refused."""
+        return read_lines(path, self.agent.workspace, self.agent.extra_path_list(), from_line, lines)
+
+    # -- status --------------------------------------------------------------------
+
+    def status(self) -> IndexStatus:
+        """Files, chunks, provider, vector/FTS state, errors (SPEC §10)."""
+        st = self._store
+        st.refresh()
+        choice = self.provider_choice
+        provider = choice.provider
+        last_sync = st.get_meta_json("last_sync")
+        sources = self.agent.settings.sources
+        b = db.binding()
+        cache = self.agent.settings.cache
+        return IndexStatus(
+            agent=self.agent.id,
+            workspace=str(self.agent.workspace),
+            db_path=str(self.db_path),
+            enabled=self.agent.settings.enabled,
+            files={s: st.file_count(s) for s in sources},
+            chunks={s: st.chunk_count(s) for s in sources},
+            dirty=self._dirty,
+            syncing=self._syncing,
+            last_sync=last_sync,
+            provider={
+                "requested": choice.requested,
+                "in_force": provider.id if provider else "none",
+                "model": provider.model if provider else "",
+                "reason": choice.reason,
+            },
+            fallback={"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None,
+            vector={
+                "available": st.caps.vec_version is not None,
+                "extension": st.caps.vec_version,
+                "store": st.get_meta("vector_store"),
+                "backend": st.vector_backend_in_use(),
+                "dims": st.dims,
+                "error": st.caps.vec_error,
+            },
+            fts={"available": st.caps.fts5, "error": st.caps.fts5_error},
+            cache={"enabled": cache.enabled, "entries": st.cache_count(), "max_entries": cache.max_entries},
+            batch=provider.status() if provider else {},
+            sqlite={"binding": b.name, "version": b.sqlite_version},
+            skipped=[{"path": p, "reason": r} for p, r in st.get_meta_json("skipped", [])],
+            last_error=self._last_error or (last_sync or {}).get("provider_error"),
+        )
+
+
+def open_index(
+    agent: str | None = None,
+    *,
+    config: Config | None = None,
+    config_path: str | Path | None = None,
+    provider: EmbeddingProvider | None = _FROM_CONFIG,
+) -> MemoryIndex:
+    """Open an agent's index (the first configured agent when ``agent`` is None).
+
+    Loads the config from ``config_path``, ``$MEMEXT_CONFIG`` or the
+    platformdirs location; without a config file the agent is the current
+    folder (or ``$MEMEXT_WORKSPACE``).
+    """
+    cfg = config or load_config(config_path)
+    return MemoryIndex(cfg.agent(agent), provider=provider)

@@ -1,0 +1,77 @@
+"""One writer per agent across processes.
+
+The lock is an OS file lock (``filelock``: ``flock`` on POSIX,
+``LockFileEx`` on Windows) on ``<index>.lock``. The OS drops it when its
+holder dies, however it dies, so a stale lock never blocks the next writer:
+a leftover lock file holds no lock. Who holds it (pid, host, since when) is
+written beside it in ``<index>.lock.owner`` for messages and status.
+Readers never take this lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+import filelock
+
+from .errors import LockTimeout
+
+
+class WriterLock:
+    """``with WriterLock(db_path, timeout=...)``: hold the agent's writer lock.
+
+    ``timeout`` is in seconds; 0 means "try once", None waits forever.
+    """
+
+    def __init__(self, db_path: Path, timeout: float | None = 600):
+        self.path = Path(str(db_path) + ".lock")
+        self.owner_path = Path(str(db_path) + ".lock.owner")
+        self.timeout = timeout
+        self._lock = filelock.FileLock(str(self.path), timeout=-1 if timeout is None else timeout)
+
+    def acquire(self) -> "WriterLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._lock.acquire()
+        except filelock.Timeout:
+            holder = self.holder()
+            who = f" by pid {holder['pid']} on {holder['host']}" if holder else ""
+            raise LockTimeout(
+                f"the index {self.path.with_suffix('')} is being written{who}; "
+                f"gave up after {self.timeout:g} s (try again when that sync ends)"
+            ) from None
+        try:
+            tmp = self.owner_path.with_name(self.owner_path.name + f".{os.getpid()}")
+            tmp.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}))
+            os.replace(tmp, self.owner_path)
+        except OSError:
+            pass  # the owner note is for messages only
+        return self
+
+    def release(self) -> None:
+        try:
+            self.owner_path.unlink()
+        except OSError:
+            pass
+        self._lock.release()
+
+    def holder(self) -> dict | None:
+        """Who holds (or last held) the lock, if recorded."""
+        try:
+            return json.loads(self.owner_path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    @property
+    def is_locked(self) -> bool:
+        return self._lock.is_locked
+
+    def __enter__(self) -> "WriterLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()

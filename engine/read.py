@@ -1,0 +1,122 @@
+"""Reading lines of a memory file (``get``, SPEC §8).
+
+Only the agent's memory can be read: ``MEMORY.md``, ``memory.md``,
+``memory/**.md`` and files under ``extra_paths``, given workspace-relative
+or absolute. Paths that climb out with ``..``, pass through a symlink, name
+a hidden or non-``.md`` file, or lie anywhere else are refused with a
+message that says which rule they broke. A missing memory file reads as
+empty text. Output is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .chunking import split_lines
+from .errors import AccessDenied
+from .sources import MemoryRoots, read_text
+
+MAX_LINES = 2000
+MAX_CHARS = 200_000
+
+
+@dataclass
+class ReadResult:
+    """Lines ``from_line``..``to_line`` of ``path`` (1-based, inclusive)."""
+
+    path: str
+    text: str
+    from_line: int
+    to_line: int
+    total_lines: int
+    truncated: bool
+    missing: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> tuple[Path, str]:
+    """Check ``raw`` against the rules; return (real path, display path)."""
+    if not raw or not raw.strip():
+        raise AccessDenied("no path given")
+    roots = MemoryRoots.of(workspace, extra_paths)
+    if not raw.lower().endswith(".md"):
+        raise AccessDenied(f"{raw}: only Markdown (.md) memory files can be read")
+    given = Path(os.path.expanduser(raw))
+    lexical = Path(os.path.normpath(given if given.is_absolute() else roots.workspace / given))
+    lexical = _rebase(lexical, workspace, extra_paths, roots)
+    inside_extra = any(_within(lexical, d) for d in roots.extra_dirs) or lexical in roots.extra_files
+    if ".." in given.parts and not inside_extra:
+        raise AccessDenied(f"{raw}: '..' may not leave the workspace's memory")
+    if any(part.startswith(".") for part in _parts_below_root(lexical, roots)):
+        raise AccessDenied(f"{raw}: hidden files are not memory")
+    real = Path(os.path.realpath(lexical))
+    if real != lexical:
+        raise AccessDenied(f"{raw}: is or passes through a symlink, which get() does not follow")
+    if not roots.allows(real):
+        raise AccessDenied(
+            f"{raw}: not part of this agent's memory (MEMORY.md, memory.md, memory/**/*.md or extra_paths)"
+        )
+    return real, roots.display_path(real)
+
+
+def read_lines(
+    raw: str,
+    workspace: Path,
+    extra_paths: list[Path],
+    from_line: int | None = None,
+    lines: int | None = None,
+) -> ReadResult:
+    """Read a memory file, or a window of it; see the module docstring."""
+    if from_line is not None and from_line < 1:
+        raise ValueError("from_line starts at 1")
+    if lines is not None and lines < 1:
+        raise ValueError("lines must be at least 1")
+    real, shown = resolve_memory_path(raw, workspace, extra_paths)
+    if not real.exists():
+        return ReadResult(shown, "", 0, 0, 0, False, missing=True)
+    if not real.is_file():
+        raise AccessDenied(f"{raw}: not a file")
+    text, _ = read_text(real)
+    all_lines = split_lines(text)
+    start = from_line or 1
+    want = min(lines or MAX_LINES, MAX_LINES)
+    window = all_lines[start - 1 : start - 1 + want]
+    out, size = [], 0
+    for line in window:
+        if size + len(line) + 1 > MAX_CHARS:
+            break
+        out.append(line)
+        size += len(line) + 1
+    end = start + len(out) - 1 if out else start - 1
+    truncated = len(out) < (lines if lines is not None else len(all_lines) - start + 1)
+    return ReadResult(shown, "\n".join(out), start, max(end, 0), len(all_lines), truncated)
+
+
+def _within(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _rebase(lexical: Path, workspace: Path, extra_paths: list[Path], roots: MemoryRoots) -> Path:
+    """Express a path given under an unresolved root (e.g. /tmp on macOS)
+    under that root's real path, so only symlinks *inside* are noticed."""
+    pairs = [(Path(os.path.abspath(workspace)), roots.workspace)]
+    pairs += [(Path(os.path.abspath(p)), Path(os.path.realpath(p))) for p in extra_paths]
+    for given_root, real_root in pairs:
+        if given_root != real_root and _within(lexical, given_root):
+            return real_root / lexical.relative_to(given_root)
+    return lexical
+
+
+def _parts_below_root(path: Path, roots: MemoryRoots) -> tuple[str, ...]:
+    for root in (*roots.extra_dirs, roots.workspace):
+        if _within(path, root):
+            return path.relative_to(root).parts
+    return (path.name,)

@@ -1,0 +1,277 @@
+"""Hybrid search: vector KNN + BM25, fused into one 0..1 score (SPEC §7).
+
+Both sides draw a candidate pool of ``min(200, max_results *
+candidate_multiplier)``. BM25 comes from FTS5, whose ``bm25()`` is negative
+(more negative is better); we map relevance ``x = -bm25`` to ``x / x_best``
+over the candidate pool, so the best keyword hit scores 1.0 and the rest keep
+their order and proportions (the reference mapped every hit to 1.0). The
+scale-free form matters: FTS5 clamps the IDF of a term found in half the
+documents or more to 1e-6, so absolute bm25 values of small workspaces are
+near zero and no fixed mapping could give them a useful score. Fusion is ``weighted`` (``vector_weight * v + text_weight * t``) or
+``rrf`` (reciprocal rank fusion, scaled so a first place on both sides is
+1.0). A chunk that contains every query term is an exact keyword hit and is
+never dropped by ``min_score``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import Sequence
+
+import numpy as np
+
+from .config import QuerySettings
+from .store import ChunkRow, Store
+from .text import contains_all_terms, fts_match_expression, query_terms, safe_cut, words
+
+SNIPPET_CHARS = 700
+MAX_POOL = 200
+_DATED = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})\.md$")
+
+
+@dataclass
+class SearchResult:
+    """One hit: where it is, how well it scored, and a snippet."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str
+    explain: dict | None = None
+
+    @property
+    def citation(self) -> str:
+        """``path:start-end``, the form agents quote."""
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if d["explain"] is None:
+            del d["explain"]
+        d["citation"] = self.citation
+        return d
+
+
+@dataclass
+class SearchResponse:
+    """The results of one search plus how they were produced.
+
+    Behaves as a list of :class:`SearchResult`.
+    """
+
+    query: str
+    results: list[SearchResult]
+    mode: str  # "hybrid", "keyword" or "vector"
+    provider: str  # "none" when keyword-only
+    model: str
+    fallback: dict | None = None  # {"from": ..., "reason": ...} when in force
+    notice: str | None = None  # why search is degraded, for display
+    error: str | None = None  # a provider error at query time
+    stats: dict = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __getitem__(self, i):
+        return self.results[i]
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "provider": self.provider,
+            "model": self.model,
+            "fallback": self.fallback,
+            "notice": self.notice,
+            "error": self.error,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+
+@dataclass
+class _Candidate:
+    rowid: int
+    v_rank: int | None = None
+    v_sim: float | None = None
+    t_rank: int | None = None
+    t_bm25: float | None = None
+    t_score: float | None = None
+    score: float = 0.0
+    parts: dict = field(default_factory=dict)
+    exact: bool = False
+    decay: float = 1.0
+
+
+def bm25_to_score(bm25: float, best_bm25: float) -> float:
+    """Map FTS5's negative bm25 to 0..1 relative to the pool's best hit
+    (better -> higher; the best hit scores 1.0)."""
+    x, best = max(0.0, -bm25), max(0.0, -best_bm25)
+    return 1.0 if best <= 0 else min(1.0, x / best)
+
+
+def pool_size(max_results: int, multiplier: int) -> int:
+    return max(1, min(MAX_POOL, max_results * multiplier))
+
+
+def run_search(
+    store: Store,
+    query: str,
+    query_vector: np.ndarray | None,
+    settings: QuerySettings,
+    *,
+    max_results: int,
+    min_score: float,
+    sources: Sequence[str] | None,
+    explain: bool = False,
+    today: date | None = None,
+) -> tuple[list[SearchResult], str]:
+    """Search one store; returns (results, mode)."""
+    h = settings.hybrid
+    pool = pool_size(max_results, h.candidate_multiplier)
+    terms = query_terms(query)
+    match = fts_match_expression(terms)
+    keyword_hits = store.keyword_search(match, pool, sources) if match else []
+    vector_hits = store.vector_search(query_vector, pool, sources) if query_vector is not None else []
+    use_vector = query_vector is not None and store.dims is not None
+    use_keyword = store.caps.fts5 and (h.enabled or not use_vector)
+    if use_vector and not h.enabled:
+        keyword_hits = []
+    mode = "hybrid" if use_vector and use_keyword else ("vector" if use_vector else "keyword")
+
+    cands: dict[int, _Candidate] = {}
+    for rank, (rowid, sim) in enumerate(vector_hits, start=1):
+        cands[rowid] = _Candidate(rowid, v_rank=rank, v_sim=sim)
+    for rank, (rowid, bm25) in enumerate(keyword_hits, start=1):
+        c = cands.setdefault(rowid, _Candidate(rowid))
+        c.t_rank, c.t_bm25 = rank, bm25
+    if not cands:
+        return [], mode
+
+    rows = store.chunks(cands)
+    best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
+    _fuse(cands.values(), mode, h, best_bm25)
+    for c in cands.values():
+        row = rows.get(c.rowid)
+        if row is None:
+            continue
+        if c.t_rank is not None:
+            c.exact = contains_all_terms(row.text, terms)
+        if h.temporal_decay.enabled:
+            c.decay = decay_factor(row.path, h.temporal_decay.half_life_days, today or date.today())
+            c.score *= c.decay
+
+    ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
+    if h.mmr.enabled:
+        ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
+    kept = [c for c in ranked if c.score >= min_score or c.exact][:max_results]
+    results = [_result(rows[c.rowid], c, terms, mode, h.fusion, explain) for c in kept]
+    return results, mode
+
+
+def _fuse(cands, mode: str, h, best_bm25: float) -> None:
+    wv, wt = h.weights
+    for c in cands:
+        v = min(1.0, max(0.0, c.v_sim)) if c.v_sim is not None else 0.0
+        t = bm25_to_score(c.t_bm25, best_bm25) if c.t_bm25 is not None else 0.0
+        c.t_score = t
+        if mode == "keyword":
+            c.score, c.parts = t, {"text": t}
+        elif mode == "vector":
+            c.score, c.parts = v, {"vector": v}
+        elif h.fusion == "rrf":
+            k = h.rrf_k
+            rv = wv * (k + 1) / (k + c.v_rank) if c.v_rank else 0.0
+            rt = wt * (k + 1) / (k + c.t_rank) if c.t_rank else 0.0
+            c.score, c.parts = rv + rt, {"vector": rv, "text": rt}
+        else:
+            c.score, c.parts = wv * v + wt * t, {"vector": wv * v, "text": wt * t}
+
+
+def decay_factor(path: str, half_life_days: float, today: date) -> float:
+    """``exp(-ln2 * age / half_life)`` for dated daily files; 1 otherwise."""
+    m = _DATED.search(path)
+    if not m or path.rsplit("/", 1)[-1].upper() == "MEMORY.MD":
+        return 1.0
+    try:
+        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return 1.0
+    age = max(0, (today - day).days)
+    return math.exp(-math.log(2) * age / half_life_days)
+
+
+def _mmr(store: Store, ranked: list[_Candidate], rows: dict[int, ChunkRow], lam: float, limit: int) -> list[_Candidate]:
+    """Maximal marginal relevance: trade score for variety among the top."""
+    head, tail = ranked[: max(limit, 1) * 2], ranked[max(limit, 1) * 2 :]
+    vectors = store.chunk_vectors([c.rowid for c in head])
+    token_sets = {c.rowid: set(words(rows[c.rowid].text)) for c in head if c.rowid not in vectors}
+
+    def similarity(a: int, b: int) -> float:
+        if a in vectors and b in vectors:
+            return float(np.dot(vectors[a], vectors[b]))
+        sa = token_sets.get(a) or set(words(rows[a].text))
+        sb = token_sets.get(b) or set(words(rows[b].text))
+        return len(sa & sb) / max(1, len(sa | sb))
+
+    chosen: list[_Candidate] = []
+    remaining = list(head)
+    while remaining:
+        best = max(
+            remaining,
+            key=lambda c: lam * c.score - (1 - lam) * max((similarity(c.rowid, s.rowid) for s in chosen), default=0.0),
+        )
+        remaining.remove(best)
+        chosen.append(best)
+    return chosen + tail
+
+
+def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS) -> str:
+    """At most ``limit`` characters of ``text``, from the line where the
+    window holds the most query terms."""
+    if len(text) <= limit:
+        return text
+    folded = text.casefold()
+    hits = sorted(m.start() for t in terms for m in re.finditer(re.escape(t), folded)) if terms else []
+    best_start, best_count = 0, -1
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    for start in line_starts:
+        if start >= len(text):
+            break
+        count = sum(1 for p in hits if start <= p < start + limit)
+        if count > best_count:
+            best_start, best_count = start, count
+    return safe_cut(text[best_start:], limit)
+
+
+def _result(row: ChunkRow, c: _Candidate, terms: Sequence[str], mode: str, method: str, explain: bool) -> SearchResult:
+    info = None
+    if explain:
+        info = {
+            "mode": mode,
+            "vector": {"rank": c.v_rank, "similarity": c.v_sim},
+            "keyword": {
+                "rank": c.t_rank,
+                "bm25": c.t_bm25,
+                "score": c.t_score,
+            },
+            "fusion": {"method": "none" if mode != "hybrid" else method, **c.parts},
+            "decay": c.decay,
+            "exact_match": c.exact,
+        }
+    return SearchResult(
+        path=row.path,
+        start_line=row.start_line,
+        end_line=row.end_line,
+        score=round(c.score, 6),
+        snippet=make_snippet(row.text, terms),
+        source=row.source,
+        explain=info,
+    )

@@ -1,0 +1,205 @@
+"""Finding an agent's memory files, and the rules for what counts as memory.
+
+Memory is ``MEMORY.md``, ``memory.md`` and ``memory/**/*.md`` in the
+workspace, plus the folders and files named in ``extra_paths``. Hidden files
+and folders, non-``.md`` files and symlinks that lead outside those roots are
+never read; files are de-duplicated by real path; files over the size cap are
+skipped and reported.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+ROOT_FILES = ("MEMORY.md", "memory.md")
+MEMORY_DIR = "memory"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file to index."""
+
+    path: str  # as shown to users: workspace-relative, '/'-separated
+    abs_path: Path
+    source: str  # "memory" or "sessions"
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file that was not indexed (or was indexed with a problem), and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class MemoryRoots:
+    """The places an agent's memory may live, as real (resolved) paths."""
+
+    workspace: Path
+    extra_dirs: tuple[Path, ...]
+    extra_files: tuple[Path, ...]
+
+    @classmethod
+    def of(cls, workspace: Path, extra_paths: list[Path]) -> "MemoryRoots":
+        ws = Path(os.path.realpath(workspace))
+        dirs, files = [], []
+        for p in extra_paths:
+            real = Path(os.path.realpath(p))
+            if real.is_dir():
+                dirs.append(real)
+            elif real.suffix.lower() == ".md":
+                files.append(real)
+        return cls(ws, tuple(dirs), tuple(files))
+
+    def allows(self, real: Path) -> bool:
+        """True when a resolved path is a memory file of this agent."""
+        if real.suffix.lower() != ".md" or _has_hidden_part(real, self._base_for(real)):
+            return False
+        if real.parent == self.workspace and real.name in ROOT_FILES:
+            return True
+        if _is_within(real, self.workspace / MEMORY_DIR):
+            return True
+        if real in self.extra_files:
+            return True
+        return any(_is_within(real, d) for d in self.extra_dirs)
+
+    def _base_for(self, real: Path) -> Path:
+        for d in self.extra_dirs:
+            if _is_within(real, d):
+                return d
+        return self.workspace
+
+    def display_path(self, real: Path) -> str:
+        """Workspace-relative with '/', e.g. ``memory/2026-01-02.md`` or
+        ``../notes/x.md`` for an extra path outside the workspace."""
+        return os.path.relpath(real, self.workspace).replace(os.sep, "/")
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return path != root
+
+
+def _has_hidden_part(real: Path, base: Path) -> bool:
+    try:
+        parts = real.relative_to(base).parts
+    except ValueError:
+        parts = (real.name,)
+    return any(p.startswith(".") for p in parts)
+
+
+def discover_memory_files(
+    workspace: Path, extra_paths: list[Path], max_bytes: int
+) -> tuple[list[SourceFile], list[Skipped]]:
+    """All memory files of a workspace, sorted by path, and what was skipped."""
+    roots = MemoryRoots.of(workspace, extra_paths)
+    found: dict[tuple[int, int], SourceFile] = {}
+    skipped: list[Skipped] = []
+    for name in ROOT_FILES:
+        _consider(Path(workspace) / name, roots, max_bytes, found, skipped)
+    # Walked from a resolved root without following symlinks, a file's
+    # path is already its real path: no realpath() per file.
+    for path in _walk(roots.workspace / MEMORY_DIR, skipped, roots):
+        _consider(path, roots, max_bytes, found, skipped)
+    for p in extra_paths:
+        if p.is_dir() and not p.is_symlink():
+            for path in _walk(Path(os.path.realpath(p)), skipped, roots):
+                _consider(path, roots, max_bytes, found, skipped)
+        elif p.is_symlink() or p.exists():
+            _consider(p, roots, max_bytes, found, skipped)
+        else:
+            skipped.append(Skipped(str(p), "extra path does not exist"))
+    files = sorted(found.values(), key=lambda f: f.path)
+    return files, skipped
+
+
+def _walk(folder: Path, skipped: list[Skipped], roots: MemoryRoots) -> Iterator[Path]:
+    """``.md`` files under ``folder``: no hidden entries, and symlinked
+    folders only when they resolve inside the memory roots."""
+    if not folder.is_dir():
+        return
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(Skipped(roots.display_path(Path(current)), f"cannot list folder: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(path)
+                elif entry.is_symlink():
+                    target = Path(os.path.realpath(path))
+                    if target.is_dir():
+                        if any(_is_within(target, r) or target == r for r in (roots.workspace / MEMORY_DIR, *roots.extra_dirs)):
+                            stack.append(path)
+                        else:
+                            skipped.append(Skipped(roots.display_path(path), "symlink leads outside the memory folders"))
+                    elif entry.name.lower().endswith(".md"):
+                        yield path
+                elif entry.name.lower().endswith(".md"):
+                    yield path
+            except OSError:
+                continue
+
+
+def _consider(
+    cand: Path, roots: MemoryRoots, max_bytes: int, found: dict[tuple[int, int], SourceFile], skipped: list[Skipped]
+) -> None:
+    if not (cand.exists() or cand.is_symlink()):
+        return
+    real = Path(os.path.realpath(cand))
+    if not roots.allows(real):
+        shown = roots.display_path(Path(os.path.abspath(cand)))
+        if cand.is_symlink():
+            skipped.append(Skipped(shown, "symlink leads outside the memory folders"))
+        elif real.suffix.lower() != ".md":
+            skipped.append(Skipped(shown, "not a .md file"))
+        return
+    try:
+        st = real.stat()
+    except OSError as exc:
+        skipped.append(Skipped(roots.display_path(real), f"cannot read: {exc.strerror or exc}"))
+        return
+    # By inode, not name: MEMORY.md and memory.md are one file on
+    # case-insensitive file systems, and symlinks may point at a file twice.
+    key = (st.st_dev, st.st_ino)
+    if key in found or not real.is_file():
+        return
+    if st.st_size > max_bytes:
+        skipped.append(Skipped(roots.display_path(real), f"larger than the {max_bytes} byte cap ({st.st_size} bytes)"))
+        return
+    found[key] = SourceFile(
+        path=roots.display_path(real), abs_path=real, source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size
+    )
+
+
+def read_text(path: Path) -> tuple[str, bool]:
+    """Read a file as UTF-8; undecodable bytes become U+FFFD.
+
+    Returns ``(text, had_bad_bytes)``; a leading BOM is dropped.
+    """
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+        bad = False
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        bad = True
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, bad

@@ -1,0 +1,48 @@
+"""What an agent's index holds and how it is doing (SPEC §10)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class IndexStatus:
+    """A snapshot of one agent's index; ``to_dict()`` is what ``--json`` prints."""
+
+    agent: str
+    workspace: str
+    db_path: str
+    enabled: bool
+    files: dict[str, int]  # per source
+    chunks: dict[str, int]  # per source
+    dirty: bool
+    syncing: bool
+    last_sync: dict | None  # {"at", "duration_s", "rebuilt", ...}
+    provider: dict  # {"requested", "in_force", "model", "reason"}
+    fallback: dict | None  # {"from", "reason"} while a fallback is in force
+    vector: dict  # {"available", "store", "backend", "dims", "extension", "error"}
+    fts: dict  # {"available", "error"}
+    cache: dict  # {"enabled", "entries", "max_entries"}
+    batch: dict  # provider batch state, {} when not batching
+    sqlite: dict  # {"binding", "version"}
+    skipped: list[dict] = field(default_factory=list)  # [{"path", "reason"}]
+    last_error: str | None = None
+
+    @property
+    def total_files(self) -> int:
+        return sum(self.files.values())
+
+    @property
+    def total_chunks(self) -> int:
+        return sum(self.chunks.values())
+
+    @property
+    def mode(self) -> str:
+        """"hybrid" or "keyword-only", as a search would run now."""
+        return "keyword-only" if self.provider.get("in_force") in (None, "none") else "hybrid"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["mode"] = self.mode
+        return d

@@ -1,0 +1,385 @@
+"""Bringing an index up to date with the memory files (SPEC §5).
+
+Incremental: a file whose mtime and size match is skipped without being
+read; otherwise it is hashed (sha256) and re-chunked only if the hash
+changed; only chunk texts missing from the embedding cache reach the
+provider; rows of deleted files are removed. Each file is written in one
+transaction, so an interrupted sync leaves a consistent index.
+
+When the index fingerprint (provider, model, chunking, sources...) changes,
+or on ``force``, the index is rebuilt into a shadow file seeded with the
+embedding cache and swapped in atomically (see :meth:`Store.copy_into`); a
+failed rebuild leaves the old index in place and removes the shadow file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
+from .config import AgentConfig
+from .errors import IndexBuildError, ProviderError
+from .providers import EmbeddingProvider
+from .sessions import discover_session_files, parse_transcript
+from .sources import SourceFile, Skipped, discover_memory_files, read_text
+from .store import CacheKey, NewChunk, Store, remove_index_files
+from .text import FTS_VERSION
+from .vectors import normalize
+
+FINGERPRINT_VERSION = 1
+
+
+@dataclass
+class SyncProgress:
+    """A progress report: where the sync is and how long it has left."""
+
+    phase: str  # "scan", "embed", "write" or "done"
+    files_done: int = 0
+    files_total: int = 0
+    chunks_done: int = 0
+    chunks_total: int = 0
+    elapsed_s: float = 0.0
+    eta_s: float | None = None
+    rebuild: bool = False
+
+
+ProgressCallback = Callable[[SyncProgress], None]
+
+
+@dataclass
+class SyncReport:
+    """What a sync did."""
+
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    files_deferred: int = 0
+    chunks_written: int = 0
+    texts_embedded: int = 0
+    cache_hits: int = 0
+    embed_calls: int = 0
+    rebuilt: bool = False
+    duration_s: float = 0.0
+    skipped: list[Skipped] = field(default_factory=list)
+    #: Set when the provider failed and files were indexed keyword-only.
+    provider_error: str | None = None
+
+
+@dataclass
+class _Pending:
+    file: SourceFile
+    hash: str
+    chunks: list[Chunk]
+    messages: int = 0
+    note: str | None = None
+
+
+class SyncCancelled(Exception):
+    """The sync was asked to stop (the index is closing); work done so far stays."""
+
+
+class ProviderFailed(Exception):
+    """The provider failed during a rebuild; the caller may fall back."""
+
+    def __init__(self, provider: str, message: str):
+        super().__init__(message)
+        self.provider = provider
+
+
+def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_store: str) -> dict:
+    """What the index was built with; any change means a rebuild."""
+    s = agent.settings
+    return {
+        "version": FINGERPRINT_VERSION,
+        "provider": provider.id if provider else "none",
+        "model": provider.model if provider else "",
+        "endpoint": provider.endpoint_key if provider else "",
+        "chunking": [s.chunking.tokens, s.chunking.overlap],
+        "fts": FTS_VERSION,
+        "sources": sorted(s.sources),
+        "workspace": str(agent.workspace),
+        "extra_paths": list(s.extra_paths),
+        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources else "",
+        "vector_store": vector_store if provider else "",
+    }
+
+
+def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
+    key = "\0".join([source, path, str(chunk.start_line), str(chunk.end_line), chunk.hash, model])
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def needs_rebuild(store: Store, fp: dict, provider: EmbeddingProvider | None) -> bool:
+    stored = store.get_meta_json("fingerprint")
+    if stored is None:
+        return store.file_count() > 0  # an index from before fingerprints
+    if stored != fp:
+        return True
+    dims = provider.dims if provider else None
+    return dims is not None and store.dims is not None and dims != store.dims
+
+
+class Syncer:
+    """Runs one sync of one agent's index. The caller holds the writer lock."""
+
+    def __init__(
+        self,
+        agent: AgentConfig,
+        store: Store,
+        provider: EmbeddingProvider | None,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ):
+        self.agent = agent
+        self.store = store
+        self.provider = provider
+        self.progress = progress
+        self.cancel = cancel
+        self.report = SyncReport()
+        self._started = time.monotonic()
+        self._provider_dead = False
+
+    # -- entry point --------------------------------------------------------
+
+    def run(self, *, force: bool = False, sessions_all: bool = False) -> SyncReport:
+        fp = fingerprint(self.agent, self.provider, self.store.vector_store)
+        if force or needs_rebuild(self.store, fp, self.provider):
+            self._rebuild(fp)
+        else:
+            with self.store.transaction():
+                self.store.set_meta_json("fingerprint", fp)
+            self._sync_into(self.store, rebuild=False, sessions_all=sessions_all)
+        self.report.duration_s = time.monotonic() - self._started
+        self._finish_meta()
+        self._emit("done", self.report.files_seen, self.report.files_seen, self.report.chunks_written, self.report.chunks_written)
+        return self.report
+
+    def _rebuild(self, fp: dict) -> None:
+        self.report.rebuilt = True
+        target = self.store
+        shadow_path = target.path.with_name(f"{target.path.name}.rebuild-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        shadow = None
+        try:
+            shadow = Store(
+                shadow_path,
+                vector_enabled=target._vector_enabled,
+                extension_path=target._extension_path,
+                vector_backend=target._vector_backend,
+            )
+            shadow.copy_cache_from(target.path)
+            with shadow.transaction():
+                shadow.set_meta_json("fingerprint", fp)
+            self._sync_into(shadow, rebuild=True, sessions_all=True)
+            shadow.copy_into(target)
+        except (ProviderFailed, SyncCancelled):
+            raise
+        except Exception as exc:
+            raise IndexBuildError(f"rebuilding {target.path} failed, the previous index is kept: {exc}") from exc
+        finally:
+            if shadow is not None:
+                shadow.close()
+            remove_index_files(shadow_path)
+
+    # -- the work -------------------------------------------------------------
+
+    def _discover(self) -> tuple[list[SourceFile], list[Skipped]]:
+        s = self.agent.settings
+        files, skipped = discover_memory_files(self.agent.workspace, self.agent.extra_path_list(), s.max_file_bytes)
+        if "sessions" in s.sources:
+            sess, sess_skipped = discover_session_files(self.agent.sessions_path, s.max_file_bytes)
+            files += sess
+            skipped += sess_skipped
+        return files, skipped
+
+    def _sync_into(self, store: Store, *, rebuild: bool, sessions_all: bool) -> None:
+        files, skipped = self._discover()
+        self.report.skipped = skipped
+        self.report.files_seen = len(files)
+        known = store.file_rows()
+        present = {f.path for f in files}
+        for path in known:
+            if path not in present:
+                store.delete_file(path)
+                self.report.files_deleted += 1
+
+        pending: list[_Pending] = []
+        for n, f in enumerate(files):
+            self._check_cancel()
+            row = known.get(f.path)
+            if row is not None and row.hash is not None and row.mtime_ns == f.mtime_ns and row.size == f.size:
+                self.report.files_unchanged += 1
+                continue
+            item = self._prepare(f, row, skipped, sessions_all)
+            if item is None:
+                continue
+            if row is not None and row.hash == item.hash:
+                store.touch_file(f.path, f.mtime_ns, f.size)
+                self.report.files_unchanged += 1
+                continue
+            pending.append(item)
+            if n % 200 == 0:
+                self._emit("scan", n, len(files), 0, 0, rebuild)
+        self._write_all(store, pending, rebuild)
+
+    def _prepare(self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool) -> _Pending | None:
+        tokens, overlap = self.agent.settings.chunking.tokens, self.agent.settings.chunking.overlap
+        try:
+            text, bad_bytes = read_text(f.abs_path)
+        except OSError as exc:
+            skipped.append(Skipped(f.path, f"cannot read: {exc.strerror or exc}"))
+            return None
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        note = "invalid UTF-8 bytes replaced with U+FFFD" if bad_bytes else None
+        if note:
+            skipped.append(Skipped(f.path, note + " (indexed)"))
+        if f.source == "sessions":
+            transcript = parse_transcript(text)
+            if row is not None and row.hash is not None and not sessions_all and not self._past_delta(f, row, transcript.messages):
+                self.report.files_deferred += 1
+                return None
+            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note)
+        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note)
+
+    def _past_delta(self, f: SourceFile, row, messages: int) -> bool:
+        d = self.agent.settings.sync.sessions
+        if f.size < row.size:  # rewritten, not appended to
+            return True
+        return f.size - row.size >= d.delta_bytes or messages - row.messages >= d.delta_messages
+
+    def _write_all(self, store: Store, pending: list[_Pending], rebuild: bool) -> None:
+        total_chunks = sum(len(p.chunks) for p in pending)
+        group_size = (self.provider.batch_group_size if self.provider else None) or max(total_chunks, 1)
+        done_files = done_chunks = 0
+        group: list[_Pending] = []
+        group_chunks = 0
+        for item in pending:
+            group.append(item)
+            group_chunks += len(item.chunks)
+            if group_chunks >= group_size:
+                self._write_group(store, group, rebuild, done_files, len(pending), done_chunks, total_chunks)
+                done_files += len(group)
+                done_chunks += group_chunks
+                group, group_chunks = [], 0
+        if group:
+            self._write_group(store, group, rebuild, done_files, len(pending), done_chunks, total_chunks)
+
+    def _write_group(
+        self, store: Store, group: list[_Pending], rebuild: bool, files_done: int, files_total: int, chunks_done: int, chunks_total: int
+    ) -> None:
+        vectors = self._embed(store, [c for p in group for c in p.chunks], rebuild, chunks_done, chunks_total, files_done, files_total)
+        model = self.provider.model if self.provider else ""
+        for item in group:
+            self._check_cancel()
+            new = []
+            complete = True
+            for c in item.chunks:
+                vec = vectors.get(c.hash)
+                if self.provider is not None and vec is None:
+                    complete = False
+                new.append(NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec))
+            store.replace_file(
+                item.file.path,
+                item.file.source,
+                item.hash if complete else None,
+                item.file.mtime_ns,
+                item.file.size,
+                new,
+                model,
+                messages=item.messages,
+                note=item.note,
+            )
+            self.report.files_indexed += 1
+            self.report.chunks_written += len(new)
+            files_done += 1
+            chunks_done += len(new)
+            self._emit("write", files_done, files_total, chunks_done, chunks_total, rebuild)
+
+    def _embed(
+        self, store: Store, chunks: Sequence[Chunk], rebuild: bool, chunks_done: int, chunks_total: int, files_done: int, files_total: int
+    ) -> dict[str, np.ndarray]:
+        """Vectors by text hash: from the cache, else from the provider."""
+        if self.provider is None or not chunks:
+            return {}
+        key = CacheKey(self.provider.id, self.provider.model, self.provider.endpoint_key)
+        texts = {c.hash: c.text for c in chunks}
+        cache_on = self.agent.settings.cache.enabled
+        found = store.cache_get(key, list(texts)) if cache_on else {}
+        self.report.cache_hits += len(found)
+        missing = [h for h in texts if h not in found]
+        if not missing or self._provider_dead:
+            return found
+
+        def on_progress(done: int, total: int) -> None:
+            self._emit("embed", files_done, files_total, chunks_done + done, chunks_total, rebuild)
+
+        try:
+            raw = self.provider.embed_batch([texts[h] for h in missing], on_progress)
+            if len(raw) != len(missing):
+                raise ProviderError(f"{self.provider.id} returned {len(raw)} vectors for {len(missing)} texts")
+        except Exception as exc:
+            message = str(exc) or type(exc).__name__
+            if rebuild:
+                raise ProviderFailed(self.provider.id, message) from exc
+            self._provider_dead = True
+            self.report.provider_error = f"{self.provider.id}: {message}"
+            return found
+        self.report.embed_calls += 1
+        self.report.texts_embedded += len(missing)
+        fresh = {h: normalize(v) for h, v in zip(missing, raw)}
+        if cache_on:
+            store.cache_put(key, fresh)
+        found.update(fresh)
+        return found
+
+    # -- bookkeeping -----------------------------------------------------------
+
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise SyncCancelled("sync cancelled")
+
+    def _finish_meta(self) -> None:
+        s = self.agent.settings
+        with self.store.transaction():
+            self.store.set_meta_json(
+                "last_sync",
+                {
+                    "at": time.time(),
+                    "duration_s": round(self.report.duration_s, 3),
+                    "rebuilt": self.report.rebuilt,
+                    "files_indexed": self.report.files_indexed,
+                    "provider_error": self.report.provider_error,
+                },
+            )
+            self.store.set_meta_json("skipped", [[k.path, k.reason] for k in self.report.skipped])
+        if s.cache.enabled and s.cache.max_entries:
+            self.store.cache_prune(s.cache.max_entries)
+
+    def _emit(self, phase: str, files_done: int, files_total: int, chunks_done: int, chunks_total: int, rebuild: bool = False) -> None:
+        if self.progress is None:
+            return
+        elapsed = time.monotonic() - self._started
+        eta = None
+        if phase in ("embed", "write") and chunks_done and chunks_total:
+            eta = elapsed / chunks_done * max(chunks_total - chunks_done, 0)
+        elif phase == "done":
+            eta = 0.0
+        self.progress(SyncProgress(phase, files_done, files_total, chunks_done, chunks_total, elapsed, eta, rebuild))
+
+
+def clean_stale_shadows(db_path: Path) -> None:
+    """Remove rebuild files left by a crashed process (caller holds the lock)."""
+    for p in db_path.parent.glob(db_path.name + ".rebuild-*"):
+        try:
+            p.unlink()
+        except OSError:
+            pass

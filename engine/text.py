@@ -1,0 +1,171 @@
+"""Language-aware text helpers: token estimates, word tokens, CJK bigrams.
+
+SQLite's ``unicode61`` tokenizer splits on spaces and punctuation, which
+leaves Chinese and Japanese sentences (written without spaces) as one huge
+token that no query can match. We therefore rewrite runs of CJK, kana and
+hangul characters as overlapping bigrams plus single characters before they
+reach FTS5, on both the document and the query side, so that a
+two-character word such as 咖啡 is a token of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+# Ideographs, kana and hangul: each counts as one token in estimates and is
+# indexed as bigrams.
+_CJK_RANGES = (
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x2E80, 0x2FDF),  # CJK radicals
+    (0x3040, 0x309F),  # Hiragana
+    (0x30A0, 0x30FF),  # Katakana
+    (0x3100, 0x312F),  # Bopomofo
+    (0x3130, 0x318F),  # Hangul compatibility Jamo
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xA960, 0xA97F),  # Hangul Jamo extended A
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # halfwidth katakana
+    (0x20000, 0x3134F),  # CJK extensions B-G
+)
+_CJK_CLASS = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES)
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+
+#: Bumped whenever the FTS text transformation changes: it is part of the
+#: index fingerprint, so a change triggers a rebuild.
+FTS_TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
+FTS_VERSION = "v1-cjk-bigram"
+
+
+def is_cjk(ch: str) -> bool:
+    """True for an ideograph, kana or hangul character."""
+    return _CJK_CHAR.match(ch) is not None
+
+
+def token_weight(text: str) -> int:
+    """Estimated tokens times four: 1 per ordinary character, 4 per CJK one.
+
+    Working in quarter tokens keeps the chars/4 estimate exact in integers.
+    """
+    return len(text) + 3 * len(_CJK_CHAR.findall(text))
+
+
+def estimate_tokens(text: str) -> float:
+    """chars/4, with a CJK/kana/hangul character counted as one token."""
+    return token_weight(text) / 4
+
+
+@functools.lru_cache(maxsize=1)
+def _word_re() -> re.Pattern:
+    # Word characters as unicode61 is configured (letters, numbers, private
+    # use and combining marks). Python's \w lacks the marks that Indic and
+    # other scripts need inside words, so add them.
+    marks = []
+    start = None
+    for cp in range(0x300, 0x20000):
+        is_mark = unicodedata.category(chr(cp)).startswith("M")
+        if is_mark and start is None:
+            start = cp
+        elif not is_mark and start is not None:
+            marks.append((start, cp - 1))
+            start = None
+    cls = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in marks)
+    return re.compile(f"(?:[^\\W_]|[{cls}])+")
+
+
+def normalize(text: str) -> str:
+    """NFC, so composed and decomposed accents index alike."""
+    return unicodedata.normalize("NFC", text)
+
+
+def words(text: str) -> list[str]:
+    """Unicode word tokens, case-folded (CJK runs stay whole here)."""
+    return [w.casefold() for w in _word_re().findall(normalize(text))]
+
+
+def cjk_grams(run: str) -> list[str]:
+    """Overlapping bigrams of a CJK run, then its single characters."""
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)] + list(run)
+
+
+def fts_document(text: str) -> str:
+    """The text handed to FTS5 for a chunk: CJK runs rewritten as grams."""
+    text = normalize(text)
+    if not _CJK_CHAR.search(text):
+        return text
+    return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_grams(m.group())) + " ", text)
+
+
+def query_terms(query: str, limit: int = 32) -> list[str]:
+    """The distinct search terms of a query, in order.
+
+    Latin-script words stay whole; CJK runs become their bigrams (or the
+    single character), matching what :func:`fts_document` indexed.
+    """
+    terms: list[str] = []
+    for word in words(query):
+        for part in _split_cjk(word):
+            if _CJK_CHAR.match(part):
+                terms.extend([part] if len(part) == 1 else [part[i : i + 2] for i in range(len(part) - 1)])
+            else:
+                terms.append(part)
+    return list(dict.fromkeys(terms))[:limit]
+
+
+def _split_cjk(word: str) -> list[str]:
+    """Split a word token into alternating CJK and non-CJK parts."""
+    parts = []
+    pos = 0
+    for m in _CJK_RUN.finditer(word):
+        if m.start() > pos:
+            parts.append(word[pos : m.start()])
+        parts.append(m.group())
+        pos = m.end()
+    if pos < len(word):
+        parts.append(word[pos:])
+    return parts
+
+
+def fts_match_expression(terms: list[str]) -> str | None:
+    """An FTS5 MATCH string that ORs the terms (each quoted, so any
+    character in them is literal)."""
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def contains_all_terms(text: str, terms: list[str]) -> bool:
+    """True when every query term occurs in ``text`` as a word (or, for CJK
+    grams, as a substring): an exact keyword hit."""
+    if not terms:
+        return False
+    folded = normalize(text).casefold()
+    doc_words = None
+    for term in terms:
+        if _CJK_CHAR.match(term):
+            if term not in folded:
+                return False
+        else:
+            if doc_words is None:
+                doc_words = set(words(folded))
+            if term not in doc_words:
+                return False
+    return True
+
+
+def safe_cut(text: str, limit: int) -> str:
+    """Cut ``text`` to at most ``limit`` characters without splitting a
+    surrogate pair (possible in strings decoded with surrogatepass)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if cut and 0xD800 <= ord(cut[-1]) <= 0xDBFF:
+        cut = cut[:-1]
+    return cut

@@ -1,0 +1,99 @@
+"""Vector helpers and the in-memory matrix used for fast exact KNN.
+
+sqlite-vec's vec0 KNN is exact but, as shipped on PyPI (0.1.9, no SIMD),
+scans about 0.7 million 384-dim vectors per second on a 2-core machine: fine
+for a personal index, 140 ms at 100k chunks. For large indexes the engine
+keeps a float32 matrix in memory and does the same exact KNN with one BLAS
+matrix-vector product (about 12 ms at 100k chunks, 1.5 MB per 1,000 chunks
+of 384 dims). The matrix is refreshed incrementally: chunk rowids only grow
+(AUTOINCREMENT), so new rows are those above the last rowid seen.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+
+def to_blob(vector: Sequence[float] | np.ndarray) -> bytes:
+    """float32 little-endian bytes, the format vec0 and our tables store."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def normalize(vector: Sequence[float] | np.ndarray) -> np.ndarray:
+    """L2-normalised float32 copy (a zero vector stays zero)."""
+    v = np.asarray(vector, dtype=np.float32)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v.copy()
+
+
+def l2_to_similarity(distance: float) -> float:
+    """Cosine similarity from the L2 distance of two unit vectors."""
+    return 1.0 - (distance * distance) / 2.0
+
+
+class MatrixIndex:
+    """Exact cosine KNN over an in-memory matrix of unit vectors.
+
+    ``load_rows(after_rowid)`` yields ``(rowid, blob, source)`` for rows
+    above a rowid; ``live_rowids()`` returns every current rowid. Both come from the
+    store, so this class holds no SQL.
+    """
+
+    def __init__(self, dims: int):
+        self.dims = dims
+        self._rowids = np.zeros(0, dtype=np.int64)
+        self._sources = np.zeros(0, dtype="<U16")
+        self._matrix = np.zeros((0, dims), dtype=np.float32)
+        self._max_rowid = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rowids)
+
+    @property
+    def nbytes(self) -> int:
+        return self._matrix.nbytes + self._rowids.nbytes
+
+    def refresh(
+        self,
+        load_rows: Callable[[int], Iterable[tuple[int, bytes, str]]],
+        live_rowids: Callable[[], np.ndarray],
+    ) -> None:
+        """Bring the matrix up to date with the store."""
+        new = list(load_rows(self._max_rowid))
+        live = live_rowids()
+        with self._lock:
+            rowids, sources, matrix = self._rowids, self._sources, self._matrix
+            if len(rowids) and len(live) != len(rowids) + len(new):
+                keep = np.isin(rowids, live, assume_unique=True)
+                rowids, sources, matrix = rowids[keep], sources[keep], matrix[keep]
+            if new:
+                add_ids = np.fromiter((r for r, _, _ in new), dtype=np.int64, count=len(new))
+                add = np.frombuffer(b"".join(b for _, b, _ in new), dtype="<f4").reshape(len(new), self.dims)
+                rowids = np.concatenate([rowids, add_ids])
+                sources = np.concatenate([sources, np.array([s for _, _, s in new], dtype="<U16")])
+                matrix = np.concatenate([matrix, add]) if len(matrix) else add.copy()
+                self._max_rowid = max(self._max_rowid, int(add_ids.max()))
+            self._rowids, self._sources, self._matrix = rowids, sources, matrix
+
+    def search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top ``k`` (rowid, cosine similarity), best first, optionally only
+        rows of the given sources."""
+        with self._lock:
+            rowids, row_sources, matrix = self._rowids, self._sources, self._matrix
+        if not len(rowids) or k <= 0:
+            return []
+        sims = matrix @ np.asarray(query, dtype=np.float32)
+        if sources is not None:
+            sims = np.where(np.isin(row_sources, list(sources)), sims, -np.inf)
+        k = min(k, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top])]
+        return [(int(rowids[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]

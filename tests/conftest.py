@@ -1,0 +1,138 @@
+"""Shared fixtures: isolated user folders, example workspaces, a test provider."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from engine.config import AgentConfig, parse_config
+from engine.providers.base import EmbeddingProvider
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_WORKSPACE = ROOT / "example"
+SHARED = ROOT.parent / "shared"
+MODEL_PATH = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
+LOCOMO_DEV = SHARED / "data" / "locomo" / "locomo-dev.json"
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(tmp_path_factory, monkeypatch):
+    """Every test gets its own config/state/cache folders and no API keys."""
+    home = tmp_path_factory.mktemp("home")
+    for var, sub in (
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_DATA_HOME", "data"),
+    ):
+        monkeypatch.setenv(var, str(home / sub))
+    for var in ("MEMEXT_CONFIG", "MEMEXT_WORKSPACE", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def example_workspace(tmp_path) -> Path:
+    """A private copy of the bundled example memory (tests may edit it)."""
+    dest = tmp_path / "workspace"
+    shutil.copytree(EXAMPLE_WORKSPACE, dest)
+    return dest
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    """A small workspace with MEMORY.md and two daily notes."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n## People\n- Anna is the tech lead of the billing team.\n"
+        "- Bob prefers green tea.\n\n## Decisions\n- We ship on Tuesdays.\n",
+        encoding="utf-8",
+    )
+    (ws / "memory" / "2026-01-05.md").write_text(
+        "# 2026-01-05\n\n- Fixed the cache invalidation bug in commit a828e60.\n- Deploy went fine.\n",
+        encoding="utf-8",
+    )
+    (ws / "memory" / "2026-01-06.md").write_text(
+        "# 2026-01-06\n\n- 今天和同事喝咖啡，讨论了项目计划。\n- Planned the quarterly roadmap with Anna.\n",
+        encoding="utf-8",
+    )
+    return ws
+
+
+def make_agent(workspace: Path, agent_id: str = "test", db_path: Path | None = None, **settings) -> AgentConfig:
+    """An AgentConfig built through the real config parser.
+
+    ``settings`` are ``memory_search`` keys, e.g. ``chunking={"tokens": 50}``.
+    """
+    ms = dict(settings)
+    if db_path is not None:
+        ms.setdefault("store", {})["path"] = str(db_path)
+    raw = {"agents": [{"id": agent_id, "workspace": str(workspace), "memory_search": ms}]}
+    return parse_config(raw, path=workspace.parent / "config.toml").agents[0]
+
+
+class HashingProvider(EmbeddingProvider):
+    """TEST DOUBLE: a deterministic bag-of-words embedder.
+
+    Words are hashed into ``dims`` buckets, so texts sharing words have
+    similar vectors. It stands in for a real model where a test is about
+    the engine (sync counts, rebuilds, fusion), not about embeddings; the
+    real providers have their own tests against real servers and the real
+    GGUF model. It counts calls, and can be told to fail.
+    """
+
+    id = "hashing"
+    endpoint_key = "test://hashing"
+
+    def __init__(self, dims: int = 64, model: str = "hash-v1"):
+        self._dims = dims
+        self.model = model
+        self.batch_calls = 0
+        self.query_calls = 0
+        self.texts_embedded = 0
+        self.fail_after_texts: int | None = None
+        self.fail_queries = False
+        self._lock = threading.Lock()
+
+    @property
+    def dims(self) -> int:
+        return self._dims
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(self._dims, dtype=np.float32)
+        for w in re.findall(r"\w+", text.lower()):
+            h = int(hashlib.md5(w.encode()).hexdigest(), 16)
+            v[h % self._dims] += 1.0 if (h >> 64) & 1 else -1.0
+        if not v.any():
+            v[0] = 1.0
+        return v.tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        self.query_calls += 1
+        if self.fail_queries:
+            raise ConnectionError("test provider is down")
+        return self._vec(text)
+
+    def embed_batch(self, texts: Sequence[str], progress=None) -> list[list[float]]:
+        with self._lock:
+            if self.fail_after_texts is not None and self.texts_embedded + len(texts) > self.fail_after_texts:
+                raise ConnectionError("test provider failed mid-sync")
+            self.batch_calls += 1
+            self.texts_embedded += len(texts)
+        out = [self._vec(t) for t in texts]
+        if progress:
+            progress(len(texts), len(texts))
+        return out
+
+
+@pytest.fixture
+def hashing_provider() -> HashingProvider:
+    return HashingProvider()

@@ -25,7 +25,7 @@ import numpy as np
 
 from .config import QuerySettings
 from .store import ChunkRow, Store
-from .text import contains_all_terms, fts_match_expression, query_terms, safe_cut, words
+from .text import contains_all_terms, fts_match_expression, is_cjk, query_terms, safe_cut, words
 
 SNIPPET_CHARS = 700
 MAX_POOL = 200
@@ -172,7 +172,8 @@ def run_search(
     if h.mmr.enabled:
         ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
     kept = [c for c in ranked if c.score >= min_score or c.exact][:max_results]
-    results = [_result(rows[c.rowid], c, terms, mode, h.fusion, explain) for c in kept]
+    weights = store.term_weights(terms) if any(len(rows[c.rowid].text) > SNIPPET_CHARS for c in kept) else {}
+    results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain) for c in kept]
     return results, mode
 
 
@@ -233,25 +234,31 @@ def _mmr(store: Store, ranked: list[_Candidate], rows: dict[int, ChunkRow], lam:
     return chosen + tail
 
 
-def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS) -> str:
-    """At most ``limit`` characters of ``text``, from the line where the
-    window holds the most query terms."""
+def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, weights: dict[str, float] | None = None) -> str:
+    """At most ``limit`` characters of ``text``, starting at the line whose
+    window covers the most query terms, each weighted (e.g. by IDF, so
+    "fusion" counts more than "what")."""
     if len(text) <= limit:
         return text
     folded = text.casefold()
-    hits = sorted(m.start() for t in terms for m in re.finditer(re.escape(t), folded)) if terms else []
-    best_start, best_count = 0, -1
-    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    for start in line_starts:
+    hits: list[tuple[int, str]] = []
+    for t in terms:
+        pattern = re.escape(t) if is_cjk(t[0]) else rf"(?<!\w){re.escape(t)}(?!\w)"
+        hits += [(m.start(), t) for m in re.finditer(pattern, folded)]
+    best_start, best_value = 0, -1
+    for start in [0] + [m.end() for m in re.finditer("\n", text)]:
         if start >= len(text):
             break
-        count = sum(1 for p in hits if start <= p < start + limit)
-        if count > best_count:
-            best_start, best_count = start, count
+        covered = {t for p, t in hits if start <= p < start + limit}
+        value = sum((weights or {}).get(t, 1.0) for t in covered)
+        if value > best_value:
+            best_start, best_value = start, value
     return safe_cut(text[best_start:], limit)
 
 
-def _result(row: ChunkRow, c: _Candidate, terms: Sequence[str], mode: str, method: str, explain: bool) -> SearchResult:
+def _result(
+    row: ChunkRow, c: _Candidate, terms: Sequence[str], weights: dict[str, float], mode: str, method: str, explain: bool
+) -> SearchResult:
     info = None
     if explain:
         info = {
@@ -271,7 +278,7 @@ def _result(row: ChunkRow, c: _Candidate, terms: Sequence[str], mode: str, metho
         start_line=row.start_line,
         end_line=row.end_line,
         score=round(c.score, 6),
-        snippet=make_snippet(row.text, terms),
+        snippet=make_snippet(row.text, terms, weights=weights),
         source=row.source,
         explain=info,
     )

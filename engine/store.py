@@ -14,6 +14,7 @@ has swapped in a rebuilt index (the ``generation`` in ``meta`` changed).
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -394,6 +395,24 @@ class Store:
             params = [match, *sources, k]
         with self._lock:
             return [(r, float(s)) for r, s in self.conn.execute(sql, params).fetchall()]
+
+    def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
+        """IDF-like weight ``log(1 + N / df)`` of each term, from the FTS index.
+
+        Rare terms say more about a chunk than "we" or "the"; terms the
+        index has never seen get the highest weight.
+        """
+        if not self.caps.fts5 or not terms:
+            return {}
+        with self._lock:
+            if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_vocab'").fetchone():
+                self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
+            total = max(1, self.chunk_count())
+            counts = {}
+            for t in terms:
+                row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (t,)).fetchone()
+                counts[t] = row[0] if row else 0
+        return {t: math.log(1 + total / max(1, n)) for t, n in counts.items()}
 
     # -- chunks and files -------------------------------------------------
 

@@ -1,0 +1,31 @@
+# Two commands do all set-up on a fresh machine:
+#   make demo   index the bundled example memory with a local model and search it
+#   make test   install everything the tests need (system packages too) and run them
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# llama-cpp-python compiles from source; a portable build keeps quantised
+# models from crashing on CPUs with AMX (see README).
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+demo: $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[local]"
+	$(BIN)/python scripts/demo.py
+
+test: $(BIN)/python
+	bash scripts/install-system-deps.sh
+	$(BIN)/python -m pip install -q -e ".[dev,local]"
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[local]"
+	$(BIN)/python bench/engine_bench.py
+
+clean:
+	rm -rf $(VENV) build test-artifacts

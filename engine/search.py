@@ -108,6 +108,7 @@ class _Candidate:
     parts: dict = field(default_factory=dict)
     exact: bool = False
     decay: float = 1.0
+    no_vector: bool = False
 
 
 def bm25_to_score(bm25: float, best_bm25: float) -> float:
@@ -157,6 +158,13 @@ def run_search(
 
     rows = store.chunks(cands)
     best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
+    if mode == "hybrid":
+        # Chunks without a vector (indexed while the provider was down) can
+        # only be judged by keywords: score them as keyword-only.
+        unranked = [r for r, c in cands.items() if c.v_rank is None]
+        vectored = store.with_vectors(unranked)
+        for r in unranked:
+            cands[r].no_vector = r not in vectored
     _fuse(cands.values(), mode, h, best_bm25)
     for c in cands.values():
         row = rows.get(c.rowid)
@@ -183,7 +191,9 @@ def _fuse(cands, mode: str, h, best_bm25: float) -> None:
         v = min(1.0, max(0.0, c.v_sim)) if c.v_sim is not None else 0.0
         t = bm25_to_score(c.t_bm25, best_bm25) if c.t_bm25 is not None else 0.0
         c.t_score = t
-        if mode == "keyword":
+        if mode == "keyword" or c.no_vector:
+            if h.fusion == "rrf" and mode == "hybrid":
+                t = (h.rrf_k + 1) / (h.rrf_k + c.t_rank)
             c.score, c.parts = t, {"text": t}
         elif mode == "vector":
             c.score, c.parts = v, {"vector": v}

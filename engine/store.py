@@ -441,6 +441,14 @@ class Store:
             rows = self.conn.execute(f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", ids).fetchall()
         return {r: np.frombuffer(b, dtype="<f4") for r, b in rows}
 
+    def with_vectors(self, rowids: Sequence[int]) -> set[int]:
+        """The chunks among ``rowids`` that have a stored vector."""
+        if not rowids or self.dims is None:
+            return set()
+        marks = ",".join("?" * len(rowids))
+        with self._lock:
+            return {r for (r,) in self.conn.execute(f"SELECT rowid FROM chunks_vec WHERE rowid IN ({marks})", list(rowids))}
+
     def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
         if not rowids:
             return {}

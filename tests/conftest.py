@@ -92,8 +92,12 @@ class HashingProvider(EmbeddingProvider):
     id = "hashing"
     endpoint_key = "test://hashing"
 
-    def __init__(self, dims: int = 64, model: str = "hash-v1"):
+    def __init__(self, dims: int = 64, model: str = "hash-v1", blind_to_digits: bool = False):
         self._dims = dims
+        # Like many real models, optionally see nothing in tokens such as
+        # commit hashes: only words of 3+ letters count, and a text with
+        # none maps to a direction no word uses.
+        self.blind_to_digits = blind_to_digits
         self.model = model
         self.batch_calls = 0
         self.query_calls = 0
@@ -108,9 +112,11 @@ class HashingProvider(EmbeddingProvider):
 
     def _vec(self, text: str) -> list[float]:
         v = np.zeros(self._dims, dtype=np.float32)
-        for w in re.findall(r"\w+", text.lower()):
+        pattern = r"\b[^\W\d_]{3,}\b" if self.blind_to_digits else r"\w+"
+        for w in re.findall(pattern, text.lower()):
             h = int(hashlib.md5(w.encode()).hexdigest(), 16)
-            v[h % self._dims] += 1.0 if (h >> 64) & 1 else -1.0
+            bucket = 1 + h % (self._dims - 1) if self.blind_to_digits else h % self._dims
+            v[bucket] += 1.0 if (h >> 64) & 1 else -1.0
         if not v.any():
             v[0] = 1.0
         return v.tolist()

@@ -1,0 +1,84 @@
+"""get(): reading memory files and refusing everything else (SPEC §8)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from engine.errors import AccessDenied
+from engine.read import MAX_LINES, read_lines
+
+
+def test_reads_a_window_with_1_based_lines(workspace):
+    r = read_lines("MEMORY.md", workspace, [], from_line=3, lines=2)
+    assert r.text == "## People\n- Anna is the tech lead of the billing team."
+    assert (r.from_line, r.to_line, r.total_lines, r.truncated) == (3, 4, 8, False)
+    assert read_lines("memory/2026-01-05.md", workspace, []).text.startswith("# 2026-01-05")
+
+
+def test_absolute_path_inside_memory_is_allowed(workspace):
+    r = read_lines(str(workspace / "memory" / "2026-01-06.md"), workspace, [])
+    assert r.path == "memory/2026-01-06.md"
+
+
+def test_missing_memory_file_reads_empty(workspace):
+    r = read_lines("memory/2030-01-01.md", workspace, [])
+    assert r.text == "" and r.missing
+
+
+@pytest.mark.parametrize(
+    "path,why",
+    [
+        ("../outside.md", "'..'"),
+        ("memory/../../outside.md", "'..'"),
+        ("memory/../README.md", "'..'"),
+        ("/etc/passwd", ".md"),
+        ("MEMORY.txt", ".md"),
+        ("memory/.hidden.md", "hidden"),
+        ("README.md", "not part of this agent's memory"),
+        ("", "no path"),
+    ],
+)
+def test_refusals_say_why(workspace, tmp_path, path, why):
+    (tmp_path / "outside.md").write_text("secret")
+    (workspace / "README.md").write_text("readme")
+    (workspace / "memory" / ".hidden.md").write_text("h")
+    with pytest.raises(AccessDenied) as err:
+        read_lines(path, workspace, [])
+    assert why in str(err.value)
+
+
+def test_absolute_path_outside_is_refused(workspace, tmp_path):
+    other = tmp_path / "elsewhere" / "memory"
+    other.mkdir(parents=True)
+    (other / "x.md").write_text("not yours")
+    with pytest.raises(AccessDenied, match="not part of this agent's memory"):
+        read_lines(str(other / "x.md"), workspace, [])
+
+
+def test_symlinks_are_refused(workspace, tmp_path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("password")
+    os.symlink(secret, workspace / "memory" / "leak.md")
+    os.symlink(tmp_path, workspace / "memory" / "dirlink")
+    with pytest.raises(AccessDenied, match="symlink"):
+        read_lines("memory/leak.md", workspace, [])
+    with pytest.raises(AccessDenied, match="symlink"):
+        read_lines("memory/dirlink/secret.md", workspace, [])
+
+
+def test_extra_paths_are_readable_even_outside_the_workspace(workspace, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "n.md").write_text("extra note")
+    r = read_lines("../notes/n.md", workspace, [notes])
+    assert r.text == "extra note" and r.path == "../notes/n.md"
+    with pytest.raises(AccessDenied):
+        read_lines("../notes/n.md", workspace, [])
+
+
+def test_output_is_bounded(workspace):
+    (workspace / "memory" / "long.md").write_text("\n".join(f"l{i}" for i in range(MAX_LINES + 500)))
+    r = read_lines("memory/long.md", workspace, [])
+    assert r.to_line == MAX_LINES and r.truncated

@@ -1,0 +1,143 @@
+"""Hybrid search behaviour (SPEC §7)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from conftest import HashingProvider, make_agent
+from engine import MemextError, MemoryIndex
+from engine.search import bm25_to_score, decay_factor, make_snippet, pool_size
+
+
+def idx_for(ws, tmp_path, provider, **settings) -> MemoryIndex:
+    idx = MemoryIndex(make_agent(ws, db_path=tmp_path / "idx.sqlite", **settings), provider=provider)
+    idx.sync()
+    return idx
+
+
+def test_two_character_chinese_word_finds_its_note(workspace, tmp_path, hashing_provider):
+    with idx_for(workspace, tmp_path, hashing_provider) as idx:
+        hits = idx.search("咖啡")
+        assert hits[0].path == "memory/2026-01-06.md"
+        assert "咖啡" in hits[0].snippet
+
+
+def test_japanese_and_german_notes_are_found(workspace, tmp_path):
+    (workspace / "memory" / "2026-01-07.md").write_text("- 東京の友人と京都で会う予定。\n- Zwischenspeicherung der Embeddings\n")
+    with idx_for(workspace, tmp_path, None) as idx:
+        assert idx.search("京都")[0].path == "memory/2026-01-07.md"
+        assert idx.search("zwischenspeicherung")[0].path == "memory/2026-01-07.md"
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "rrf", None])
+def test_exact_token_only_keyword_side_matches_is_kept(tmp_path, fusion):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    # Many notes that are semantically closer to the query than the one with
+    # the token, so the vector side ranks the token's note low or not at all.
+    for i in range(60):
+        (ws / "memory" / f"2026-02-{i:02d}.md").write_text(f"- commit review meeting {i} commit notes\n")
+    (ws / "memory" / "2026-03-01.md").write_text("- deployed build a828e60 to staging\n")
+    provider = HashingProvider(dims=16, blind_to_digits=True)
+    # fusion None: the defaults exactly as a user gets them.
+    settings = {"query": {"min_score": 0.35, "hybrid": {"fusion": fusion}}} if fusion else {}
+    with idx_for(ws, tmp_path, provider, **settings) as idx:
+        hits = idx.search("a828e60", explain=True)
+        assert hits[0].path == "memory/2026-03-01.md"
+        info = hits[0].explain
+        assert info["exact_match"] and info["keyword"]["rank"] == 1
+        assert info["vector"]["similarity"] is None or info["vector"]["similarity"] <= 0.01
+        if fusion == "weighted":
+            assert hits[0].score < 0.35  # kept although under min_score
+        # and a query whose words are absent returns nothing over the threshold
+        assert all(h.explain["exact_match"] or h.score >= 0.35 for h in idx.search("zzzz unknown", explain=True))
+
+
+def test_keyword_only_mode_without_provider(workspace, tmp_path):
+    with idx_for(workspace, tmp_path, None) as idx:
+        resp = idx.search("Anna roadmap")
+        assert resp.mode == "keyword" and resp.provider == "none"
+        assert resp.notice and "keyword-only" in resp.notice
+        assert resp[0].path == "memory/2026-01-06.md"
+        st = idx.status()
+        assert st.mode == "keyword-only" and st.vector["dims"] is None
+
+
+def test_scores_lie_in_0_1_and_bm25_is_not_constant(workspace, tmp_path, hashing_provider):
+    for fusion in ("weighted", "rrf"):
+        with idx_for(workspace, tmp_path, hashing_provider, query={"hybrid": {"fusion": fusion}}) as idx:
+            hits = idx.search("Anna tech lead billing roadmap", min_score=0, max_results=10)
+            assert hits and all(0.0 <= h.score <= 1.0 for h in hits)
+            assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    with idx_for(workspace, tmp_path, None) as idx:
+        kw = idx.search("Anna billing tech lead", min_score=0, explain=True)
+        bm = [h.explain["keyword"]["score"] for h in kw]
+        assert len(set(bm)) > 1 and bm[0] == 1.0  # monotone, not every hit 1.0
+    assert bm25_to_score(-5.0, -10.0) == 0.5 and bm25_to_score(-10.0, -10.0) == 1.0
+
+
+def test_explain_shows_both_sides(workspace, tmp_path, hashing_provider):
+    with idx_for(workspace, tmp_path, hashing_provider) as idx:
+        h = idx.search("green tea", explain=True)[0]
+        assert h.path == "MEMORY.md"
+        assert set(h.explain) >= {"vector", "keyword", "fusion", "decay", "exact_match"}
+        assert h.explain["vector"]["rank"] is not None and h.explain["keyword"]["rank"] == 1
+
+
+def test_query_time_provider_error_degrades_to_keyword(workspace, tmp_path, hashing_provider):
+    with idx_for(workspace, tmp_path, hashing_provider) as idx:
+        hashing_provider.fail_queries = True
+        resp = idx.search("green tea")
+        assert resp.mode == "keyword" and "test provider is down" in resp.error
+        assert "keyword-only" in resp.notice and resp[0].path == "MEMORY.md"
+
+
+def test_snippets_are_at_most_700_chars_and_show_the_terms():
+    text = "\n".join(f"filler line {i} " * 5 for i in range(60)) + "\nthe platypus appears here\n" + "tail " * 100
+    snip = make_snippet(text, ["platypus"])
+    assert len(snip) <= 700 and "platypus" in snip
+    assert make_snippet("short", ["x"]) == "short"
+
+
+def test_temporal_decay_ages_daily_files_only():
+    today = date(2026, 3, 1)
+    assert decay_factor("memory/2026-01-30.md", 30, today) == pytest.approx(0.5, rel=1e-6)
+    assert decay_factor("MEMORY.md", 30, today) == 1.0
+    assert decay_factor("memory/projects.md", 30, today) == 1.0
+
+
+def test_temporal_decay_reorders_results(workspace, tmp_path):
+    (workspace / "memory" / "2020-01-01.md").write_text("- the deploy checklist lives in the wiki\n")
+    (workspace / "memory" / "2026-01-09.md").write_text("- the deploy checklist lives in the wiki\n")
+    on = {"query": {"hybrid": {"temporal_decay": {"enabled": True, "half_life_days": 30}}}}
+    with idx_for(workspace, tmp_path, None, **on) as idx:
+        hits = idx.search("deploy checklist wiki", min_score=0)
+        order = [h.path for h in hits]
+        assert order.index("memory/2026-01-09.md") < order.index("memory/2020-01-01.md")
+
+
+def test_mmr_prefers_variety(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for i in range(3):
+        (ws / "memory" / f"2026-01-0{i + 1}.md").write_text("- pasta recipe with garlic and olive oil\n")
+    (ws / "memory" / "2026-01-09.md").write_text("- pasta shop opening hours on Sunday\n")
+    mmr = {"query": {"hybrid": {"mmr": {"enabled": True, "lambda": 0.3}}}}
+    with idx_for(ws, tmp_path, HashingProvider(), **mmr) as idx:
+        top2 = [h.path for h in idx.search("pasta recipe garlic", min_score=0, max_results=2)]
+    assert "memory/2026-01-09.md" in top2
+
+
+def test_sources_filter_and_bad_input(workspace, tmp_path):
+    with idx_for(workspace, tmp_path, None) as idx:
+        with pytest.raises(MemextError, match="not indexed"):
+            idx.search("x", sources=["sessions"])
+        with pytest.raises(MemextError, match="empty"):
+            idx.search("   ")
+        assert idx.search("Anna", sources=["memory"])
+
+
+def test_pool_size_is_capped():
+    assert pool_size(6, 4) == 24 and pool_size(100, 4) == 200

@@ -1,0 +1,102 @@
+"""Which files are memory (SPEC §1) and how transcripts are read (SPEC §9)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from engine.sessions import discover_session_files, parse_transcript
+from engine.sources import discover_memory_files, read_text
+
+
+def paths(files):
+    return [f.path for f in files]
+
+
+def test_discovers_memory_files_only(workspace, tmp_path):
+    (workspace / "memory" / "sub").mkdir()
+    (workspace / "memory" / "sub" / "deep.md").write_text("deep")
+    (workspace / "memory" / "notes.txt").write_text("not markdown")
+    (workspace / "memory" / ".hidden.md").write_text("hidden")
+    (workspace / "memory" / ".git").mkdir()
+    (workspace / "memory" / ".git" / "x.md").write_text("hidden dir")
+    (workspace / "README.md").write_text("not memory: outside memory/")
+    files, skipped = discover_memory_files(workspace, [], 10_000_000)
+    assert paths(files) == ["MEMORY.md", "memory/2026-01-05.md", "memory/2026-01-06.md", "memory/sub/deep.md"]
+    assert skipped == []
+
+
+def test_extra_paths_folders_and_files(workspace, tmp_path):
+    notes = tmp_path / "notes"
+    (notes / "a").mkdir(parents=True)
+    (notes / "a" / "x.md").write_text("x")
+    single = tmp_path / "single.md"
+    single.write_text("s")
+    inside = workspace / "docs"
+    inside.mkdir()
+    (inside / "y.md").write_text("y")
+    files, skipped = discover_memory_files(workspace, [notes, single, inside, tmp_path / "missing"], 10_000_000)
+    got = paths(files)
+    assert "../notes/a/x.md" in got and "../single.md" in got and "docs/y.md" in got
+    assert [s.reason for s in skipped] == ["extra path does not exist"]
+
+
+def test_symlinks_leading_outside_are_skipped(workspace, tmp_path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("password")
+    os.symlink(secret, workspace / "memory" / "leak.md")
+    outside_dir = tmp_path / "outside"
+    outside_dir.mkdir()
+    (outside_dir / "o.md").write_text("o")
+    os.symlink(outside_dir, workspace / "memory" / "linkdir")
+    os.symlink(workspace / "MEMORY.md", workspace / "memory" / "alias.md")  # inside: fine, once
+    files, skipped = discover_memory_files(workspace, [], 10_000_000)
+    assert "memory/leak.md" not in paths(files) and "memory/linkdir/o.md" not in paths(files)
+    assert paths(files).count("MEMORY.md") == 1 and "memory/alias.md" not in paths(files)
+    reasons = {s.path: s.reason for s in skipped}
+    assert "symlink" in reasons["memory/leak.md"] and "symlink" in reasons["memory/linkdir"]
+
+
+def test_memory_md_and_lowercase_twin_deduplicate_by_file(workspace):
+    os.link(workspace / "MEMORY.md", workspace / "memory.md")  # one file, two names
+    files, _ = discover_memory_files(workspace, [], 10_000_000)
+    assert paths(files).count("MEMORY.md") + paths(files).count("memory.md") == 1
+
+
+def test_size_cap_skips_and_reports(workspace):
+    (workspace / "memory" / "big.md").write_text("x" * 2000)
+    files, skipped = discover_memory_files(workspace, [], 1000)
+    assert "memory/big.md" not in paths(files)
+    assert skipped[0].path == "memory/big.md" and "cap" in skipped[0].reason
+
+
+def test_bad_utf8_is_replaced_not_fatal(tmp_path):
+    p = tmp_path / "bad.md"
+    p.write_bytes(b"\xef\xbb\xbfok \xff\xfe bytes")
+    text, bad = read_text(p)
+    assert bad and text.startswith("ok ") and "\ufffd" in text
+
+
+def test_transcript_lines_point_at_jsonl_lines(tmp_path):
+    records = [
+        {"type": "session", "id": "s1"},
+        {"type": "message", "message": {"role": "user", "content": "Where is the \u2028 VPN profile?"}},
+        "not json at all",
+        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "lisbon-office.ovpn"}, {"type": "image"}]}},
+        {"type": "message", "message": {"role": "tool", "content": "ignored"}},
+    ]
+    text = "\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in records) + "\n"
+    t = parse_transcript(text)
+    assert t.messages == 2
+    assert t.lines[0][0] == 2 and t.lines[0][1].startswith("User: Where is")
+    assert t.lines[-1] == (4, "Assistant: lisbon-office.ovpn")
+
+
+def test_session_discovery(tmp_path):
+    d = tmp_path / "sessions"
+    d.mkdir()
+    (d / "a.jsonl").write_text("{}\n")
+    (d / ".b.jsonl").write_text("{}\n")
+    (d / "c.txt").write_text("x")
+    files, _ = discover_session_files(d, 10_000)
+    assert [(f.path, f.source) for f in files] == [("sessions/a.jsonl", "sessions")]

@@ -1,0 +1,148 @@
+"""The SQLite index: vec0 KNN, numpy fallback, cache, swaps seen across processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import make_agent
+from engine import MemoryIndex, db
+from engine.store import CacheKey, NewChunk, Store
+from engine.vectors import normalize
+
+TESTS = Path(__file__).resolve().parent
+
+
+def unit(seed: int, dims: int = 32) -> np.ndarray:
+    return normalize(np.random.default_rng(seed).standard_normal(dims))
+
+
+def fill(store: Store, n: int = 40, dims: int = 32, source: str = "memory") -> None:
+    for i in range(n):
+        store.replace_file(
+            f"memory/f{i}.md", source, f"h{i}", 1, 1,
+            [NewChunk(f"id{i}", 1, 1, f"t{i}", f"text number {i}", unit(i, dims))], "m",
+        )
+
+
+def test_binding_loads_sqlite_vec_and_fts5(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    assert store.caps.vec_version and store.caps.fts5
+    assert db.binding().can_load_extensions
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    store.close()
+
+
+def test_vec0_knn_and_numpy_agree(tmp_path):
+    store = Store(tmp_path / "a.sqlite", vector_backend="vec0")
+    fill(store)
+    q = unit(7)
+    assert store.vector_backend_in_use() == "vec0"
+    via_vec0 = store.vector_search(q, 5)
+    assert via_vec0[0][0] == 8 and via_vec0[0][1] == pytest.approx(1.0, abs=1e-5)  # rowid 8 holds unit(7)
+    store.close()
+    numpy_store = Store(tmp_path / "a.sqlite", vector_backend="numpy")
+    via_numpy = numpy_store.vector_search(q, 5)
+    assert [r for r, _ in via_numpy] == [r for r, _ in via_vec0]
+    assert np.allclose([s for _, s in via_numpy], [s for _, s in via_vec0], atol=1e-5)
+    numpy_store.close()
+
+
+def test_knn_filters_by_source(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    fill(store, 10)
+    store.replace_file("sessions/s.jsonl", "sessions", "hs", 1, 1, [NewChunk("sid", 1, 1, "ts", "session text", unit(3))], "m")
+    got = store.vector_search(unit(3), 3, ["sessions"])
+    assert [r for r, _ in got] == [11]
+    store.close()
+
+
+def test_numpy_matrix_follows_changes(tmp_path):
+    store = Store(tmp_path / "a.sqlite", vector_backend="numpy")
+    fill(store, 10)
+    assert store.vector_search(unit(2), 1)[0][0] == 3
+    store.delete_file("memory/f2.md")
+    store.replace_file("memory/new.md", "memory", "hn", 1, 1, [NewChunk("new", 1, 1, "tn", "new", unit(99))], "m")
+    assert store.vector_search(unit(2), 1)[0][0] != 3
+    assert store.vector_search(unit(99), 1)[0][0] == 11
+    store.close()
+
+
+def test_without_the_extension_vectors_use_a_numpy_scan(tmp_path):
+    store = Store(tmp_path / "a.sqlite", vector_enabled=False)
+    assert store.caps.vec_version is None and "disabled" in store.caps.vec_error
+    fill(store, 10)
+    assert store.get_meta("vector_store") == "blob"
+    assert store.vector_backend_in_use() == "numpy"
+    assert store.vector_search(unit(4), 1)[0][0] == 5
+    store.close()
+
+
+def test_embedding_cache_prunes_least_recently_used(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    key = CacheKey("p", "m", "e")
+    store.cache_put(key, {f"h{i}": unit(i) for i in range(5)})
+    import time
+
+    time.sleep(0.01)
+    store.cache_get(key, ["h0", "h1"])  # used recently
+    assert store.cache_prune(2) == 3
+    assert set(store.cache_get(key, [f"h{i}" for i in range(5)])) == {"h0", "h1"}
+    assert store.cache_get(CacheKey("p", "other-model", "e"), ["h0"]) == {}
+    store.close()
+
+
+def test_garbage_file_is_reported_as_corrupt(tmp_path):
+    from engine.store import CorruptIndex
+
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CorruptIndex):
+        Store(bad)
+
+
+READER = textwrap.dedent(
+    """
+    import sys, json, time
+    sys.path.insert(0, {tests!r})
+    from conftest import make_agent
+    from engine import MemoryIndex
+    from pathlib import Path
+    agent = make_agent(Path({ws!r}), db_path=Path({db!r}), sync={{"on_search": False}})
+    with MemoryIndex(agent, provider=None) as idx:
+        print(json.dumps([r.path for r in idx.search("zebra", min_score=0)]), flush=True)
+        sys.stdin.readline()  # the parent rebuilds the index now
+        print(json.dumps([r.path for r in idx.search("zebra", min_score=0)]), flush=True)
+        print(json.dumps(idx.status().to_dict()["chunks"]), flush=True)
+    """
+)
+
+
+def test_reader_in_another_process_sees_the_index_after_a_swap(workspace, tmp_path):
+    db_path = tmp_path / "idx.sqlite"
+    (workspace / "memory" / "2026-01-09.md").write_text("- the first zebra note\n")
+    agent = make_agent(workspace, db_path=db_path)
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER.format(tests=str(TESTS), ws=str(workspace), db=str(db_path))],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    before = json.loads(reader.stdout.readline())
+    assert before == ["memory/2026-01-09.md"]
+    # Rebuild (a shadow index swapped in) with different content.
+    (workspace / "memory" / "2026-01-10.md").write_text("- a second zebra note\n")
+    (workspace / "memory" / "2026-01-09.md").unlink()
+    with MemoryIndex(agent, provider=None) as idx:
+        assert idx.sync(force=True).rebuilt
+    out, err = reader.communicate("go\n", timeout=60)
+    assert reader.returncode == 0, err
+    after, chunks = [json.loads(line) for line in out.strip().splitlines()]
+    assert after == ["memory/2026-01-10.md"]
+    assert chunks == {"memory": 4}

@@ -1,0 +1,213 @@
+"""Incremental sync, deletes, rebuilds and concurrency (SPEC §4-5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import HashingProvider, make_agent
+from engine import IndexBuildError, MemoryIndex
+from engine.store import Store
+
+TESTS = Path(__file__).resolve().parent
+
+
+def open_idx(ws, tmp_path, provider, **settings):
+    return MemoryIndex(make_agent(ws, db_path=tmp_path / "idx.sqlite", **settings), provider=provider)
+
+
+def test_incremental_sync_embeds_only_what_changed(workspace, tmp_path, hashing_provider):
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        first = idx.sync()
+        assert first.files_indexed == 3 and first.texts_embedded == 3
+        calls = hashing_provider.batch_calls
+
+        again = idx.sync()
+        assert again.files_unchanged == 3 and again.files_indexed == 0
+        assert hashing_provider.batch_calls == calls  # nothing re-embedded
+
+        note = workspace / "memory" / "2026-01-05.md"
+        os.utime(note, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))  # touched, same text
+        touched = idx.sync()
+        assert touched.files_indexed == 0 and hashing_provider.batch_calls == calls
+
+        note.write_text(note.read_text() + "- New line about the quarterly budget.\n")
+        edited = idx.sync()
+        assert edited.files_indexed == 1 and edited.texts_embedded == 1
+        assert hashing_provider.texts_embedded == 4
+        assert [r.path for r in idx.search("quarterly budget", min_score=0)][0] == "memory/2026-01-05.md"
+
+
+def test_unchanged_chunks_of_an_edited_file_come_from_the_cache(workspace, tmp_path, hashing_provider):
+    big = workspace / "memory" / "2026-02-01.md"
+    big.write_text("\n".join(f"- fact number {i} about the project " * 3 for i in range(120)) + "\n")
+    with open_idx(workspace, tmp_path, hashing_provider, chunking={"tokens": 100, "overlap": 0}) as idx:
+        idx.sync()
+        before = hashing_provider.texts_embedded
+        big.write_text(big.read_text() + "- one more fact at the end\n")
+        report = idx.sync()
+        assert report.texts_embedded == 1  # only the last chunk changed
+        assert report.cache_hits > 10
+
+
+def test_deleting_a_file_removes_its_chunks(workspace, tmp_path, hashing_provider):
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        idx.sync()
+        assert any(r.path == "memory/2026-01-05.md" for r in idx.search("a828e60", min_score=0))
+        (workspace / "memory" / "2026-01-05.md").unlink()
+        report = idx.sync()
+        assert report.files_deleted == 1
+        assert not any(r.path == "memory/2026-01-05.md" for r in idx.search("a828e60", min_score=0))
+    store = Store(tmp_path / "idx.sqlite")
+    assert store.conn.execute("SELECT count(*) FROM chunks WHERE path = 'memory/2026-01-05.md'").fetchone()[0] == 0
+    assert store.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0] == store.chunk_count()
+    store.close()
+
+
+def test_failed_rebuild_keeps_the_old_index_and_no_temp_files(workspace, tmp_path, hashing_provider):
+    db = tmp_path / "idx.sqlite"
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        idx.sync()
+    # A new model means a rebuild; this provider dies half way through it.
+    broken = HashingProvider(model="hash-v2")
+    broken.fail_after_texts = 1
+    (workspace / "memory" / "2026-01-07.md").write_text("# 2026-01-07\n\n- brand new note about kayaks\n")
+    with MemoryIndex(make_agent(workspace, db_path=db), provider=broken) as idx:
+        with pytest.raises(IndexBuildError, match="previous index is kept"):
+            idx.sync()
+        assert "previous index is kept" in idx.status().last_error
+        # Still searchable, still the old index (the kayak note is not in it).
+        hits = idx.search("a828e60", min_score=0)
+        assert hits[0].path == "memory/2026-01-05.md"
+        assert not idx.search("kayaks", min_score=0).results
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("idx.sqlite"))
+    assert [n for n in leftovers if "rebuild" in n] == []
+    store = Store(db)
+    assert json.loads(store.get_meta("fingerprint"))["model"] == "hash-v1"
+    store.close()
+
+
+def test_fingerprint_change_rebuilds_from_the_cache(workspace, tmp_path, hashing_provider):
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        idx.sync()
+        assert not idx.sync().rebuilt
+        forced = idx.sync(force=True)
+        assert forced.rebuilt and forced.texts_embedded == 0 and forced.cache_hits == 3
+    # Changing chunking changes the fingerprint: rebuilt automatically.
+    with open_idx(workspace, tmp_path, hashing_provider, chunking={"tokens": 200, "overlap": 20}) as idx:
+        report = idx.sync()
+        assert report.rebuilt
+        assert idx.status().total_chunks == 3
+
+
+def test_progress_reports_counts_and_eta(workspace, tmp_path, hashing_provider):
+    events = []
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        idx.sync(progress=events.append)
+    phases = [e.phase for e in events]
+    assert "write" in phases and phases[-1] == "done"
+    last_write = [e for e in events if e.phase == "write"][-1]
+    assert last_write.files_done == last_write.files_total == 3
+    assert last_write.chunks_done == last_write.chunks_total == 3
+    assert last_write.eta_s == pytest.approx(0.0, abs=1e-6)
+    assert any(e.eta_s is not None for e in events)
+
+
+def test_provider_failure_in_incremental_sync_degrades_to_keyword(workspace, tmp_path, hashing_provider):
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        idx.sync()
+        hashing_provider.fail_after_texts = hashing_provider.texts_embedded  # down from now on
+        (workspace / "memory" / "2026-01-08.md").write_text("- the wifi password is in the vault\n")
+        report = idx.sync()
+        assert report.provider_error and "failed mid-sync" in report.provider_error
+        assert idx.search("wifi vault", min_score=0)[0].path == "memory/2026-01-08.md"  # keyword side
+        assert "failed mid-sync" in idx.status().last_error
+        hashing_provider.fail_after_texts = None  # back up: the file is retried
+        again = idx.sync()
+        assert again.files_indexed == 1 and again.texts_embedded == 1
+
+
+def test_unreadable_and_bad_files_are_reported_not_fatal(workspace, tmp_path, hashing_provider):
+    os.symlink(workspace / "memory" / "gone.md", workspace / "memory" / "dangling.md")
+    (workspace / "memory" / "latin1.md").write_bytes("caf\xe9 notes".encode("latin-1"))
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        report = idx.sync()
+        reasons = {s["path"]: s["reason"] for s in idx.status().skipped}
+    assert report.files_indexed == 4
+    assert "invalid UTF-8" in reasons["memory/latin1.md"]
+    assert "cannot read" in reasons["memory/gone.md"]
+
+
+def test_sessions_are_indexed_with_jsonl_line_numbers_and_deltas(workspace, tmp_path, hashing_provider):
+    sessions = workspace / "sessions"
+    sessions.mkdir()
+    log = sessions / "s1.jsonl"
+
+    def msg(role, text):
+        return json.dumps({"type": "message", "message": {"role": role, "content": text}}) + "\n"
+
+    log.write_text(json.dumps({"type": "session"}) + "\n" + msg("user", "book the dentist") + msg("assistant", "Booked for Friday at 9"))
+    settings = {"sources": ["memory", "sessions"], "experimental": {"session_memory": True}}
+    with open_idx(workspace, tmp_path, hashing_provider, **settings) as idx:
+        idx.sync()
+        hit = idx.search("dentist Friday", min_score=0, sources=["sessions"])[0]
+        assert (hit.path, hit.source, hit.start_line, hit.end_line) == ("sessions/s1.jsonl", "sessions", 2, 3)
+        assert idx.status().files == {"memory": 3, "sessions": 1}
+        # A small append stays below the delta thresholds for automatic syncs...
+        with log.open("a") as f:
+            f.write(msg("user", "also the optician"))
+        assert idx.sync(reason="watch").files_deferred == 1
+        assert all("optician" not in r.snippet for r in idx.search("optician", min_score=0, sources=["sessions"]))
+        # ...and a manual sync indexes it.
+        idx.sync()
+        hit = idx.search("optician", min_score=0, sources=["sessions"])[0]
+        assert hit.end_line == 4 and "optician" in hit.snippet
+
+
+CONCURRENT_SYNC = textwrap.dedent(
+    """
+    import sys, json, time
+    sys.path.insert(0, {tests!r})
+    from conftest import HashingProvider, make_agent
+    from engine import MemoryIndex
+    from pathlib import Path
+    agent = make_agent(Path({ws!r}), db_path=Path({db!r}))
+    p = HashingProvider()
+    with MemoryIndex(agent, provider=p) as idx:
+        start = time.time()
+        r = idx.sync()
+        print(json.dumps({{"indexed": r.files_indexed, "start": start, "end": time.time(), "embedded": p.texts_embedded}}))
+    """
+)
+
+
+def test_two_processes_syncing_one_agent_stay_consistent(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for i in range(150):
+        (ws / "memory" / f"2026-01-{i:03d}.md").write_text(f"# note {i}\n\n" + f"- fact {i} about topic{i % 7}\n" * 30)
+    db = tmp_path / "idx.sqlite"
+    code = CONCURRENT_SYNC.format(tests=str(TESTS), ws=str(ws), db=str(db))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    # One did the work, the other waited for the lock and found nothing to do.
+    assert sorted(o["indexed"] for o in outs) == [0, 150]
+    store = Store(db)
+    c = store.conn
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert c.execute("SELECT count(*) FROM files").fetchone()[0] == 150
+    assert c.execute("SELECT count(DISTINCT path) FROM chunks").fetchone()[0] == 150
+    assert c.execute("SELECT count(*) FROM chunks").fetchone()[0] == c.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+    assert c.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'topic3'").fetchone()[0] > 0
+    store.close()

@@ -1,0 +1,34 @@
+"""Tokens for FTS5: Unicode words, CJK grams, exact-hit checks."""
+
+from engine.text import contains_all_terms, estimate_tokens, fts_document, fts_match_expression, query_terms
+
+
+def test_query_terms_are_unicode_words_and_cjk_bigrams():
+    assert query_terms("Café a828e60 snake_case") == ["café", "a828e60", "snake", "case"]
+    assert query_terms("咖啡") == ["咖啡"]
+    assert query_terms("喝咖啡") == ["喝咖", "咖啡"]
+    assert query_terms("猫") == ["猫"]
+    assert query_terms("हिन्दी नोट्स") == ["हिन्दी", "नोट्स"]  # combining marks stay in words
+
+
+def test_fts_document_rewrites_cjk_runs_only():
+    assert fts_document("plain English") == "plain English"
+    doc = fts_document("我喝咖啡 ok")
+    assert "咖啡" in doc.split() and "我" in doc.split() and doc.endswith("ok")
+
+
+def test_match_expression_quotes_every_term():
+    assert fts_match_expression(['a"b', "c"]) == '"a""b" OR "c"'
+    assert fts_match_expression([]) is None
+
+
+def test_exact_hits_need_every_term():
+    assert contains_all_terms("Fixed in commit A828E60.", query_terms("a828e60"))
+    assert not contains_all_terms("commit a828e6", query_terms("a828e60"))
+    assert contains_all_terms("今天喝咖啡", query_terms("咖啡"))
+    assert not contains_all_terms("deploy", [])
+
+
+def test_token_estimate_counts_cjk_as_one():
+    assert estimate_tokens("abcd") == 1
+    assert estimate_tokens("咖啡") == 2

@@ -138,7 +138,8 @@ def run_search(
     h = settings.hybrid
     pool = pool_size(max_results, h.candidate_multiplier)
     terms = query_terms(query)
-    match = fts_match_expression(terms)
+    doc_counts = store.term_doc_counts(terms) if len(terms) > 1 else {}
+    match = fts_match_expression(keyword_terms(terms, doc_counts, store.chunk_count()))
     keyword_hits = store.keyword_search(match, pool, sources) if match else []
     vector_hits = store.vector_search(query_vector, pool, sources) if query_vector is not None else []
     use_vector = query_vector is not None and store.dims is not None
@@ -158,7 +159,7 @@ def run_search(
 
     rows = store.chunks(cands)
     best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
-    if mode == "hybrid":
+    if mode == "hybrid" and store.has_files_without_vectors():
         # Chunks without a vector (indexed while the provider was down) can
         # only be judged by keywords: score them as keyword-only.
         unranked = [r for r, c in cands.items() if c.v_rank is None]
@@ -170,7 +171,8 @@ def run_search(
         row = rows.get(c.rowid)
         if row is None:
             continue
-        if c.t_rank is not None:
+        # Only needed to rescue a keyword hit from min_score (or to explain).
+        if c.t_rank is not None and (explain or c.score * c.decay < min_score or h.temporal_decay.enabled):
             c.exact = contains_all_terms(row.text, terms)
         if h.temporal_decay.enabled:
             c.decay = decay_factor(row.path, h.temporal_decay.half_life_days, today or date.today())
@@ -180,9 +182,28 @@ def run_search(
     if h.mmr.enabled:
         ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
     kept = [c for c in ranked if c.score >= min_score or c.exact][:max_results]
-    weights = store.term_weights(terms) if any(len(rows[c.rowid].text) > SNIPPET_CHARS for c in kept) else {}
+    weights = {}
+    if any(len(rows[c.rowid].text) > SNIPPET_CHARS for c in kept):
+        # IDF-like: rare terms say more about where the snippet should start.
+        counts = doc_counts or store.term_doc_counts(terms)
+        total = max(1, store.chunk_count())
+        weights = {t: math.log(1 + total / max(1, n)) for t, n in counts.items()}
     results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain) for c in kept]
     return results, mode
+
+
+def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> list[str]:
+    """The terms worth sending to FTS5.
+
+    FTS5 clamps the IDF of a term found in more than half of the chunks to
+    ~0, so such a term cannot change any ranking, yet an OR over it makes
+    FTS5 score nearly every chunk (slow on large indexes). Drop those terms,
+    keeping at least the rarest one.
+    """
+    if len(terms) < 2 or total < 20:
+        return terms
+    kept = [t for t in terms if doc_counts.get(t, 0) * 2 <= total]
+    return kept or [min(terms, key=lambda t: doc_counts.get(t, 0))]
 
 
 def _fuse(cands, mode: str, h, best_bm25: float) -> None:

@@ -14,7 +14,6 @@ has swapped in a rebuilt index (the ``generation`` in ``meta`` changed).
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 import time
@@ -140,7 +139,7 @@ class Store:
         self._lock = threading.RLock()
         self._matrix: MatrixIndex | None = None
         self._matrix_loading = False
-        self._count_cache: tuple[Any, int] = (None, 0)
+        self._memo: dict[str, tuple[Any, Any]] = {}
         self._open()
 
     # -- connection -----------------------------------------------------
@@ -161,7 +160,8 @@ class Store:
         self._generation = self.get_meta("generation")
         self._inode = _inode(self.path)
         self._matrix = None
-        self._count_cache = (None, 0)
+        self._matrix_key: Any = None
+        self._memo = {}
 
     def _init_schema(self) -> None:
         # Readers must not take the write lock, so only write when needed.
@@ -337,7 +337,10 @@ class Store:
                 else:
                     return None
             matrix = self._matrix
-        if matrix is not None:
+            key = self._data_key()
+            stale = key != self._matrix_key
+            self._matrix_key = key
+        if matrix is not None and stale:
             matrix.refresh(self._vector_rows_after, self._live_rowids)
         return matrix
 
@@ -371,7 +374,8 @@ class Store:
 
     def _live_rowids(self) -> np.ndarray:
         with self._lock:
-            rows = self.conn.execute("SELECT rowid FROM chunks_vec").fetchall()
+            # chunks, not the vec0 table: same rowids, and a plain table scans faster.
+            rows = self.conn.execute("SELECT rowid FROM chunks").fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
     # -- keyword side -----------------------------------------------------
@@ -396,23 +400,18 @@ class Store:
         with self._lock:
             return [(r, float(s)) for r, s in self.conn.execute(sql, params).fetchall()]
 
-    def term_weights(self, terms: Sequence[str]) -> dict[str, float]:
-        """IDF-like weight ``log(1 + N / df)`` of each term, from the FTS index.
-
-        Rare terms say more about a chunk than "we" or "the"; terms the
-        index has never seen get the highest weight.
-        """
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each term (from the FTS index)."""
         if not self.caps.fts5 or not terms:
             return {}
         with self._lock:
-            if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_vocab'").fetchone():
-                self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
-            total = max(1, self.chunk_count())
+            # A temp table: readers must not write to the index file.
+            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
             counts = {}
             for t in terms:
                 row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (t,)).fetchone()
                 counts[t] = row[0] if row else 0
-        return {t: math.log(1 + total / max(1, n)) for t, n in counts.items()}
+        return counts
 
     # -- chunks and files -------------------------------------------------
 
@@ -463,15 +462,31 @@ class Store:
             ).fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
+    def _data_key(self) -> tuple[int, int]:
+        """Changes whenever this or any other connection changed the data."""
+        return (self._read_data_version(), self.conn.total_changes)
+
+    def _cached(self, name: str, compute):
+        """``compute()`` remembered until the data changes (searches ask
+        for counts every time, and count(*) scans)."""
+        key = self._data_key()
+        hit = self._memo.get(name)
+        if hit is None or hit[0] != key:
+            hit = (key, compute())
+            self._memo[name] = hit
+        return hit[1]
+
+    def has_files_without_vectors(self) -> bool:
+        """True when some files were indexed keyword-only (provider down)."""
+        with self._lock:
+            return self._cached(
+                "unvectored", lambda: self.conn.execute("SELECT 1 FROM files WHERE hash IS NULL LIMIT 1").fetchone() is not None
+            )
+
     def chunk_count(self, source: str | None = None) -> int:
         with self._lock:
             if source is None:
-                # Searches ask this every time; count(*) scans, so remember
-                # it until the data changes.
-                version = (self._read_data_version(), self.conn.total_changes)
-                if self._count_cache[0] != version:
-                    self._count_cache = (version, self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-                return self._count_cache[1]
+                return self._cached("count", lambda: self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
             return self.conn.execute("SELECT count(*) FROM chunks WHERE source = ?", (source,)).fetchone()[0]
 
     def file_count(self, source: str | None = None) -> int:

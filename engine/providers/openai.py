@@ -1,0 +1,225 @@
+"""The ``openai`` provider: any OpenAI-compatible embeddings endpoint (SPEC §6).
+
+Uses the official ``openai`` client (``remote.base_url``, the API key,
+``remote.headers``); the default model is ``text-embedding-3-small``.
+Document texts are cut to the model's input limit and packed into requests
+under it, sent with bounded concurrency; with ``remote.batch.enabled`` they
+go through the Batch API instead (:mod:`engine.providers.openai_batch`),
+with inline requests after repeated batch failures. The client's own
+retries are off: :mod:`engine.providers.retry` applies SPEC's policy
+(429/5xx/timeouts 3 times, 0.5-8 s backoff with jitter, ``Retry-After``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import httpx2
+import openai
+
+from ..config import AgentConfig, BatchSettings
+from ..errors import ProviderError
+from ..paths import AppPaths
+from .base import EmbeddingProvider, EmbedProgress
+from .openai_batch import BatchFailed, OpenAIBatchEmbedder, decode_embedding
+from .packing import cap_input, pack, run_packed
+from .remote import RemoteTarget, remote_target
+from .retry import Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
+
+log = logging.getLogger("memext")
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "text-embedding-3-small"
+#: Per input, in tokens (all current OpenAI embedding models).
+MAX_INPUT_TOKENS = 8192
+#: The API's cap on inputs per request.
+MAX_REQUEST_INPUTS = 2048
+QUERY_TIMEOUT_S = 60.0
+DOCUMENT_TIMEOUT_S = 120.0
+CONNECT_TIMEOUT_S = 10.0
+#: Requests in flight at once while embedding documents inline.
+CONCURRENCY = 4
+#: Texts per engine call when embedding inline: enough requests to keep
+#: CONCURRENCY busy, small enough for steady progress and writes.
+INLINE_GROUP_SIZE = 256
+
+
+def classify(exc: Exception) -> Failure | None:
+    """An ``openai`` client exception as the retry loop sees it."""
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure("the request timed out", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        return Failure(f"cannot connect ({cause or exc})", retryable=True)
+    if isinstance(exc, openai.APIStatusError):
+        return Failure(
+            status_message(exc.status_code, exc.body, exc.response.text if exc.body is None else None),
+            retryable=is_retryable_status(exc.status_code),
+            retry_after=parse_retry_after(exc.response.headers),
+        )
+    if isinstance(exc, (openai.OpenAIError, ValueError)):  # bad response shapes
+        return Failure(f"unexpected response: {exc}", retryable=False)
+    return None
+
+
+def status_message(status: int, body: Any, text: str | None = None) -> str:
+    """``HTTP 401: <the server's message>``."""
+    message = None
+    if isinstance(body, Mapping):
+        inner = body.get("error")
+        message = body.get("message") or (inner.get("message") if isinstance(inner, Mapping) else inner)
+    elif isinstance(body, str):
+        message = body.strip() or None
+    if not message and text:
+        message = text.strip() or None
+    return f"HTTP {status}: {str(message)[:500]}" if message else f"HTTP {status}"
+
+
+class OpenAIProvider(EmbeddingProvider):
+    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint.
+
+    Timeouts, retry policy, concurrency and request limits are constructor
+    arguments (tests shrink them); the defaults are SPEC §6's.
+    """
+
+    id = "openai"
+
+    def __init__(
+        self,
+        target: RemoteTarget,
+        *,
+        batch: BatchSettings | None = None,
+        batch_state_file: Path | None = None,
+        retry: RetryPolicy | None = None,
+        query_timeout_s: float = QUERY_TIMEOUT_S,
+        document_timeout_s: float = DOCUMENT_TIMEOUT_S,
+        concurrency: int = CONCURRENCY,
+        max_input_tokens: int = MAX_INPUT_TOKENS,
+        max_request_tokens: int | None = None,
+        max_request_inputs: int = MAX_REQUEST_INPUTS,
+        sleep: Callable[[float], None] = time.sleep,
+        batch_options: Mapping[str, Any] | None = None,
+    ):
+        self.model = target.model
+        self.endpoint_key = target.endpoint_key
+        self.base_url = target.base_url
+        self.max_input_tokens = max_input_tokens
+        # The per-request budget defaults to the model's input limit: some
+        # OpenAI-compatible servers cap a whole request at the context size.
+        self._max_request_tokens = max_request_tokens or max_input_tokens
+        self._max_request_inputs = max_request_inputs
+        self._retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._query_timeout = httpx2.Timeout(query_timeout_s, connect=min(CONNECT_TIMEOUT_S, query_timeout_s))
+        self._document_timeout = httpx2.Timeout(document_timeout_s, connect=min(CONNECT_TIMEOUT_S, document_timeout_s))
+        self._concurrency = max(1, concurrency)
+        self._dims: int | None = None
+        self._client = openai.OpenAI(
+            api_key=target.api_key,
+            base_url=target.base_url,
+            default_headers=dict(target.headers) or None,
+            max_retries=0,  # retry.py applies the policy
+            timeout=self._document_timeout,
+        )
+        self._batch: OpenAIBatchEmbedder | None = None
+        if batch is not None and batch.enabled:
+            self._batch = OpenAIBatchEmbedder(
+                self._client, self.model, batch, call=self._call, state_file=batch_state_file, sleep=sleep, **dict(batch_options or {})
+            )
+
+    # -- EmbeddingProvider ------------------------------------------------------
+
+    @property
+    def batch_group_size(self) -> int | None:  # type: ignore[override]
+        # The Batch API wants every text of a sync in one job.
+        return None if self._batch is not None and self._batch.active else INLINE_GROUP_SIZE
+
+    @property
+    def dims(self) -> int | None:
+        return self._dims
+
+    def embed_query(self, text: str) -> list[float]:
+        capped = cap_input(text, self.max_input_tokens)
+        response = self._call(
+            lambda: self._client.embeddings.create(model=self.model, input=capped, timeout=self._query_timeout),
+            "query embedding",
+        )
+        return self._vectors(response, 1)[0]
+
+    def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
+        if not texts:
+            return []
+        capped = [cap_input(t, self.max_input_tokens) for t in texts]
+        if self._batch is not None and self._batch.active:
+            try:
+                vectors = self._batch.embed(capped, progress)
+                self._check_dims(vectors)
+                return vectors
+            except BatchFailed as exc:
+                log.warning("OpenAI batch failed, embedding %d texts inline instead: %s", len(capped), exc)
+        return self._embed_inline(capped, progress)
+
+    def status(self) -> dict:
+        return self._batch.status() if self._batch is not None else {}
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- requests ---------------------------------------------------------------
+
+    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+        return call_with_retries(fn, classify, self._retry, what=f"OpenAI {what} ({self.base_url})", sleep=self._sleep)
+
+    def _embed_inline(self, texts: list[str], progress: EmbedProgress | None) -> list[list[float]]:
+        groups = pack(texts, max_request_tokens=self._max_request_tokens, max_request_inputs=self._max_request_inputs)
+
+        def send(inputs: list[str]) -> list[list[float]]:
+            response = self._call(
+                lambda: self._client.embeddings.create(model=self.model, input=inputs, timeout=self._document_timeout),
+                f"embeddings request ({len(inputs)} texts)",
+            )
+            return self._vectors(response, len(inputs))
+
+        return run_packed(texts, groups, send, concurrency=self._concurrency, progress=progress)
+
+    def _vectors(self, response: Any, expected: int) -> list[list[float]]:
+        """The response's vectors in input order (``data`` is ordered by ``index``)."""
+        data = sorted(response.data or [], key=lambda d: d.index)
+        if len(data) != expected or [d.index for d in data] != list(range(expected)):
+            raise ProviderError(f"OpenAI embeddings ({self.base_url}) returned {len(data)} vectors for {expected} inputs")
+        try:
+            vectors = [decode_embedding(d.embedding) for d in data]
+        except ValueError as exc:
+            raise ProviderError(f"OpenAI embeddings ({self.base_url}) returned a malformed vector: {exc}") from exc
+        self._check_dims(vectors)
+        return vectors
+
+    def _check_dims(self, vectors: list[list[float]]) -> None:
+        for v in vectors:
+            if self._dims is None:
+                self._dims = len(v)
+            elif len(v) != self._dims:
+                raise ProviderError(f"OpenAI embeddings ({self.base_url}) returned vectors of {len(v)} and {self._dims} dimensions")
+
+
+def create(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None, **options: Any) -> OpenAIProvider:
+    """Build the OpenAI provider for an agent (no request is made yet).
+
+    ``options`` go to :class:`OpenAIProvider` (timeouts, retry policy...).
+    Without ``remote.base_url``, ``OPENAI_BASE_URL`` or the public API is used.
+    """
+    env = os.environ if env is None else env
+    target = remote_target(
+        "openai", agent, env, default_base_url=env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL, default_model=DEFAULT_MODEL
+    )
+    batch = agent.settings.remote.batch
+    state_file = None
+    if batch.enabled and not batch.wait:
+        digest = hashlib.sha256(f"{target.endpoint_key}\0{target.model}".encode()).hexdigest()[:16]
+        state_file = paths.cache_dir / "openai-batches" / f"{digest}.json"
+    return OpenAIProvider(target, batch=batch, batch_state_file=state_file, **options)

@@ -1,0 +1,72 @@
+"""What the remote providers (OpenAI, Gemini) read from an agent's settings.
+
+``remote.api_key`` (else ``OPENAI_API_KEY`` / ``GEMINI_API_KEY``),
+``remote.base_url``, ``remote.headers`` and ``model``. The endpoint key
+that goes into the index fingerprint and the embedding cache is the base
+URL plus the sorted header *names*: never a secret.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..config import AgentConfig
+from ..errors import ProviderError
+from . import resolve_api_key
+
+_KEY_ENV = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+_REMOTE = ("openai", "gemini")
+
+
+@dataclass(frozen=True)
+class RemoteTarget:
+    """Where a remote provider sends its requests, and as whom."""
+
+    api_key: str = field(repr=False)
+    base_url: str
+    model: str
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def endpoint_key(self) -> str:
+        return endpoint_key(self.base_url, self.headers)
+
+
+def endpoint_key(base_url: str, headers: Mapping[str, str] | None = None) -> str:
+    """``base_url`` plus the sorted header names (values may be secrets)."""
+    key = base_url.rstrip("/")
+    names = sorted({h.lower() for h in (headers or {})})
+    return f"{key} headers={','.join(names)}" if names else key
+
+
+def configured_model(name: str, agent: AgentConfig) -> str:
+    """``model`` as it applies to provider ``name`` ("" means its default).
+
+    ``model`` names one model; when ``name`` is only the fallback behind the
+    *other* remote provider, the name belongs to that one (a Gemini fallback
+    cannot use ``text-embedding-3-large``), so the fallback uses its default.
+    """
+    s = agent.settings
+    if s.provider != name and s.fallback == name and s.provider in _REMOTE:
+        return ""
+    return s.model
+
+
+def remote_target(
+    name: str, agent: AgentConfig, env: Mapping[str, str] | None, *, default_base_url: str, default_model: str
+) -> RemoteTarget:
+    """Resolve key, base URL, headers and model; a missing key says how to set one."""
+    key = resolve_api_key(name, agent, env)
+    if not key:
+        raise ProviderError(
+            f"no API key for the {name} embedding provider: set memory_search.remote.api_key "
+            f"in the config file or the {_KEY_ENV[name]} environment variable"
+        )
+    r = agent.settings.remote
+    return RemoteTarget(
+        api_key=key,
+        base_url=(r.base_url or default_base_url).rstrip("/"),
+        model=configured_model(name, agent) or default_model,
+        headers=dict(r.headers),
+    )

@@ -160,7 +160,7 @@ def main() -> None:
     if args.check:
         from engine.providers.local import embed_isolated
 
-        for text, ref, got in zip(TEXTS, vectors, embed_isolated(args.check, TEXTS)):
+        for text, ref, got in zip(TEXTS, vectors, embed_isolated(args.check, TEXTS), strict=True):
             print(f"{float(np.dot(ref, got) / np.linalg.norm(got)):.7f}  {text}")
 
 

@@ -43,7 +43,7 @@ def test_install_downloads_converts_and_matches_the_reference(tmp_path):
     texts = ["Dana's cat Biscuit weighs 5.1 kg.", "Rendezvous at the Brandenburger Tor at noon."]
     ours = LocalProvider(result.path).embed_batch(texts)
     theirs = LocalProvider(MODEL_PATH).embed_batch(texts)
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         assert float(np.dot(a, b)) > 0.999
 
     # A second install reuses the checked file: no download.

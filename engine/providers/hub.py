@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NoReturn
 
 import httpx2
 from filelock import FileLock, Timeout
@@ -207,7 +207,7 @@ def _content_range_total(value: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _raise_for_status(response: httpx2.Response, spec: str) -> None:
+def _raise_for_status(response: httpx2.Response, spec: str) -> NoReturn:
     status = response.status_code
     if status == 404:
         raise ProviderError(f"{spec} not found on the hub ({response.url}): check owner, repository and file name")

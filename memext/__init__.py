@@ -1,0 +1,88 @@
+"""memext for IPython: ``%load_ext memext``.
+
+Magics: ``%memsearch``, ``%memget``, ``%memstatus``, ``%memindex`` and
+``%%memnote``; settings through ``%config MemExt.<name>``; and
+:func:`search_widget` for live search. Loading the extension warms the
+default agent's index in the background (``sync.on_session_start``);
+unloading it stops that work and closes the indexes.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from engine import MemextError
+
+from .results import SearchResults
+from .session import Session
+from .views import FileLines, StatusTable, SyncSummary
+
+__all__ = [
+    "FileLines",
+    "SearchResults",
+    "Session",
+    "StatusTable",
+    "SyncSummary",
+    "load_ipython_extension",
+    "search_widget",
+    "unload_ipython_extension",
+]
+
+_MAGICS_NAME = "MemExt"
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics and start the warm-up sync (``%load_ext memext``)."""
+    from .magics import MemExt
+
+    magics = MemExt(shell=ipython)
+    ipython.register_magics(magics)
+    try:
+        magics.session.warm_up(magics.agent)
+    except MemextError as exc:
+        # The magics still load: the user can fix the config and retry.
+        print(f"memext: {exc}", file=sys.stderr)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Stop background syncs, close the indexes and remove the magics."""
+    manager = ipython.magics_manager
+    magics = manager.registry.pop(_MAGICS_NAME, None)
+    if magics is None:
+        return
+    magics.close()
+    for kind, table in manager.magics.items():
+        for name in list(magics.magics.get(kind, {})):
+            if getattr(table.get(name), "__self__", None) is magics:
+                del table[name]
+    if magics in getattr(ipython, "configurables", []):
+        ipython.configurables.remove(magics)
+
+
+def search_widget(agent: str | None = None, **kwargs: Any):
+    """A live search widget for ``agent`` (default: ``MemExt.agent`` or the
+    first configured agent).
+
+    Inside a shell where ``%load_ext memext`` ran, it shares the magics'
+    open indexes and settings; elsewhere it opens its own.
+    """
+    from .widget import SearchWidget
+
+    magics = _loaded_magics()
+    if magics is None:
+        return SearchWidget(agent=agent, **kwargs)
+    kwargs.setdefault("max_results", magics.max_results)
+    kwargs.setdefault("min_score", magics.min_score)
+    return SearchWidget(magics.session, agent=agent or magics.agent, **kwargs)
+
+
+def _loaded_magics():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    if shell is None:
+        return None
+    return shell.magics_manager.registry.get(_MAGICS_NAME)

@@ -1,0 +1,269 @@
+"""The IPython magics: ``%memsearch``, ``%memget``, ``%memstatus``,
+``%memindex`` and ``%%memnote``.
+
+Settings come from traitlets, so ``%config MemExt.max_results = 10`` (or
+``c.MemExt.agent = "work"`` in ``ipython_config.py``) works. Bad flags are
+one-line ``UsageError``s; engine errors (unknown agent, bad config, a path
+outside memory) are shown as their message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import shlex
+import sys
+from typing import Any, Callable
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+
+from engine import MemextError
+from engine.cli import parse_get_spec
+
+from .notes import append_note
+from .progress import progress_for
+from .results import SearchResults
+from .session import Session
+from .views import FileLines, StatusTable, SyncSummary
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _unit_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
+def _split(line: str) -> list[str]:
+    """Shell-like splitting that keeps a lone apostrophe (``Dana's``) as text."""
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()
+
+
+def _parse(magic: Callable, line: str) -> argparse.Namespace | None:
+    """Parse a magic's flags; None after ``-h`` printed the help."""
+    try:
+        return magic.parser.parse_intermixed_args(_split(line))
+    except SystemExit:
+        return None
+
+
+def _user_errors(fn: Callable) -> Callable:
+    """Show engine errors as one line (a UsageError), not a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemextError as exc:
+            raise UsageError(f"memext: {exc}") from None
+        except OSError as exc:
+            raise UsageError(f"memext: {exc}") from None
+
+    return wrapper
+
+
+@magics_class
+class MemExt(Magics):
+    """Memory search magics; the class name is the ``%config`` section."""
+
+    agent = Unicode(None, allow_none=True, help="Agent used when -a is not given (default: the first configured).").tag(config=True)
+    max_results = Int(None, allow_none=True, help="Results per %memsearch (default: the agent's query.max_results).").tag(config=True)
+    min_score = Float(None, allow_none=True, help="Drop results scoring below this (default: the agent's query.min_score).").tag(config=True)
+    widget = Bool(False, help="Show %memsearch as the live search widget by default.").tag(config=True)
+
+    def __init__(self, shell: Any = None, session: Session | None = None, **kwargs: Any):
+        # Set before super().__init__: loading the shell's config runs the validators.
+        self.session = session or Session()
+        self._loading = True
+        try:
+            super().__init__(shell=shell, **kwargs)
+        finally:
+            self._loading = False
+
+    def _reject(self, message: str, fallback: Any = None) -> Any:
+        """A bad setting: refused by ``%config``; ignored, with a warning,
+        when it comes from a config file, so the extension still loads."""
+        if self._loading:
+            print(f"memext: ignoring {message}", file=sys.stderr)
+            return fallback
+        raise TraitError(message)
+
+    @validate("max_results")
+    def _check_max_results(self, proposal):
+        value = proposal["value"]
+        if value is not None and not 1 <= value <= 200:
+            return self._reject(f"MemExt.max_results must be between 1 and 200, got {value}")
+        return value
+
+    @validate("min_score")
+    def _check_min_score(self, proposal):
+        value = proposal["value"]
+        if value is not None and not 0.0 <= value <= 1.0:
+            return self._reject(f"MemExt.min_score must be between 0 and 1, got {value}")
+        return value
+
+    @validate("agent")
+    def _check_agent(self, proposal):
+        value = proposal["value"] or None
+        if value is not None:
+            try:
+                self.session.resolve_agent(value)
+            except MemextError as exc:
+                return self._reject(f"MemExt.agent: {exc}")
+        return value
+
+    def close(self) -> None:
+        """Stop background syncs and close the indexes."""
+        self.session.close()
+
+    # -- %memsearch ---------------------------------------------------------------
+
+    @line_magic
+    @no_var_expand
+    @magic_arguments()
+    @argument("-a", "--agent", help="Agent id (default: MemExt.agent or the first configured).")
+    @argument("-n", "--max-results", type=_positive_int, help="How many results (default: MemExt.max_results or the agent's setting).")
+    @argument("--min-score", type=_unit_float, help="Drop results below this score, 0..1.")
+    @argument("--source", choices=["memory", "sessions"], help="Search one source only.")
+    @argument("--explain", action="store_true", help="Show how each score was made.")
+    @argument("--json", action="store_true", help="Show the results as JSON.")
+    @argument("--widget", action="store_true", help="Open the live search widget instead.")
+    @argument("query", nargs="*", help="What to look for (no $variable expansion).")
+    @_user_errors
+    def memsearch(self, line: str = ""):
+        """Search the agent's memory; returns a list-like SearchResults.
+
+        ``r = %memsearch deploy checklist`` keeps the results; ``r.to_json()``
+        and ``r.to_dataframe()`` convert them. A trailing ``;`` hides them.
+        """
+        args = _parse(self.memsearch, line)
+        if args is None:
+            return None
+        query = " ".join(args.query).strip()
+        agent = args.agent or self.agent
+        if args.widget or (self.widget and not args.json):
+            from .widget import SearchWidget
+
+            return SearchWidget(self.session, agent=agent, query=query, max_results=args.max_results or self.max_results,
+                                min_score=args.min_score if args.min_score is not None else self.min_score)
+        if not query:
+            raise UsageError("%memsearch needs a query, e.g. %memsearch deploy checklist")
+        idx = self.session.index(agent)
+        self.session.settle(idx)
+        response = idx.search(
+            query,
+            max_results=args.max_results or self.max_results,
+            min_score=args.min_score if args.min_score is not None else self.min_score,
+            sources=[args.source] if args.source else None,
+            explain=args.explain,
+        )
+        return SearchResults(response, idx.agent.id, as_json=args.json, syncing=idx.syncing)
+
+    # -- %memget ------------------------------------------------------------------------
+
+    @line_magic
+    @no_var_expand
+    @magic_arguments()
+    @argument("spec", help="PATH, PATH:FROM or PATH:FROM-TO (workspace-relative or absolute).")
+    @argument("-a", "--agent", help="Agent id.")
+    @argument("--from", dest="from_line", type=_positive_int, help="First line (1-based).")
+    @argument("--lines", type=_positive_int, help="How many lines.")
+    @_user_errors
+    def memget(self, line: str = ""):
+        """Read lines of a memory file; returns the text (a str).
+
+        ``%memget memory/2026-10-05.md:3-9`` or ``%memget MEMORY.md --from 3
+        --lines 7``. Only memory files can be read.
+        """
+        args = _parse(self.memget, line)
+        if args is None:
+            return None
+        path, start, count = parse_get_spec(args.spec)
+        idx = self.session.index(args.agent or self.agent)
+        read = idx.get(path, args.from_line or start, args.lines or count)
+        return FileLines(read)
+
+    # -- %memstatus ------------------------------------------------------------------------
+
+    @line_magic
+    @magic_arguments()
+    @argument("-a", "--agent", help="One agent (default: every configured agent).")
+    @_user_errors
+    def memstatus(self, line: str = ""):
+        """Status of one or every agent's index, as a table (StatusTable)."""
+        args = _parse(self.memstatus, line)
+        if args is None:
+            return None
+        agents = [self.session.resolve_agent(args.agent).id] if args.agent else self.session.agent_ids()
+        statuses, errors = [], {}
+        for agent in agents:
+            try:
+                statuses.append(self.session.index(agent).status())
+            except MemextError as exc:  # one broken agent must not hide the others
+                if args.agent:
+                    raise
+                errors[agent] = str(exc)
+        return StatusTable(statuses, errors)
+
+    # -- %memindex ------------------------------------------------------------------------
+
+    @line_magic
+    @magic_arguments()
+    @argument("-a", "--agent", help="Agent id.")
+    @argument("--all", dest="all_agents", action="store_true", help="Index every configured agent.")
+    @argument("--force", action="store_true", help="Rebuild the index from scratch.")
+    @_user_errors
+    def memindex(self, line: str = ""):
+        """Bring an agent's index up to date, with a progress bar."""
+        args = _parse(self.memindex, line)
+        if args is None:
+            return None
+        agents = self.session.agent_ids() if args.all_agents else [self.session.resolve_agent(args.agent or self.agent).id]
+        summaries = []
+        for agent in agents:
+            idx = self.session.index(agent)
+            with progress_for(self.shell, agent, stream=sys.stderr) as bar:
+                report = idx.sync(force=args.force, progress=bar)
+            summaries.append(SyncSummary(agent, report, idx.status()))
+        return summaries[0] if len(summaries) == 1 else summaries
+
+    # -- %%memnote --------------------------------------------------------------------------
+
+    @cell_magic
+    @magic_arguments()
+    @argument("-a", "--agent", help="Agent id.")
+    @argument("--file", help="A memory file, e.g. memory/2026-10-14.md (default: today's daily log).")
+    @argument("--long-term", action="store_true", help="Append to MEMORY.md instead.")
+    @_user_errors
+    def memnote(self, line: str, cell: str):
+        """Append the cell body to today's daily log (or MEMORY.md) under a
+        timestamp; the index picks it up in the background."""
+        args = _parse(self.memnote, line)
+        if args is None:
+            return None
+        if args.file and args.long_term:
+            raise UsageError("use either --file or --long-term, not both")
+        idx = self.session.index(args.agent or self.agent)
+        note = append_note(idx.agent, cell, file=args.file, long_term=args.long_term)
+        self.session.refresh_in_background(idx)
+        print(f"noted in {note.citation}" + (" (new file)" if note.created else ""))
+        return None

@@ -1,0 +1,105 @@
+"""Progress display for ``%memindex``: an ipywidgets bar in notebooks, a
+rich text bar in terminals. Both take :class:`engine.SyncProgress` reports."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO, Any
+
+from engine import SyncProgress
+
+#: Minimum seconds between two widget updates (each one is a message to the front end).
+WIDGET_UPDATE_EVERY_S = 0.1
+
+
+def _describe(p: SyncProgress) -> str:
+    phase = "rebuilding" if p.rebuild and p.phase != "done" else p.phase
+    eta = f", about {p.eta_s:.0f} s left" if p.eta_s is not None and p.phase != "done" else ""
+    return f"{phase}: {p.files_done}/{p.files_total} files, {p.chunks_done}/{p.chunks_total} chunks{eta}"
+
+
+class WidgetProgress:
+    """An ``IntProgress`` bar and a label, displayed on enter."""
+
+    def __init__(self, label: str):
+        import ipywidgets as w
+
+        self.label = label
+        self.bar = w.IntProgress(value=0, min=0, max=1, description=label, bar_style="info",
+                                 style={"description_width": "initial"})
+        self.text = w.HTML(value="starting…")
+        self.box = w.HBox([self.bar, self.text])
+        self._last = 0.0
+
+    def __enter__(self) -> "WidgetProgress":
+        from IPython.display import display
+
+        display(self.box)
+        return self
+
+    def __call__(self, p: SyncProgress) -> None:
+        now = time.monotonic()
+        if p.phase != "done" and now - self._last < WIDGET_UPDATE_EVERY_S:
+            return
+        self._last = now
+        self.bar.max = max(1, p.chunks_total)
+        self.bar.value = min(p.chunks_done, self.bar.max)
+        self.text.value = _describe(p)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is None:
+            self.bar.value = self.bar.max
+            self.bar.bar_style = "success"
+            self.text.value = "done"
+        else:
+            self.bar.bar_style = "danger"
+            self.text.value = "failed"
+
+
+class TextProgress:
+    """A rich progress bar on ``stream`` (stderr by default)."""
+
+    def __init__(self, label: str, stream: IO[str] | None = None):
+        self.label = label
+        self.stream = stream or sys.stderr
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> "TextProgress":
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("chunks"),
+            TimeRemainingColumn(),
+            console=Console(file=self.stream),
+        )
+        self._progress.__enter__()
+        self._task = self._progress.add_task(self.label, total=None)
+        return self
+
+    def __call__(self, p: SyncProgress) -> None:
+        phase = "rebuilding" if p.rebuild and p.phase != "done" else p.phase
+        self._progress.update(
+            self._task,
+            description=f"{self.label}: {phase} ({p.files_done}/{p.files_total} files)",
+            completed=p.chunks_done,
+            total=p.chunks_total or None,
+        )
+
+    def __exit__(self, *exc) -> None:
+        self._progress.__exit__(*exc)
+
+
+def progress_for(shell: Any, label: str, stream: IO[str] | None = None) -> WidgetProgress | TextProgress:
+    """A widget bar when the shell has a notebook front end, else a text bar."""
+    if getattr(shell, "kernel", None) is not None:
+        try:
+            return WidgetProgress(label)
+        except ImportError:  # ipywidgets is optional (memext[notebook])
+            pass
+    return TextProgress(label, stream)

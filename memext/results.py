@@ -1,0 +1,169 @@
+"""The object ``%memsearch`` returns: a list of results that displays itself.
+
+``r = %memsearch deploy`` gives a :class:`SearchResults`: index it, loop
+over it, ``r.to_json()``, ``r.to_dataframe()``. A notebook shows it as HTML
+(score bar, citation, highlighted snippet, provider, notices), a terminal
+as text; a trailing ``;`` shows nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, overload
+
+from engine import SearchResponse, SearchResult
+
+from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, esc, highlight_html, highlight_text, score_bar_html, score_bar_text
+
+#: Snippet lines shown per result (the full lines are one ``%memget`` away).
+SNIPPET_LINES = 12
+
+
+class SearchResults(Sequence):
+    """The results of one search, with how they were produced.
+
+    Items are :class:`engine.SearchResult` (``.path``, ``.start_line``,
+    ``.end_line``, ``.score``, ``.snippet``, ``.source``, ``.citation``).
+    ``as_json`` makes the default display the JSON text instead.
+    """
+
+    def __init__(self, response: SearchResponse, agent: str, *, as_json: bool = False, syncing: bool = False):
+        self.response = response
+        self.agent = agent
+        self.as_json = as_json
+        #: True when a sync was running as the search ran (results may lag).
+        self.syncing = syncing
+
+    # -- the list part -------------------------------------------------------
+
+    @overload
+    def __getitem__(self, i: int) -> SearchResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[SearchResult]: ...
+    def __getitem__(self, i):
+        return self.response.results[i]
+
+    def __len__(self) -> int:
+        return len(self.response.results)
+
+    @property
+    def query(self) -> str:
+        return self.response.query
+
+    @property
+    def mode(self) -> str:
+        """"hybrid", "keyword" or "vector"."""
+        return self.response.mode
+
+    @property
+    def citations(self) -> list[str]:
+        return [r.citation for r in self]
+
+    def notices(self) -> list[str]:
+        """Why results may be worse than usual, one line each."""
+        r = self.response
+        out = []
+        if r.notice:
+            out.append(r.notice)
+        elif r.mode == "keyword":
+            out.append("keyword-only search")
+        if r.fallback:
+            out.append(f"fallback in force: {r.fallback.get('from')} failed ({r.fallback.get('reason')}), using {r.provider}")
+        if self.syncing:
+            out.append("the index is syncing: results may not include the latest edits yet")
+        return out
+
+    # -- conversions -------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.response.to_dict()
+        d["agent"] = self.agent
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The results as JSON (the same shape as ``memext search --json``)."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
+
+    def to_dataframe(self):
+        """One row per result (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("to_dataframe() needs pandas: pip install pandas") from exc
+        cols = ["citation", "path", "start_line", "end_line", "score", "source", "snippet"]
+        return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self], columns=cols)
+
+    # -- display ---------------------------------------------------------------------
+
+    def _header(self) -> str:
+        r = self.response
+        n = len(self)
+        provider = "keyword-only" if r.provider == "none" else f"{r.mode} · {r.provider} {r.model}".rstrip()
+        return f"{n} result{'s' if n != 1 else ''} for {r.query!r} in {self.agent} [{provider}]"
+
+    def __repr__(self) -> str:
+        if self.as_json:
+            return self.to_json()
+        return self.to_text(color=False)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(self.to_json() if self.as_json else self.to_text(color=False))
+
+    def to_text(self, color: bool = False) -> str:
+        """The results as terminal text (``color`` adds ANSI highlights)."""
+        lines = [self._header()]
+        lines += [f"note: {n}" for n in self.notices()]
+        if self.response.error:
+            lines.append(f"provider error: {self.response.error}")
+        if not len(self):
+            lines.append("no results")
+        for i, hit in enumerate(self, start=1):
+            src = f"  [{hit.source}]" if hit.source != "memory" else ""
+            lines.append(f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{src}")
+            for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
+                lines.append("   " + (highlight_text(line, self.query) if color else line))
+            if hit.explain:
+                lines.append("   explain: " + json.dumps(hit.explain, default=str))
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
+        if self.as_json:
+            return {"application/json": self.to_dict(), "text/plain": self.to_json()}
+        return {"text/html": self.to_html(), "text/plain": self.to_text()}
+
+    def _repr_html_(self) -> str | None:
+        return None if self.as_json else self.to_html()
+
+    def to_html(self) -> str:
+        """Rich HTML; all note text is escaped."""
+        r = self.response
+        parts = ['<div class="memext-results" style="font-family:var(--jp-ui-font-family,sans-serif);line-height:1.4">']
+        parts.append(f'<div class="memext-header" style="{MUTED};font-size:90%">{esc(self._header())}</div>')
+        for n in self.notices():
+            parts.append(f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>')
+        if r.error:
+            parts.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(r.error)}</div>')
+        if not len(self):
+            parts.append(f'<div class="memext-empty" style="{MUTED}">no results</div>')
+        for hit in self:
+            parts.append(result_html(hit, self.query))
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def result_html(hit: SearchResult, query: str) -> str:
+    """One result: score bar, citation, source, highlighted snippet."""
+    snippet = "\n".join(hit.snippet.splitlines()[:SNIPPET_LINES])
+    src = f' <span style="{MUTED}">[{esc(hit.source)}]</span>' if hit.source != "memory" else ""
+    explain = ""
+    if hit.explain:
+        explain = f'<div class="memext-explain" style="{MUTED};font-size:85%">{esc(json.dumps(hit.explain, default=str))}</div>'
+    return (
+        '<div class="memext-result" style="margin:6px 0 10px 0">'
+        f'<div>{score_bar_html(hit.score)} <span class="memext-score" style="{MUTED};font-size:90%">{hit.score:.3f}</span> '
+        f'<code class="memext-citation" style="font-weight:600">{esc(hit.citation)}</code>{src}</div>'
+        '<pre class="memext-snippet" style="margin:2px 0 0 0;padding:4px 8px;white-space:pre-wrap;overflow-wrap:anywhere;'
+        f'border-left:2px solid rgba(127,127,127,0.3);background:transparent">{highlight_html(snippet, query)}</pre>'
+        f"{explain}</div>"
+    )

@@ -1,0 +1,191 @@
+"""What ``%memget``, ``%memstatus`` and ``%memindex`` return and display."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine import IndexStatus, ReadResult, SyncReport
+
+from .render import MUTED, NOTICE_STYLE, ERROR_STYLE, ago, esc, numbered_lines_html, numbered_lines_text
+
+
+class FileLines(str):
+    """The text ``%memget`` read: a ``str`` that displays with line numbers.
+
+    ``.path``, ``.from_line``, ``.to_line``, ``.total_lines``,
+    ``.truncated`` and ``.missing`` say what part of which file it is.
+    """
+
+    read: ReadResult
+
+    def __new__(cls, read: ReadResult) -> "FileLines":
+        obj = super().__new__(cls, read.text)
+        obj.read = read
+        return obj
+
+    def __reduce__(self):
+        return (str, (str(self),))  # pickles (and copies) as the plain text
+
+    path = property(lambda self: self.read.path)
+    from_line = property(lambda self: self.read.from_line)
+    to_line = property(lambda self: self.read.to_line)
+    total_lines = property(lambda self: self.read.total_lines)
+    truncated = property(lambda self: self.read.truncated)
+    missing = property(lambda self: self.read.missing)
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.from_line}-{self.to_line}"
+
+    def _footer(self) -> str | None:
+        r = self.read
+        if r.missing:
+            return f"{r.path} does not exist (yet)"
+        if r.truncated:
+            return f"stopped at line {r.to_line} of {r.total_lines}; continue with %memget {r.path}:{r.to_line + 1}"
+        return None
+
+    def to_text(self) -> str:
+        r = self.read
+        if r.missing:
+            return self._footer() or ""
+        body = numbered_lines_text(r.text, r.from_line) if r.to_line >= r.from_line else "(no lines in that range)"
+        head = f"{self.citation} (of {r.total_lines} lines)"
+        foot = self._footer()
+        return "\n".join([head, body] + ([foot] if foot else []))
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(self.to_text())
+
+    def _repr_html_(self) -> str:
+        r = self.read
+        if r.missing:
+            return f'<div class="memext-missing" style="{NOTICE_STYLE}">{esc(self._footer())}</div>'
+        head = f'<div style="{MUTED};font-size:90%"><code class="memext-citation">{esc(self.citation)}</code> (of {r.total_lines} lines)</div>'
+        body = numbered_lines_html(r.text, r.from_line) if r.to_line >= r.from_line else f'<div style="{MUTED}">(no lines in that range)</div>'
+        foot = self._footer()
+        tail = f'<div style="{MUTED};font-size:90%">{esc(foot)}</div>' if foot else ""
+        return f'<div class="memext-get">{head}{body}{tail}</div>'
+
+
+def _status_row(s: IndexStatus) -> dict[str, Any]:
+    last = s.last_sync or {}
+    prov = s.provider
+    provider = "none (keyword-only)" if prov.get("in_force") in (None, "none") else f"{prov['in_force']} {prov.get('model') or ''}".strip()
+    if s.fallback:
+        provider += f" (fallback from {s.fallback.get('from')})"
+    state = "syncing" if s.syncing else ("dirty" if s.dirty else "up to date")
+    if not s.enabled:
+        state = "disabled"
+    return {
+        "agent": s.agent,
+        "files": s.total_files,
+        "chunks": s.total_chunks,
+        "provider": provider,
+        "last sync": f"{ago(last.get('at'))}" + (f" ({last.get('duration_s')} s)" if last.get("duration_s") is not None else ""),
+        "state": state,
+        "workspace": s.workspace,
+    }
+
+
+class StatusTable:
+    """The status of one or more agents; ``.statuses`` holds the
+    :class:`engine.IndexStatus` objects, ``.to_dict()`` their dicts."""
+
+    COLUMNS = ("agent", "files", "chunks", "provider", "last sync", "state", "workspace")
+
+    def __init__(self, statuses: list[IndexStatus], errors: dict[str, str] | None = None):
+        self.statuses = statuses
+        #: Agents whose index could not be opened, and why.
+        self.errors = errors or {}
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+    def __getitem__(self, i: int) -> IndexStatus:
+        return self.statuses[i]
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [_status_row(s) for s in self.statuses]
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [s.to_dict() for s in self.statuses]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
+
+    def _problems(self) -> list[tuple[str, str]]:
+        out = []
+        for s in self.statuses:
+            reason = s.provider.get("reason")
+            if s.provider.get("in_force") in (None, "none") and reason:
+                out.append((s.agent, reason))
+            for item in s.skipped:
+                out.append((s.agent, f"skipped {item['path']}: {item['reason']}"))
+            if s.last_error:
+                out.append((s.agent, f"error: {s.last_error}"))
+        out += [(agent, f"error: {why}") for agent, why in self.errors.items()]
+        return out
+
+    def to_text(self) -> str:
+        rows = self.rows()
+        widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in self.COLUMNS}
+        lines = ["  ".join(c.ljust(widths[c]) for c in self.COLUMNS).rstrip()]
+        lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in self.COLUMNS).rstrip() for r in rows]
+        lines += [f"{agent}: {msg}" for agent, msg in self._problems()]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(self.to_text())
+
+    def _repr_html_(self) -> str:
+        cell = "padding:2px 10px;text-align:left;border-bottom:1px solid rgba(127,127,127,0.25)"
+        head = "".join(f'<th style="{cell}">{esc(c)}</th>' for c in self.COLUMNS)
+        body = "".join(
+            "<tr>" + "".join(f'<td style="{cell}">{esc(r[c])}</td>' for c in self.COLUMNS) + "</tr>" for r in self.rows()
+        )
+        notes = "".join(
+            f'<div style="{ERROR_STYLE if msg.startswith("error") else NOTICE_STYLE}">{esc(agent)}: {esc(msg)}</div>'
+            for agent, msg in self._problems()
+        )
+        return f'<div class="memext-status"><table style="border-collapse:collapse"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>'
+
+
+class SyncSummary:
+    """What ``%memindex`` did: the engine's :class:`SyncReport` and the status after."""
+
+    def __init__(self, agent: str, report: SyncReport, status: IndexStatus):
+        self.agent = agent
+        self.report = report
+        self.status = status
+
+    def to_text(self) -> str:
+        r, st = self.report, self.status
+        what = "rebuilt" if r.rebuilt else "indexed"
+        prov = st.provider
+        lines = [
+            f"{self.agent}: {what} {r.files_indexed} of {r.files_seen} files ({r.files_unchanged} unchanged, "
+            f"{r.files_deleted} removed), {st.total_chunks} chunks, {r.texts_embedded} embedded, "
+            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{st.mode}: {prov['in_force']} {prov['model']}]".replace(" ]", "]")
+        ]
+        lines += [f"skipped {s.path}: {s.reason}" for s in r.skipped]
+        if r.provider_error:
+            lines.append(f"embedding failed ({r.provider_error}); those files are keyword-only until the next sync")
+        if prov["in_force"] == "none" and prov.get("reason"):
+            lines.append(f"note: {prov['reason']}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(self.to_text())
+
+    def _repr_html_(self) -> str:
+        first, *rest = self.to_text().split("\n")
+        notes = "".join(f'<div style="{NOTICE_STYLE}">{esc(line)}</div>' for line in rest)
+        return f'<div class="memext-sync"><div>{esc(first)}</div>{notes}</div>'

@@ -1,0 +1,247 @@
+"""The live search widget: ``memext.search_widget()`` or ``%memsearch --widget``.
+
+A query box (search on Enter, and while typing after a short pause), an
+agent picker, the results (score, citation, highlighted snippet), each
+expandable to its full lines through ``MemoryIndex.get()``, and a status
+line. It only calls the engine API; it holds no search logic.
+
+Everything a test needs to check is widget state (``HTML.value``,
+``children``), so the widget can be driven without a front end:
+``w.query_box.value = "deploy"`` searches at once when no event loop runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import ipywidgets as w
+
+from engine import AccessDenied, MemextError, SearchResult
+
+from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, ago, esc, numbered_lines_html
+from .results import SearchResults, result_html
+from .session import Session
+
+#: Pause after the last keystroke before a search runs.
+DEBOUNCE_S = 0.35
+
+
+class ResultRow(w.VBox):
+    """One result: its summary and a button that shows its full lines."""
+
+    def __init__(self, index_of: Any, hit: SearchResult, query: str):
+        self.hit = hit
+        self.query = query
+        self._index_of = index_of
+        # Rows live in a scrolling box: they must keep their height, not shrink to fit.
+        keep = dict(flex="0 0 auto")
+        self.summary = w.HTML(value=result_html(hit, query), layout=w.Layout(**keep))
+        self.toggle = w.Button(description="show lines", tooltip=f"Read {hit.citation}", icon="chevron-down",
+                               layout=w.Layout(width="auto", align_self="flex-start", **keep))
+        self.toggle.add_class("memext-expand")
+        self.lines = w.HTML(value="", layout=w.Layout(display="none", **keep))
+        self.lines.add_class("memext-full-lines")
+        self.toggle.on_click(lambda _b: self.set_expanded(not self.expanded))
+        super().__init__([self.summary, self.toggle, self.lines], layout=w.Layout(**keep))
+        self.add_class("memext-result-row")
+
+    @property
+    def expanded(self) -> bool:
+        return self.lines.layout.display != "none"
+
+    def set_expanded(self, expanded: bool) -> None:
+        """Show (reading them with ``get()`` the first time) or hide the lines."""
+        if expanded and not self.lines.value:
+            self.lines.value = self._read()
+        self.lines.layout.display = "" if expanded else "none"
+        self.toggle.description = "hide lines" if expanded else "show lines"
+        self.toggle.icon = "chevron-up" if expanded else "chevron-down"
+
+    def _read(self) -> str:
+        hit = self.hit
+        if hit.source != "memory":
+            return f'<div style="{MUTED}">session transcripts are not readable here; see {esc(hit.citation)}</div>'
+        try:
+            read = self._index_of().get(hit.path, hit.start_line, hit.end_line - hit.start_line + 1)
+        except (MemextError, ValueError) as exc:
+            return f'<div style="{ERROR_STYLE}">{esc(exc)}</div>'
+        if read.missing:
+            return f'<div style="{NOTICE_STYLE}">{esc(read.path)} no longer exists</div>'
+        return numbered_lines_html(read.text, read.from_line, self.query)
+
+
+class SearchWidget(w.VBox):
+    """Live search over one agent's memory (switchable in the picker)."""
+
+    def __init__(
+        self,
+        session: Session | None = None,
+        *,
+        agent: str | None = None,
+        query: str = "",
+        max_results: int | None = None,
+        min_score: float | None = None,
+        debounce_s: float = DEBOUNCE_S,
+    ):
+        self.session = session or Session()
+        self._owns_session = session is None
+        self.max_results = max_results
+        self.min_score = min_score
+        self.debounce_s = debounce_s
+        self.results: SearchResults | None = None
+        #: How many searches ran (typing is debounced, so fewer than keystrokes).
+        self.searches_run = 0
+        self._pending: asyncio.TimerHandle | None = None
+
+        self.query_box = w.Text(value=query, placeholder="Search memory…", continuous_update=True,
+                                layout=w.Layout(flex="1 1 auto", width="auto"))
+        self.query_box.add_class("memext-query")
+        self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
+        self.agent_picker = w.Dropdown(options=[], layout=w.Layout(width="auto"), description="agent",
+                                       style={"description_width": "initial"})
+        self.notice = w.HTML()
+        self.notice.add_class("memext-notice-line")
+        self.results_box = w.VBox(layout=w.Layout(max_height="520px", overflow="auto"))
+        self.results_box.add_class("memext-results-box")
+        self.status_line = w.HTML()
+        self.status_line.add_class("memext-status-line")
+        super().__init__([
+            w.HBox([self.query_box, self.agent_picker, self.search_button]),
+            self.notice,
+            self.results_box,
+            self.status_line,
+        ])
+        self.add_class("memext-search-widget")
+
+        self._load_agents(agent)
+        self.query_box.observe(self._on_typing, names="value")
+        self.query_box.on_msg(self._on_text_msg)
+        self.search_button.on_click(lambda _b: self.search())
+        self.agent_picker.observe(self._on_agent, names="value")
+        self.update_status()
+        if query.strip():
+            self.search()
+
+    # -- wiring ----------------------------------------------------------------------
+
+    def _load_agents(self, agent: str | None) -> None:
+        try:
+            ids = self.session.agent_ids()
+            chosen = self.session.resolve_agent(agent).id
+        except MemextError as exc:
+            self._show_error(str(exc))
+            return
+        self.agent_picker.options = ids
+        self.agent_picker.value = chosen
+
+    @property
+    def agent(self) -> str | None:
+        return self.agent_picker.value
+
+    def _on_text_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
+        # The front end sends {"event": "submit"} on Enter (Text.on_submit
+        # is deprecated in ipywidgets 8, the message is not).
+        if content.get("event") == "submit":
+            self._cancel_pending()
+            self.search()
+
+    def _on_typing(self, _change: dict) -> None:
+        self._cancel_pending()
+        loop = _running_loop()
+        if loop is None or self.debounce_s <= 0:
+            self.search()  # no front end event loop (a script or a test): search now
+            return
+        self._pending = loop.call_later(self.debounce_s, self._fire_pending)
+
+    def _fire_pending(self) -> None:
+        self._pending = None
+        self.search()
+
+    def _cancel_pending(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+
+    def _on_agent(self, _change: dict) -> None:
+        self.update_status()
+        self.search()
+
+    # -- actions ----------------------------------------------------------------------
+
+    def search(self, query: str | None = None) -> SearchResults | None:
+        """Search now (for ``query``, or what the box holds) and show the results."""
+        if query is not None and query != self.query_box.value:
+            self.query_box.unobserve(self._on_typing, names="value")
+            try:
+                self.query_box.value = query
+            finally:
+                self.query_box.observe(self._on_typing, names="value")
+        text = self.query_box.value.strip()
+        if not text or self.agent is None:
+            self.results = None
+            self.results_box.children = ()
+            self.notice.value = "" if self.agent is not None else self.notice.value
+            return None
+        try:
+            idx = self.session.index(self.agent)
+            self.session.settle(idx)
+            self.searches_run += 1
+            response = idx.search(text, max_results=self.max_results, min_score=self.min_score)
+        except MemextError as exc:
+            self._show_error(str(exc))
+            return None
+        results = SearchResults(response, idx.agent.id, syncing=idx.syncing)
+        self.results = results
+        self._show(results)
+        self.update_status()
+        return results
+
+    def _show(self, results: SearchResults) -> None:
+        notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()]
+        if results.response.error:
+            notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
+        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}</div>'
+        self.notice.value = count + "".join(notes)
+        agent = results.agent
+        self.results_box.children = tuple(ResultRow(lambda: self.session.index(agent), hit, results.query) for hit in results)
+
+    def _show_error(self, message: str) -> None:
+        self.results_box.children = ()
+        self.notice.value = f'<div class="memext-error" style="{ERROR_STYLE}">{esc(message)}</div>'
+
+    def update_status(self) -> None:
+        """Refresh the status line: agent, files, chunks, provider, last sync."""
+        if self.agent is None:
+            self.status_line.value = ""
+            return
+        try:
+            st = self.session.index(self.agent).status()
+        except MemextError as exc:
+            self.status_line.value = f'<span style="{MUTED}">{esc(self.agent)}: {esc(exc)}</span>'
+            return
+        prov = st.provider
+        provider = "keyword-only" if prov.get("in_force") in (None, "none") else f"{prov['in_force']} {prov.get('model') or ''}".strip()
+        if st.fallback:
+            provider += f" (fallback from {st.fallback.get('from')})"
+        last = ago((st.last_sync or {}).get("at"))
+        state = " · syncing" if st.syncing else ""
+        self.status_line.value = (
+            f'<div style="{MUTED};font-size:85%">agent <b>{esc(st.agent)}</b> · {st.total_files} files · '
+            f"{st.total_chunks} chunks · {esc(provider)} · last sync {esc(last)}{state}</div>"
+        )
+
+    def close(self) -> None:
+        """Close the widget (and its indexes, when it opened them itself)."""
+        if getattr(self, "_pending", None) is not None:
+            self._cancel_pending()
+        if getattr(self, "_owns_session", False):
+            self.session.close()
+        super().close()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -206,7 +206,7 @@ class MemoryIndex:
                         f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; "
                         "the previous index is kept"
                     ) from exc
-                report = self._run_with_current(writer, progress, force, sessions_all)
+                return self._run_with_current(writer, progress, force, sessions_all)  # the fallback has no fallback
             if report.provider_error and choice.provider is not None:
                 if self._switch_to_fallback(choice.provider.id, report.provider_error):
                     report = self._run_with_current(writer, progress, force, sessions_all)
@@ -215,9 +215,15 @@ class MemoryIndex:
             writer.close()
 
     def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool) -> SyncReport:
-        return Syncer(self.agent, writer, self.provider_choice.provider, progress, self._cancel).run(
-            force=force, sessions_all=sessions_all
-        )
+        """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
+        try:
+            return Syncer(self.agent, writer, self.provider_choice.provider, progress, self._cancel).run(
+                force=force, sessions_all=sessions_all
+            )
+        except ProviderFailed as exc:
+            raise IndexBuildError(
+                f"rebuilding the index with the fallback {exc.provider} provider failed too: {exc}; the previous index is kept"
+            ) from exc
 
     def sync_in_background(self, *, force: bool = False, progress: ProgressCallback | None = None, reason: str = "background") -> threading.Thread:
         """Start a sync in a daemon thread (or return the one running)."""
@@ -302,6 +308,9 @@ class MemoryIndex:
                     error = f"{provider.id}: {exc}"
                     notice = f"embedding the query failed ({error}): keyword-only results"
                     qvec = None
+            else:  # no vectors at all: say so when the provider failed at sync
+                error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
+                notice = f"the index has no vectors ({error}): keyword-only results" if error else None
         results, mode = run_search(
             self._store,
             query,

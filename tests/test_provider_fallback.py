@@ -1,0 +1,120 @@
+"""Provider failures seen through ``MemoryIndex``: fallback with a rebuild,
+and keyword-only search during an outage (SPEC §6-7).
+
+One real HTTP server on 127.0.0.1 speaks both OpenAI's and Gemini's wire
+formats behind the same ``remote.base_url`` (like a gateway serving both),
+so ``provider = "openai"`` can fail while ``fallback = "gemini"`` works.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import make_agent
+from engine import IndexBuildError, MemoryIndex
+from engine.providers.openai import OpenAIProvider
+from engine.providers.remote import RemoteTarget
+from engine.providers.retry import RetryPolicy
+from servers import GEMINI_KEY, OPENAI_KEY, stored_vectors, unit
+
+FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
+KEYS = {"OPENAI_API_KEY": OPENAI_KEY, "GEMINI_API_KEY": GEMINI_KEY}
+
+
+def agent_for(ws, tmp_path, server, **settings):
+    settings.setdefault("fallback", "gemini")
+    return make_agent(
+        ws, db_path=tmp_path / "idx.sqlite", provider="openai", remote={"base_url": server.openai_base_url}, **settings
+    )
+
+
+def fast_openai(server) -> OpenAIProvider:
+    """The configured provider, with retry delays short enough for a test."""
+    return OpenAIProvider(RemoteTarget(OPENAI_KEY, server.openai_base_url, "text-embedding-3-small"), retry=FAST)
+
+
+def assert_gemini_index(idx, server) -> None:
+    stored = stored_vectors(idx.db_path)
+    assert stored and all(np.allclose(v, unit(server.gemini_vector(t)), atol=1e-5) for t, v in stored.items())
+    assert idx.status().vector["dims"] == server.gemini_dims
+
+
+def test_a_rejected_key_at_the_first_sync_switches_to_the_fallback(workspace, tmp_path, api_server):
+    agent = agent_for(workspace, tmp_path, api_server)
+    with MemoryIndex(agent, env={**KEYS, "OPENAI_API_KEY": "sk-revoked"}) as idx:
+        report = idx.sync()
+        assert report.rebuilt and report.provider_error is None and report.texts_embedded == 3
+
+        st = idx.status()
+        assert st.provider["requested"] == "openai" and st.provider["in_force"] == "gemini"
+        assert st.fallback["from"] == "openai" and "HTTP 401: Incorrect API key provided" in st.fallback["reason"]
+        assert len(api_server.requests("openai.embeddings")) == 1  # a 401 is not retried
+        assert sorted(api_server.inputs("gemini.batchEmbedContents")) == sorted(stored_vectors(idx.db_path))
+        assert_gemini_index(idx, api_server)
+
+        hits = idx.search("who prefers green tea")
+        assert hits.mode == "hybrid" and hits.provider == "gemini" and hits[0].path == "MEMORY.md"
+        assert hits.fallback["from"] == "openai" and "401" in hits.fallback["reason"]
+        assert api_server.requests("gemini.embedContent")[-1].task_types == ["RETRIEVAL_QUERY"]
+
+
+def test_server_errors_during_a_rebuild_switch_to_the_fallback(workspace, tmp_path, api_server):
+    agent = agent_for(workspace, tmp_path, api_server)
+    with MemoryIndex(agent, provider=fast_openai(api_server), env=KEYS) as idx:
+        idx.sync()
+        assert idx.status().vector["dims"] == api_server.openai_dims and idx.status().fallback is None
+
+        api_server.add_fault("openai.embeddings", 500, "The server had an error while processing your request.", times=None)
+        note = workspace / "memory" / "2026-01-05.md"
+        note.write_text(note.read_text() + "- Rotated the staging certificates.\n")
+        report = idx.sync(force=True)  # the edited chunk needs OpenAI, which fails 4 times
+
+        assert len(api_server.requests("openai.embeddings")) == 1 + 4
+        assert report.rebuilt and report.provider_error is None
+        st = idx.status()
+        assert st.provider["in_force"] == "gemini" and "HTTP 500" in st.fallback["reason"]
+        assert_gemini_index(idx, api_server)
+        hits = idx.search("staging certificates")
+        assert hits.mode == "hybrid" and hits[0].path == "memory/2026-01-05.md" and hits.fallback["from"] == "openai"
+
+
+def test_without_a_usable_fallback_sync_goes_keyword_only_and_says_why(workspace, tmp_path, api_server):
+    agent = agent_for(workspace, tmp_path, api_server)
+    with MemoryIndex(agent, env={"OPENAI_API_KEY": "sk-revoked"}) as idx:  # no Gemini key
+        report = idx.sync()
+        assert report.files_indexed == 3 and "HTTP 401" in report.provider_error
+        assert idx.status().last_error == report.provider_error
+        hits = idx.search("green tea")
+        assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "401" in hits.error and "keyword-only" in hits.notice
+
+
+def test_a_query_time_outage_returns_keyword_results(workspace, tmp_path, api_server):
+    agent = agent_for(workspace, tmp_path, api_server, fallback="none")
+    with MemoryIndex(agent, provider=fast_openai(api_server), env=KEYS) as idx:
+        idx.sync()
+        assert idx.search("green tea").mode == "hybrid"
+
+        api_server.add_fault("openai.embeddings", 500, "The server had an error while processing your request.", times=None)
+        hits = idx.search("green tea")
+        assert hits.mode == "keyword" and hits[0].path == "MEMORY.md"
+        assert "HTTP 500: The server had an error" in hits.error and "keyword-only" in hits.notice
+
+        api_server.stop()  # the endpoint goes away entirely
+        hits = idx.search("Tuesdays")
+        assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "cannot connect" in hits.error
+        assert hits.to_dict()["error"] == hits.error
+
+
+def test_when_the_fallback_fails_too_sync_says_so_and_keeps_the_index(workspace, tmp_path, api_server):
+    api_server.add_fault("gemini", 400, "User location is not supported for the API use.", times=None)
+    agent = agent_for(workspace, tmp_path, api_server)
+    with MemoryIndex(agent, env={**KEYS, "OPENAI_API_KEY": "sk-revoked"}) as idx:
+        with pytest.raises(IndexBuildError) as err:
+            idx.sync()
+        message = str(err.value)
+        assert "gemini" in message and "User location is not supported" in message and "previous index is kept" in message
+        assert len(api_server.requests("gemini.batchEmbedContents")) == 1  # tried once, not again
+        assert "HTTP 401" in idx.status().fallback["reason"]
+        hits = idx.search("green tea")  # the keyword index built before the switch still answers
+        assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "keyword-only" in hits.notice

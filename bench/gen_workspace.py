@@ -10,6 +10,8 @@ BM25 sees realistic term frequencies (a few very common words, a long tail).
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import random
 from datetime import date, timedelta
 from pathlib import Path
@@ -25,10 +27,14 @@ def vocabulary(size: int, rng: random.Random) -> list[str]:
     return COMMON + sorted(words)
 
 
-def zipf_words(vocab: list[str], n: int, rng: random.Random) -> list[str]:
+@functools.lru_cache(maxsize=4)
+def _cum_weights(size: int) -> list[float]:
     # weight 1/rank: a handful of words are everywhere, most are rare
-    weights = [1.0 / (i + 1) for i in range(len(vocab))]
-    return rng.choices(vocab, weights=weights, k=n)
+    return list(itertools.accumulate(1.0 / (i + 1) for i in range(size)))
+
+
+def zipf_words(vocab: list[str], n: int, rng: random.Random) -> list[str]:
+    return rng.choices(vocab, cum_weights=_cum_weights(len(vocab)), k=n)
 
 
 def note_text(day: date, lines: int, vocab: list[str], rng: random.Random) -> str:

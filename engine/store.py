@@ -401,17 +401,25 @@ class Store:
             return [(r, float(s)) for r, s in self.conn.execute(sql, params).fetchall()]
 
     def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks contain each term (from the FTS index)."""
+        """How many chunks contain each term (from the FTS index).
+
+        fts5vocab counts by walking a term's postings, so counts are
+        remembered until the data changes.
+        """
         if not self.caps.fts5 or not terms:
             return {}
         with self._lock:
-            # A temp table: readers must not write to the index file.
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
-            counts = {}
-            for t in terms:
-                row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (t,)).fetchone()
-                counts[t] = row[0] if row else 0
-        return counts
+            known: dict[str, int] = self._cached("doc_counts", dict)
+            missing = [t for t in terms if t not in known]
+            if missing:
+                # A temp table: readers must not write to the index file.
+                self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
+                if len(known) > 50_000:
+                    known.clear()
+                for t in missing:
+                    row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (t,)).fetchone()
+                    known[t] = row[0] if row else 0
+            return {t: known[t] for t in terms}
 
     # -- chunks and files -------------------------------------------------
 

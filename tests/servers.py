@@ -588,7 +588,7 @@ def _batch_json(b: _Batch) -> dict:
 # -- helpers for the remote-provider tests -----------------------------------------
 
 
-def unit(v) -> "np.ndarray":
+def unit(v) -> Any:
     import numpy as np
 
     a = np.asarray(v, dtype=np.float32)

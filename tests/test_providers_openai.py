@@ -9,6 +9,7 @@ every request, so the assertions are about what went over the wire.
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import numpy as np
@@ -20,7 +21,7 @@ from engine.config import BatchSettings
 from engine.errors import ProviderError
 from engine.paths import app_paths
 from engine.providers import create_provider
-from engine.providers.openai import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIProvider
+from engine.providers.openai import DEFAULT_BASE_URL, DEFAULT_MODEL, INLINE_GROUP_SIZE, OpenAIProvider
 from engine.providers.openai_batch import BatchPending
 from engine.providers.remote import RemoteTarget
 from engine.providers.retry import RetryPolicy
@@ -233,35 +234,59 @@ def test_forced_rebuild_of_unchanged_files_sends_no_embedding_request(example_wo
 
 
 def test_one_batch_job_for_a_sync_across_files(workspace, tmp_path, api_server):
+    # More chunks than any inline group, spread over many files: still one job.
+    for day in range(10, 16):
+        lines = [f"- Day {day} fact {i}: the {('red', 'blue', 'green')[i % 3]} team shipped item {day * 100 + i}." for i in range(60)]
+        (workspace / "memory" / f"2026-01-{day}.md").write_text(f"# 2026-01-{day}\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
     (workspace / "memory" / "2026-01-07.md").write_text("# 2026-01-07\n\n- Carla joined the search team.\n", encoding="utf-8")
-    agent = openai_agent(workspace, tmp_path, api_server, batch={"enabled": True, "poll_interval_ms": 10})
+    agent = openai_agent(workspace, tmp_path, api_server, batch={"enabled": True, "poll_interval_ms": 10}, chunking={"tokens": 20, "overlap": 0})
     progress = []
     with MemoryIndex(agent, env=ENV) as idx:
         report = idx.sync(progress=progress.append)
         routes = [r.route for r in api_server.requests()]
         assert routes.count("openai.files.create") == 1 and routes.count("openai.batches.create") == 1
         assert routes.count("openai.batches.retrieve") >= 1 and "openai.embeddings" not in routes
-        assert report.files_indexed == 4 and report.embed_calls == 1
+        assert report.files_indexed == 10 and report.embed_calls == 1 and report.texts_embedded > INLINE_GROUP_SIZE
 
         # The one input file holds the chunks of every file, as /v1/embeddings requests.
         upload = next(f for f in api_server.files.values() if f["purpose"] == "batch")
         lines = [json.loads(line) for line in upload["content"].decode().splitlines()]
-        assert {line["url"] for line in lines} == {"/v1/embeddings"} and len(lines) == report.texts_embedded == 4
-        assert {line["custom_id"] for line in lines}.__len__() == 4
+        assert {line["url"] for line in lines} == {"/v1/embeddings"} and len(lines) == report.texts_embedded
+        assert len({line["custom_id"] for line in lines}) == len(lines)
         joined = " ".join(line["body"]["input"] for line in lines)
-        assert all(word in joined for word in ("Anna", "a828e60", "roadmap", "Carla"))
+        assert all(word in joined for word in ("Anna", "a828e60", "roadmap", "Carla", "item 1059", "item 1559"))
 
         # The output was shuffled; mapping by custom_id puts each vector on its text.
         stored = stored_vectors(idx.db_path)
-        assert len(stored) == 4
+        assert len(stored) == report.chunks_written
         for text, vec in stored.items():
             assert np.allclose(vec, unit(api_server.openai_vector(text)), atol=1e-5)
-        assert any(p.phase == "embed" and p.chunks_done == 4 for p in progress)
+        assert any(p.phase == "embed" and p.chunks_done == report.texts_embedded for p in progress)
 
         st = idx.status().batch
         assert st["active"] and st["failures"] == 0 and st["jobs_completed"] == 1
-        assert st["jobs"][0]["status"] == "completed" and st["jobs"][0]["requests"] == 4
+        assert st["jobs"][0]["status"] == "completed" and st["jobs"][0]["requests"] == len(lines)
         assert idx.search("who joined the search team").mode == "hybrid"
+
+
+def test_closing_stops_waiting_for_a_job(api_server):
+    api_server.batch_outcomes = ["never"]
+    p = provider(api_server, batch=BatchSettings(enabled=True, poll_interval_ms=20, timeout_minutes=5))
+    errors: list[Exception] = []
+
+    def work() -> None:
+        try:
+            p.embed_batch(["alpha"])
+        except ProviderError as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(0.3)
+    p.close()
+    worker.join(timeout=5)
+    assert not worker.is_alive() and "the index is closing" in str(errors[0])
+    assert api_server.requests("openai.embeddings") == [] and p.status()["failures"] == 0
 
 
 def test_two_batch_failures_switch_to_inline_for_the_rest_of_the_process(workspace, tmp_path, api_server):
@@ -347,3 +372,17 @@ def test_wait_false_collects_the_job_in_a_later_call(api_server, tmp_path):
     assert np.allclose(vectors[0], api_server.openai_vector("beta"), atol=1e-6)
     assert len(api_server.requests("openai.batches.create")) == 1 and api_server.requests("openai.embeddings") == []
     assert json.loads(state.read_text())["jobs"] == [] and later.status()["failures"] == 0
+
+
+def test_wait_false_through_the_index(workspace, tmp_path, api_server):
+    agent = openai_agent(workspace, tmp_path, api_server, batch={"enabled": True, "wait": False, "poll_interval_ms": 10})
+    with MemoryIndex(agent, env=ENV) as idx:
+        first = idx.sync()  # submitted; the files are searchable by keyword meanwhile
+        assert "remote.batch.wait = false" in first.provider_error and first.files_indexed == 3
+        assert len(idx.status().batch["pending"]) == 1 and idx.search("green tea").mode == "keyword"
+        idx.sync()  # the job is still running: nothing new is submitted
+        third = idx.sync()  # finished: collected by custom_id
+        assert third.provider_error is None and third.texts_embedded == 3
+        assert idx.status().batch["pending"] == [] and idx.search("green tea").mode == "hybrid"
+    assert len(api_server.requests("openai.batches.create")) == 1
+    assert api_server.inputs("openai.embeddings") == ["green tea"]  # only the query went inline

@@ -84,7 +84,9 @@ class OpenAIProvider(EmbeddingProvider):
     """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint.
 
     Timeouts, retry policy, concurrency and request limits are constructor
-    arguments (tests shrink them); the defaults are SPEC §6's.
+    arguments (tests shrink them); the defaults are SPEC §6's. ``sleep``
+    replaces the waits between retries and batch polls; ``batch_options``
+    go to :class:`~engine.providers.openai_batch.OpenAIBatchEmbedder`.
     """
 
     id = "openai"
@@ -102,7 +104,7 @@ class OpenAIProvider(EmbeddingProvider):
         max_input_tokens: int = MAX_INPUT_TOKENS,
         max_request_tokens: int | None = None,
         max_request_inputs: int = MAX_REQUEST_INPUTS,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         batch_options: Mapping[str, Any] | None = None,
     ):
         self.model = target.model
@@ -114,7 +116,7 @@ class OpenAIProvider(EmbeddingProvider):
         self._max_request_tokens = max_request_tokens or max_input_tokens
         self._max_request_inputs = max_request_inputs
         self._retry = retry or RetryPolicy()
-        self._sleep = sleep
+        self._sleep = sleep or time.sleep
         self._query_timeout = httpx2.Timeout(query_timeout_s, connect=min(CONNECT_TIMEOUT_S, query_timeout_s))
         self._document_timeout = httpx2.Timeout(document_timeout_s, connect=min(CONNECT_TIMEOUT_S, document_timeout_s))
         self._concurrency = max(1, concurrency)
@@ -168,6 +170,8 @@ class OpenAIProvider(EmbeddingProvider):
         return self._batch.status() if self._batch is not None else {}
 
     def close(self) -> None:
+        if self._batch is not None:
+            self._batch.close()
         self._client.close()
 
     # -- requests ---------------------------------------------------------------

@@ -69,6 +69,10 @@ class BatchPending(ProviderError):
     """``wait = false``: jobs were submitted and their results are not in yet."""
 
 
+class BatchClosed(ProviderError):
+    """The provider was closed while a job was being waited for."""
+
+
 @dataclass
 class JobState:
     """One batch job as :meth:`OpenAIBatchEmbedder.status` reports it."""
@@ -105,7 +109,7 @@ class OpenAIBatchEmbedder:
         *,
         call: Caller,
         state_file: Path | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         max_requests_per_job: int = MAX_REQUESTS_PER_JOB,
         max_job_bytes: int = MAX_JOB_BYTES,
@@ -117,7 +121,9 @@ class OpenAIBatchEmbedder:
         self.settings = settings
         self._call = call
         self._state_file = state_file
-        self._sleep = sleep
+        # Waits end early when the provider is closed (the index is closing).
+        self._closed = threading.Event()
+        self._sleep = sleep or self._closed.wait
         self._clock = clock
         self._max_requests = max_requests_per_job
         self._max_bytes = max_job_bytes
@@ -144,7 +150,7 @@ class OpenAIBatchEmbedder:
                 vectors.update(self._run_jobs(missing, len(todo) - len(missing), len(todo), progress))
             elif missing:
                 self._submit_pending(missing)
-        except BatchPending:
+        except (BatchPending, BatchClosed):
             raise
         except Exception as exc:
             self._record_failure(exc)
@@ -152,6 +158,10 @@ class OpenAIBatchEmbedder:
                 raise
             raise BatchFailed(f"OpenAI batch embedding failed: {exc}") from exc
         return [vectors[cid] for cid in ids]
+
+    def close(self) -> None:
+        """Stop waiting for jobs (they keep running at OpenAI)."""
+        self._closed.set()
 
     def status(self) -> dict:
         with self._lock:
@@ -288,6 +298,8 @@ class OpenAIBatchEmbedder:
                     f"(remote.batch.timeout_minutes; it was {batch.status}); it was cancelled"
                 )
             self._sleep(min(interval, max(deadline - self._clock(), 0.0)))
+            if self._closed.is_set():
+                raise BatchClosed(f"stopped waiting for OpenAI batch {batch.id}: the index is closing")
             interval = min(interval * POLL_BACKOFF, self._max_poll)
             batch_id = batch.id
             batch = self._call(lambda: self._client.batches.retrieve(batch_id), "batch status")

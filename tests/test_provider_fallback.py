@@ -118,3 +118,16 @@ def test_when_the_fallback_fails_too_sync_says_so_and_keeps_the_index(workspace,
         assert "HTTP 401" in idx.status().fallback["reason"]
         hits = idx.search("green tea")  # the keyword index built before the switch still answers
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "keyword-only" in hits.notice
+
+
+def test_a_model_named_for_the_primary_is_not_sent_to_the_fallback(tmp_path, api_server):
+    from engine.paths import app_paths
+    from engine.providers import choose_provider, create_provider
+
+    agent = agent_for(tmp_path, tmp_path, api_server, model="text-embedding-3-large")
+    assert create_provider("openai", agent, app_paths(), KEYS).model == "text-embedding-3-large"
+    assert create_provider("gemini", agent, app_paths(), KEYS).model == "gemini-embedding-001"
+    # auto picks OpenAI by its key; OPENAI_BASE_URL points it at this server.
+    auto = make_agent(tmp_path, provider="auto")
+    choice = choose_provider(auto, app_paths(), {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": api_server.openai_base_url})
+    assert choice.name == "openai" and len(choice.provider.embed_query("hi")) == api_server.openai_dims

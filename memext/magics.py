@@ -25,9 +25,10 @@ from engine.cli import parse_get_spec
 
 from .notes import append_note
 from .progress import progress_for
+from .quiet import split_quiet
 from .results import SearchResults
 from .session import Session
-from .views import FileLines, StatusTable, SyncSummary
+from .views import FileLines, StatusTable, SyncSummaries, SyncSummary
 
 
 def _positive_int(text: str) -> int:
@@ -58,12 +59,9 @@ def _split(line: str) -> list[str]:
         return line.split()
 
 
-def _parse(magic: Callable, line: str) -> argparse.Namespace | None:
-    """Parse a magic's flags; None after ``-h`` printed the help."""
-    try:
-        return magic.parser.parse_intermixed_args(_split(line))
-    except SystemExit:
-        return None
+def _parse(magic: Callable, line: str) -> argparse.Namespace:
+    """Parse a magic's flags (options may follow the query); bad ones raise UsageError."""
+    return magic.parser.parse_intermixed_args(_split(line))
 
 
 def _user_errors(fn: Callable) -> Callable:
@@ -135,6 +133,12 @@ class MemExt(Magics):
         """Stop background syncs and close the indexes."""
         self.session.close()
 
+    def _shown(self, result: Any, quiet: bool) -> Any:
+        """``result``, hidden for this cell when the line ended in ``;``."""
+        if quiet:
+            result.hide_display_in_this_cell(self.shell)
+        return result
+
     # -- %memsearch ---------------------------------------------------------------
 
     @line_magic
@@ -155,9 +159,8 @@ class MemExt(Magics):
         ``r = %memsearch deploy checklist`` keeps the results; ``r.to_json()``
         and ``r.to_dataframe()`` convert them. A trailing ``;`` hides them.
         """
+        line, quiet = split_quiet(line)
         args = _parse(self.memsearch, line)
-        if args is None:
-            return None
         query = " ".join(args.query).strip()
         agent = args.agent or self.agent
         if args.widget or (self.widget and not args.json):
@@ -176,7 +179,7 @@ class MemExt(Magics):
             sources=[args.source] if args.source else None,
             explain=args.explain,
         )
-        return SearchResults(response, idx.agent.id, as_json=args.json, syncing=idx.syncing)
+        return self._shown(SearchResults(response, idx.agent.id, as_json=args.json, syncing=idx.syncing), quiet)
 
     # -- %memget ------------------------------------------------------------------------
 
@@ -194,13 +197,12 @@ class MemExt(Magics):
         ``%memget memory/2026-10-05.md:3-9`` or ``%memget MEMORY.md --from 3
         --lines 7``. Only memory files can be read.
         """
+        line, quiet = split_quiet(line)
         args = _parse(self.memget, line)
-        if args is None:
-            return None
         path, start, count = parse_get_spec(args.spec)
         idx = self.session.index(args.agent or self.agent)
         read = idx.get(path, args.from_line or start, args.lines or count)
-        return FileLines(read)
+        return self._shown(FileLines(read), quiet)
 
     # -- %memstatus ------------------------------------------------------------------------
 
@@ -210,9 +212,8 @@ class MemExt(Magics):
     @_user_errors
     def memstatus(self, line: str = ""):
         """Status of one or every agent's index, as a table (StatusTable)."""
+        line, quiet = split_quiet(line)
         args = _parse(self.memstatus, line)
-        if args is None:
-            return None
         agents = [self.session.resolve_agent(args.agent).id] if args.agent else self.session.agent_ids()
         statuses, errors = [], {}
         for agent in agents:
@@ -222,7 +223,7 @@ class MemExt(Magics):
                 if args.agent:
                     raise
                 errors[agent] = str(exc)
-        return StatusTable(statuses, errors)
+        return self._shown(StatusTable(statuses, errors), quiet)
 
     # -- %memindex ------------------------------------------------------------------------
 
@@ -234,9 +235,8 @@ class MemExt(Magics):
     @_user_errors
     def memindex(self, line: str = ""):
         """Bring an agent's index up to date, with a progress bar."""
+        line, quiet = split_quiet(line)
         args = _parse(self.memindex, line)
-        if args is None:
-            return None
         agents = self.session.agent_ids() if args.all_agents else [self.session.resolve_agent(args.agent or self.agent).id]
         summaries = []
         for agent in agents:
@@ -244,7 +244,7 @@ class MemExt(Magics):
             with progress_for(self.shell, agent, stream=sys.stderr) as bar:
                 report = idx.sync(force=args.force, progress=bar)
             summaries.append(SyncSummary(agent, report, idx.status()))
-        return summaries[0] if len(summaries) == 1 else summaries
+        return self._shown(summaries[0] if len(summaries) == 1 else SyncSummaries(summaries), quiet)
 
     # -- %%memnote --------------------------------------------------------------------------
 
@@ -258,8 +258,6 @@ class MemExt(Magics):
         """Append the cell body to today's daily log (or MEMORY.md) under a
         timestamp; the index picks it up in the background."""
         args = _parse(self.memnote, line)
-        if args is None:
-            return None
         if args.file and args.long_term:
             raise UsageError("use either --file or --long-term, not both")
         idx = self.session.index(args.agent or self.agent)

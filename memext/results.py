@@ -14,13 +14,14 @@ from typing import Any, overload
 
 from engine import SearchResponse, SearchResult
 
+from .quiet import QuietDisplay
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, esc, highlight_html, highlight_text, score_bar_html, score_bar_text
 
 #: Snippet lines shown per result (the full lines are one ``%memget`` away).
 SNIPPET_LINES = 12
 
 
-class SearchResults(Sequence):
+class SearchResults(QuietDisplay, Sequence):
     """The results of one search, with how they were produced.
 
     Items are :class:`engine.SearchResult` (``.path``, ``.start_line``,

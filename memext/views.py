@@ -7,10 +7,11 @@ from typing import Any
 
 from engine import IndexStatus, ReadResult, SyncReport
 
+from .quiet import QuietDisplay
 from .render import MUTED, NOTICE_STYLE, ERROR_STYLE, ago, esc, numbered_lines_html, numbered_lines_text
 
 
-class FileLines(str):
+class FileLines(QuietDisplay, str):
     """The text ``%memget`` read: a ``str`` that displays with line numbers.
 
     ``.path``, ``.from_line``, ``.to_line``, ``.total_lines``,
@@ -89,7 +90,7 @@ def _status_row(s: IndexStatus) -> dict[str, Any]:
     }
 
 
-class StatusTable:
+class StatusTable(QuietDisplay):
     """The status of one or more agents; ``.statuses`` holds the
     :class:`engine.IndexStatus` objects, ``.to_dict()`` their dicts."""
 
@@ -155,7 +156,7 @@ class StatusTable:
         return f'<div class="memext-status"><table style="border-collapse:collapse"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>'
 
 
-class SyncSummary:
+class SyncSummary(QuietDisplay):
     """What ``%memindex`` did: the engine's :class:`SyncReport` and the status after."""
 
     def __init__(self, agent: str, report: SyncReport, status: IndexStatus):
@@ -189,3 +190,19 @@ class SyncSummary:
         first, *rest = self.to_text().split("\n")
         notes = "".join(f'<div style="{NOTICE_STYLE}">{esc(line)}</div>' for line in rest)
         return f'<div class="memext-sync"><div>{esc(first)}</div>{notes}</div>'
+
+
+class SyncSummaries(QuietDisplay, list):
+    """What ``%memindex --all`` did: one :class:`SyncSummary` per agent."""
+
+    def to_text(self) -> str:
+        return "\n".join(s.to_text() for s in self)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(self.to_text())
+
+    def _repr_html_(self) -> str:
+        return "".join(s._repr_html_() for s in self)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -46,3 +47,17 @@ def display_html(shell: InteractiveShell, obj: object) -> str:
     """What a notebook would get as text/html for ``obj``."""
     data, _ = shell.display_formatter.format(obj)
     return data.get("text/html", "")
+
+
+def install_kernelspec(data_dir: Path, name: str = "memext-test") -> str:
+    """A kernelspec under a private Jupyter data dir that runs this
+    interpreter (so the kernel imports this checkout's memext)."""
+    spec_dir = data_dir / "kernels" / name
+    spec_dir.mkdir(parents=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "memext test",
+        "language": "python",
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
+    return name

@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from conftest import EXAMPLE_WORKSPACE, ROOT
-from memext_helpers import write_config
+from memext_helpers import install_kernelspec, write_config
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -38,18 +38,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _install_kernelspec(data_dir: Path) -> None:
-    """A kernelspec in the private data dir that runs this interpreter."""
-    spec_dir = data_dir / "kernels" / KERNEL_NAME
-    spec_dir.mkdir(parents=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "memext test",
-        "language": "python",
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec), encoding="utf-8")
 
 
 def _write_notebook(path: Path) -> None:
@@ -87,7 +75,7 @@ def lab(tmp_path, example_workspace):
     jupyter = {name: tmp_path / "jupyter" / name for name in ("config", "runtime", "data")}
     for d in jupyter.values():
         d.mkdir(parents=True)
-    _install_kernelspec(jupyter["data"])
+    install_kernelspec(jupyter["data"], KERNEL_NAME)
     # The news prompt would pop up over the notebook; nothing else is needed.
     (jupyter["config"] / "labconfig").mkdir()
     (jupyter["config"] / "labconfig" / "page_config.json").write_text(

@@ -290,6 +290,11 @@ def status_cmd(ctx, agent, as_json) -> None:
         click.echo(f"  keyword    {'FTS5' if s.fts['available'] else 'unavailable: ' + str(s.fts['error'])}")
         click.echo(f"  sqlite     {s.sqlite['binding']} {s.sqlite['version']}")
         click.echo(f"  cache      {s.cache['entries']} embeddings")
+        if s.batch.get("enabled"):
+            b = s.batch
+            extra = f", {len(b.get('pending') or [])} pending job(s)" if b.get("pending") else ""
+            reason = f" ({b['disabled_reason']})" if b.get("disabled_reason") else ""
+            click.echo(f"  batch      {b.get('mode', '?')}, {b.get('failures', 0)} failure(s){extra}{reason}")
         if last:
             click.echo(f"  last sync  {_ago(last.get('at'))}, {last.get('duration_s')} s")
         else:

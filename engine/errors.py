@@ -42,5 +42,11 @@ class ProviderError(MemextError):
     """An embedding provider failed (unreachable, bad key, bad response)."""
 
 
+class EmbeddingsPending(ProviderError):
+    """Embeddings were requested but are not ready yet (e.g. an OpenAI batch
+    job submitted with ``remote.batch.wait = false``). Not a failure: the
+    files stay keyword-only until a later sync collects the vectors."""
+
+
 class IndexBuildError(MemextError):
     """A rebuild of the index failed; the previous index was kept."""

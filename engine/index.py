@@ -39,6 +39,8 @@ log = logging.getLogger("memext")
 #: A search starts a background sync when the last one is older than this,
 #: so edits made outside memext are picked up without a watcher.
 RESYNC_AFTER_S = 30.0
+#: After a query embedding fails, searches stay keyword-only this long.
+QUERY_RETRY_AFTER_S = 30.0
 _FROM_CONFIG: Any = object()
 
 
@@ -74,6 +76,8 @@ class MemoryIndex:
         self._syncing = False
         self._last_sync_done = 0.0
         self._last_error: str | None = None
+        self._query_error: str | None = None
+        self._query_failed_at = 0.0
         self._store = self._open_store()
 
     # -- lifecycle ----------------------------------------------------------
@@ -300,14 +304,7 @@ class MemoryIndex:
             if built and (built.get("provider"), built.get("model")) != (provider.id, provider.model):
                 notice = f"the index is being rebuilt for {provider.id}/{provider.model}: keyword-only until it is done"
             elif self._store.dims is not None:
-                try:
-                    qvec = normalize(provider.embed_query(query))
-                    if len(qvec) != self._store.dims:
-                        raise MemextError(f"query vector has {len(qvec)} dims, the index {self._store.dims}")
-                except Exception as exc:
-                    error = f"{provider.id}: {exc}"
-                    notice = f"embedding the query failed ({error}): keyword-only results"
-                    qvec = None
+                qvec, error, notice = self._query_vector(provider, query)
             else:  # no vectors at all: say so when the provider failed at sync
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
                 notice = f"the index has no vectors ({error}): keyword-only results" if error else None
@@ -332,6 +329,28 @@ class MemoryIndex:
             notice=notice,
             error=error,
         )
+
+    def _query_vector(self, provider: EmbeddingProvider, query: str):
+        """(vector, error, notice) for a query.
+
+        After a failure the provider is left alone for QUERY_RETRY_AFTER_S,
+        so that during an outage every search is keyword-only at once
+        instead of waiting through the provider's retries each time.
+        """
+        since = time.monotonic() - self._query_failed_at
+        if self._query_error and since < QUERY_RETRY_AFTER_S:
+            error = self._query_error
+            return None, error, f"embedding queries failed {since:.0f} s ago ({error}): keyword-only results"
+        try:
+            qvec = normalize(provider.embed_query(query))
+            if len(qvec) != self._store.dims:
+                raise MemextError(f"query vector has {len(qvec)} dims, the index {self._store.dims}")
+        except Exception as exc:
+            self._query_error = f"{provider.id}: {exc}"
+            self._query_failed_at = time.monotonic()
+            return None, self._query_error, f"embedding the query failed ({self._query_error}): keyword-only results"
+        self._query_error = None
+        return qvec, None, None
 
     def _source_filter(self, sources: Sequence[str] | None) -> list[str] | None:
         configured = self.agent.settings.sources

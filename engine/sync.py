@@ -27,7 +27,7 @@ import numpy as np
 
 from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
-from .errors import IndexBuildError, ProviderError
+from .errors import EmbeddingsPending, IndexBuildError, ProviderError
 from .providers import EmbeddingProvider
 from .sessions import discover_session_files, parse_transcript
 from .sources import SourceFile, Skipped, discover_memory_files, read_text
@@ -73,6 +73,8 @@ class SyncReport:
     skipped: list[Skipped] = field(default_factory=list)
     #: Set when the provider failed and files were indexed keyword-only.
     provider_error: str | None = None
+    #: Set when the provider accepted the texts but has no vectors yet.
+    embeddings_pending: str | None = None
 
 
 @dataclass
@@ -181,7 +183,7 @@ class Syncer:
                 shadow.set_meta_json("fingerprint", fp)
             self._sync_into(shadow, rebuild=True, sessions_all=True)
             shadow.copy_into(target)
-        except (ProviderFailed, SyncCancelled):
+        except (ProviderFailed, SyncCancelled, IndexBuildError):
             raise
         except Exception as exc:
             raise IndexBuildError(f"rebuilding {target.path} failed, the previous index is kept: {exc}") from exc
@@ -326,6 +328,17 @@ class Syncer:
             raw = self.provider.embed_batch([texts[h] for h in missing], on_progress)
             if len(raw) != len(missing):
                 raise ProviderError(f"{self.provider.id} returned {len(raw)} vectors for {len(missing)} texts")
+        except EmbeddingsPending as exc:
+            if rebuild:
+                raise IndexBuildError(
+                    f"{exc}; the rebuilt index is swapped in by a later sync once they are ready, "
+                    "the previous index is kept meanwhile"
+                ) from exc
+            # Not a failure: these files stay keyword-only until a later
+            # sync collects the vectors (their hash is left unset).
+            self._provider_dead = True
+            self.report.embeddings_pending = str(exc)
+            return found
         except Exception as exc:
             message = str(exc) or type(exc).__name__
             if rebuild:
@@ -358,6 +371,7 @@ class Syncer:
                     "rebuilt": self.report.rebuilt,
                     "files_indexed": self.report.files_indexed,
                     "provider_error": self.report.provider_error,
+                    "embeddings_pending": self.report.embeddings_pending,
                 },
             )
             self.store.set_meta_json("skipped", [[k.path, k.reason] for k in self.report.skipped])

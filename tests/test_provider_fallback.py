@@ -8,6 +8,8 @@ so ``provider = "openai"`` can fail while ``fallback = "gemini"`` works.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -89,7 +91,7 @@ def test_without_a_usable_fallback_sync_goes_keyword_only_and_says_why(workspace
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "401" in hits.error and "keyword-only" in hits.notice
 
 
-def test_a_query_time_outage_returns_keyword_results(workspace, tmp_path, api_server):
+def test_a_query_time_outage_returns_keyword_results(workspace, tmp_path, api_server, monkeypatch):
     agent = agent_for(workspace, tmp_path, api_server, fallback="none")
     with MemoryIndex(agent, provider=fast_openai(api_server), env=KEYS) as idx:
         idx.sync()
@@ -100,6 +102,13 @@ def test_a_query_time_outage_returns_keyword_results(workspace, tmp_path, api_se
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md"
         assert "HTTP 500: The server had an error" in hits.error and "keyword-only" in hits.notice
 
+        # During an outage the next searches do not wait on the provider again.
+        asked = len(api_server.requests("openai.embeddings"))
+        again = idx.search("green tea")
+        assert again.mode == "keyword" and "HTTP 500" in again.error and "failed 0 s ago" in again.notice
+        assert len(api_server.requests("openai.embeddings")) == asked
+
+        monkeypatch.setattr("engine.index.QUERY_RETRY_AFTER_S", 0.0)  # time to try again
         api_server.stop()  # the endpoint goes away entirely
         hits = idx.search("Tuesdays")
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "cannot connect" in hits.error
@@ -131,3 +140,15 @@ def test_a_model_named_for_the_primary_is_not_sent_to_the_fallback(tmp_path, api
     auto = make_agent(tmp_path, provider="auto")
     choice = choose_provider(auto, app_paths(), {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": api_server.openai_base_url})
     assert choice.name == "openai" and len(choice.provider.embed_query("hi")) == api_server.openai_dims
+
+
+def test_the_primarys_key_is_not_sent_to_the_other_vendor():
+    """With no shared remote.base_url, a Gemini fallback behind OpenAI uses
+    GEMINI_API_KEY and Google's endpoint, never remote.api_key."""
+    from engine.providers.remote import remote_target
+
+    agent = make_agent(Path("/tmp"), provider="openai", fallback="gemini", remote={"api_key": "sk-openai-secret", "headers": {"X-Org": "o"}})
+    target = remote_target("gemini", agent, {"GEMINI_API_KEY": "g-key"}, default_base_url="https://gemini.example", default_model="gemini-embedding-001")
+    assert target.api_key == "g-key" and target.base_url == "https://gemini.example" and target.headers == {}
+    primary = remote_target("openai", agent, {}, default_base_url="https://openai.example", default_model="m")
+    assert primary.api_key == "sk-openai-secret" and primary.headers == {"X-Org": "o"}

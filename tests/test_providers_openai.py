@@ -8,6 +8,8 @@ every request, so the assertions are about what went over the wire.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import threading
 import time
@@ -376,9 +378,12 @@ def test_wait_false_collects_the_job_in_a_later_call(api_server, tmp_path):
 
 def test_wait_false_through_the_index(workspace, tmp_path, api_server):
     agent = openai_agent(workspace, tmp_path, api_server, batch={"enabled": True, "wait": False, "poll_interval_ms": 10})
+    agent = dataclasses.replace(agent, settings=dataclasses.replace(agent.settings, fallback="gemini"))
     with MemoryIndex(agent, env=ENV) as idx:
         first = idx.sync()  # submitted; the files are searchable by keyword meanwhile
-        assert "remote.batch.wait = false" in first.provider_error and first.files_indexed == 3
+        # Pending is not a failure: no provider error, and no switch to the fallback.
+        assert "remote.batch.wait = false" in first.embeddings_pending and first.files_indexed == 3
+        assert first.provider_error is None and idx.status().fallback is None
         assert len(idx.status().batch["pending"]) == 1 and idx.search("green tea").mode == "keyword"
         idx.sync()  # the job is still running: nothing new is submitted
         third = idx.sync()  # finished: collected by custom_id

@@ -39,7 +39,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..config import BatchSettings
-from ..errors import ProviderError
+from ..errors import EmbeddingsPending, ProviderError
 from .base import EmbedProgress
 
 log = logging.getLogger("memext")
@@ -65,7 +65,7 @@ class BatchFailed(ProviderError):
     """A batch job failed, expired, timed out or came back incomplete."""
 
 
-class BatchPending(ProviderError):
+class BatchPending(EmbeddingsPending):
     """``wait = false``: jobs were submitted and their results are not in yet."""
 
 

@@ -8,6 +8,7 @@ URL plus the sorted header *names*: never a secret.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -40,12 +41,26 @@ def endpoint_key(base_url: str, headers: Mapping[str, str] | None = None) -> str
     return f"{key} headers={','.join(names)}" if names else key
 
 
+def owns_settings(name: str, agent: AgentConfig) -> bool:
+    """Whether ``model`` and ``remote.*`` apply to provider ``name``.
+
+    They describe the primary provider's endpoint. When ``name`` is only the
+    fallback behind the *other* remote provider and no ``remote.base_url``
+    names a shared endpoint (a gateway serving both APIs), they belong to
+    the primary: a Gemini fallback must not send the OpenAI key to Google,
+    nor ask for ``text-embedding-3-large``. It then uses its own environment
+    key, its default endpoint and its default model.
+    """
+    s = agent.settings
+    fallback_only = s.provider != name and s.fallback == name and s.provider in _REMOTE
+    return not fallback_only or bool(s.remote.base_url)
+
+
 def configured_model(name: str, agent: AgentConfig) -> str:
     """``model`` as it applies to provider ``name`` ("" means its default).
 
-    ``model`` names one model; when ``name`` is only the fallback behind the
-    *other* remote provider, the name belongs to that one (a Gemini fallback
-    cannot use ``text-embedding-3-large``), so the fallback uses its default.
+    ``model`` names one model: a fallback behind the other remote provider
+    always uses its own default.
     """
     s = agent.settings
     if s.provider != name and s.fallback == name and s.provider in _REMOTE:
@@ -57,7 +72,9 @@ def remote_target(
     name: str, agent: AgentConfig, env: Mapping[str, str] | None, *, default_base_url: str, default_model: str
 ) -> RemoteTarget:
     """Resolve key, base URL, headers and model; a missing key says how to set one."""
-    key = resolve_api_key(name, agent, env)
+    owns = owns_settings(name, agent)
+    env = os.environ if env is None else env
+    key = resolve_api_key(name, agent, env) if owns else env.get(_KEY_ENV[name], "")
     if not key:
         raise ProviderError(
             f"no API key for the {name} embedding provider: set memory_search.remote.api_key "
@@ -66,7 +83,7 @@ def remote_target(
     r = agent.settings.remote
     return RemoteTarget(
         api_key=key,
-        base_url=(r.base_url or default_base_url).rstrip("/"),
+        base_url=((r.base_url if owns else "") or default_base_url).rstrip("/"),
         model=configured_model(name, agent) or default_model,
-        headers=dict(r.headers),
+        headers=dict(r.headers) if owns else {},
     )

@@ -358,11 +358,15 @@ def test_memnote_long_term_and_other_files(ip, example_workspace):
         ("-a nope", "x", "no agent 'nope'"),
     ],
 )
-def test_memnote_refuses_without_writing(ip, example_workspace, line, body, message):
-    files = sorted(p for p in example_workspace.parent.rglob("*") if p.is_file())
+def test_memnote_refuses_without_writing(ip, example_workspace, workspace, line, body, message):
+    def memory_files():  # both workspaces and their parent (the index folder is elsewhere)
+        return sorted((p, p.stat().st_size) for p in example_workspace.parent.rglob("*")
+                      if p.is_file() and "memext" not in p.parts)
+
+    before = memory_files()
     with pytest.raises(UsageError, match=message):
         ip.run_cell_magic("memnote", line, body)
-    assert sorted(p for p in example_workspace.parent.rglob("*") if p.is_file()) == files
+    assert memory_files() == before
 
 
 # -- %config ------------------------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""The per-shell Session: config reloads, one index per agent, background work."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import MemoryIndex
+from engine.errors import UnknownAgentError
+from memext import Session
+from memext_helpers import write_config
+
+
+@pytest.fixture
+def config(tmp_path, example_workspace, workspace, monkeypatch):
+    path = write_config(tmp_path / "memext", {"example": example_workspace, "small": workspace})
+    monkeypatch.setenv("MEMEXT_CONFIG", str(path))
+    return path
+
+
+def test_one_index_per_agent(config):
+    s = Session()
+    try:
+        assert s.agent_ids() == ["example", "small"]
+        assert s.index() is s.index("example") is not s.index("small")
+        with pytest.raises(UnknownAgentError, match="known: example, small"):
+            s.index("nope")
+    finally:
+        s.close()
+
+
+def test_config_changes_are_picked_up(config, tmp_path, workspace):
+    s = Session()
+    try:
+        old = s.index("small")
+        write_config(config.parent, {"small": workspace}, extra='[agents.memory_search]\nextra_paths = ["notes"]\n')
+        assert s.agent_ids() == ["small"]
+        new = s.index("small")
+        assert new is not old and new.agent.settings.extra_paths == ["notes"]
+    finally:
+        s.close()
+
+
+def test_warm_up_and_settle(config):
+    s = Session()
+    try:
+        thread = s.warm_up()
+        idx = s.index("example")
+        s.settle(idx)  # the first search of a session waits for the first build
+        assert not thread.is_alive() and idx.status().total_files == 15
+    finally:
+        s.close()
+
+
+def test_warm_up_respects_the_setting(tmp_path, workspace, monkeypatch):
+    path = write_config(tmp_path, {"small": workspace}, extra="")
+    path.write_text(path.read_text().replace("[memory_search.store]", "[memory_search.sync]\non_session_start = false\n[memory_search.store]"))
+    monkeypatch.setenv("MEMEXT_CONFIG", str(path))
+    s = Session()
+    try:
+        assert s.warm_up() is None and s.index().status().last_sync is None
+    finally:
+        s.close()
+
+
+def test_refresh_after_a_write_is_seen_by_the_next_search(config, example_workspace):
+    s = Session()
+    try:
+        idx = s.index("example")
+        idx.sync()
+        (example_workspace / "memory" / "2026-12-01.md").write_text("# x\n\n- Zanzibar trip booked.\n")
+        s.refresh_in_background(idx)
+        s.settle(idx)
+        assert idx.search("Zanzibar")[0].path == "memory/2026-12-01.md"
+    finally:
+        s.close()
+
+
+def test_close_is_idempotent_and_final(config):
+    s = Session(index_factory=lambda agent: MemoryIndex(agent, provider=None))
+    s.index()
+    s.close()
+    s.close()
+    assert s.closed and s.open_indexes() == []
+    with pytest.raises(RuntimeError, match="closed"):
+        s.index()

@@ -1,0 +1,165 @@
+"""The search widget driven through its widget state (no front end needed;
+the real browser test is test_widget_browser.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import memext
+from memext import Session
+from memext.widget import SearchWidget
+from memext_helpers import ipython_shell, write_config
+
+
+@pytest.fixture
+def config(tmp_path, example_workspace, workspace, monkeypatch):
+    (example_workspace / "memory" / "2026-11-19.md").write_text(
+        '# 2026-11-19\n\n- Biscuit chewed the <img src=x onerror="alert(1)"> cable.\n', encoding="utf-8"
+    )
+    path = write_config(tmp_path / "memext", {"example": example_workspace, "small": workspace})
+    monkeypatch.setenv("MEMEXT_CONFIG", str(path))
+    return path
+
+
+@pytest.fixture
+def widget(config):
+    w = SearchWidget(Session(), debounce_s=0)
+    yield w
+    w.close()
+
+
+def _citations(w: SearchWidget) -> list[str]:
+    return [row.hit.citation for row in w.results_box.children]
+
+
+def test_typing_searches_and_shows_results(widget):
+    assert widget.agent_picker.options == ("example", "small") and widget.agent == "example"
+    widget.query_box.value = "vet Biscuit"
+    assert _citations(widget)[0] == "memory/2026-10-05.md:1-10"
+    first = widget.results_box.children[0]
+    assert 'class="memext-citation"' in first.summary.value
+    assert '<mark class="memext-hit">vet</mark>' in first.summary.value
+    assert "keyword-only search" in widget.notice.value and f"{len(widget.results)} results" in widget.notice.value
+    status = widget.status_line.value
+    assert "agent <b>example</b> · 16 files · 17 chunks · keyword-only · last sync" in status
+
+
+def test_expanding_a_result_reads_its_full_lines(widget):
+    widget.search("vet Biscuit")
+    row = widget.results_box.children[0]
+    assert not row.expanded and row.lines.value == ""
+    row.toggle.click()
+    assert row.expanded and row.toggle.description == "hide lines"
+    assert '<pre class="memext-lines"' in row.lines.value
+    assert "10  </span>- Dana wants to read" in row.lines.value  # numbered through get()
+    assert '<mark class="memext-hit">Biscuit</mark>' in row.lines.value
+    row.toggle.click()
+    assert not row.expanded and row.lines.layout.display == "none"
+
+
+def test_note_markup_is_escaped_in_snippets_and_lines(widget):
+    widget.search("chewed cable")
+    row = widget.results_box.children[0]
+    row.set_expanded(True)
+    for html in (row.summary.value, row.lines.value):
+        assert "<img" not in html and "&lt;img src=x" in html
+
+
+def test_enter_searches_at_once(config):
+    w = SearchWidget(Session(), debounce_s=30)
+
+    async def type_then_enter():
+        w.query_box.value = "Biscuit"  # a search is scheduled for after the pause
+        assert w.searches_run == 0
+        w.query_box._handle_custom_msg({"event": "submit"}, [])  # what the front end sends on Enter
+        assert w.searches_run == 1 and len(w.results) > 0
+        assert w._pending is None  # the scheduled one was dropped
+
+    try:
+        asyncio.run(type_then_enter())
+    finally:
+        w.close()
+
+
+def test_typing_is_debounced_on_an_event_loop(config):
+    w = SearchWidget(Session(), debounce_s=0.2)
+
+    async def type_then_pause():
+        for text in ("B", "Bi", "Bis", "Biscuit"):
+            w.query_box.value = text
+            await asyncio.sleep(0.02)
+        assert w.searches_run == 0  # still typing
+        await asyncio.sleep(0.5)
+
+    try:
+        asyncio.run(type_then_pause())
+        assert w.searches_run == 1 and w.results.query == "Biscuit"
+    finally:
+        w.close()
+
+
+def test_agent_picker_switches_agent(widget):
+    widget.search("Anna")
+    assert widget.results is not None and widget.results.agent == "example"
+    widget.agent_picker.value = "small"
+    assert widget.results.agent == "small" and _citations(widget)[0].startswith("MEMORY.md:")
+    assert "agent <b>small</b> · 3 files" in widget.status_line.value
+
+
+def test_empty_query_clears(widget):
+    widget.search("Biscuit")
+    assert widget.results_box.children
+    widget.query_box.value = "   "
+    assert widget.results_box.children == () and widget.results is None
+
+
+def test_errors_show_in_the_widget(config, tmp_path):
+    w = SearchWidget(Session(), agent="nope", debounce_s=0)
+    try:
+        assert "no agent &#x27;nope&#x27;" in w.notice.value and w.agent is None
+        w.search("anything")  # nothing to search, and no exception
+    finally:
+        w.close()
+    w = SearchWidget(Session(), debounce_s=0)
+    try:
+        config.write_text('[memory_search]\nprovider = "psychic"\n', encoding="utf-8")
+        w.search("Biscuit")
+        assert 'class="memext-error"' in w.notice.value and "memory_search.provider" in w.notice.value
+        assert w.results_box.children == ()
+    finally:
+        w.close()
+
+
+def test_initial_query_and_limits(config):
+    w = SearchWidget(Session(), query="Biscuit", max_results=2, debounce_s=0)
+    try:
+        assert len(w.results_box.children) == 2 and w.searches_run == 1
+    finally:
+        w.close()
+
+
+def test_close_closes_its_own_session_only(config):
+    shared = Session()
+    w = SearchWidget(shared, debounce_s=0)
+    w.close()
+    assert not shared.closed
+    own = SearchWidget(debounce_s=0)
+    own.search("Biscuit")
+    own.close()
+    assert own.session.closed
+    shared.close()
+
+
+def test_search_widget_shares_the_loaded_extension(config):
+    with ipython_shell() as shell:
+        shell.run_line_magic("load_ext", "memext")
+        shell.run_line_magic("config", "MemExt.max_results = 1")
+        w = memext.search_widget(debounce_s=0)
+        magics = shell.magics_manager.registry["MemExt"]
+        assert w.session is magics.session
+        w.search("Biscuit")
+        assert len(w.results) == 1
+        w2 = shell.run_line_magic("memsearch", "--widget -a small Anna")
+        assert isinstance(w2, SearchWidget) and w2.agent == "small" and _citations(w2)[0].startswith("MEMORY.md:")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import shlex
 import sys
 from typing import Any, Callable
@@ -52,11 +53,18 @@ def _unit_float(text: str) -> float:
 
 
 def _split(line: str) -> list[str]:
-    """Shell-like splitting that keeps a lone apostrophe (``Dana's``) as text."""
+    """Shell-like splitting that keeps a lone apostrophe (``Dana's``) as text.
+
+    On Windows backslashes are path separators, not escapes.
+    """
+    posix = os.name != "nt"
     try:
-        return shlex.split(line)
+        tokens = shlex.split(line, posix=posix)
     except ValueError:
         return line.split()
+    if not posix:
+        tokens = [t[1:-1] if len(t) > 1 and t[0] == t[-1] and t[0] in "'\"" else t for t in tokens]
+    return tokens
 
 
 def _parse(magic: Callable, line: str) -> argparse.Namespace:
@@ -71,9 +79,7 @@ def _user_errors(fn: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except MemextError as exc:
-            raise UsageError(f"memext: {exc}") from None
-        except OSError as exc:
+        except (MemextError, OSError) as exc:  # OSError: a note that cannot be written
             raise UsageError(f"memext: {exc}") from None
 
     return wrapper
@@ -163,19 +169,20 @@ class MemExt(Magics):
         args = _parse(self.memsearch, line)
         query = " ".join(args.query).strip()
         agent = args.agent or self.agent
+        max_results = args.max_results or self.max_results
+        min_score = args.min_score if args.min_score is not None else self.min_score
         if args.widget or (self.widget and not args.json):
             from .widget import SearchWidget
 
-            return SearchWidget(self.session, agent=agent, query=query, max_results=args.max_results or self.max_results,
-                                min_score=args.min_score if args.min_score is not None else self.min_score)
+            return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score)
         if not query:
             raise UsageError("%memsearch needs a query, e.g. %memsearch deploy checklist")
         idx = self.session.index(agent)
         self.session.settle(idx)
         response = idx.search(
             query,
-            max_results=args.max_results or self.max_results,
-            min_score=args.min_score if args.min_score is not None else self.min_score,
+            max_results=max_results,
+            min_score=min_score,
             sources=[args.source] if args.source else None,
             explain=args.explain,
         )

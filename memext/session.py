@@ -8,13 +8,17 @@ holds no search logic; the engine does all of that.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Callable
 
-from engine import Config, MemoryIndex, load_config
+from engine import Config, MemextError, MemoryIndex, load_config
 from engine.config import AgentConfig
 from engine.paths import app_paths
+from engine.sync import SyncCancelled
+
+log = logging.getLogger("memext")
 
 #: Builds the index of an agent; tests pass one with a test provider.
 IndexFactory = Callable[[AgentConfig], MemoryIndex]
@@ -69,7 +73,7 @@ class Session:
         cfg = self.resolve_agent(agent)
         with self._lock:
             if self._closed:
-                raise RuntimeError("this memext session is closed")
+                raise MemextError("this memext session is closed (the extension was unloaded); run %load_ext memext again")
             idx = self._indexes.get(cfg.id)
             if idx is not None and self._agents[cfg.id] != cfg:
                 idx.close()
@@ -100,26 +104,24 @@ class Session:
             thread.join(timeout)
 
     def refresh_in_background(self, idx: MemoryIndex, reason: str = "note") -> threading.Thread:
-        """Mark the index dirty and sync it in the background.
+        """Mark the index dirty and sync it in a background thread.
 
-        A sync already running may have scanned the files before the change,
-        so a second one follows it. Returns the thread that finishes last.
+        ``sync()`` waits for a sync already running (which may have scanned
+        the files before the change) and then scans again, so the change is
+        never missed. The next search waits for it (:meth:`settle`).
         """
         idx.mark_dirty()
-        running = idx.syncing
-        thread = idx.sync_in_background(reason=reason)
-        if running:
-            first = thread
 
-            def follow() -> None:
-                first.join()
-                with self._lock:
-                    if self._closed or self._indexes.get(idx.agent.id) is not idx:
-                        return
-                idx.sync_in_background(reason=reason).join()
+        def work() -> None:
+            try:
+                idx.sync(reason=reason)
+            except SyncCancelled:
+                pass
+            except Exception as exc:  # a background thread has no caller to tell
+                log.warning("memext: syncing %s after a note failed: %s", idx.agent.id, exc)
 
-            thread = threading.Thread(target=follow, name=f"memext-follow-{idx.agent.id}", daemon=True)
-            thread.start()
+        thread = threading.Thread(target=work, name=f"memext-note-sync-{idx.agent.id}", daemon=True)
+        thread.start()
         self._note_syncs.setdefault(idx.agent.id, []).append(thread)
         return thread
 
@@ -132,10 +134,13 @@ class Session:
         with self._lock:
             self._closed = True
             indexes, self._indexes = list(self._indexes.values()), {}
+            notes = [t for threads in self._note_syncs.values() for t in threads]
             self._warmups.clear()
             self._note_syncs.clear()
         for idx in indexes:
-            idx.close()
+            idx.close()  # cancels and joins the index's own background sync
+        for thread in notes:  # cancelled by close() too; wait for them to notice
+            thread.join(60)
 
     @property
     def closed(self) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from engine import AccessDenied, MemextError, SearchResult
+from engine import MemextError, SearchResult
 
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, ago, esc, numbered_lines_html
 from .results import SearchResults, result_html
@@ -30,10 +30,11 @@ DEBOUNCE_S = 0.35
 class ResultRow(w.VBox):
     """One result: its summary and a button that shows its full lines."""
 
-    def __init__(self, index_of: Any, hit: SearchResult, query: str):
+    def __init__(self, session: Session, agent: str, hit: SearchResult, query: str):
         self.hit = hit
         self.query = query
-        self._index_of = index_of
+        self.agent = agent
+        self._session = session
         # Rows live in a scrolling box: they must keep their height, not shrink to fit.
         keep = dict(flex="0 0 auto")
         self.summary = w.HTML(value=result_html(hit, query), layout=w.Layout(**keep))
@@ -63,7 +64,7 @@ class ResultRow(w.VBox):
         if hit.source != "memory":
             return f'<div style="{MUTED}">session transcripts are not readable here; see {esc(hit.citation)}</div>'
         try:
-            read = self._index_of().get(hit.path, hit.start_line, hit.end_line - hit.start_line + 1)
+            read = self._session.index(self.agent).get(hit.path, hit.start_line, hit.end_line - hit.start_line + 1)
         except (MemextError, ValueError) as exc:
             return f'<div style="{ERROR_STYLE}">{esc(exc)}</div>'
         if read.missing:
@@ -203,8 +204,20 @@ class SearchWidget(w.VBox):
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
         count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}</div>'
         self.notice.value = count + "".join(notes)
-        agent = results.agent
-        self.results_box.children = tuple(ResultRow(lambda: self.session.index(agent), hit, results.query) for hit in results)
+        if self._same_hits(results):
+            return  # the same search again (Enter after a pause): keep rows as they are, expanded ones too
+        self.results_box.children = tuple(ResultRow(self.session, results.agent, hit, results.query) for hit in results)
+
+    def _same_hits(self, results: SearchResults) -> bool:
+        rows = self.results_box.children
+        return (
+            len(rows) == len(results)
+            and len(rows) > 0
+            and all(
+                isinstance(r, ResultRow) and (r.agent, r.query, r.hit) == (results.agent, results.query, hit)
+                for r, hit in zip(rows, results)
+            )
+        )
 
     def _show_error(self, message: str) -> None:
         self.results_box.children = ()

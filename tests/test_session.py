@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import MemoryIndex
+from engine import MemextError, MemoryIndex
 from engine.errors import UnknownAgentError
 from memext import Session
 from memext_helpers import write_config
@@ -81,5 +81,5 @@ def test_close_is_idempotent_and_final(config):
     s.close()
     s.close()
     assert s.closed and s.open_indexes() == []
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(MemextError, match="session is closed"):
         s.index()

@@ -163,3 +163,22 @@ def test_search_widget_shares_the_loaded_extension(config):
         assert len(w.results) == 1
         w2 = shell.run_line_magic("memsearch", "--widget -a small Anna")
         assert isinstance(w2, SearchWidget) and w2.agent == "small" and _citations(w2)[0].startswith("MEMORY.md:")
+
+
+def test_repeating_a_search_keeps_expanded_rows(widget):
+    widget.search("vet Biscuit")
+    row = widget.results_box.children[0]
+    row.set_expanded(True)
+    widget.search("vet Biscuit")  # e.g. Enter after the debounced search already ran
+    assert widget.results_box.children[0] is row and row.expanded
+    widget.search("Biscuit vet")
+    assert widget.results_box.children[0] is not row
+
+
+def test_a_widget_outlived_by_its_extension_says_so(config):
+    with ipython_shell() as shell:
+        shell.run_line_magic("load_ext", "memext")
+        w = memext.search_widget(debounce_s=0)
+        shell.run_line_magic("unload_ext", "memext")
+        w.search("Biscuit")
+        assert "run %load_ext memext again" in w.notice.value and w.results_box.children == ()

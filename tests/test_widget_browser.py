@@ -23,7 +23,7 @@ import nbformat
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from conftest import EXAMPLE_WORKSPACE, ROOT
+from conftest import ROOT
 from memext_helpers import install_kernelspec, write_config
 
 CHROMIUM = "/usr/bin/chromium"
@@ -157,7 +157,7 @@ def test_widget_searches_and_expands_in_jupyterlab(lab):
             counted = panel.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output")
             expect(counted).to_contain_text("searches=", timeout=30_000)
             searches = int(counted.inner_text().strip().split("=")[1])
-            assert 1 <= searches <= 3, searches
+            assert 1 <= searches <= 4, f"{searches} searches for 11 keystrokes"
 
             # Enter searches at once; a hostile note renders as text.
             box.fill("onerror bold")

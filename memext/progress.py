@@ -88,7 +88,9 @@ class TextProgress:
             self._task,
             description=f"{self.label}: {phase} ({p.files_done}/{p.files_total} files)",
             completed=p.chunks_done,
-            total=p.chunks_total or None,
+            # Unknown until the scan is over; a finished sync with nothing to
+            # embed or write is complete, not "0/?".
+            total=p.chunks_total if p.phase == "done" else (p.chunks_total or None),
         )
 
     def __exit__(self, *exc) -> None:

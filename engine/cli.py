@@ -20,7 +20,8 @@ from .config import Config, add_agent, load_config
 from .errors import MemextError
 from .index import MemoryIndex
 from .paths import app_paths
-from .sync import SyncProgress, SyncReport
+from .progress import TextProgress
+from .sync import SyncReport
 
 _GET_SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
 
@@ -75,43 +76,6 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON."
 # -- index -----------------------------------------------------------------
 
 
-class _ProgressBar:
-    """Renders SyncProgress with a rich progress bar (on terminals only)."""
-
-    def __init__(self, enabled: bool, label: str):
-        self.enabled = enabled
-        self.label = label
-        self._progress = None
-        self._task = None
-
-    def __enter__(self) -> "_ProgressBar":
-        if self.enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-            self._progress = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("chunks"),
-                TimeRemainingColumn(),
-                console=None,
-                transient=True,
-            )
-            self._progress.__enter__()
-            self._task = self._progress.add_task(self.label, total=None)
-        return self
-
-    def __call__(self, p: SyncProgress) -> None:
-        if self._progress is None:
-            return
-        label = f"{self.label}: {'rebuilding' if p.rebuild else p.phase} ({p.files_done}/{p.files_total} files)"
-        self._progress.update(self._task, description=label, completed=p.chunks_done, total=p.chunks_total or None)
-
-    def __exit__(self, *exc) -> None:
-        if self._progress is not None:
-            self._progress.__exit__(*exc)
-
-
 def _report_dict(agent: str, r: SyncReport) -> dict:
     return {
         "agent": agent,
@@ -144,9 +108,11 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
     out = []
     for a in agents:
         with MemoryIndex(a) as idx:
-            show_bar = not as_json and sys.stderr.isatty()
-            with _ProgressBar(show_bar, a.id) as bar:
-                report = idx.sync(force=force, progress=bar)
+            if not as_json and sys.stderr.isatty():
+                with TextProgress(a.id, transient=True) as bar:
+                    report = idx.sync(force=force, progress=bar)
+            else:
+                report = idx.sync(force=force)
             st = idx.status()
         out.append(_report_dict(a.id, report))
         if not as_json:

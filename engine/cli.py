@@ -7,6 +7,7 @@ one line to stderr and exit with status 1.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -149,7 +150,19 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 def search_cmd(ctx, query, agent, max_results, min_score, source, explain, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result."""
     text = " ".join(query)
-    with _open(ctx, agent) as idx:
+    agent_cfg = _config(ctx).agent(agent)
+    # A one-shot process would only start a background sync to kill it at
+    # exit: sync in the foreground when the index was never filled, and
+    # otherwise leave freshness to `memext index` or the tray.
+    s = agent_cfg.settings
+    agent_cfg = dataclasses.replace(agent_cfg, settings=dataclasses.replace(s, sync=dataclasses.replace(s.sync, on_search=False)))
+    with MemoryIndex(agent_cfg) as idx:
+        if idx.never_synced:
+            if not as_json and sys.stderr.isatty():
+                with TextProgress(f"{agent_cfg.id}: first index", transient=True) as bar:
+                    idx.sync(progress=bar)
+            else:
+                idx.sync()
         resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain)
     if as_json:
         _print_json(resp.to_dict())

@@ -258,13 +258,18 @@ class MemoryIndex:
     def syncing(self) -> bool:
         return self._syncing
 
+    @property
+    def never_synced(self) -> bool:
+        """True for an index that no sync has filled yet."""
+        return self._store.file_count() == 0 and self._store.get_meta("last_sync") is None
+
     def _sync_for_search(self) -> None:
         if not self.agent.settings.sync.on_search or self._syncing:
             return
         stale = time.monotonic() - self._last_sync_done > RESYNC_AFTER_S
         if not (self._dirty or stale):
             return
-        if self._store.file_count() == 0 and self._store.get_meta("last_sync") is None:
+        if self.never_synced:
             try:  # nothing to search yet: this one search waits
                 self.sync(reason="search")
             except MemextError as exc:

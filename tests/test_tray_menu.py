@@ -1,0 +1,177 @@
+"""The menu model and the icon image, without a display: what the menu says
+for each state, and that its items drive the real daemon."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from tray_helpers import make_workspace, wait_for, write_config
+
+from tray.autostart import autostart_entry
+from tray.daemon import AgentSnapshot, AgentState, DaemonOptions, DaemonSnapshot, TrayDaemon
+from tray.icon import STATE_COLOURS, TrayApp, icon_image
+from tray.menu import SEPARATOR, build_menu, find, header_text, last_sync_text, render_text
+from tray.opener import CONFIG_TEMPLATE, ensure_config_file, open_command
+
+
+class NoActions:
+    """Actions that do nothing, for checking the menu's text only."""
+
+    def __getattr__(self, name):
+        return lambda *a: None
+
+
+def snap(*agents: AgentSnapshot, paused=False, config_error=None) -> DaemonSnapshot:
+    return DaemonSnapshot(agents=agents, paused=paused, config_file=Path("/cfg/config.toml"), config_error=config_error)
+
+
+def agent(agent_id="work", state=AgentState.IDLE, **kw) -> AgentSnapshot:
+    return AgentSnapshot(id=agent_id, workspace=Path("/ws") / agent_id, state=state, **kw)
+
+
+def test_menu_layout():
+    now = time.time()
+    s = snap(agent("work", files=12, chunks=40, last_sync_at=now - 5, last_sync_duration_s=0.25, watch_mode="native", search_mode="hybrid"), agent("home"))
+    menu = build_menu(s, NoActions(), autostart=False, now=now)
+    texts = [e.text for e in menu if not e.separator]
+    assert texts == [
+        "memext: 2 agents, up to date",
+        "work: up to date",
+        "home: up to date",
+        "Sync all now",
+        "Pause watching",
+        "Open config",
+        "Start at login",
+        "Quit",
+    ]
+    assert menu[1] == SEPARATOR and menu[-2] == SEPARATOR
+    work = find(menu, "work")
+    sub = [e.text for e in work.submenu if not e.separator]
+    when = time.strftime("%H:%M:%S", time.localtime(now - 5))
+    assert sub == [
+        "State: idle",
+        "Files: 12, chunks: 40",
+        f"Last sync: {when} (took 0.25 s)",
+        "Search: hybrid",
+        "Watcher: on",
+        "Sync now",
+        "Rebuild index",
+        "Open memory folder",
+    ]
+    assert all(not e.enabled for e in work.submenu[:5])
+    assert find(menu, "Pause watching").checked is False
+    assert find(menu, "Start at login").checked is False
+    assert find(menu, "home").find("Last sync").text == "Last sync: never"
+
+
+def test_menu_per_state():
+    syncing = agent("a", AgentState.SYNCING, progress="indexing 3/9 files")
+    failing = agent("b", AgentState.ERROR, error="openai: 401 Unauthorized " + "x" * 200)
+    menu = build_menu(snap(syncing, failing, paused=True), NoActions(), autostart=True)
+    assert find(menu, "a:").text == "a: syncing (indexing 3/9 files)"
+    assert find(menu, "a:").find("Sync now").enabled is False  # one sync per agent at a time
+    b = find(menu, "b:")
+    assert b.text == "b: error"
+    err = b.find("Error:").text
+    assert err.startswith("Error: openai: 401 Unauthorized") and len(err) < 110 and err.endswith("…")
+    assert find(menu, "Pause watching").checked is True
+    assert find(menu, "Start at login").checked is True
+    assert find(menu, "memext").text == "memext: 1 of 2 agents failing"
+    assert snap(syncing, failing).overall == AgentState.ERROR
+    assert snap(syncing, agent("c")).overall == AgentState.SYNCING
+    assert snap(agent("c", AgentState.PAUSED), paused=True).overall == AgentState.PAUSED
+    assert snap(agent("c")).overall == AgentState.IDLE
+
+
+def test_config_error_and_no_agents():
+    s = snap(config_error="config.toml: agents[x].workspace: needs a workspace folder (a string)")
+    menu = build_menu(s, NoActions(), autostart=False)
+    assert header_text(s) == "memext: config error (0 agents)"
+    assert find(menu, "Config:").text.startswith("Config: config.toml: agents[x].workspace")
+    assert find(menu, "No agents configured").enabled is False
+    assert find(menu, "Sync all now").enabled is False
+    assert s.overall == AgentState.ERROR
+
+
+def test_last_sync_on_another_day_shows_the_date():
+    then = time.mktime((2026, 1, 2, 9, 30, 0, 0, 0, -1))
+    text = last_sync_text(agent(last_sync_at=then, last_sync_duration_s=1.5), now=then + 3 * 86400)
+    assert text == "Last sync: 2026-01-02 09:30 (took 1.50 s)"
+
+
+def test_render_text_marks_checks_and_disabled():
+    menu = build_menu(snap(agent("w")), NoActions(), autostart=True)
+    text = render_text(menu)
+    assert "[x] Start at login" in text and "[ ] Pause watching" in text
+    assert "    State: idle (disabled)" in text
+
+
+@pytest.mark.parametrize("state", list(AgentState))
+def test_icon_image_shows_the_state(state):
+    img = icon_image(state)
+    assert img.size == (64, 64) and img.mode == "RGBA"
+    assert img.getpixel((8, 32))[:3] == STATE_COLOURS[state]  # the disc's colour
+    assert img.getpixel((0, 0))[3] == 0  # transparent corners
+    assert len({icon_image(s).tobytes() for s in AgentState}) == 4
+
+
+def test_menu_items_drive_the_daemon(tmp_path):
+    ws = make_workspace(tmp_path, "work", {"memory/2026-01-01.md": "- one\n"})
+    cfg = write_config(tmp_path / "config.toml", {"work": ws})
+    daemon = TrayDaemon(DaemonOptions(config_path=cfg, config_poll_s=0.2))
+    app = TrayApp(daemon, autostart_entry())
+    with daemon:
+        wait_for(lambda: daemon.snapshot().agent("work").syncs >= 1 and daemon.wait_idle(), what="the first sync")
+        menu = app.menu_entries()
+        syncs = daemon.snapshot().agent("work").syncs
+        find(menu, "work").find("Sync now").action()
+        wait_for(lambda: daemon.snapshot().agent("work").syncs == syncs + 1, what="Sync now")
+        find(app.menu_entries(), "Sync all now").action()
+        wait_for(lambda: daemon.snapshot().agent("work").syncs == syncs + 2, what="Sync all now")
+        find(app.menu_entries(), "work").find("Rebuild index").action()
+        wait_for(lambda: daemon.snapshot().agent("work").syncs == syncs + 3, what="Rebuild index")
+        # Pause is a check item that follows the daemon.
+        find(app.menu_entries(), "Pause watching").action()
+        wait_for(lambda: find(app.menu_entries(), "Pause watching").checked, what="the pause check")
+        assert find(app.menu_entries(), "work").text == "work: paused"
+        find(app.menu_entries(), "Pause watching").action()
+        wait_for(lambda: not daemon.paused and daemon.snapshot().agent("work").watch_mode == "native", what="resume")
+        # Start at login writes and removes the autostart file.
+        entry = app.autostart
+        assert not entry.enabled
+        find(app.menu_entries(), "Start at login").action()
+        assert entry.enabled and find(app.menu_entries(), "Start at login").checked
+        find(app.menu_entries(), "Start at login").action()
+        assert not entry.path.exists()
+        # Quit without an icon just records the request.
+        find(app.menu_entries(), "Quit").action()
+        assert app._quitting.is_set()
+
+
+def test_open_config_creates_a_commented_file(tmp_path):
+    path = tmp_path / "cfgdir" / "config.toml"
+    assert ensure_config_file(path) == path
+    assert path.read_text() == CONFIG_TEMPLATE
+    from engine.config import load_config
+
+    assert load_config(path).agents[0].adhoc  # a comments-only file loads
+    path.write_text("[[agents]]\n")
+    ensure_config_file(path)
+    assert path.read_text() == "[[agents]]\n"  # never overwritten
+
+
+def test_open_commands_per_platform(tmp_path):
+    assert open_command(tmp_path, "linux") == ["xdg-open", str(tmp_path)]
+    assert open_command(tmp_path, "darwin") == ["open", str(tmp_path)]
+    assert open_command(tmp_path, "win32") is None  # os.startfile
+
+
+def test_memory_folder_falls_back_to_the_workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    a = AgentSnapshot(id="x", workspace=ws, state=AgentState.IDLE)
+    assert a.memory_folder == ws
+    (ws / "memory").mkdir()
+    assert a.memory_folder == ws / "memory"

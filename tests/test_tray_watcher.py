@@ -1,0 +1,256 @@
+"""The per-agent file watcher: what counts as a change, debounce, atomic
+saves, folders that appear later, polling fallback, silent deaths."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from tray_helpers import atomic_save, make_workspace, wait_for
+
+from conftest import make_agent
+from tray.watcher import MemoryWatcher, WatchRoots, is_temporary
+
+
+class Recorder:
+    """Collects the watcher's on_change calls."""
+
+    def __init__(self):
+        self.calls: list[list[str]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, paths: list[str]) -> None:
+        with self._lock:
+            self.calls.append(paths)
+
+    def changed(self) -> set[str]:
+        with self._lock:
+            return {Path(p).name for call in self.calls for p in call}
+
+
+@pytest.fixture
+def ws(tmp_path) -> Path:
+    return make_workspace(tmp_path, "ws", {"memory/2026-01-01.md": "# day\n- one\n"})
+
+
+def start(ws: Path, rec: Recorder, debounce_s: float = 0.2, **kw) -> MemoryWatcher:
+    agent = make_agent(ws, "w", **kw.pop("settings", {}))
+    w = MemoryWatcher(WatchRoots.for_agent(agent), rec, debounce_s=debounce_s, name="w", **kw)
+    w.start()
+    return w
+
+
+@pytest.mark.parametrize(
+    "name,temp",
+    [
+        ("notes.md", False),
+        ("2026-01-01.md", False),
+        ("4913", True),
+        ("notes.md~", True),
+        (".notes.md.swp", True),
+        (".#notes.md", True),
+        ("#notes.md#", True),
+        ("notes.md.tmp.1234", True),
+        ("notes.tmp", True),
+    ],
+)
+def test_temporary_names(name, temp):
+    assert is_temporary(name) is temp
+
+
+def test_relevance_rules(tmp_path):
+    ws = make_workspace(tmp_path, "ws")
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    single = tmp_path / "other" / "single.md"
+    agent = make_agent(
+        ws,
+        "r",
+        extra_paths=[str(extra), str(single)],
+        sources=["memory", "sessions"],
+        experimental={"session_memory": True},
+    )
+    roots = WatchRoots.for_agent(agent)
+    ws = roots.workspace
+    yes = [
+        (ws / "MEMORY.md", False),
+        (ws / "memory.md", False),
+        (ws / "memory" / "2026-01-01.md", False),
+        (ws / "memory" / "deep" / "x.MD", False),
+        (ws / "memory" / "deep", True),
+        (ws / "memory", True),  # the folder appears
+        (extra.resolve() / "a" / "b.md", False),
+        (single.resolve(), False),
+        (ws / "sessions" / "s1.jsonl", False),
+    ]
+    no = [
+        (ws / "README.md", False),  # not memory
+        (ws / "memory" / "notes.txt", False),
+        (ws / "memory" / ".hidden.md", False),
+        (ws / "memory" / ".git" / "x.md", False),
+        (ws / "memory" / "x.md.swp", False),
+        (ws / "memory" / "x.md~", False),
+        (ws / "memory" / "4913", False),
+        (ws / "sessions" / "s1.json", False),
+        (ws / "sessions" / "sub" / "s1.jsonl", False),
+        (ws / "src", True),
+        (single.resolve().with_name("another.md"), False),
+    ]
+    for p, is_dir in yes:
+        assert roots.is_relevant(str(p), is_dir), p
+    for p, is_dir in no:
+        assert not roots.is_relevant(str(p), is_dir), p
+
+
+def test_schedules_cover_missing_folders(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("# m\n")
+    roots = WatchRoots.for_agent(make_agent(ws, "s"))
+    real = roots.workspace
+    assert roots.schedules() == [(real, False)]  # memory/ missing: its parent is watched
+    (ws / "memory" / "sub").mkdir(parents=True)
+    assert roots.schedules() == [(real, False), (real / "memory", True)]
+
+
+def test_edit_is_reported_once_per_burst(ws):
+    rec = Recorder()
+    w = start(ws, rec, debounce_s=0.5)
+    try:
+        assert w.mode == "native"
+        note = ws / "memory" / "2026-01-01.md"
+        for i in range(10):
+            note.write_text(f"# day\n- edit {i}\n")
+        wait_for(lambda: rec.calls, what="a change report")
+        time.sleep(0.8)  # longer than the debounce: nothing more may come
+        assert len(rec.calls) == 1
+        assert rec.calls[0] == [str(note.resolve())]
+    finally:
+        w.stop()
+
+
+def test_atomic_save_is_seen_as_a_change_of_the_target(ws):
+    rec = Recorder()
+    w = start(ws, rec)
+    try:
+        atomic_save(ws / "MEMORY.md", "# Memory\n- saved atomically\n")
+        wait_for(lambda: "MEMORY.md" in rec.changed(), what="the atomic save")
+        assert all(not n.startswith(".") for n in rec.changed())
+    finally:
+        w.stop()
+
+
+def test_ignored_files_and_reads_cause_no_report(ws):
+    rec = Recorder()
+    w = start(ws, rec, debounce_s=0.1)
+    try:
+        mem = ws / "memory"
+        (mem / "notes.txt").write_text("not markdown")
+        (mem / ".hidden.md").write_text("hidden")
+        (mem / "draft.md.swp").write_text("swap")
+        (mem / "4913").write_text("")
+        (mem / "4913").unlink()
+        (ws / "README.md").write_text("# not memory\n")
+        (mem / "2026-01-01.md").read_text()  # a sync's own reads must not loop
+        time.sleep(0.6)
+        assert rec.calls == []
+        (mem / "2026-01-02.md").write_text("- real\n")
+        wait_for(lambda: "2026-01-02.md" in rec.changed(), what="the real change")
+        assert rec.changed() == {"2026-01-02.md"}
+    finally:
+        w.stop()
+
+
+def test_memory_folder_created_later_is_watched(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("# m\n")
+    rec = Recorder()
+    w = start(ws, rec)
+    try:
+        (ws / "memory").mkdir()
+        wait_for(lambda: rec.calls, what="the new folder")
+        wait_for(lambda: (ws.resolve() / "memory", True) in w._scheduled, what="a watch on the new folder")
+        (ws / "memory" / "2026-02-01.md").write_text("- new day\n")
+        wait_for(lambda: "2026-02-01.md" in rec.changed(), what="a file in the new folder")
+    finally:
+        w.stop()
+
+
+def test_polling_mode_sees_changes(ws):
+    rec = Recorder()
+    w = start(ws, rec, polling=True, poll_interval_s=0.2)
+    try:
+        assert w.mode == "polling"
+        atomic_save(ws / "memory" / "2026-01-01.md", "# day\n- polled edit\n")
+        wait_for(lambda: "2026-01-01.md" in rec.changed(), what="a polled change")
+    finally:
+        w.stop()
+
+
+def test_falls_back_to_polling_when_the_os_refuses_watches(ws):
+    class LimitReachedObserver:
+        """TEST DOUBLE: an observer whose start fails as inotify does when
+        the per-user instance limit is reached (EMFILE). Exhausting the real
+        limit would break every other process of this user."""
+
+        def __init__(self):
+            from watchdog.observers import Observer
+
+            self._real = Observer()
+
+        def __getattr__(self, name):
+            return getattr(self._real, name)
+
+        def __setattr__(self, name, value):
+            if name == "_real":
+                object.__setattr__(self, name, value)
+            else:
+                setattr(self._real, name, value)
+
+        def start(self):
+            raise OSError(errno.EMFILE, "inotify instance limit reached")
+
+    rec = Recorder()
+    w = start(ws, rec, observer_factory=LimitReachedObserver, poll_interval_s=0.2)
+    try:
+        assert w.mode == "polling"
+        assert "instance limit" in (w.fallback_reason or "")
+        (ws / "memory" / "2026-03-01.md").write_text("- still watched\n")
+        wait_for(lambda: "2026-03-01.md" in rec.changed(), what="a change seen by polling")
+    finally:
+        w.stop()
+
+
+def test_a_dead_watcher_is_noticed_and_restarted(ws):
+    rec = Recorder()
+    w = start(ws, rec)
+    try:
+        assert w.healthy()
+        w._observer.stop()  # the observer thread dies without telling anyone
+        w._observer.join(5)
+        assert not w.healthy()
+        w.restart()
+        assert w.healthy()
+        (ws / "memory" / "2026-04-01.md").write_text("- after restart\n")
+        wait_for(lambda: "2026-04-01.md" in rec.changed(), what="a change after the restart")
+    finally:
+        w.stop()
+    assert w.mode == "off" and not w.running
+
+
+def test_session_transcripts_are_watched(tmp_path):
+    ws = make_workspace(tmp_path, "ws")
+    (ws / "sessions").mkdir()
+    rec = Recorder()
+    w = start(ws, rec, settings={"sources": ["memory", "sessions"], "experimental": {"session_memory": True}})
+    try:
+        with open(ws / "sessions" / "s1.jsonl", "a") as f:
+            f.write('{"type": "message", "message": {"role": "user", "content": "hi"}}\n')
+        wait_for(lambda: "s1.jsonl" in rec.changed(), what="a transcript change")
+    finally:
+        w.stop()

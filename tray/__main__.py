@@ -1,0 +1,95 @@
+"""``memext-tray``: the tray icon, or ``--headless`` the daemon alone."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from engine.paths import app_paths
+
+from .autostart import autostart_entry, tray_command
+from .daemon import DEFAULT_RECONCILE_S, DaemonOptions, TrayDaemon
+from .instance import SingleInstance, instance_lock_path
+from .logs import setup_logging
+
+log = logging.getLogger("memext.tray")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="memext-tray",
+        description="Keep every memext agent's memory index fresh: watch the memory files, sync on changes and on an interval.",
+    )
+    p.add_argument("--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C")
+    p.add_argument("--config", type=Path, help="config file (default: $MEMEXT_CONFIG or the user config folder)")
+    p.add_argument("--polling", action="store_true", help="poll for file changes instead of native events (network file systems)")
+    p.add_argument(
+        "--reconcile-seconds",
+        type=float,
+        default=DEFAULT_RECONCILE_S,
+        metavar="S",
+        help=f"rescan every agent's files this often, in case a change was missed (default {DEFAULT_RECONCILE_S:g})",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return p.parse_args(argv)
+
+
+def run_headless(daemon: TrayDaemon) -> int:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *a: stop.set())
+    daemon.start()
+    log.info("running headless with %d agent(s)", len(daemon.snapshot().agents))
+    while not stop.wait(3600):
+        pass
+    log.info("stopping")
+    daemon.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.config is not None:
+        args.config = args.config.expanduser().resolve()
+        # The engine reads it from there too.
+        os.environ["MEMEXT_CONFIG"] = str(args.config)
+    paths = app_paths()
+    log_file = setup_logging(paths.log_dir, verbose=args.verbose, stderr=args.headless and sys.stderr.isatty())
+    instance = SingleInstance(instance_lock_path(paths))
+    if not instance.acquire():
+        pid = instance.holder_pid()
+        print(f"memext-tray is already running{f' (pid {pid})' if pid else ''}; not starting another.")
+        return 0
+    try:
+        log.info("memext-tray starting (pid %d, %s), log %s", os.getpid(), "headless" if args.headless else "icon", log_file)
+        options = DaemonOptions(config_path=args.config, polling=args.polling, reconcile_s=args.reconcile_seconds, paths=paths)
+        daemon = TrayDaemon(options)
+        if args.headless:
+            return run_headless(daemon)
+        from .icon import TrayApp
+
+        command = tray_command()
+        if os.environ.get("MEMEXT_CONFIG"):
+            command += ["--config", os.environ["MEMEXT_CONFIG"]]  # the login session may not set it
+        app = TrayApp(daemon, autostart_entry(command=command))
+        daemon.notifier = app.notify
+        try:
+            return app.run()
+        except Exception as exc:
+            if type(exc).__module__.startswith("Xlib") or isinstance(exc, ImportError) or "display" in str(exc).lower():
+                print(f"memext-tray: cannot show a tray icon ({exc}); use --headless where there is no desktop.", file=sys.stderr)
+                log.error("no tray icon: %s", exc)
+                return 1
+            raise
+    finally:
+        log.info("memext-tray exiting")
+        instance.release()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

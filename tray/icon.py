@@ -1,0 +1,202 @@
+"""The tray icon: pystray renders the daemon's state and the menu model.
+
+pystray is imported only in :meth:`TrayApp.run` (its import fails without
+a display). On Linux pystray picks AppIndicator, then GTK (both show real
+menus; set ``PYSTRAY_BACKEND`` to choose); ``run()`` stays on the main
+thread and every state change reaches the icon through pystray's own
+main-loop scheduling (``update_menu``, ``icon``/``title`` setters).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from .autostart import AutostartEntry
+from .daemon import AgentState, TrayDaemon
+from .menu import MenuEntry, build_menu, header_text, render_text
+from .opener import ensure_config_file, open_path
+
+log = logging.getLogger("memext.tray")
+
+STATE_COLOURS = {
+    AgentState.IDLE: (46, 160, 67),
+    AgentState.SYNCING: (47, 129, 247),
+    AgentState.ERROR: (218, 54, 51),
+    AgentState.PAUSED: (139, 148, 158),
+}
+
+
+def icon_image(state: AgentState, size: int = 64) -> Image.Image:
+    """A disc in the state's colour with a white mark: a dot (idle), an
+    arc (syncing), a "!" (error) or two bars (paused)."""
+    img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
+    d = ImageDraw.Draw(img)
+    s = size / 64
+    d.ellipse((2 * s, 2 * s, 62 * s, 62 * s), fill=STATE_COLOURS[state] + (255,))
+    white = (255, 255, 255, 255)
+    if state == AgentState.SYNCING:
+        d.arc((16 * s, 16 * s, 48 * s, 48 * s), 30, 330, fill=white, width=max(1, round(6 * s)))
+    elif state == AgentState.ERROR:
+        d.rectangle((28 * s, 14 * s, 36 * s, 38 * s), fill=white)
+        d.rectangle((28 * s, 44 * s, 36 * s, 51 * s), fill=white)
+    elif state == AgentState.PAUSED:
+        d.rectangle((21 * s, 18 * s, 29 * s, 46 * s), fill=white)
+        d.rectangle((35 * s, 18 * s, 43 * s, 46 * s), fill=white)
+    else:
+        d.ellipse((24 * s, 24 * s, 40 * s, 40 * s), fill=white)
+    return img
+
+
+def _handler(fn):
+    def handler(icon, item):  # pystray calls actions with (icon, item)
+        fn()
+
+    return handler
+
+
+def to_pystray(pystray: Any, entries: tuple[MenuEntry, ...]) -> list:
+    """pystray menu items for menu entries, one to one."""
+    items = []
+    for e in entries:
+        if e.separator:
+            items.append(pystray.Menu.SEPARATOR)
+        elif e.submenu is not None:
+            items.append(pystray.MenuItem(e.text, pystray.Menu(*to_pystray(pystray, e.submenu)), enabled=e.enabled))
+        else:
+            checked = None if e.checked is None else (lambda item, v=e.checked: v)
+            action = _handler(e.action) if e.action else None
+            items.append(pystray.MenuItem(e.text, action, checked=checked, enabled=e.enabled and e.action is not None))
+    return items
+
+
+class TrayApp:
+    """The icon and its menu over a :class:`TrayDaemon` (the menu's actions)."""
+
+    def __init__(self, daemon: TrayDaemon, autostart: AutostartEntry):
+        self.daemon = daemon
+        self.autostart = autostart
+        self._icon: Any = None
+        self._shown_state: AgentState | None = None
+        self._last_menu_text = ""
+        self._quitting = threading.Event()
+
+    # -- MenuActions ------------------------------------------------------------------------
+
+    def sync_now(self, agent_id: str) -> None:
+        self.daemon.sync_now(agent_id)
+
+    def rebuild(self, agent_id: str) -> None:
+        self.daemon.rebuild(agent_id)
+
+    def sync_all(self) -> None:
+        self.daemon.sync_all()
+
+    def open_folder(self, agent_id: str) -> None:
+        open_path(self.daemon.snapshot().agent(agent_id).memory_folder)
+
+    def open_config(self) -> None:
+        try:
+            open_path(ensure_config_file(self.daemon.config_file))
+        except OSError as exc:
+            log.error("cannot create %s: %s", self.daemon.config_file, exc)
+
+    def toggle_pause(self) -> None:
+        # Stopping watchers joins their threads: keep the UI thread free.
+        paused = not self.daemon.paused
+        threading.Thread(target=self.daemon.set_paused, args=(paused,), name="memext-pause", daemon=True).start()
+
+    def toggle_autostart(self) -> None:
+        try:
+            self.autostart.set(not self.autostart.enabled)
+            log.info("start at login %s (%s)", "on" if self.autostart.enabled else "off", self.autostart.path)
+        except OSError as exc:
+            log.error("cannot change start at login (%s): %s", self.autostart.path, exc)
+        self.refresh()
+
+    def quit(self) -> None:
+        log.info("quit requested")
+        self._quitting.set()
+        if self._icon is not None:
+            self._icon.stop()
+
+    # -- rendering -----------------------------------------------------------------------------
+
+    def menu_entries(self) -> tuple[MenuEntry, ...]:
+        entries = build_menu(self.daemon.snapshot(), self, autostart=self.autostart.enabled)
+        text = render_text(entries)
+        if text != self._last_menu_text:
+            self._last_menu_text = text
+            log.debug("menu:\n%s", text)
+        return entries
+
+    def refresh(self) -> None:
+        """Redraw the icon and the menu (called from any thread)."""
+        icon = self._icon
+        if icon is None:
+            return
+        snap = self.daemon.snapshot()
+        state = snap.overall
+        if state != self._shown_state:
+            self._shown_state = state
+            icon.icon = icon_image(state)
+        icon.title = header_text(snap)
+        icon.update_menu()
+
+    def notify(self, title: str, message: str) -> None:
+        icon = self._icon
+        if icon is not None and getattr(icon, "HAS_NOTIFICATION", False):
+            icon.notify(message, title)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Show the icon until Quit (on the main thread); returns the exit code."""
+        import pystray  # needs a display: imported only now
+
+        glib_error: tuple[type[BaseException], ...] = ()
+        try:
+            from gi.repository import GLib
+
+            glib_error = (GLib.Error,)
+        except ImportError:
+            GLib = None  # noqa: N806 - not a GTK backend
+        self._icon = pystray.Icon(
+            "memext", icon_image(AgentState.IDLE), "memext", menu=pystray.Menu(lambda: to_pystray(pystray, self.menu_entries()))
+        )
+        backend = type(self._icon).__module__
+        log.info("tray icon backend: %s", backend)
+        self.daemon.add_listener(self.refresh)
+        gtk_loop = GLib is not None and backend.endswith(("_gtk", "_appindicator"))
+        if not gtk_loop:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *a: self.quit())
+
+        def setup(icon) -> None:
+            icon.visible = True
+            if gtk_loop:
+                # The GTK main loop runs in C: Python signal handlers would
+                # wait for it, GLib's are dispatched by it.
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, sig, lambda *a: (self.quit(), False)[1])
+            self.refresh()
+            log.info("tray icon shown")
+
+        self.daemon.start()
+        try:
+            self._icon.run(setup=setup)
+        except glib_error as exc:
+            # pystray hides its notification at stop; with no notification
+            # daemon on the session bus that raises. Nothing is lost.
+            log.debug("ignored at icon stop: %s", exc)
+        finally:
+            log.info("stopping the agents")
+            t0 = time.monotonic()
+            self.daemon.stop()
+            log.info("stopped in %.1f s", time.monotonic() - t0)
+        return 0

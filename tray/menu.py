@@ -1,0 +1,159 @@
+"""The tray menu as plain data, built from a :class:`DaemonSnapshot`.
+
+Kept apart from pystray so it can be checked without a display; the icon
+turns these entries into ``pystray.MenuItem`` objects one to one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from .daemon import AgentSnapshot, AgentState, DaemonSnapshot
+
+#: Longest error text shown in a menu line (the full text is in the log).
+ERROR_CHARS = 90
+
+
+@dataclass(frozen=True)
+class MenuEntry:
+    """One menu line: an action, a check item, a submenu, an info line or a separator."""
+
+    text: str
+    action: Callable[[], None] | None = None
+    checked: bool | None = None
+    enabled: bool = True
+    submenu: tuple["MenuEntry", ...] | None = None
+    separator: bool = False
+
+    def find(self, text: str) -> "MenuEntry":
+        """The entry of this submenu whose text starts with ``text``."""
+        return find(self.submenu or (), text)
+
+
+SEPARATOR = MenuEntry("", enabled=False, separator=True)
+
+
+class MenuActions(Protocol):
+    """What the menu's items do (the tray app implements it)."""
+
+    def sync_now(self, agent_id: str) -> None: ...
+    def rebuild(self, agent_id: str) -> None: ...
+    def open_folder(self, agent_id: str) -> None: ...
+    def sync_all(self) -> None: ...
+    def toggle_pause(self) -> None: ...
+    def open_config(self) -> None: ...
+    def toggle_autostart(self) -> None: ...
+    def quit(self) -> None: ...
+
+
+STATE_WORDS = {
+    AgentState.IDLE: "up to date",
+    AgentState.SYNCING: "syncing",
+    AgentState.ERROR: "error",
+    AgentState.PAUSED: "paused",
+}
+
+
+def find(entries: tuple[MenuEntry, ...] | list[MenuEntry], text: str) -> MenuEntry:
+    """The first entry whose text starts with ``text`` (KeyError if none)."""
+    for e in entries:
+        if not e.separator and e.text.startswith(text):
+            return e
+    raise KeyError(f"no menu entry starting with {text!r} in {[e.text for e in entries]}")
+
+
+def agent_title(a: AgentSnapshot) -> str:
+    """The agent's line in the main menu, e.g. ``work: syncing (indexing 3/9 files)``."""
+    word = STATE_WORDS[a.state]
+    if a.state == AgentState.SYNCING and a.progress:
+        word += f" ({a.progress})"
+    return f"{a.id}: {word}"
+
+
+def last_sync_text(a: AgentSnapshot, now: float) -> str:
+    """``Last sync: 14:02:11 (took 0.42 s)``; the date too when not today."""
+    if a.last_sync_at is None:
+        return "Last sync: never"
+    at = time.localtime(a.last_sync_at)
+    same_day = time.strftime("%Y-%m-%d", at) == time.strftime("%Y-%m-%d", time.localtime(now))
+    when = time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M", at)
+    took = f" (took {a.last_sync_duration_s:.2f} s)" if a.last_sync_duration_s is not None else ""
+    return f"Last sync: {when}{took}"
+
+
+def shorten(text: str, limit: int = ERROR_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[MenuEntry, ...]:
+    info = [
+        MenuEntry(f"State: {a.state.value}" + (f" ({a.progress})" if a.progress and a.state == AgentState.SYNCING else ""), enabled=False),
+        MenuEntry(f"Files: {a.files}, chunks: {a.chunks}", enabled=False),
+        MenuEntry(last_sync_text(a, now), enabled=False),
+    ]
+    if a.search_mode:
+        info.append(MenuEntry(f"Search: {a.search_mode}", enabled=False))
+    watching = {"native": "on", "polling": "polling"}.get(a.watch_mode, "off")
+    info.append(MenuEntry(f"Watcher: {watching}", enabled=False))
+    if a.error:
+        info.append(MenuEntry(f"Error: {shorten(a.error)}", enabled=False))
+    busy = a.state == AgentState.SYNCING
+    return (
+        *info,
+        SEPARATOR,
+        MenuEntry("Sync now", lambda: actions.sync_now(a.id), enabled=not busy),
+        MenuEntry("Rebuild index", lambda: actions.rebuild(a.id), enabled=not busy),
+        MenuEntry("Open memory folder", lambda: actions.open_folder(a.id)),
+    )
+
+
+def header_text(snap: DaemonSnapshot) -> str:
+    n = len(snap.agents)
+    agents = f"{n} agent{'s' if n != 1 else ''}"
+    overall = snap.overall
+    if snap.config_error:
+        return f"memext: config error ({agents})"
+    if overall == AgentState.ERROR:
+        bad = sum(1 for a in snap.agents if a.state == AgentState.ERROR)
+        return f"memext: {bad} of {agents} failing"
+    return f"memext: {agents}, {STATE_WORDS[overall]}"
+
+
+def build_menu(snap: DaemonSnapshot, actions: MenuActions, *, autostart: bool, now: float | None = None) -> tuple[MenuEntry, ...]:
+    """The whole menu for a snapshot."""
+    now = time.time() if now is None else now
+    entries: list[MenuEntry] = [MenuEntry(header_text(snap), enabled=False)]
+    if snap.config_error:
+        entries.append(MenuEntry(f"Config: {shorten(snap.config_error)}", enabled=False))
+    entries.append(SEPARATOR)
+    for a in snap.agents:
+        entries.append(MenuEntry(agent_title(a), submenu=agent_menu(a, actions, now)))
+    if not snap.agents:
+        entries.append(MenuEntry("No agents configured", enabled=False))
+    entries += [
+        SEPARATOR,
+        MenuEntry("Sync all now", actions.sync_all, enabled=bool(snap.agents)),
+        MenuEntry("Pause watching", actions.toggle_pause, checked=snap.paused),
+        MenuEntry("Open config", actions.open_config),
+        MenuEntry("Start at login", actions.toggle_autostart, checked=autostart),
+        SEPARATOR,
+        MenuEntry("Quit", actions.quit),
+    ]
+    return tuple(entries)
+
+
+def render_text(entries: tuple[MenuEntry, ...], indent: str = "") -> str:
+    """The menu as indented text (logs, tests)."""
+    lines = []
+    for e in entries:
+        if e.separator:
+            lines.append(indent + "----")
+            continue
+        mark = "" if e.checked is None else ("[x] " if e.checked else "[ ] ")
+        lines.append(f"{indent}{mark}{e.text}{'' if e.enabled else ' (disabled)'}")
+        if e.submenu:
+            lines.append(render_text(e.submenu, indent + "    "))
+    return "\n".join(lines)

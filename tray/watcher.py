@@ -1,0 +1,341 @@
+"""Watching one agent's memory files with watchdog, debounced.
+
+What is watched (SPEC §1): the workspace itself without recursion (for
+``MEMORY.md``/``memory.md`` and for a ``memory/`` folder that appears
+later), ``memory/`` and folders in ``extra_paths`` recursively, the folders
+holding single-file ``extra_paths``, and the sessions folder when the agent
+indexes transcripts. Events for hidden, temporary and non-``.md`` files are
+dropped before they reach the debouncer, and so are the open/close-no-write
+events a sync's own reads cause.
+
+An editor's atomic save (write a temp file, rename it over the target)
+arrives as a move whose ``dest_path`` is the memory file: moves are judged
+by both ends. When the native observer cannot start (inotify instance or
+watch limits: ``EMFILE``/``ENOSPC``) the watcher falls back to polling.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+from watchdog.utils.event_debouncer import EventDebouncer
+
+from engine.config import AgentConfig
+from engine.sources import MEMORY_DIR, ROOT_FILES
+
+log = logging.getLogger("memext.tray")
+
+#: Only these event kinds can change what is indexed; reads made by a sync
+#: (open / close-without-write) must never trigger another sync.
+WATCHED_EVENTS = (
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+)
+#: Errors that mean "the OS will not give us more native watches".
+LIMIT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.ENOMEM}
+
+ObserverFactory = Callable[[], BaseObserver]
+
+
+def is_temporary(name: str) -> bool:
+    """Editor scratch and backup names (vim's ``4913`` probe, ``*.swp``,
+    emacs ``.#x``/``#x#``, ``x~``, ``x.tmp``/``x.md.tmp.123``)."""
+    low = name.lower()
+    return (
+        name == "4913"
+        or low.endswith(("~", ".swp", ".swo", ".swx", ".bak", ".part", ".crdownload"))
+        or ".tmp" in low
+        or low.startswith((".#", "#", "~$"))
+    )
+
+
+@dataclass(frozen=True)
+class WatchRoots:
+    """The places an agent's memory can change, as real paths."""
+
+    workspace: Path
+    recursive_dirs: tuple[Path, ...]  # memory/ and extra_paths folders
+    files: tuple[Path, ...]  # MEMORY.md, memory.md and single-file extra_paths
+    sessions_dir: Path | None = None
+
+    @classmethod
+    def for_agent(cls, agent: AgentConfig) -> "WatchRoots":
+        ws = Path(os.path.realpath(agent.workspace))
+        dirs = [ws / MEMORY_DIR]
+        files = [ws / name for name in ROOT_FILES]
+        for p in agent.extra_path_list():
+            real = Path(os.path.realpath(p))
+            # A missing extra path is taken for a folder unless it is named *.md.
+            if real.suffix.lower() == ".md" and not real.is_dir():
+                files.append(real)
+            else:
+                dirs.append(real)
+        sessions = None
+        if "sessions" in agent.settings.sources:
+            sessions = Path(os.path.realpath(agent.sessions_path))
+        return cls(ws, tuple(dict.fromkeys(dirs)), tuple(dict.fromkeys(files)), sessions)
+
+    def schedules(self) -> list[tuple[Path, bool]]:
+        """``(folder, recursive)`` pairs to watch now.
+
+        A folder that does not exist yet is covered by watching its nearest
+        existing parent without recursion, so its creation is seen.
+        """
+        out: dict[Path, bool] = {}
+
+        def add(folder: Path, recursive: bool) -> None:
+            if folder.is_dir():
+                out[folder] = out.get(folder, False) or recursive
+                return
+            parent = folder.parent
+            while parent != parent.parent and not parent.is_dir():
+                parent = parent.parent
+            if parent.is_dir():
+                out.setdefault(parent, False)
+
+        add(self.workspace, False)
+        for d in self.recursive_dirs:
+            add(d, True)
+        for f in self.files:
+            add(f.parent, False)
+        if self.sessions_dir is not None:
+            add(self.sessions_dir, False)
+        # A folder already inside a recursive watch needs no watch of its own.
+        rec = [p for p, r in out.items() if r]
+        return [(p, r) for p, r in out.items() if not any(q != p and _within(p, q) for q in rec)]
+
+    def is_relevant(self, path: str, is_directory: bool) -> bool:
+        """True when a change at ``path`` can change the agent's index."""
+        p = Path(path)
+        if is_temporary(p.name):
+            return False
+        if p in self.files:
+            return True
+        for d in self.recursive_dirs:
+            if p == d or _within(d, p):  # the folder itself appears, goes or moves
+                return is_directory
+            if _within(p, d):
+                if any(part.startswith(".") for part in p.relative_to(d).parts):
+                    return False
+                return is_directory or p.suffix.lower() == ".md"
+        if self.sessions_dir is not None:
+            if p == self.sessions_dir or _within(self.sessions_dir, p):
+                return is_directory
+            if p.parent == self.sessions_dir:
+                return not is_directory and not p.name.startswith(".") and p.suffix == ".jsonl"
+        return False
+
+
+def _within(path: Path, root: Path) -> bool:
+    """``path`` is strictly inside ``root``."""
+    return path != root and root in path.parents
+
+
+def event_paths(event: FileSystemEvent) -> list[str]:
+    paths = [os.fsdecode(event.src_path)]
+    dest = getattr(event, "dest_path", "")
+    if dest:
+        paths.append(os.fsdecode(dest))
+    return paths
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: "MemoryWatcher"):
+        self._watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        # An exception here would kill the observer thread silently.
+        try:
+            self._watcher._on_event(event)
+        except Exception:
+            log.exception("watcher event handling failed")
+
+
+class MemoryWatcher:
+    """Calls ``on_change(paths)`` once per burst of relevant changes.
+
+    Changes are batched by watchdog's :class:`EventDebouncer`: the callback
+    runs once no event has come for ``debounce_s`` (and at the latest
+    ``debounce_s`` after the first event of a burst, so a file written
+    continuously is still picked up).
+    """
+
+    def __init__(
+        self,
+        roots: WatchRoots,
+        on_change: Callable[[list[str]], None],
+        *,
+        debounce_s: float = 1.5,
+        polling: bool = False,
+        poll_interval_s: float = 2.0,
+        observer_factory: ObserverFactory | None = None,
+        name: str = "",
+    ):
+        self.roots = roots
+        self._on_change = on_change
+        self._debounce_s = debounce_s
+        self._force_polling = polling
+        self._poll_interval_s = poll_interval_s
+        self._observer_factory = observer_factory or Observer
+        self._name = name
+        self._lock = threading.RLock()
+        self._observer: BaseObserver | None = None
+        self._debouncer: EventDebouncer | None = None
+        self._scheduled: list[tuple[Path, bool]] = []
+        self.mode = "off"  # "native", "polling" or "off"
+        #: Why the watcher is polling instead of using native events.
+        self.fallback_reason: str | None = None
+
+    # -- lifecycle --------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching (native events, else polling)."""
+        with self._lock:
+            if self._observer is not None:
+                return
+            self._debouncer = EventDebouncer(self._debounce_s, self._flush)
+            self._debouncer.name = f"memext-debounce-{self._name}"
+            self._debouncer.daemon = True
+            self._debouncer.start()
+            schedules = self.roots.schedules()
+            if not self._force_polling:
+                try:
+                    self._observer = self._start_observer(self._observer_factory, schedules)
+                    self.mode = "native"
+                    self.fallback_reason = None
+                except OSError as exc:
+                    if exc.errno not in LIMIT_ERRNOS:
+                        log.warning("native file watching failed for %s (%s); polling instead", self._name, exc)
+                    else:
+                        log.warning(
+                            "the OS limit on file watches is reached for %s (%s); polling every %g s instead. "
+                            "Raise fs.inotify.max_user_instances / max_user_watches to use native events.",
+                            self._name,
+                            exc,
+                            self._poll_interval_s,
+                        )
+                    self.fallback_reason = str(exc)
+            if self._observer is None:
+                self._observer = self._start_observer(lambda: PollingObserver(timeout=self._poll_interval_s), schedules)
+                self.mode = "polling"
+            self._scheduled = schedules
+
+    def _start_observer(self, factory: ObserverFactory, schedules: list[tuple[Path, bool]]) -> BaseObserver:
+        observer = factory()
+        observer.name = f"memext-watch-{self._name}"
+        observer.daemon = True
+        handler = _Handler(self)
+        try:
+            for folder, recursive in schedules:
+                observer.schedule(handler, str(folder), recursive=recursive, event_filter=list(WATCHED_EVENTS))
+            observer.start()
+        except BaseException:
+            _stop_quietly(observer)
+            raise
+        return observer
+
+    def stop(self) -> None:
+        """Stop watching (idempotent). Pending debounced events are dropped."""
+        with self._lock:
+            observer, self._observer = self._observer, None
+            debouncer, self._debouncer = self._debouncer, None
+            self.mode = "off"
+        if observer is not None:
+            _stop_quietly(observer)
+        if debouncer is not None:
+            debouncer.events_callback = lambda events: None
+            debouncer.stop()
+            if debouncer is not threading.current_thread():
+                debouncer.join(timeout=5)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    @property
+    def running(self) -> bool:
+        return self._observer is not None
+
+    def healthy(self) -> bool:
+        """False when a started watcher's threads have died (watchers can
+        stop silently: a crashed emitter, an unmounted folder)."""
+        with self._lock:
+            obs, deb = self._observer, self._debouncer
+            if obs is None:
+                return True
+            if not (obs.is_alive() and deb is not None and deb.is_alive()):
+                return False
+            return all(e.is_alive() for e in obs.emitters)
+
+    def refresh(self) -> bool:
+        """Re-plan the watches when folders appeared or vanished; True if changed."""
+        with self._lock:
+            if self._observer is None or self.roots.schedules() == self._scheduled:
+                return False
+        log.info("memory folders of %s changed: re-planning watches", self._name)
+        self.restart()
+        return True
+
+    # -- events -------------------------------------------------------------------
+
+    def _on_event(self, event: FileSystemEvent) -> None:
+        if not isinstance(event, WATCHED_EVENTS):
+            return
+        if any(self.roots.is_relevant(p, event.is_directory) for p in event_paths(event)):
+            deb = self._debouncer
+            if deb is not None:
+                deb.handle_event(event)
+
+    def _flush(self, events: list[FileSystemEvent]) -> None:
+        paths = sorted({p for e in events for p in event_paths(e) if self.roots.is_relevant(p, e.is_directory)})
+        try:
+            self._on_change(paths)
+        except Exception:
+            log.exception("handling changes of %s failed", self._name)
+        if any(e.is_directory for e in events):
+            # A memory folder may have appeared (or gone): watch it. Off
+            # this thread, as a restart stops the debouncer running us.
+            threading.Thread(target=self.refresh, name=f"memext-rewatch-{self._name}", daemon=True).start()
+
+
+def _stop_quietly(observer: BaseObserver) -> None:
+    try:
+        observer.stop()
+        if observer.is_alive():
+            observer.join(timeout=5)
+    except Exception as exc:  # stopping must never take the app down
+        log.debug("stopping an observer failed: %s", exc)
+
+
+def describe(paths: Iterable[str], limit: int = 3) -> str:
+    """A short list of changed files for logs."""
+    names = [Path(p).name for p in paths]
+    more = len(names) - limit
+    return ", ".join(names[:limit]) + (f" and {more} more" if more > 0 else "")

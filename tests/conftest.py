@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import threading
@@ -17,7 +18,19 @@ from engine.providers.base import EmbeddingProvider
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_WORKSPACE = ROOT / "example"
-SHARED = ROOT.parent / "shared"
+
+
+def _shared_dir() -> Path:
+    """The team's shared test data: ``../shared`` beside the checkout
+    (``$MEMEXT_SHARED`` overrides it, for a checkout kept elsewhere)."""
+    env = os.environ.get("MEMEXT_SHARED")
+    for candidate in (Path(env) if env else None, ROOT.parent / "shared", Path("/work/shared")):
+        if candidate is not None and (candidate / "models").is_dir():
+            return candidate
+    return ROOT.parent / "shared"
+
+
+SHARED = _shared_dir()
 MODEL_PATH = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
 LOCOMO_DEV = SHARED / "data" / "locomo" / "locomo-dev.json"
 

@@ -2,15 +2,25 @@
 
 Both sides draw a candidate pool of ``min(200, max_results *
 candidate_multiplier)``. BM25 comes from FTS5, whose ``bm25()`` is negative
-(more negative is better); we map relevance ``x = -bm25`` to ``x / x_best``
-over the candidate pool, so the best keyword hit scores 1.0 and the rest keep
-their order and proportions (the reference mapped every hit to 1.0). The
-scale-free form matters: FTS5 clamps the IDF of a term found in half the
-documents or more to 1e-6, so absolute bm25 values of small workspaces are
-near zero and no fixed mapping could give them a useful score. Fusion is ``weighted`` (``vector_weight * v + text_weight * t``) or
-``rrf`` (reciprocal rank fusion, scaled so a first place on both sides is
-1.0). A chunk that contains every query term is an exact keyword hit and is
-never dropped by ``min_score``.
+(more negative is better); we map relevance ``x = -bm25`` to
+``x / max(x_best, x_ref)`` (the reference mapped every hit to 1.0):
+
+- ``x_ref`` is the bm25 an average-length chunk would get for holding each
+  query term once, i.e. the sum of the terms' IDF as FTS5 computes it. A
+  chunk that matches only a few minor words of the question scores low in
+  any workspace, so ``min_score`` can drop junk on the keyword side too;
+- ``x_best``, the pool's best, takes over when it is higher, so the order
+  and proportions of strong hits are kept and no score exceeds 1.
+
+The mapping is monotone (a constant per query), so it never changes the
+keyword ranking. Fusion is ``weighted`` (``vector_weight * v + text_weight * t``,
+``v`` the cosine similarity, read from the stored vector for keyword
+candidates outside the vector pool) or ``rrf`` (reciprocal rank fusion, scaled so a
+first place on both sides is 1.0; its scores say little about relevance, so
+``min_score`` hardly filters it). A chunk that contains every query term is
+an exact keyword hit and is never dropped by ``min_score``. The defaults
+(weighted 0.5/0.5, min_score 0.1, Porter stemming) were chosen on the
+LoCoMo dev split: see bench/LOCOMO_RESULTS.md.
 """
 
 from __future__ import annotations
@@ -111,11 +121,31 @@ class _Candidate:
     no_vector: bool = False
 
 
-def bm25_to_score(bm25: float, best_bm25: float) -> float:
-    """Map FTS5's negative bm25 to 0..1 relative to the pool's best hit
-    (better -> higher; the best hit scores 1.0)."""
-    x, best = max(0.0, -bm25), max(0.0, -best_bm25)
-    return 1.0 if best <= 0 else min(1.0, x / best)
+def bm25_to_score(bm25: float, best_bm25: float, reference: float = 0.0) -> float:
+    """Map FTS5's negative bm25 to 0..1: ``x / max(x_best, reference)``.
+
+    Better -> higher. ``reference`` is :func:`bm25_reference` of the query;
+    with 0 the pool's best hit scores 1.0.
+    """
+    x = max(0.0, -bm25)
+    scale = max(0.0, -best_bm25, reference)
+    return 1.0 if scale <= 0 else min(1.0, x / scale)
+
+
+def fts5_idf(total: int, doc_count: int) -> float:
+    """The IDF FTS5's bm25() gives a term found in ``doc_count`` of ``total``
+    rows (clamped to 1e-6 for terms in half the rows or more)."""
+    idf = math.log((total - doc_count + 0.5) / (doc_count + 0.5))
+    return idf if idf > 0 else 1e-6
+
+
+def bm25_reference(terms: Sequence[str], doc_counts: dict[str, int], total: int) -> float:
+    """The bm25 relevance of an average-length chunk that holds each term once.
+
+    With tf = 1 and a chunk of average length, bm25's term-frequency factor
+    is exactly 1, so this is the sum of the terms' IDF.
+    """
+    return sum(fts5_idf(total, doc_counts.get(t, 0)) for t in terms)
 
 
 def pool_size(max_results: int, multiplier: int) -> int:
@@ -138,8 +168,10 @@ def run_search(
     h = settings.hybrid
     pool = pool_size(max_results, h.candidate_multiplier)
     terms = query_terms(query)
-    doc_counts = store.term_doc_counts(terms) if len(terms) > 1 else {}
-    match = fts_match_expression(keyword_terms(terms, doc_counts, store.chunk_count()))
+    doc_counts = store.term_doc_counts(terms)
+    total = store.chunk_count()
+    sent = keyword_terms(terms, doc_counts, total)
+    match = fts_match_expression(sent)
     keyword_hits = store.keyword_search(match, pool, sources) if match else []
     vector_hits = store.vector_search(query_vector, pool, sources) if query_vector is not None else []
     use_vector = query_vector is not None and store.dims is not None
@@ -159,14 +191,10 @@ def run_search(
 
     rows = store.chunks(cands)
     best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
-    if mode == "hybrid" and store.has_files_without_vectors():
-        # Chunks without a vector (indexed while the provider was down) can
-        # only be judged by keywords: score them as keyword-only.
-        unranked = [r for r, c in cands.items() if c.v_rank is None]
-        vectored = store.with_vectors(unranked)
-        for r in unranked:
-            cands[r].no_vector = r not in vectored
-    _fuse(cands.values(), mode, h, best_bm25)
+    reference = bm25_reference(sent, doc_counts, total) if keyword_hits else 0.0
+    if mode == "hybrid":
+        _fill_similarities(store, cands, query_vector)
+    _fuse(cands.values(), mode, h, best_bm25, reference)
     for c in cands.values():
         row = rows.get(c.rowid)
         if row is None:
@@ -185,9 +213,7 @@ def run_search(
     weights = {}
     if any(len(rows[c.rowid].text) > SNIPPET_CHARS for c in kept):
         # IDF-like: rare terms say more about where the snippet should start.
-        counts = doc_counts or store.term_doc_counts(terms)
-        total = max(1, store.chunk_count())
-        weights = {t: math.log(1 + total / max(1, n)) for t, n in counts.items()}
+        weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
     results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain) for c in kept]
     return results, mode
 
@@ -220,11 +246,34 @@ def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> l
     return kept
 
 
-def _fuse(cands, mode: str, h, best_bm25: float) -> None:
+def _fill_similarities(store: Store, cands: dict[int, "_Candidate"], query_vector: np.ndarray) -> None:
+    """Give keyword candidates outside the vector pool their real cosine.
+
+    Otherwise a chunk's fused score would depend on whether it happened to
+    make the other side's pool (it would count as similarity 0): reading
+    the few stored vectors is cheap, and it was worth +1.2 points of LoCoMo
+    turn_recall@6 with weighted fusion. Chunks without a vector (indexed
+    while the provider was down) can only be judged by keywords: they are
+    scored as keyword-only.
+    """
+    unranked = [r for r, c in cands.items() if c.v_rank is None]
+    if not unranked:
+        return
+    vectors = store.chunk_vectors(unranked)
+    q = np.asarray(query_vector, dtype=np.float32)
+    for r in unranked:
+        vec = vectors.get(r)
+        if vec is None:
+            cands[r].no_vector = True
+        elif len(vec) == len(q):
+            cands[r].v_sim = float(np.dot(vec, q))
+
+
+def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
     wv, wt = h.weights
     for c in cands:
         v = min(1.0, max(0.0, c.v_sim)) if c.v_sim is not None else 0.0
-        t = bm25_to_score(c.t_bm25, best_bm25) if c.t_bm25 is not None else 0.0
+        t = bm25_to_score(c.t_bm25, best_bm25, reference) if c.t_bm25 is not None else 0.0
         c.t_score = t
         if mode == "keyword" or c.no_vector:
             if h.fusion == "rrf" and mode == "hybrid":

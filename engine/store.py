@@ -403,8 +403,10 @@ class Store:
     def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks contain each term (from the FTS index).
 
-        fts5vocab counts by walking a term's postings, so counts are
-        remembered until the data changes.
+        Counted with a MATCH, so the term goes through the tokenizer (the
+        index holds Porter stems: "painting" is stored as "paint") at the
+        cost of an fts5vocab lookup (both walk the term's postings); counts
+        are remembered until the data changes.
         """
         if not self.caps.fts5 or not terms:
             return {}
@@ -412,12 +414,11 @@ class Store:
             known: dict[str, int] = self._cached("doc_counts", dict)
             missing = [t for t in terms if t not in known]
             if missing:
-                # A temp table: readers must not write to the index file.
-                self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
                 if len(known) > 50_000:
                     known.clear()
                 for t in missing:
-                    row = self.conn.execute("SELECT doc FROM temp.chunks_vocab WHERE term = ?", (t,)).fetchone()
+                    phrase = '"' + t.replace('"', '""') + '"'
+                    row = self.conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)).fetchone()
                     known[t] = row[0] if row else 0
             return {t: known[t] for t in terms}
 

@@ -41,8 +41,11 @@ def test_exact_token_only_keyword_side_matches_is_kept(tmp_path, fusion):
         (ws / "memory" / f"2026-02-{i:02d}.md").write_text(f"- commit review meeting {i} commit notes\n")
     (ws / "memory" / "2026-03-01.md").write_text("- deployed build a828e60 to staging\n")
     provider = HashingProvider(dims=16, blind_to_digits=True)
-    # fusion None: the defaults exactly as a user gets them.
-    settings = {"query": {"min_score": 0.35, "hybrid": {"fusion": fusion}}} if fusion else {}
+    # fusion None: the defaults exactly as a user gets them. "weighted" uses
+    # the reference's 0.7/0.3 and 0.35, where a keyword-only hit scores under
+    # the threshold.
+    hybrid = {"fusion": fusion, **({"vector_weight": 0.7, "text_weight": 0.3} if fusion == "weighted" else {})}
+    settings = {"query": {"min_score": 0.35, "hybrid": hybrid}} if fusion else {}
     with idx_for(ws, tmp_path, provider, **settings) as idx:
         hits = idx.search("a828e60", explain=True)
         assert hits[0].path == "memory/2026-03-01.md"

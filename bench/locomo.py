@@ -1,0 +1,421 @@
+"""LoCoMo retrieval benchmark (``/work/shared/bench/LOCOMO_PROTOCOL.md``, v1).
+
+    python bench/locomo.py [--data PATH] [--model PATH] [--out bench/out/locomo] [--json]
+
+For each conversation: write the workspace the protocol describes, index it
+with the real engine (``MemoryIndex.sync``, the local GGUF model, chunks
+400/80), then score every question of categories 1-4 against every fusion
+and ranking mode the engine has, all on that one index:
+
+- ``default``: the default configuration exactly as a user gets it
+  (``MemoryIndex.search`` with the configured ``min_score``);
+- ``default@0``: the same search with ``min_score`` 0 (ranking only);
+- ``rrf``, ``weighted``, ``vector``, ``keyword`` (BM25 alone), and the
+  default fusion with MMR and with temporal decay (``today`` = the day of
+  the conversation's last session), each at ``min_score`` 0 via
+  :func:`engine.search.run_search` with modified ``QuerySettings``.
+
+Prints a table (``--json``: the figures as JSON on stdout, the default
+configuration's under ``"default"``); the JSON is also written to
+``<out>/results.json``. Index files live in ``--out`` and are reused, so only
+the first run pays for embedding (later runs find the chunks unchanged, and a
+rebuild after a chunking/FTS change gets its vectors from the embedding cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engine import MemoryIndex  # noqa: E402
+from engine.config import AgentConfig, QuerySettings, parse_config  # noqa: E402
+from engine.search import SearchResult, run_search  # noqa: E402
+from engine.vectors import normalize  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-minilm-l6-v2-f16.gguf"
+DEFAULT_OUT = ROOT / "bench" / "out" / "locomo"
+KS = (6, 10)
+CATEGORIES = (1, 2, 3, 4)
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+METRICS = ("turn_recall", "turn_hit", "session_recall", "mrr", "lines")
+_EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
+
+
+# ---------------------------------------------------------------------------
+# Workspace (protocol §1)
+
+
+@dataclass
+class Layout:
+    """Where each turn and session of a conversation landed."""
+
+    turns: dict[str, tuple[str, int]] = field(default_factory=dict)  # dia_id -> (path, line)
+    sessions: dict[int, tuple[str, int, int]] = field(default_factory=dict)  # N -> (path, first, last)
+    files: dict[str, list[str]] = field(default_factory=dict)  # path -> lines
+    last_day: date | None = None
+
+
+def parse_session_time(raw: str) -> tuple[date, str]:
+    """``"1:56 pm on 8 May, 2023"`` -> (2023-05-08, ``"1:56 pm"``)."""
+    clock, _, day = raw.partition(" on ")
+    return datetime.strptime(day.strip(), "%d %B, %Y").date(), clock.strip()
+
+
+def canonical_dia_id(token: str) -> str:
+    """``D30:05`` -> ``D30:5`` (leading zeros of the turn number removed)."""
+    head, sep, num = token.partition(":")
+    if not sep or not num.isdigit():
+        return token
+    return f"{head}:{int(num)}"
+
+
+def session_numbers(conv: dict) -> list[int]:
+    nums = []
+    for key, value in conv.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(value, list):
+            nums.append(int(m.group(1)))
+    return sorted(nums)
+
+
+def build_layout(conv: dict) -> Layout:
+    """The memory files of one conversation, line by line, with the turn map."""
+    layout = Layout()
+    for n in session_numbers(conv):
+        day, clock = parse_session_time(conv[f"session_{n}_date_time"])
+        path = f"memory/{day.isoformat()}.md"
+        lines = layout.files.get(path)
+        if lines is None:
+            lines = layout.files[path] = [f"# {day.isoformat()}"]
+        lines += ["", f"## Session {n} ({clock})", ""]
+        first = len(lines) - 1  # 1-based line of the heading
+        for turn in conv[f"session_{n}"]:
+            text = f"- **{turn['speaker']}**: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            lines.append(text)
+            layout.turns[canonical_dia_id(turn["dia_id"])] = (path, len(lines))
+        layout.sessions[n] = (path, first, len(lines))
+        layout.last_day = max(layout.last_day or day, day)
+    return layout
+
+
+def write_workspace(layout: Layout, ws: Path) -> None:
+    """Write the files, leaving identical ones untouched so a re-run's sync is a no-op."""
+    mem = ws / "memory"
+    mem.mkdir(parents=True, exist_ok=True)
+    wanted = {ws / p: "\n".join(lines) + "\n" for p, lines in layout.files.items()}
+    for old in mem.glob("*.md"):
+        if old not in wanted:
+            old.unlink()
+    for path, text in wanted.items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------
+# Questions (protocol §2)
+
+
+@dataclass(frozen=True)
+class Question:
+    query: str
+    category: int
+    turns: tuple[tuple[str, int], ...]  # (path, line) of each evidence turn
+    sessions: tuple[tuple[str, int, int], ...]
+
+
+def load_questions(sample: dict, layout: Layout) -> list[Question]:
+    turn_session = {}
+    for n, span in layout.sessions.items():
+        for dia, where in layout.turns.items():
+            if where[0] == span[0] and span[1] <= where[1] <= span[2]:
+                turn_session[dia] = span
+    out = []
+    for qa in sample["qa"]:
+        if qa.get("category") not in CATEGORIES:
+            continue
+        raw = qa.get("evidence") or []
+        tokens = [t for item in raw for t in _EVIDENCE_SPLIT.split(str(item)) if t]
+        kept = list(dict.fromkeys(canonical_dia_id(t) for t in tokens if canonical_dia_id(t) in layout.turns))
+        if not kept:
+            continue
+        sessions = tuple(dict.fromkeys(turn_session[d] for d in kept))
+        out.append(Question(str(qa["question"]), int(qa["category"]), tuple(layout.turns[d] for d in kept), sessions))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Scoring (protocol §3)
+
+
+def score(results: Sequence[SearchResult], q: Question) -> dict[str, float]:
+    def covers(r: SearchResult, turn: tuple[str, int]) -> bool:
+        return r.path == turn[0] and r.start_line <= turn[1] <= r.end_line
+
+    covered = [t for t in q.turns if any(covers(r, t) for r in results)]
+    sessions = [s for s in q.sessions if any(r.path == s[0] and r.start_line <= s[2] and s[1] <= r.end_line for r in results)]
+    first = next((i for i, r in enumerate(results, start=1) if any(covers(r, t) for t in q.turns)), None)
+    return {
+        "turn_recall": len(covered) / len(q.turns),
+        "turn_hit": 1.0 if covered else 0.0,
+        "session_recall": len(sessions) / len(q.sessions),
+        "mrr": 1.0 / first if first else 0.0,
+        "lines": float(sum(r.end_line - r.start_line + 1 for r in results)),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Modes
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One row of the report: how a question is searched."""
+
+    name: str
+    describe: str
+    settings: QuerySettings | None = None  # None: MemoryIndex.search as configured
+    min_score: float = 0.0
+    vector: bool = True  # pass the query vector to run_search
+    decay_today: bool = False  # temporal decay relative to the last session
+
+
+def modes_for(q: QuerySettings) -> list[Mode]:
+    h = q.hybrid
+    replace = dataclasses.replace
+
+    def with_hybrid(**kw) -> QuerySettings:
+        return replace(q, hybrid=replace(h, **kw))
+
+    out = [
+        Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g})", None, q.min_score),
+        Mode("default@0", f"defaults, min_score 0 ({h.fusion})", None, 0.0),
+        Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf")),
+        Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted")),
+        Mode("vector", "vector only", with_hybrid(enabled=False)),
+        Mode("keyword", "BM25 only (no query vector)", q, vector=False),
+        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=replace(h.mmr, enabled=True))),
+        Mode(
+            "default+decay",
+            f"{h.fusion} + temporal decay, half-life {h.temporal_decay.half_life_days:g} d from the last session",
+            with_hybrid(temporal_decay=replace(h.temporal_decay, enabled=True)),
+            decay_today=True,
+        ),
+    ]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Running
+
+
+def agent_config(ws: Path, db: Path, model: Path, cache_dir: Path, overrides: dict | None = None) -> AgentConfig:
+    """The default configuration with the local model; no search-triggered sync
+    (the benchmark syncs once itself, and a background sync would skew timings)."""
+    ms = {
+        "provider": "local",
+        "local": {"model_path": str(model), "model_cache_dir": str(cache_dir)},
+        "store": {"path": str(db)},
+        "sync": {"on_search": False, "watch": False},
+    }
+    for key, value in (overrides or {}).items():
+        ms[key] = value
+    raw = {"agents": [{"id": "locomo", "workspace": str(ws), "memory_search": ms}]}
+    return parse_config(raw, path=ws.parent / "config.toml").agents[0]
+
+
+@dataclass
+class ConversationRun:
+    sample_id: str
+    questions: int
+    files: int
+    chunks: int
+    index: dict
+    per_mode: dict[str, dict[int, list[tuple[int, dict[str, float]]]]]  # mode -> k -> [(category, scores)]
+    latency_ms: dict[str, list[float]]
+
+
+def run_conversation(sample: dict, out: Path, model: Path, modes_override: Callable[[QuerySettings], list[Mode]] | None = None,
+                     log: Callable[[str], None] = print, overrides: dict | None = None) -> ConversationRun:
+    sid = sample["sample_id"]
+    layout = build_layout(sample["conversation"])
+    ws = out / sid
+    write_workspace(layout, ws)
+    questions = load_questions(sample, layout)
+    agent = agent_config(ws, out / f"{sid}.sqlite", model, out / "model-cache", overrides)
+    with MemoryIndex(agent) as idx:
+        t0 = time.perf_counter()
+        report = idx.sync(reason="manual")
+        wall = time.perf_counter() - t0
+        st = idx.status()
+        if st.provider["in_force"] != "local":
+            raise SystemExit(f"{sid}: the local model is not in force ({st.provider['reason']})")
+        index = {
+            "wall_s": round(wall, 3),
+            "texts_embedded": report.texts_embedded,
+            "embed_calls": report.embed_calls,
+            "cache_hits": report.cache_hits,
+            "rebuilt": report.rebuilt,
+            "files_indexed": report.files_indexed,
+        }
+        log(f"{sid}: {st.files['memory']} files, {st.chunks['memory']} chunks, sync {wall:.1f} s "
+            f"({report.texts_embedded} embedded in {report.embed_calls} calls, {report.cache_hits} from cache); "
+            f"{len(questions)} questions")
+        modes = (modes_override or modes_for)(agent.settings.query)
+        per_mode = {m.name: {k: [] for k in KS} for m in modes}
+        latency: dict[str, list[float]] = {m.name: [] for m in modes}
+        provider = idx.provider_choice.provider
+        store = idx._store  # the same index the user's search reads
+        for q in questions:
+            t0 = time.perf_counter()
+            qvec = normalize(provider.embed_query(q.query))
+            embed_ms = (time.perf_counter() - t0) * 1000
+            for m in modes:
+                for k in KS:
+                    t0 = time.perf_counter()
+                    if m.settings is None:
+                        resp = idx.search(q.query, max_results=k, min_score=m.min_score)
+                        if resp.mode != "hybrid":
+                            raise SystemExit(f"{sid}: search degraded to {resp.mode}: {resp.notice}")
+                        results = list(resp)
+                        ms = (time.perf_counter() - t0) * 1000
+                    else:
+                        results, _ = run_search(
+                            store, q.query, qvec if m.vector else None, m.settings,
+                            max_results=k, min_score=m.min_score, sources=None,
+                            today=layout.last_day if m.decay_today else None,
+                        )
+                        ms = (time.perf_counter() - t0) * 1000 + (embed_ms if m.vector else 0.0)
+                    per_mode[m.name][k].append((q.category, score(results, q)))
+                    if k == KS[0]:
+                        latency[m.name].append(ms)
+        return ConversationRun(sid, len(questions), st.files["memory"], st.chunks["memory"], index, per_mode, latency)
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    i = min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))
+    return s[i]
+
+
+def mean_metrics(rows: Iterable[dict[str, float]]) -> dict[str, float]:
+    rows = list(rows)
+    return {m: round(statistics.fmean(r[m] for r in rows), 4) if rows else 0.0 for m in METRICS} | {"n": len(rows)}
+
+
+def aggregate(runs: list[ConversationRun], modes: list[Mode]) -> dict:
+    figures: dict = {}
+    for m in modes:
+        entry: dict = {"describe": m.describe, "min_score": m.min_score}
+        for k in KS:
+            rows = [r for run in runs for r in run.per_mode[m.name][k]]
+            entry[f"k{k}"] = {
+                "overall": mean_metrics(s for _, s in rows),
+                **{CATEGORY_NAMES[c]: mean_metrics(s for cat, s in rows if cat == c) for c in CATEGORIES},
+            }
+        lat = [x for run in runs for x in run.latency_ms[m.name]]
+        entry["latency_ms"] = {"p50": round(percentile(lat, 50), 2), "p95": round(percentile(lat, 95), 2)}
+        figures[m.name] = entry
+    return figures
+
+
+def render_table(figures: dict, meta: dict) -> str:
+    head = ["mode", "min", "recall@6", "hit@6", "sess@6", "mrr@6", "lines@6", "recall@10", "hit@10", "mrr@10", "lines@10", "p50 ms", "p95 ms"]
+    rows = []
+    for name, e in figures.items():
+        a, b = e["k6"]["overall"], e["k10"]["overall"]
+        rows.append([
+            name, f"{e['min_score']:g}", f"{a['turn_recall']:.3f}", f"{a['turn_hit']:.3f}", f"{a['session_recall']:.3f}",
+            f"{a['mrr']:.3f}", f"{a['lines']:.0f}", f"{b['turn_recall']:.3f}", f"{b['turn_hit']:.3f}", f"{b['mrr']:.3f}",
+            f"{b['lines']:.0f}", f"{e['latency_ms']['p50']:.1f}", f"{e['latency_ms']['p95']:.1f}",
+        ])
+    lines = [_md_table(head, rows), ""]
+    head2 = ["mode"] + [f"{CATEGORY_NAMES[c]} @6" for c in CATEGORIES] + [f"{CATEGORY_NAMES[c]} @10" for c in CATEGORIES]
+    rows2 = [[name] + [f"{e['k6'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
+             + [f"{e['k10'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES] for name, e in figures.items()]
+    lines += ["turn_recall per category (questions: " + ", ".join(
+        f"{CATEGORY_NAMES[c]} {meta['questions_per_category'][CATEGORY_NAMES[c]]}" for c in CATEGORIES) + ")", "",
+        _md_table(head2, rows2)]
+    return "\n".join(lines)
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = lambda r: "| " + " | ".join(str(x).ljust(w) for x, w in zip(r, widths)) + " |"  # noqa: E731
+    return "\n".join([fmt(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(fmt, rows)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON (default: the dev split)")
+    ap.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="GGUF embedding model")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="workspaces and index files (reused)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
+    ap.add_argument("--only", default="", help="comma-separated sample ids to run (default: all)")
+    args = ap.parse_args(argv)
+    if not args.data.is_file():
+        ap.error(f"no data file at {args.data} (pass --data PATH)")
+    if not args.model.is_file():
+        ap.error(f"no model at {args.model} (pass --model PATH)")
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    if args.only:
+        wanted = set(args.only.split(","))
+        data = [s for s in data if s["sample_id"] in wanted]
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = (lambda s: print(s, file=sys.stderr)) if args.json else print
+    runs = [run_conversation(sample, args.out, args.model, log=log) for sample in data]
+    modes = modes_for(QuerySettings())
+    figures = aggregate(runs, modes)
+    meta = {
+        "protocol": "LOCOMO_PROTOCOL v1",
+        "data": str(args.data),
+        "model": args.model.name,
+        "chunking": [400, 80],
+        "conversations": [r.sample_id for r in runs],
+        "questions": sum(r.questions for r in runs),
+        "questions_per_category": {
+            CATEGORY_NAMES[c]: figures["default"]["k6"][CATEGORY_NAMES[c]]["n"] for c in CATEGORIES
+        },
+        "files": sum(r.files for r in runs),
+        "chunks": sum(r.chunks for r in runs),
+        "index": {
+            "wall_s": round(sum(r.index["wall_s"] for r in runs), 2),
+            "texts_embedded": sum(r.index["texts_embedded"] for r in runs),
+            "embed_calls": sum(r.index["embed_calls"] for r in runs),
+            "cache_hits": sum(r.index["cache_hits"] for r in runs),
+            "per_conversation": {r.sample_id: {"files": r.files, "chunks": r.chunks, **r.index} for r in runs},
+        },
+    }
+    doc = {"meta": meta, **figures}
+    (args.out / "results.json").write_text(json.dumps(doc, indent=1))
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print()
+        print(f"LoCoMo ({', '.join(meta['conversations'])}): {meta['questions']} questions, {meta['files']} files, "
+              f"{meta['chunks']} chunks; index {meta['index']['wall_s']} s this run "
+              f"({meta['index']['texts_embedded']} texts embedded in {meta['index']['embed_calls']} calls, "
+              f"{meta['index']['cache_hits']} from cache); model {meta['model']}")
+        print()
+        print(render_table(figures, meta))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -12,7 +12,7 @@ from tray_helpers import make_workspace, wait_for, write_config
 from tray.autostart import autostart_entry
 from tray.daemon import AgentSnapshot, AgentState, DaemonOptions, DaemonSnapshot, TrayDaemon
 from tray.icon import STATE_COLOURS, TrayApp, icon_image
-from tray.menu import SEPARATOR, build_menu, find, header_text, last_sync_text, render_text
+from tray.menu import SEPARATOR, build_menu, duration_text, find, header_text, last_sync_text, render_text
 from tray.opener import CONFIG_TEMPLATE, ensure_config_file, open_command
 
 
@@ -53,7 +53,7 @@ def test_menu_layout():
     assert sub == [
         "State: idle",
         "Files: 12, chunks: 40",
-        f"Last sync: {when} (took 0.25 s)",
+        f"Last sync: {when} (took 250 ms)",
         "Search: hybrid",
         "Watcher: on",
         "Sync now",
@@ -98,7 +98,13 @@ def test_config_error_and_no_agents():
 def test_last_sync_on_another_day_shows_the_date():
     then = time.mktime((2026, 1, 2, 9, 30, 0, 0, 0, -1))
     text = last_sync_text(agent(last_sync_at=then, last_sync_duration_s=1.5), now=then + 3 * 86400)
-    assert text == "Last sync: 2026-01-02 09:30 (took 1.50 s)"
+    assert text == "Last sync: 2026-01-02 09:30 (took 1.5 s)"
+
+
+def test_durations():
+    assert duration_text(0.004) == "4 ms"
+    assert duration_text(2.44) == "2.4 s"
+    assert duration_text(185) == "3 min 5 s"
 
 
 def test_render_text_marks_checks_and_disabled():

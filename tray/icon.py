@@ -157,15 +157,19 @@ class TrayApp:
 
     def run(self) -> int:
         """Show the icon until Quit (on the main thread); returns the exit code."""
-        import pystray  # needs a display: imported only now
-
         glib_error: tuple[type[BaseException], ...] = ()
         try:
             from gi.repository import GLib
 
             glib_error = (GLib.Error,)
+            # Before pystray initialises GTK: names the windows (WM_CLASS)
+            # "memext" rather than after the script.
+            GLib.set_prgname("memext")
+            GLib.set_application_name("memext")
         except ImportError:
             GLib = None  # noqa: N806 - not a GTK backend
+
+        import pystray  # needs a display: imported only now
         self._icon = pystray.Icon(
             "memext", icon_image(AgentState.IDLE), "memext", menu=pystray.Menu(lambda: to_pystray(pystray, self.menu_entries()))
         )

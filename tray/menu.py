@@ -72,6 +72,15 @@ def agent_title(a: AgentSnapshot) -> str:
     return f"{a.id}: {word}"
 
 
+def duration_text(seconds: float) -> str:
+    """``85 ms``, ``2.4 s``, ``3 min 5 s``."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{seconds // 60:.0f} min {seconds % 60:.0f} s"
+
+
 def last_sync_text(a: AgentSnapshot, now: float) -> str:
     """``Last sync: 14:02:11 (took 0.42 s)``; the date too when not today."""
     if a.last_sync_at is None:
@@ -79,7 +88,7 @@ def last_sync_text(a: AgentSnapshot, now: float) -> str:
     at = time.localtime(a.last_sync_at)
     same_day = time.strftime("%Y-%m-%d", at) == time.strftime("%Y-%m-%d", time.localtime(now))
     when = time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M", at)
-    took = f" (took {a.last_sync_duration_s:.2f} s)" if a.last_sync_duration_s is not None else ""
+    took = f" (took {duration_text(a.last_sync_duration_s)})" if a.last_sync_duration_s is not None else ""
     return f"Last sync: {when}{took}"
 
 

@@ -1,0 +1,221 @@
+"""The real tray app under a real X server (Xvfb), a tray host (openbox +
+tint2) and a D-Bus session: start it, edit a memory file, see the index and
+the menu change, open the menu with the mouse, use it, quit from it.
+
+Screenshots land in ``test-artifacts/`` (tray-*.png) with the app's log.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageStat
+from tray_helpers import make_workspace, search_paths, wait_for, write_config
+from Xlib import X, display
+
+from engine.paths import app_paths
+from tray.daemon import AgentState
+from tray.icon import STATE_COLOURS
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+
+TINT2RC = """\
+panel_items = S
+panel_size = 100% 32
+panel_position = bottom center horizontal
+panel_background_id = 0
+systray_padding = 4 4 4
+systray_icon_size = 24
+"""
+
+
+class XSession:
+    """Xvfb + openbox + tint2, and helpers to look at and click the screen."""
+
+    def __init__(self, tmp: Path):
+        self.procs: list[subprocess.Popen] = []
+        r, w = os.pipe()
+        xvfb = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(w), "-screen", "0", "800x600x24", "-nolisten", "tcp"],
+            pass_fds=(w,),
+            stderr=subprocess.DEVNULL,
+        )
+        self.procs.append(xvfb)
+        os.close(w)
+        with os.fdopen(r) as f:
+            number = f.readline().strip()
+        assert number, "Xvfb did not start"
+        self.display = f":{number}"
+        self.env = {**os.environ, "DISPLAY": self.display}
+        self.env.pop("WAYLAND_DISPLAY", None)
+        (tmp / "tint2rc").write_text(TINT2RC)
+        self.procs.append(subprocess.Popen(["openbox", "--sm-disable"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.procs.append(subprocess.Popen(["tint2", "-c", str(tmp / "tint2rc")], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.x = display.Display(self.display)
+        self.root = self.x.screen().root
+        tray_atom = self.x.intern_atom("_NET_SYSTEM_TRAY_S0")
+        wait_for(lambda: self.x.get_selection_owner(tray_atom) != X.NONE, what="tint2's system tray")
+
+    def close(self) -> None:
+        self.x.close()
+        for p in reversed(self.procs):
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+    def windows(self, wm_class: str | None = None) -> list[tuple[int, int, int, int, object]]:
+        """Viewable windows ``(x, y, width, height, window)`` in screen
+        coordinates, optionally only those of a WM_CLASS."""
+        out = []
+
+        def walk(w):
+            for c in w.query_tree().children:
+                try:
+                    attrs = c.get_attributes()
+                    if attrs.map_state != X.IsViewable:
+                        continue
+                    g = c.get_geometry()
+                    cls = c.get_wm_class() or ()
+                    pos = self.root.translate_coords(c, 0, 0)
+                except Exception:  # windows come and go
+                    continue
+                if wm_class is None or wm_class in cls:
+                    out.append((pos.x, pos.y, g.width, g.height, c))
+                walk(c)
+
+        walk(self.root)
+        return out
+
+    def popups(self) -> list[tuple[int, int, int, int, object]]:
+        """Mapped override-redirect windows bigger than a dot: open menus."""
+        out = []
+        for c in self.root.query_tree().children:
+            try:
+                a = c.get_attributes()
+                g = c.get_geometry()
+            except Exception:
+                continue
+            if a.map_state == X.IsViewable and a.override_redirect and g.width > 50 and g.height > 50:
+                out.append((g.x, g.y, g.width, g.height, c))
+        return out
+
+    def screenshot(self, name: str | None = None) -> Image.Image:
+        g = self.root.get_geometry()
+        raw = self.root.get_image(0, 0, g.width, g.height, X.ZPixmap, 0xFFFFFFFF)
+        img = Image.frombytes("RGB", (g.width, g.height), raw.data, "raw", "BGRX")
+        if name:
+            ARTIFACTS.mkdir(exist_ok=True)
+            img.save(ARTIFACTS / name)
+        return img
+
+    def xdotool(self, *args: str) -> None:
+        subprocess.run(["xdotool", *args], env=self.env, check=True, timeout=30)
+
+
+@pytest.fixture(scope="module")
+def xsession(tmp_path_factory):
+    for tool in ("Xvfb", "openbox", "tint2", "xdotool", "dbus-run-session"):
+        assert shutil.which(tool), f"{tool} is missing: run scripts/install-system-deps.sh"
+    s = XSession(tmp_path_factory.mktemp("x"))
+    yield s
+    s.close()
+
+
+def close_to(rgb: tuple[int, int, int], want: tuple[int, int, int], tol: int = 40) -> bool:
+    return all(abs(a - b) <= tol for a, b in zip(rgb, want))
+
+
+def latest_menu(log: Path) -> str:
+    text = log.read_text() if log.exists() else ""
+    return text.rsplit("menu:\n", 1)[-1] if "menu:\n" in text else ""
+
+
+@pytest.mark.parametrize("backend", ["appindicator", "gtk"])
+def test_tray_app_under_xvfb(xsession, tmp_path, backend):
+    ws = make_workspace(tmp_path, "alpha", {"memory/2026-01-01.md": "# Jan 1\n- Planted tomatoes.\n"})
+    cfg = write_config(tmp_path / "config.toml", {"alpha": ws})
+    log = app_paths().log_dir / "tray.log"
+    # os.environ now, not at fixture time: it holds this test's private XDG folders.
+    env = {**os.environ, "DISPLAY": xsession.display, "PYSTRAY_BACKEND": backend, "NO_AT_BRIDGE": "1"}
+    prefix = f"tray-{backend}"
+    ARTIFACTS.mkdir(exist_ok=True)
+    output = open(ARTIFACTS / f"{prefix}.out", "w")
+    app = subprocess.Popen(
+        ["dbus-run-session", "--", sys.executable, "-m", "tray", "--verbose", "--config", str(cfg)],
+        cwd=ROOT,
+        env=env,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, for cleanup
+    )
+    try:
+        # Started: the icon sits in the tray, green (idle), the menu lists the agent.
+        wait_for(lambda: "Files: 2," in latest_menu(log), timeout=30, what="the first menu with the agent's files")
+        assert f"tray icon backend: pystray._{backend}" in log.read_text()
+        icons = wait_for(lambda: [w for w in xsession.windows("memext") if w[2] >= 16], what="the tray icon window")
+        ix, iy, iw, ih, _ = icons[0]
+        assert iy >= 600 - 32  # inside tint2's panel at the bottom
+        probe = (ix + iw // 6, iy + ih // 2)  # on the disc, off the white mark
+        wait_for(
+            lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.IDLE]),
+            what="a green (idle) icon",
+        )
+        xsession.screenshot(f"{prefix}-icon.png")
+
+        # Edit a memory file: the index and the menu follow.
+        (ws / "memory" / "2026-01-02.md").write_text("# Jan 2\n- Repainted the greenhouse.\n")
+        wait_for(lambda: search_paths(cfg, "alpha", "greenhouse"), what="the edit to be searchable")
+        wait_for(lambda: "Files: 3," in latest_menu(log), what="the menu to show 3 files")
+        assert "alpha: up to date" in latest_menu(log)
+
+        # Open the menu with a right click on the icon, then the agent's submenu.
+        cx, cy = ix + iw // 2, iy + ih // 2
+        xsession.xdotool("mousemove", str(cx), str(cy), "click", "3")
+        menu = wait_for(xsession.popups, what="the menu to open")
+        mx, my, mw, mh, _ = menu[0]
+        xsession.xdotool("key", "Down", "Right")  # the first active item is the agent
+        both = wait_for(lambda: len(xsession.popups()) >= 2 and xsession.popups(), what="the agent's submenu")
+        shot = xsession.screenshot(f"{prefix}-menu.png")
+        # GTK's menus are light on the black root window.
+        assert ImageStat.Stat(shot.crop((mx, my, mx + mw, my + mh)).convert("L")).mean[0] > 150
+        # Activate "Sync now" (the submenu's first active item).
+        syncs_before = log.read_text().count("synced (manual)")
+        xsession.xdotool("key", "Return")
+        wait_for(lambda: log.read_text().count("synced (manual)") > syncs_before, what="Sync now from the menu")
+        wait_for(lambda: not xsession.popups(), what="the menu to close")
+
+        # An agent with a missing workspace: config reloaded, icon turns red.
+        write_config(cfg, {"alpha": ws, "ghost": tmp_path / "nowhere"})
+        wait_for(lambda: "ghost: error" in latest_menu(log), what="the new agent's error in the menu")
+        wait_for(
+            lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR]),
+            what="the icon to turn red",
+        )
+        xsession.screenshot(f"{prefix}-error.png")
+
+        # Quit from the menu (its last item), cleanly.
+        xsession.xdotool("mousemove", str(cx), str(cy), "click", "3")
+        wait_for(xsession.popups, what="the menu to open again")
+        xsession.xdotool("key", "Up", "Return")
+        assert app.wait(timeout=30) == 0, (ARTIFACTS / f"{prefix}.out").read_text()
+        text = log.read_text()
+        assert "quit requested" in text and "memext-tray exiting" in text
+        assert "Traceback" not in text
+        assert not [w for w in xsession.windows("memext")]  # the icon is gone
+    finally:
+        if app.poll() is None:
+            os.killpg(app.pid, signal.SIGKILL)
+            app.wait(timeout=30)
+        output.close()
+        if log.exists():
+            shutil.copy(log, ARTIFACTS / f"{prefix}.log")

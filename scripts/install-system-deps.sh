@@ -8,6 +8,7 @@ PKGS=(
   xvfb xauth openbox tint2 dbus dbus-x11 x11-utils xdotool
   libgirepository1.0-dev libcairo2-dev pkg-config gir1.2-gtk-3.0
   gir1.2-ayatanaappindicator3-0.1
+  dunst
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -142,7 +142,7 @@ def test_a_failing_agent_does_not_stop_the_others(setup):
         d.sync_now("alpha")
         wait_for(lambda: d.snapshot().agent("alpha").state == AgentState.IDLE, what="alpha to recover")
         assert d.snapshot().agent("alpha").error is None
-        assert d.snapshot().overall == AgentState.IDLE
+        wait_for(lambda: d.snapshot().overall == AgentState.IDLE, what="all idle")
         assert len(notes) == 2  # one per distinct error, none for recovering
 
 
@@ -201,6 +201,7 @@ def test_pause_and_resume(setup):
     cfg, a, _ = setup
     with start_daemon(cfg) as d:
         settled(d, "alpha")
+        settled(d, "beta")
         d.set_paused(True)
         snap = d.snapshot()
         assert snap.paused and snap.overall == AgentState.PAUSED
@@ -218,7 +219,7 @@ def test_pause_and_resume(setup):
         d.set_paused(False)
         wait_for(lambda: search_paths(cfg, "alpha", "parrot"), what="the change made while paused")
         assert d.snapshot().agent("alpha").watch_mode == "native"
-        assert d.snapshot().overall == AgentState.IDLE
+        wait_for(lambda: d.snapshot().overall == AgentState.IDLE, what="all idle after resuming")
 
 
 def test_interval_sync_without_watching(setup):

@@ -7,6 +7,7 @@ Screenshots land in ``test-artifacts/`` (tray-*.png) with the app's log.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -118,6 +119,18 @@ class XSession:
             img.save(ARTIFACTS / name)
         return img
 
+    def open_menu(self, x: int, y: int) -> list[tuple[int, int, int, int, object]]:
+        """Right-click at (x, y) until a menu shows (a click that lands while
+        a heavily loaded machine is still embedding the icon can be lost)."""
+        for attempt in range(3):
+            self.xdotool("mousemove", str(x), str(y), "click", "3")
+            try:
+                return wait_for(self.popups, timeout=7, what="the menu to open")
+            except AssertionError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     def xdotool(self, *args: str) -> None:
         subprocess.run(["xdotool", *args], env=self.env, check=True, timeout=30)
 
@@ -131,6 +144,42 @@ def xsession(tmp_path_factory):
     s.close()
 
 
+class NotificationSession:
+    """A D-Bus session bus with a real notification daemon (dunst) on the X
+    display, for the app to run on instead of an empty ``dbus-run-session``."""
+
+    def __init__(self, xsession: XSession):
+        r, w = os.pipe()
+        self.bus = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", f"--print-address={w}"], pass_fds=(w,), stderr=subprocess.DEVNULL
+        )
+        os.close(w)
+        with os.fdopen(r) as f:
+            self.address = f.readline().strip()
+        assert self.address, "dbus-daemon did not start"
+        self.env = {**xsession.env, "DBUS_SESSION_BUS_ADDRESS": self.address}
+        self.dunst = subprocess.Popen(["dunst"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: self.dunstctl("count", "displayed") is not None, what="dunst on the session bus")
+
+    def dunstctl(self, *args: str) -> str | None:
+        out = subprocess.run(["dunstctl", *args], env=self.env, capture_output=True, text=True, timeout=30)
+        return out.stdout if out.returncode == 0 else None
+
+    def shown(self) -> list[tuple[str, str]]:
+        """(summary, body) of every notification so far (closing them first)."""
+        self.dunstctl("close-all")
+        history = json.loads(self.dunstctl("history") or '{"data": [[]]}')
+        return [(n["summary"]["data"], n["body"]["data"]) for n in history["data"][0]]
+
+    def close(self) -> None:
+        for p in (self.dunst, self.bus):
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 def close_to(rgb: tuple[int, int, int], want: tuple[int, int, int], tol: int = 40) -> bool:
     return all(abs(a - b) <= tol for a, b in zip(rgb, want))
 
@@ -140,8 +189,10 @@ def latest_menu(log: Path) -> str:
     return text.rsplit("menu:\n", 1)[-1] if "menu:\n" in text else ""
 
 
-@pytest.mark.parametrize("backend", ["appindicator", "gtk"])
-def test_tray_app_under_xvfb(xsession, tmp_path, backend):
+# AppIndicator runs with a notification daemon, GTK with none (pystray's
+# notification cleanup then fails at stop, which the app must survive).
+@pytest.mark.parametrize("backend,notifications", [("appindicator", True), ("gtk", False)])
+def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
     ws = make_workspace(tmp_path, "alpha", {"memory/2026-01-01.md": "# Jan 1\n- Planted tomatoes.\n"})
     cfg = write_config(tmp_path / "config.toml", {"alpha": ws})
     log = app_paths().log_dir / "tray.log"
@@ -150,8 +201,15 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend):
     prefix = f"tray-{backend}"
     ARTIFACTS.mkdir(exist_ok=True)
     output = open(ARTIFACTS / f"{prefix}.out", "w")
+    command = [sys.executable, "-m", "tray", "--verbose", "--config", str(cfg)]
+    notes = None
+    if notifications:
+        notes = NotificationSession(xsession)
+        env["DBUS_SESSION_BUS_ADDRESS"] = notes.address
+    else:
+        command = ["dbus-run-session", "--", *command]
     app = subprocess.Popen(
-        ["dbus-run-session", "--", sys.executable, "-m", "tray", "--verbose", "--config", str(cfg)],
+        command,
         cwd=ROOT,
         env=env,
         stdout=output,
@@ -180,8 +238,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend):
 
         # Open the menu with a right click on the icon, then the agent's submenu.
         cx, cy = ix + iw // 2, iy + ih // 2
-        xsession.xdotool("mousemove", str(cx), str(cy), "click", "3")
-        menu = wait_for(xsession.popups, what="the menu to open")
+        menu = xsession.open_menu(cx, cy)
         mx, my, mw, mh, _ = menu[0]
         xsession.xdotool("key", "Down", "Right")  # the first active item is the agent
         both = wait_for(lambda: len(xsession.popups()) >= 2 and xsession.popups(), what="the agent's submenu")
@@ -202,10 +259,14 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend):
             what="the icon to turn red",
         )
         xsession.screenshot(f"{prefix}-error.png")
+        if notes is not None:  # the error was also announced
+            wait_for(lambda: xsession.windows("Dunst"), what="the notification bubble")
+            xsession.screenshot(f"{prefix}-notification.png")
+            shown = wait_for(notes.shown, what="the notification in dunst's history")
+            assert [s for s, b in shown if s == "memext: ghost" and "does not exist" in b], shown
 
         # Quit from the menu (its last item), cleanly.
-        xsession.xdotool("mousemove", str(cx), str(cy), "click", "3")
-        wait_for(xsession.popups, what="the menu to open again")
+        xsession.open_menu(cx, cy)
         xsession.xdotool("key", "Up", "Return")
         assert app.wait(timeout=30) == 0, (ARTIFACTS / f"{prefix}.out").read_text()
         text = log.read_text()
@@ -217,5 +278,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend):
             os.killpg(app.pid, signal.SIGKILL)
             app.wait(timeout=30)
         output.close()
+        if notes is not None:
+            notes.close()
         if log.exists():
             shutil.copy(log, ARTIFACTS / f"{prefix}.log")

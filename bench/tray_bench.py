@@ -123,7 +123,9 @@ def main() -> None:
         c1, t1 = cpu_seconds(proc.pid), time.monotonic()
         idle = (c1 - c0) / (t1 - t0) * 100
         print(f"  idle CPU over {t1 - t0:4.0f} s:           {idle:6.2f} %   (target < 1 %)")
-        print(f"  resident memory (RSS):         {mem['VmRSS'] / 1024:6.1f} MB  (target < 80 MB; peak {mem['VmHWM'] / 1024:.1f} MB, {mem['Threads']} threads)")
+        print(
+            f"  resident memory (RSS):         {mem['VmRSS'] / 1024:6.1f} MB  (target < 80 MB; peak {mem['VmHWM'] / 1024:.1f} MB, {mem['Threads']} threads)"
+        )
 
         config = load_config(cfg)
         indexes = [MemoryIndex(a, provider=None) for a in config.agents]

@@ -294,10 +294,25 @@ def test_syncs_wait_for_another_process_holding_the_writer_lock(setup):
         with WriterLock(agent.db_path(), timeout=5):  # as a notebook's sync would
             (a / "memory" / "2026-01-12.md").write_text("- Alpha waxed the skis.\n")
             wait_for(lambda: d.snapshot().agent("alpha").state == AgentState.SYNCING, what="the waiting sync")
-            time.sleep(0.5)
+            waiting = wait_for(lambda: d.snapshot().agent("alpha").progress, what="the wait to show")
+            assert waiting.startswith("waiting") and "another process" in waiting
             assert d.snapshot().agent("alpha").state == AgentState.SYNCING
             assert not search_paths(cfg, "alpha", "skis")
         wait_for(lambda: search_paths(cfg, "alpha", "skis"), what="the sync after the lock is released")
+        assert settled(d, "alpha").error is None
+
+
+def test_stop_does_not_wait_for_another_process_holding_the_lock(setup):
+    cfg, a, _ = setup
+    write_config(cfg, {"alpha": a})
+    d = start_daemon(cfg)
+    settled(d, "alpha")
+    with WriterLock(d._worker("alpha").agent.db_path(), timeout=5):
+        d.sync_now("alpha")
+        wait_for(lambda: d.snapshot().agent("alpha").progress, what="the sync to wait for the lock")
+        t0 = time.monotonic()
+        d.stop()
+        assert time.monotonic() - t0 < 5
 
 
 def test_requests_merge_and_stop_is_prompt(setup):

@@ -33,7 +33,18 @@ def agent(agent_id="work", state=AgentState.IDLE, **kw) -> AgentSnapshot:
 
 def test_menu_layout():
     now = time.time()
-    s = snap(agent("work", files=12, chunks=40, last_sync_at=now - 5, last_sync_duration_s=0.25, watch_mode="native", search_mode="hybrid"), agent("home"))
+    s = snap(
+        agent(
+            "work",
+            files=12,
+            chunks=40,
+            last_sync_at=now - 5,
+            last_sync_duration_s=0.25,
+            watch_mode="native",
+            search_mode="hybrid",
+        ),
+        agent("home"),
+    )
     menu = build_menu(s, NoActions(), autostart=False, now=now)
     texts = [e.text for e in menu if not e.separator]
     assert texts == [

@@ -4,7 +4,6 @@ saves, folders that appear later, polling fallback, silent deaths."""
 from __future__ import annotations
 
 import errno
-import os
 import threading
 import time
 from pathlib import Path

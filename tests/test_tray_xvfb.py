@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -58,8 +57,14 @@ class XSession:
         self.env = {**os.environ, "DISPLAY": self.display}
         self.env.pop("WAYLAND_DISPLAY", None)
         (tmp / "tint2rc").write_text(TINT2RC)
-        self.procs.append(subprocess.Popen(["openbox", "--sm-disable"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        self.procs.append(subprocess.Popen(["tint2", "-c", str(tmp / "tint2rc")], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        self.procs.append(
+            subprocess.Popen(["openbox", "--sm-disable"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
+        self.procs.append(
+            subprocess.Popen(
+                ["tint2", "-c", str(tmp / "tint2rc")], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+        )
         self.x = display.Display(self.display)
         self.root = self.x.screen().root
         tray_atom = self.x.intern_atom("_NET_SYSTEM_TRAY_S0")
@@ -181,7 +186,7 @@ class NotificationSession:
 
 
 def close_to(rgb: tuple[int, int, int], want: tuple[int, int, int], tol: int = 40) -> bool:
-    return all(abs(a - b) <= tol for a, b in zip(rgb, want))
+    return all(abs(a - b) <= tol for a, b in zip(rgb, want, strict=True))
 
 
 def latest_menu(log: Path) -> str:
@@ -241,7 +246,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
         menu = xsession.open_menu(cx, cy)
         mx, my, mw, mh, _ = menu[0]
         xsession.xdotool("key", "Down", "Right")  # the first active item is the agent
-        both = wait_for(lambda: len(xsession.popups()) >= 2 and xsession.popups(), what="the agent's submenu")
+        wait_for(lambda: len(xsession.popups()) >= 2 and xsession.popups(), what="the agent's submenu")
         shot = xsession.screenshot(f"{prefix}-menu.png")
         # GTK's menus are light on the black root window.
         assert ImageStat.Stat(shot.crop((mx, my, mx + mw, my + mh)).convert("L")).mean[0] > 150

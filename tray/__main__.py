@@ -25,7 +25,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="memext-tray",
         description="Keep every memext agent's memory index fresh: watch the memory files, sync on changes and on an interval.",
     )
-    p.add_argument("--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C")
+    p.add_argument(
+        "--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C"
+    )
     p.add_argument("--config", type=Path, help="config file (default: $MEMEXT_CONFIG or the user config folder)")
     p.add_argument("--polling", action="store_true", help="poll for file changes instead of native events (network file systems)")
     p.add_argument(

@@ -63,7 +63,7 @@ def tray_command(python: str | None = None, platform: str | None = None) -> list
 
 # -- Linux: XDG autostart -----------------------------------------------------------
 
-_DESKTOP_RESERVED = set(' \t\n"\'\\><~|&;$*?#()`')
+_DESKTOP_RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")
 
 
 def desktop_exec(argv: Sequence[str]) -> str:

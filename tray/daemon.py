@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from engine.config import AgentConfig, Config, load_config
-from engine.errors import MemextError
+from engine.errors import LockTimeout, MemextError
 from engine.index import MemoryIndex
 from engine.paths import AppPaths, app_paths
 from engine.sessions import discover_session_files
@@ -45,6 +45,8 @@ log = logging.getLogger("memext.tray")
 DEFAULT_RECONCILE_S = 300.0
 #: How often config.toml is checked for edits (one stat).
 DEFAULT_CONFIG_POLL_S = 2.0
+#: A sync waits for another process's sync in tries this long (so stop is prompt).
+LOCK_TRY_S = 1.0
 #: Progress updates reach listeners at most this often.
 PROGRESS_EVERY_S = 0.5
 
@@ -217,9 +219,7 @@ class AgentWorker:
             self._stopping = True
             self._cond.notify_all()
         self.watcher.stop()
-        index = self._index
-        if index is not None:
-            index.close()  # cancels a running sync at its next check
+        self._close_index()  # cancels a running sync at its next check
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
@@ -289,7 +289,7 @@ class AgentWorker:
                 while self._pending is None and not self._stopping:
                     self._cond.wait()
                 if self._stopping:
-                    return
+                    break
                 req, self._pending = self._pending, None
                 self._running_sync = True
             try:
@@ -300,12 +300,28 @@ class AgentWorker:
                 with self._cond:
                     self._running_sync = False
                     self._cond.notify_all()
+        self._close_index()
 
     def _ensure_index(self) -> MemoryIndex:
-        if self._index is None:
-            self._index = self._index_factory(self.agent)
-            self._load_status(self._index)
-        return self._index
+        with self._cond:
+            if self._index is not None:
+                return self._index
+        index = self._index_factory(self.agent)
+        with self._cond:
+            stopping = self._stopping
+            if not stopping:
+                self._index = index
+        if stopping:  # stop() came while the index was opening
+            index.close()
+            raise SyncCancelled("stopping")
+        self._load_status(index)
+        return index
+
+    def _close_index(self) -> None:
+        with self._cond:
+            index, self._index = self._index, None
+        if index is not None:
+            index.close()
 
     def _sync(self, req: SyncRequest) -> None:
         if req.if_changed and self._signature is not None:
@@ -325,7 +341,7 @@ class AgentWorker:
         started = time.monotonic()
         try:
             index = self._ensure_index()
-            report = index.sync(force=req.force, reason=req.reason, progress=self._on_progress, lock_timeout=self._lock_timeout)
+            report = self._sync_when_unlocked(index, req)
         except SyncCancelled:
             self._set(state=AgentState.IDLE, progress=None)
             return
@@ -353,6 +369,23 @@ class AgentWorker:
             report.files_deleted,
         )
         self._finish(report, error)
+
+    def _sync_when_unlocked(self, index: MemoryIndex, req: SyncRequest) -> SyncReport:
+        """``index.sync``, waiting for another process's sync of the agent in
+        short tries, so that quitting never waits for the other process."""
+        waited = 0.0
+        while True:
+            try:
+                return index.sync(force=req.force, reason=req.reason, progress=self._on_progress, lock_timeout=LOCK_TRY_S)
+            except LockTimeout:
+                waited += LOCK_TRY_S
+                if self._stopping:
+                    raise SyncCancelled("stopping") from None
+                if self._lock_timeout is not None and waited >= self._lock_timeout:
+                    raise
+                with self._cond:
+                    self._status.progress = f"waiting {waited:.0f} s for another process's sync of this index"
+                self._on_update(self)
 
     def _finish(self, report: SyncReport | None, error: str | None) -> None:
         index = self._index

@@ -170,6 +170,7 @@ class TrayApp:
             GLib = None  # noqa: N806 - not a GTK backend
 
         import pystray  # needs a display: imported only now
+
         self._icon = pystray.Icon(
             "memext", icon_image(AgentState.IDLE), "memext", menu=pystray.Menu(lambda: to_pystray(pystray, self.menu_entries()))
         )

@@ -99,7 +99,10 @@ def shorten(text: str, limit: int = ERROR_CHARS) -> str:
 
 def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[MenuEntry, ...]:
     info = [
-        MenuEntry(f"State: {a.state.value}" + (f" ({a.progress})" if a.progress and a.state == AgentState.SYNCING else ""), enabled=False),
+        MenuEntry(
+            f"State: {a.state.value}" + (f" ({a.progress})" if a.progress and a.state == AgentState.SYNCING else ""),
+            enabled=False,
+        ),
         MenuEntry(f"Files: {a.files}, chunks: {a.chunks}", enabled=False),
         MenuEntry(last_sync_text(a, now), enabled=False),
     ]

@@ -41,7 +41,9 @@ def open_path(path: Path) -> None:
         if cmd is None:
             os.startfile(str(path))  # type: ignore[attr-defined]  # Windows only
         else:
-            subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+            )
     except OSError as exc:
         log.error("cannot open %s: %s", path, exc)
 

@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from . import db
 from .config import AgentConfig, Config, load_config
-from .errors import IndexBuildError, MemextError
+from .errors import IndexBuildError, LockTimeout, MemextError
 from .lock import WriterLock
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
@@ -175,8 +175,8 @@ class MemoryIndex:
                 with WriterLock(self.db_path, timeout=lock_timeout):
                     clean_stale_shadows(self.db_path)
                     report = self._sync_locked(force, progress, reason)
-            except SyncCancelled:
-                raise
+            except (SyncCancelled, LockTimeout):
+                raise  # not the index's fault: another writer was busy
             except MemextError as exc:
                 self._last_error = str(exc)
                 raise

@@ -271,34 +271,38 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:<44} r@6 {r['r6']:.3f}  r@10 {r['r10']:.3f}  mrr@6 {r['mrr6']:.3f}{extra}", flush=True)
 
     engine_kv = "porter/or-drop-common"  # what the engine does
+    default = Fusion("weighted", 0.5, 0.5, tmap="max", fill="v")  # the engine's default
+
     print("== A. keyword side: tokenizer and OR query (min_score 0) ==")
     for tok, qb in kvariants:
         kv = f"{tok}/{qb}"
         show(f"{kv} BM25 alone", evaluate(convs, kv, Fusion("keyword")))
-        show(f"{kv} weighted .5/.5", evaluate(convs, kv, Fusion("weighted", 0.5, 0.5, tmap="max")))
+        show(f"{kv} default fusion", evaluate(convs, kv, default))
         show(f"{kv} rrf k60 .5/.5", evaluate(convs, kv, Fusion("rrf", 0.5, 0.5)))
     show("vector alone", evaluate(convs, engine_kv, Fusion("vector")))
 
-    print(f"== B. BM25 to 0..1 mapping, weighted fusion ({engine_kv}, min_score 0) ==")
+    print(f"== B. BM25 to 0..1 mapping ({engine_kv}, weighted .5/.5, cosines filled, min_score 0) ==")
     for tmap in ("rel", "abs", "max"):
-        for wv in (0.7, 0.6, 0.5, 0.4, 0.3):
-            show(f"t={tmap} weighted {wv:.1f}/{1 - wv:.1f}", evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, tmap=tmap)))
+        show(f"t={tmap}", evaluate(convs, engine_kv, Fusion("weighted", 0.5, 0.5, tmap=tmap, fill="v")))
 
-    print(f"== C. fusion grid ({engine_kv}, t=max, min_score 0) ==")
+    print(f"== C. fusion ({engine_kv}, t=max, min_score 0) ==")
     for wv in (0.7, 0.6, 0.5, 0.4, 0.3, 0.2):
-        show(f"weighted {wv:.1f}/{1 - wv:.1f} v=cosine/best", evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, vnorm="best", tmap="max")))
+        for fill in ("", "v", "vt"):
+            show(f"weighted {wv:.1f}/{1 - wv:.1f} fill={fill or '-'}", evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, tmap="max", fill=fill)))
+    for wv in (0.5, 0.3):
+        show(f"weighted {wv:.1f}/{1 - wv:.1f} v=cosine/best fill=v", evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, vnorm="best", tmap="max", fill="v")))
     for rk in (1, 10, 30, 60):
         for wv in (0.5, 0.3):
             show(f"rrf k={rk} {wv:.1f}/{1 - wv:.1f}", evaluate(convs, engine_kv, Fusion("rrf", wv, 1 - wv, rrf_k=rk)))
     for mult in (2, 4, 8):
-        show(f"weighted .5/.5 candidate_multiplier {mult}", evaluate(convs, engine_kv, Fusion("weighted", 0.5, 0.5, mult=mult, tmap="max")))
+        show(f"default, candidate_multiplier {mult}", evaluate(convs, engine_kv, Fusion("weighted", 0.5, 0.5, mult=mult, tmap="max", fill="v")))
 
     print(f"== D. min_score ({engine_kv}; junk: share of the top 6 kept for other conversations' questions) ==")
     fs = [
-        ("weighted .5/.5 t=max", Fusion("weighted", 0.5, 0.5, tmap="max")),
-        ("weighted .4/.6 t=max", Fusion("weighted", 0.4, 0.6, tmap="max")),
-        ("weighted .5/.5 t=rel", Fusion("weighted", 0.5, 0.5, tmap="rel")),
-        ("weighted .7/.3 t=max", Fusion("weighted", 0.7, 0.3, tmap="max")),
+        ("default (weighted .5/.5)", default),
+        ("weighted .4/.6", Fusion("weighted", 0.4, 0.6, tmap="max", fill="v")),
+        ("weighted .5/.5 t=rel", Fusion("weighted", 0.5, 0.5, tmap="rel", fill="v")),
+        ("weighted .7/.3", Fusion("weighted", 0.7, 0.3, tmap="max", fill="v")),
         ("rrf k60 .5/.5", Fusion("rrf", 0.5, 0.5)),
         ("vector alone", Fusion("vector")),
         ("BM25 alone t=max", Fusion("keyword", tmap="max")),

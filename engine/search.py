@@ -10,7 +10,9 @@ candidate_multiplier)``. BM25 comes from FTS5, whose ``bm25()`` is negative
   chunk that matches only a few minor words of the question scores low in
   any workspace, so ``min_score`` can drop junk on the keyword side too;
 - ``x_best``, the pool's best, takes over when it is higher, so the order
-  and proportions of strong hits are kept and no score exceeds 1.
+  and proportions of strong hits are kept and no score exceeds 1;
+- in indexes of under 20 chunks FTS5's IDF is too coarse for ``x_ref`` (a
+  term in half the chunks weighs nothing), so there the best hit is 1.0.
 
 The mapping is monotone (a constant per query), so it never changes the
 keyword ranking. Fusion is ``weighted`` (``vector_weight * v + text_weight * t``,
@@ -38,6 +40,8 @@ from .store import ChunkRow, Store
 from .text import contains_all_terms, fts_match_expression, is_cjk, query_terms, safe_cut, words
 
 SNIPPET_CHARS = 700
+#: Indexes smaller than this score BM25 relative to the best hit only.
+MIN_CHUNKS_FOR_IDF = 20
 MAX_POOL = 200
 _DATED = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})\.md$")
 
@@ -191,7 +195,9 @@ def run_search(
 
     rows = store.chunks(cands)
     best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
-    reference = bm25_reference(sent, doc_counts, total) if keyword_hits else 0.0
+    # Below MIN_CHUNKS_FOR_IDF, FTS5's IDF is too coarse to measure a query
+    # against (with 2 chunks a term in one of them weighs 0): relative scores.
+    reference = bm25_reference(sent, doc_counts, total) if keyword_hits and total >= MIN_CHUNKS_FOR_IDF else 0.0
     if mode == "hybrid":
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
@@ -233,7 +239,7 @@ def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> l
     max-score pruning, the commonest (lowest IDF) terms are dropped while the
     postings to walk exceed MAX_POSTINGS. The rarest term is always kept.
     """
-    if len(terms) < 2 or total < 20:
+    if len(terms) < 2 or total < MIN_CHUNKS_FOR_IDF:
         return terms
     ranked = sorted(terms, key=lambda t: doc_counts.get(t, 0))
     kept, postings = [], 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+import numpy as np
 import pytest
 
 from conftest import HashingProvider, make_agent
@@ -144,3 +145,65 @@ def test_sources_filter_and_bad_input(workspace, tmp_path):
 
 def test_pool_size_is_capped():
     assert pool_size(6, 4) == 24 and pool_size(100, 4) == 200
+
+
+def test_stemming_matches_other_forms_of_a_word(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-04-01.md").write_text("- Melanie painted a lake sunrise last year\n")
+    (ws / "memory" / "2026-04-02.md").write_text("- Die Häuser am Fluss wurden gestrichen\n- 东京的咖啡很好喝\n")
+    with idx_for(ws, tmp_path, None) as idx:
+        assert idx.search("When did Melanie paint a sunrise?")[0].path == "memory/2026-04-01.md"
+        assert idx.search("paintings")[0].path == "memory/2026-04-01.md"
+        # words of other languages and CJK grams still match themselves
+        assert idx.search("häuser")[0].path == "memory/2026-04-02.md"
+        assert idx.search("咖啡")[0].path == "memory/2026-04-02.md"
+
+
+def _topic_workspace(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    # over MIN_CHUNKS_FOR_IDF notes, so BM25 is measured against the query
+    topics = ["billing invoices", "kayak trip", "garden tomatoes", "guitar lessons", "tax return", "dentist visit",
+              "birthday party", "server migration", "piano recital", "marathon training", "bread baking", "chess club",
+              "car repair", "yoga class", "book club", "wine tasting", "roof leak", "visa renewal", "job interview",
+              "camping gear", "pottery course", "cat adoption", "solar panels", "ski holiday"]
+    for i, topic in enumerate(topics):
+        (ws / "memory" / f"2026-05-{i + 1:02d}.md").write_text(f"- Notes about the {topic}.\n")
+    return ws
+
+
+def test_bm25_score_is_measured_against_the_whole_query(tmp_path):
+    with idx_for(_topic_workspace(tmp_path), tmp_path, None) as idx:
+        full = idx.search("kayak trip", min_score=0, explain=True)[0]
+        part = idx.search("kayak volcano glacier penguin", min_score=0, explain=True)[0]
+    assert full.path == part.path == "memory/2026-05-02.md"
+    # holding every term is a full keyword score; one rare word of four is not,
+    # although it is the best hit of its pool
+    assert full.explain["keyword"]["score"] == pytest.approx(1.0)
+    assert part.explain["keyword"]["score"] < 0.3
+    assert bm25_to_score(-5.0, -10.0, reference=20.0) == 0.25
+    assert bm25_to_score(-30.0, -30.0, reference=20.0) == 1.0  # the pool's best takes over above the reference
+    assert bm25_to_score(-1.0, -10.0, 20.0) < bm25_to_score(-2.0, -10.0, 20.0)  # monotone
+
+
+def test_keyword_candidates_outside_the_vector_pool_get_their_cosine(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for i in range(20):
+        (ws / "memory" / f"2026-06-{i + 1:02d}.md").write_text("- pasta recipe garlic olive\n")
+    (ws / "memory" / "2026-07-01.md").write_text("- a quokka was seen on rottnest island during the long ferry trip\n")
+    provider = HashingProvider()
+    settings = {"query": {"hybrid": {"candidate_multiplier": 1}}}
+    with idx_for(ws, tmp_path, provider, **settings) as idx:
+        hits = idx.search("pasta quokka", max_results=2, min_score=0, explain=True)
+    quokka = next(h for h in hits if h.path == "memory/2026-07-01.md")
+    info = quokka.explain
+    assert info["keyword"]["rank"] == 1 and info["vector"]["rank"] is None  # not in the vector pool of 2
+    q = np.asarray(provider.embed_query("pasta quokka"))
+    d = np.asarray(provider.embed_query("- a quokka was seen on rottnest island during the long ferry trip"))
+    p = np.asarray(provider.embed_query("- pasta recipe garlic olive"))
+    expected = float(q @ d / np.linalg.norm(q) / np.linalg.norm(d))
+    assert 0.1 < expected < float(q @ p / np.linalg.norm(q) / np.linalg.norm(p))  # the pasta notes fill the vector pool
+    assert info["vector"]["similarity"] == pytest.approx(expected, abs=1e-5)
+    assert info["fusion"]["vector"] == pytest.approx(0.5 * expected, abs=1e-5)

@@ -440,14 +440,37 @@ class Store:
         return out
 
     def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]:
-        """Stored vectors of some chunks (for MMR)."""
+        """Stored vectors of some chunks (for MMR and hybrid scoring).
+
+        From the in-memory matrix when it is loaded, else from the embedding
+        cache (the same vectors, by text hash: about 0.02 ms a chunk), else
+        from ``chunks_vec``, where a vec0 point lookup costs about 0.3 ms.
+        """
         ids = list(rowids)
         if not ids or self.dims is None:
             return {}
-        marks = ",".join("?" * len(ids))
-        with self._lock:
-            rows = self.conn.execute(f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", ids).fetchall()
-        return {r: np.frombuffer(b, dtype="<f4") for r, b in rows}
+        out: dict[int, np.ndarray] = {}
+        matrix = self._matrix
+        if matrix is not None:
+            out.update(matrix.vectors(ids))
+        missing = [r for r in ids if r not in out]
+        fp = self.get_meta_json("fingerprint") or {}
+        if missing and fp.get("provider", "none") != "none":
+            marks = ",".join("?" * len(missing))
+            with self._lock:
+                rows = self.conn.execute(
+                    "SELECT c.rowid, e.embedding FROM chunks c JOIN embedding_cache e ON e.provider = ? AND e.model = ? "
+                    f"AND e.endpoint_key = ? AND e.hash = c.hash WHERE c.rowid IN ({marks})",
+                    [fp["provider"], fp.get("model", ""), fp.get("endpoint", ""), *missing],
+                ).fetchall()
+            out.update((r, np.frombuffer(b, dtype="<f4")) for r, b in rows if len(b) == 4 * self.dims)
+            missing = [r for r in missing if r not in out]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            with self._lock:
+                rows = self.conn.execute(f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", missing).fetchall()
+            out.update((r, np.frombuffer(b, dtype="<f4")) for r, b in rows)
+        return out
 
     def with_vectors(self, rowids: Sequence[int]) -> set[int]:
         """The chunks among ``rowids`` that have a stored vector."""

@@ -83,6 +83,19 @@ class MatrixIndex:
                 self._max_rowid = max(self._max_rowid, int(add_ids.max()))
             self._rowids, self._sources, self._matrix = rowids, sources, matrix
 
+    def vectors(self, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The rows held for these rowids. Rows arrive in ascending rowid
+        order, so a binary search finds them; a rowid not found (or out of
+        order) is simply left out, and the caller reads it elsewhere."""
+        with self._lock:
+            held, matrix = self._rowids, self._matrix
+        if not len(held):
+            return {}
+        want = np.asarray(list(rowids), dtype=np.int64)
+        pos = np.minimum(np.searchsorted(held, want), len(held) - 1)
+        found = held[pos] == want
+        return {int(r): matrix[i] for r, i, ok in zip(want, pos, found) if ok}
+
     def search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
         """Top ``k`` (rowid, cosine similarity), best first, optionally only
         rows of the given sources."""

@@ -146,3 +146,26 @@ def test_reader_in_another_process_sees_the_index_after_a_swap(workspace, tmp_pa
     after, chunks = [json.loads(line) for line in out.strip().splitlines()]
     assert after == ["memory/2026-01-10.md"]
     assert chunks == {"memory": 4}
+
+
+def test_chunk_vectors_are_the_same_from_matrix_cache_or_vector_table(tmp_path):
+    store = Store(tmp_path / "a.sqlite", vector_backend="vec0")
+    fill(store, 10)  # rowid i + 1 holds unit(i); its text hash is f"t{i}"
+    expected = {i + 1: unit(i) for i in range(10)}
+    ids = list(expected) + [999]
+
+    def check(got: dict) -> None:
+        assert set(got) == set(expected)  # an unknown rowid is left out
+        assert all(np.allclose(got[r], v, atol=1e-6) for r, v in expected.items())
+
+    check(store.chunk_vectors(ids))  # vec0 point lookups
+    with store.transaction():
+        store.set_meta_json("fingerprint", {"provider": "p", "model": "m", "endpoint": "e"})
+    store.cache_put(CacheKey("p", "m", "e"), {f"t{i}": unit(i) for i in range(0, 10, 2)})
+    check(store.chunk_vectors(ids))  # half from the embedding cache
+    store.close()
+    matrix_store = Store(tmp_path / "a.sqlite", vector_backend="numpy")
+    matrix_store.vector_search(unit(0), 1)  # loads the matrix
+    assert matrix_store._matrix is not None
+    check(matrix_store.chunk_vectors(ids))
+    matrix_store.close()

@@ -125,7 +125,7 @@ class HybridSettings:
     # fusion ranked best (RRF k=60 lost 5.5 points), and its scores make
     # min_score meaningful where RRF's barely vary. Equal weights: neither
     # signal is known to be the better one for every provider, and weights
-    # from 0.6/0.4 to 0.3/0.7 scored within 0.3 points of each other.
+    # from 0.6/0.4 to 0.2/0.8 scored within 0.4 points of each other.
     fusion: str = field(default="weighted", metadata={"choices": FUSIONS})
     vector_weight: float = field(default=0.5, metadata={"min": 0.0})
     text_weight: float = field(default=0.5, metadata={"min": 0.0})

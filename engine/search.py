@@ -40,6 +40,8 @@ from .store import ChunkRow, Store
 from .text import contains_all_terms, fts_match_expression, is_cjk, query_terms, safe_cut, words
 
 SNIPPET_CHARS = 700
+#: Characters of context shown before a hit that starts a snippet mid-line.
+SNIPPET_LEAD = 80
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
 MAX_POOL = 200
@@ -335,9 +337,10 @@ def _mmr(store: Store, ranked: list[_Candidate], rows: dict[int, ChunkRow], lam:
 
 
 def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, weights: dict[str, float] | None = None) -> str:
-    """At most ``limit`` characters of ``text``, starting at the line whose
-    window covers the most query terms, each weighted (e.g. by IDF, so
-    "fusion" counts more than "what")."""
+    """At most ``limit`` characters of ``text``, from where the window covers
+    the most query terms, each weighted (e.g. by IDF, so "fusion" counts more
+    than "what"). Windows start at a line, or inside a line too long to show
+    whole, a little before a hit; on a tie the earlier line start wins."""
     if len(text) <= limit:
         return text
     folded = text.casefold()
@@ -345,10 +348,16 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
     for t in terms:
         pattern = re.escape(t) if is_cjk(t[0]) else rf"(?<!\w){re.escape(t)}(?!\w)"
         hits += [(m.start(), t) for m in re.finditer(pattern, folded)]
-    best_start, best_value = 0, -1
-    for start in [0] + [m.end() for m in re.finditer("\n", text)]:
-        if start >= len(text):
-            break
+    starts = [0] + [m.end() for m in re.finditer("\n", text) if m.end() < len(text)]
+    # A hit deep inside a long line: also try starting at a word boundary
+    # shortly before it.
+    for p, _ in hits:
+        line_start = text.rfind("\n", 0, p) + 1
+        if p - line_start > limit - SNIPPET_LEAD:
+            cut = text.rfind(" ", line_start, max(line_start, p - SNIPPET_LEAD)) + 1
+            starts.append(max(cut, line_start))
+    best_start, best_value = 0, -1.0
+    for start in starts:
         covered = {t for p, t in hits if start <= p < start + limit}
         value = sum((weights or {}).get(t, 1.0) for t in covered)
         if value > best_value:

@@ -472,14 +472,6 @@ class Store:
             out.update((r, np.frombuffer(b, dtype="<f4")) for r, b in rows)
         return out
 
-    def with_vectors(self, rowids: Sequence[int]) -> set[int]:
-        """The chunks among ``rowids`` that have a stored vector."""
-        if not rowids or self.dims is None:
-            return set()
-        marks = ",".join("?" * len(rowids))
-        with self._lock:
-            return {r for (r,) in self.conn.execute(f"SELECT rowid FROM chunks_vec WHERE rowid IN ({marks})", list(rowids))}
-
     def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
         if not rowids:
             return {}
@@ -507,13 +499,6 @@ class Store:
             hit = (key, compute())
             self._memo[name] = hit
         return hit[1]
-
-    def has_files_without_vectors(self) -> bool:
-        """True when some files were indexed keyword-only (provider down)."""
-        with self._lock:
-            return self._cached(
-                "unvectored", lambda: self.conn.execute("SELECT 1 FROM files WHERE hash IS NULL LIMIT 1").fetchone() is not None
-            )
 
     def chunk_count(self, source: str | None = None) -> int:
         with self._lock:

@@ -103,6 +103,10 @@ def test_snippets_are_at_most_700_chars_and_show_the_terms():
     snip = make_snippet(text, ["platypus"])
     assert len(snip) <= 700 and "platypus" in snip
     assert make_snippet("short", ["x"]) == "short"
+    # a hit deep inside one long line is still shown, with some lead-in
+    line = " ".join(f"word{i}" for i in range(400)) + " zq75d1a " + " ".join(f"more{i}" for i in range(50))
+    snip = make_snippet("title\n" + line, ["zq75d1a"])
+    assert len(snip) <= 700 and "zq75d1a" in snip and snip.index("zq75d1a") >= 60
 
 
 def test_temporal_decay_ages_daily_files_only():

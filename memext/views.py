@@ -90,7 +90,20 @@ def _status_row(s: IndexStatus) -> dict[str, Any]:
     }
 
 
-class StatusTable(QuietDisplay):
+class TextView(QuietDisplay):
+    """Mixin: the terminal (and ``repr``) shows :meth:`to_text`."""
+
+    def to_text(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:
+        p.text(self.to_text())
+
+
+class StatusTable(TextView):
     """The status of one or more agents; ``.statuses`` holds the
     :class:`engine.IndexStatus` objects, ``.to_dict()`` their dicts."""
 
@@ -137,12 +150,6 @@ class StatusTable(QuietDisplay):
         lines += [f"{agent}: {msg}" for agent, msg in self._problems()]
         return "\n".join(lines)
 
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def _repr_pretty_(self, p, cycle: bool) -> None:
-        p.text(self.to_text())
-
     def _repr_html_(self) -> str:
         cell = "padding:2px 10px;text-align:left;border-bottom:1px solid rgba(127,127,127,0.25)"
         head = "".join(f'<th style="{cell}">{esc(c)}</th>' for c in self.COLUMNS)
@@ -156,7 +163,7 @@ class StatusTable(QuietDisplay):
         return f'<div class="memext-status"><table style="border-collapse:collapse"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>'
 
 
-class SyncSummary(QuietDisplay):
+class SyncSummary(TextView):
     """What ``%memindex`` did: the engine's :class:`SyncReport` and the status after."""
 
     def __init__(self, agent: str, report: SyncReport, status: IndexStatus):
@@ -180,29 +187,17 @@ class SyncSummary(QuietDisplay):
             lines.append(f"note: {prov['reason']}")
         return "\n".join(lines)
 
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def _repr_pretty_(self, p, cycle: bool) -> None:
-        p.text(self.to_text())
-
     def _repr_html_(self) -> str:
         first, *rest = self.to_text().split("\n")
         notes = "".join(f'<div style="{NOTICE_STYLE}">{esc(line)}</div>' for line in rest)
         return f'<div class="memext-sync"><div>{esc(first)}</div>{notes}</div>'
 
 
-class SyncSummaries(QuietDisplay, list):
+class SyncSummaries(TextView, list):
     """What ``%memindex --all`` did: one :class:`SyncSummary` per agent."""
 
     def to_text(self) -> str:
         return "\n".join(s.to_text() for s in self)
-
-    def __repr__(self) -> str:
-        return self.to_text()
-
-    def _repr_pretty_(self, p, cycle: bool) -> None:
-        p.text(self.to_text())
 
     def _repr_html_(self) -> str:
         return "".join(s._repr_html_() for s in self)

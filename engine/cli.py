@@ -193,6 +193,8 @@ def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
         return spec, None, None
     start = int(m.group("start")) if m.group("start") else None
     end = int(m.group("end")) if m.group("end") else None
+    if start == 0 or end == 0:
+        raise MemextError(f"{spec}: line numbers start at 1")
     if start is not None and end is not None:
         if end < start:
             raise MemextError(f"{spec}: the range ends before it starts")

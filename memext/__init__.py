@@ -14,6 +14,7 @@ from typing import Any
 
 from engine import MemextError
 
+from .quiet import semicolon_after_quiet_call, space_before_semicolon
 from .results import SearchResults
 from .session import Session
 from .views import FileLines, StatusTable, SyncSummary
@@ -38,6 +39,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
     magics = MemExt(shell=ipython)
     ipython.register_magics(magics)
+    _add_transformer(ipython, "input_transformers_cleanup", space_before_semicolon)
+    _add_transformer(ipython, "input_transformers_post", semicolon_after_quiet_call)
     try:
         magics.session.warm_up(magics.agent)
     except MemextError as exc:
@@ -47,6 +50,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Stop background syncs, close the indexes and remove the magics."""
+    _remove_transformer(ipython, "input_transformers_cleanup", space_before_semicolon)
+    _remove_transformer(ipython, "input_transformers_post", semicolon_after_quiet_call)
     manager = ipython.magics_manager
     magics = manager.registry.pop(_MAGICS_NAME, None)
     if magics is None:
@@ -58,6 +63,23 @@ def unload_ipython_extension(ipython: Any) -> None:
                 del table[name]
     if magics in getattr(ipython, "configurables", []):
         ipython.configurables.remove(magics)
+
+
+def _add_transformer(ipython: Any, kind: str, transform: Any) -> None:
+    transforms = _transformers(ipython, kind)
+    if transforms is not None and transform not in transforms:
+        transforms.append(transform)
+
+
+def _remove_transformer(ipython: Any, kind: str, transform: Any) -> None:
+    transforms = _transformers(ipython, kind)
+    while transforms is not None and transform in transforms:
+        transforms.remove(transform)
+
+
+def _transformers(ipython: Any, kind: str) -> list | None:
+    """The shell's list of input transformers of ``kind``, if it has one."""
+    return getattr(ipython, kind, None)
 
 
 def search_widget(agent: str | None = None, **kwargs: Any):

@@ -68,8 +68,22 @@ def _split(line: str) -> list[str]:
 
 
 def _parse(magic: Callable, line: str) -> argparse.Namespace:
-    """Parse a magic's flags (options may follow the query); bad ones raise UsageError."""
-    return magic.parser.parse_intermixed_args(_split(line))
+    """Parse a magic's flags (options may follow the query); bad ones raise UsageError.
+
+    Words after ``--`` are query text even when they look like flags
+    (``%memsearch -- -n``), which ``parse_intermixed_args`` alone refuses.
+    """
+    tokens = _split(line)
+    literal: list[str] = []
+    if "--" in tokens:
+        cut = tokens.index("--")
+        tokens, literal = tokens[:cut], tokens[cut + 1 :]
+    args = magic.parser.parse_intermixed_args(tokens)
+    if literal:
+        if not hasattr(args, "query"):
+            raise UsageError(f"unexpected arguments after '--': {' '.join(literal)}")
+        args.query = [*args.query, *literal]
+    return args
 
 
 def _user_errors(fn: Callable) -> Callable:

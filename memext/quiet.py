@@ -4,12 +4,45 @@ IPython hides a cell's result when the cell ends in ``;``, but it checks the
 *translated* code, and a line magic's ``;`` is passed to the magic as text.
 So the magics strip it and mark their result quiet for the rest of the
 cell: ``r = %memsearch deploy;`` still assigns ``r``, and ``r`` displays
-normally in later cells.
+normally in later cells. Two input transformers, registered by
+``%load_ext memext``, make a bare ``%memsearch deploy;`` as quiet as any
+``expr;`` (no empty ``Out[n]:``) and let ``%memstatus;`` name its magic.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+#: The line magics whose trailing ``;`` the transformers understand.
+QUIET_MAGICS = ("memsearch", "memget", "memstatus", "memindex")
+
+_NAME_THEN_SEMICOLON = re.compile(r"%(" + "|".join(QUIET_MAGICS) + r");")
+_CALL_ENDING_IN_SEMICOLON = re.compile(
+    r"get_ipython\(\)\.run_line_magic\('(?:" + "|".join(QUIET_MAGICS) + r")', (['\"]).*;\1\)\s*$"
+)
+
+
+def space_before_semicolon(lines: list[str]) -> list[str]:
+    """Input cleanup: ``%memstatus;`` -> ``%memstatus ;``.
+
+    IPython takes everything up to the first space as the magic's name, so
+    without this the name would be ``memstatus;``.
+    """
+    return [_NAME_THEN_SEMICOLON.sub(r"%\1 ;", line) for line in lines]
+
+
+def semicolon_after_quiet_call(lines: list[str]) -> list[str]:
+    """Post-transform: a cell whose last line is a memext magic call ending
+    in ``;`` gets a real ``;`` after the call, so IPython's display hook
+    stays silent as it does for ``expr;``."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if not filled:
+        return lines
+    last = filled[-1]
+    if not _CALL_ENDING_IN_SEMICOLON.search(lines[last]):
+        return lines
+    return lines[:last] + [lines[last].rstrip() + ";\n"] + lines[last + 1 :]
 
 
 def split_quiet(line: str) -> tuple[str, bool]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from engine import MemextError
 from engine.cli import cli, parse_get_spec
 
 
@@ -82,6 +83,9 @@ def test_parse_get_spec():
     assert parse_get_spec("memory/a.md") == ("memory/a.md", None, None)
     assert parse_get_spec("memory/a.md:5") == ("memory/a.md", 5, None)
     assert parse_get_spec("memory/a.md:5-7") == ("memory/a.md", 5, 3)
+    for bad, message in [("a.md:0", "start at 1"), ("a.md:0-2", "start at 1"), ("a.md:7-5", "ends before")]:
+        with pytest.raises(MemextError, match=message):
+            parse_get_spec(bad)
 
 
 def test_console_script_exit_code(config):
@@ -91,3 +95,5 @@ def test_console_script_exit_code(config):
     assert ok.returncode == 0 and "memory/2026-01-06.md" in ok.stdout
     bad = subprocess.run([exe, "get", "/etc/passwd"], capture_output=True, text=True)
     assert bad.returncode == 1 and "memext: error:" in bad.stderr
+    zero = subprocess.run([exe, "get", "MEMORY.md:0-2"], capture_output=True, text=True)
+    assert zero.returncode == 1 and "line numbers start at 1" in zero.stderr and "Traceback" not in zero.stderr

@@ -123,16 +123,29 @@ def test_bare_call_displays_and_trailing_semicolon_hides(ip, capsys):
     ip.run_cell("%memsearch vet Biscuit", store_history=True)
     assert "memory/2026-10-05.md:1-10" in capsys.readouterr().out
     ip.run_cell("%memsearch vet Biscuit;", store_history=True)
-    out = capsys.readouterr().out
-    assert "memory/2026-10-05.md" not in out and "results for" not in out
-    assert ip.user_ns["_"].query == "vet Biscuit"  # the ';' is not part of the query
+    assert capsys.readouterr().out == ""  # not even an empty Out[n]:
     ip.run_cell("r = %memsearch vet Biscuit;", store_history=True)
     assert capsys.readouterr().out == ""
     assert isinstance(ip.user_ns["r"], SearchResults)
+    assert ip.user_ns["r"].query == "vet Biscuit"  # the ';' is not part of the query
     ip.run_cell("r", store_history=True)  # quiet only in its own cell
     assert "memory/2026-10-05.md:1-10" in capsys.readouterr().out
     data, _ = ip.display_formatter.format(ip.user_ns["r"])
     assert "text/html" in data
+
+
+@pytest.mark.parametrize("cell", ["%memstatus;", "%memindex;", "%memget MEMORY.md:1-2;", "x = 1\n%memstatus ;"])
+def test_every_magic_takes_a_trailing_semicolon(ip, capsys, cell):
+    result = ip.run_cell(cell, store_history=True)
+    assert result.success, result.error_in_exec
+    assert capsys.readouterr().out == ""
+
+
+def test_semicolon_transformers_leave_with_the_extension(ip):
+    ip.run_line_magic("unload_ext", "memext")
+    assert "run_line_magic('memstatus;'" in ip.transform_cell("%memstatus;")
+    ip.run_line_magic("load_ext", "memext")
+    assert ip.transform_cell("%memstatus;").strip() == "get_ipython().run_line_magic('memstatus', ';');"
 
 
 def test_query_is_not_variable_expanded(ip):
@@ -149,6 +162,9 @@ def test_options_max_results_agent_and_quoting(ip):
     r = ip.run_line_magic("memsearch", "Dana's cat")  # a lone apostrophe is text
     assert r.query == "Dana's cat"
     assert ip.run_line_magic("memsearch", '"green tea"').query == "green tea"
+    assert ip.run_line_magic("memsearch", "-n 2 -- -n --explain").query == "-n --explain"  # after --: text
+    with pytest.raises(UsageError, match="after '--'"):
+        ip.run_line_magic("memget", "MEMORY.md -- extra")
 
 
 def test_min_score_filters(ip):
@@ -275,6 +291,8 @@ def test_memget_missing_file_says_so(ip):
         ("notes/other.md", "not part of this agent's memory"),
         ("MEMORY.md:9-3", "ends before it starts"),
         ("MEMORY.md --from 0", "must be at least 1"),
+        ("MEMORY.md:0-3", "start at 1"),
+        ("MEMORY.md:0", "start at 1"),
     ],
 )
 def test_memget_refuses_with_the_engine_message(ip, spec, message):

@@ -93,6 +93,7 @@ class SearchWidget(w.VBox):
         self.results: SearchResults | None = None
         #: How many searches ran (typing is debounced, so fewer than keystrokes).
         self.searches_run = 0
+        self._picker_muted = False
         self._pending: asyncio.TimerHandle | None = None
 
         self.query_box = w.Text(value=query, placeholder="Search memory…", continuous_update=True,
@@ -127,14 +128,36 @@ class SearchWidget(w.VBox):
     # -- wiring ----------------------------------------------------------------------
 
     def _load_agents(self, agent: str | None) -> None:
+        # The picker lists the agents that exist even when ``agent`` does
+        # not, so the user can pick another one.
+        if not self.refresh_agents():
+            return
         try:
-            ids = self.session.agent_ids()
             chosen = self.session.resolve_agent(agent).id
         except MemextError as exc:
             self._show_error(str(exc))
             return
-        self.agent_picker.options = ids
         self.agent_picker.value = chosen
+
+    def refresh_agents(self) -> bool:
+        """Re-read the configured agents into the picker, keeping the chosen
+        one when it still exists; False (with the error shown) when the
+        config cannot be read."""
+        try:
+            ids = tuple(self.session.agent_ids())
+        except MemextError as exc:
+            self._show_error(str(exc))
+            return False
+        if ids != tuple(self.agent_picker.options):
+            current = self.agent_picker.value
+            # Setting options resets the value; _on_agent must not see that.
+            self._picker_muted = True
+            try:
+                self.agent_picker.options = ids
+                self.agent_picker.value = current if current in ids else None
+            finally:
+                self._picker_muted = False
+        return True
 
     @property
     def agent(self) -> str | None:
@@ -165,6 +188,8 @@ class SearchWidget(w.VBox):
             self._pending = None
 
     def _on_agent(self, _change: dict) -> None:
+        if self._picker_muted:
+            return
         self.update_status()
         self.search()
 
@@ -179,6 +204,12 @@ class SearchWidget(w.VBox):
             finally:
                 self.query_box.observe(self._on_typing, names="value")
         text = self.query_box.value.strip()
+        if text:
+            # Agents added to (or fixed in) the config show up without reopening.
+            if not self.refresh_agents():
+                return None
+            if self.agent is None:
+                self._load_agents(None)
         if not text or self.agent is None:
             self.results = None
             self.results_box.children = ()
@@ -191,6 +222,9 @@ class SearchWidget(w.VBox):
             response = idx.search(text, max_results=self.max_results, min_score=self.min_score)
         except MemextError as exc:
             self._show_error(str(exc))
+            return None
+        except Exception as exc:  # noqa: BLE001 - a debounced search has no cell to show a traceback in
+            self._show_error(f"search failed: {type(exc).__name__}: {exc}")
             return None
         results = SearchResults(response, idx.agent.id, syncing=idx.syncing)
         self.results = results

@@ -119,7 +119,10 @@ def test_errors_show_in_the_widget(config, tmp_path):
     w = SearchWidget(Session(), agent="nope", debounce_s=0)
     try:
         assert "no agent &#x27;nope&#x27;" in w.notice.value and w.agent is None
-        w.search("anything")  # nothing to search, and no exception
+        assert w.agent_picker.options == ("example", "small")  # the user can pick a real one
+        w.agent_picker.value = "small"
+        w.search("Anna")
+        assert w.results is not None and w.results.agent == "small"
     finally:
         w.close()
     w = SearchWidget(Session(), debounce_s=0)
@@ -130,6 +133,47 @@ def test_errors_show_in_the_widget(config, tmp_path):
         assert w.results_box.children == ()
     finally:
         w.close()
+
+
+def test_the_picker_follows_the_config(config, tmp_path):
+    w = SearchWidget(Session(), debounce_s=0)
+    try:
+        saved = config.read_text(encoding="utf-8")
+        config.write_text("this is [not toml", encoding="utf-8")
+        w2 = SearchWidget(Session(), debounce_s=0)  # opened while the config is broken
+        try:
+            assert w2.agent is None and 'class="memext-error"' in w2.notice.value
+            config.write_text(saved, encoding="utf-8")
+            w2.search("Biscuit")  # fixed: the widget recovers without being reopened
+            assert w2.agent == "example" and w2.results is not None and len(w2.results) > 0
+        finally:
+            w2.close()
+        third = tmp_path / "third"
+        (third / "memory").mkdir(parents=True)
+        (third / "MEMORY.md").write_text("# Third\n\nThe heron nests by the weir.\n", encoding="utf-8")
+        config.write_text(saved + f'\n[[agents]]\nid = "third"\nworkspace = "{third.as_posix()}"\n', encoding="utf-8")
+        w.search("Biscuit")  # a search re-reads the agents
+        assert w.agent_picker.options == ("example", "small", "third")
+        assert w.agent == "example" and _citations(w)  # still the chosen one
+        w.agent_picker.value = "third"
+        assert w.results is None or w.results.agent == "third"
+        w.search("heron")
+        assert _citations(w)[0].startswith("MEMORY.md:")
+    finally:
+        w.close()
+
+
+def test_unexpected_errors_show_in_the_widget(widget, monkeypatch):
+    """A stand-in fault (a bug deep in search) raised on the debounced path,
+    where no cell could show a traceback: the widget must show it."""
+
+    def broken(*_a, **_k):
+        raise RuntimeError("boom")
+
+    idx = widget.session.index(widget.agent)
+    monkeypatch.setattr(idx, "search", broken)
+    assert widget.search("Biscuit") is None
+    assert "search failed: RuntimeError: boom" in widget.notice.value
 
 
 def test_initial_query_and_limits(config):

@@ -127,6 +127,8 @@ def lab(tmp_path, example_workspace):
 def test_widget_searches_and_expands_in_jupyterlab(lab):
     url = f"{lab['base']}/lab/workspaces/memext-test/tree/widget-test.ipynb?reset&token={lab['token']}"
     ARTIFACTS.mkdir(exist_ok=True)
+    for old in ARTIFACTS.glob("widget-browser*"):  # a stale failure shot would mislead
+        old.unlink()
     console: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

@@ -185,7 +185,11 @@ class MemExt(Magics):
         agent = args.agent or self.agent
         max_results = args.max_results or self.max_results
         min_score = args.min_score if args.min_score is not None else self.min_score
-        if args.widget or (self.widget and not args.json):
+        listing_only = [flag for flag, on in (("--json", args.json), ("--explain", args.explain), ("--source", args.source)) if on]
+        if args.widget and listing_only:
+            raise UsageError(f"--widget cannot show {', '.join(listing_only)}; leave out --widget for a result list")
+        # MemExt.widget is only a default: flags the widget cannot show get the list.
+        if args.widget or (self.widget and not listing_only):
             from .widget import SearchWidget
 
             return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score)

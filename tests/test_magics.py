@@ -402,6 +402,9 @@ def test_config_settings_apply(ip):
     assert isinstance(w, SearchWidget) and w.agent == "small" and w.max_results == 1
     w.close()
     assert isinstance(ip.run_line_magic("memsearch", "--json Anna"), SearchResults)
+    assert isinstance(ip.run_line_magic("memsearch", "--explain Anna"), SearchResults)
+    with pytest.raises(UsageError, match="--widget cannot show --source"):
+        ip.run_line_magic("memsearch", "--widget --source memory Anna")
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -308,8 +309,12 @@ def _parse_agent(entry: Any, index: int, defaults: dict, base: Path, file: str |
     override = entry.get("memory_search", {})
     if not isinstance(override, dict):
         raise ConfigError("expected a table", key=f"{where}.memory_search", path=file)
-    build_settings(override, prefix=f"{where}.memory_search", file=file)
-    settings = build_settings(merge_settings(defaults, override), prefix=f"{where}.memory_search", file=file)
+    # The override alone: key names and single values (types, ranges,
+    # choices). How values relate to each other (overlap < tokens, ...) is
+    # checked on the merged settings, which is what the agent really gets.
+    _check_values(_build(MemorySearchSettings, override, f"{where}.memory_search", file), f"{where}.memory_search", file)
+    settings = _build(MemorySearchSettings, merge_settings(defaults, override), f"{where}.memory_search", file)
+    _cross_checks(settings, f"{where}.memory_search", file, override=override, defaults=defaults)
     sessions_dir = entry.get("sessions_dir")
     if sessions_dir is not None and not isinstance(sessions_dir, str):
         raise ConfigError("expected a string", key=f"{where}.sessions_dir", path=file)
@@ -367,6 +372,7 @@ def merge_settings(defaults: dict, override: dict) -> dict:
 def build_settings(raw: dict, *, prefix: str = "memory_search", file: str | None = None) -> MemorySearchSettings:
     """Validate a ``memory_search`` table and fill in the defaults."""
     settings = _build(MemorySearchSettings, raw, prefix, file)
+    _check_values(settings, prefix, file)
     _cross_checks(settings, prefix, file)
     return settings
 
@@ -406,6 +412,11 @@ def _convert(tp: Any, value: Any, key: str, file: str | None) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"expected a number, got {_show(value)}", key=key, path=file)
+        if not math.isfinite(value):
+            # TOML allows nan and inf; no setting means anything with them
+            # (min_score = nan would drop every hit, an infinite weight
+            # makes NaN scores).
+            raise ConfigError(f"expected a finite number, got {value!r}", key=key, path=file)
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -433,25 +444,82 @@ def _check_field(f: dataclasses.Field, value: Any, key: str, file: str | None) -
         raise ConfigError(f"must be at most {meta['max']}, got {_show(value)}", key=key, path=file)
 
 
-def _cross_checks(s: MemorySearchSettings, prefix: str, file: str | None) -> None:
-    if s.chunking.overlap >= s.chunking.tokens:
-        raise ConfigError(
-            f"must be smaller than chunking.tokens ({s.chunking.tokens}), got {s.chunking.overlap}",
-            key=f"{prefix}.chunking.overlap",
-            path=file,
-        )
+def _check_values(s: MemorySearchSettings, prefix: str, file: str | None) -> None:
+    """Checks of single values that field metadata cannot express."""
     for src in s.sources:
         if src not in SOURCES:
             raise ConfigError(f'unknown source {_show(src)} (use "memory" or "sessions")', key=f"{prefix}.sources", path=file)
     if not s.sources:
         raise ConfigError('needs at least one source ("memory")', key=f"{prefix}.sources", path=file)
-    if "sessions" in s.sources and not s.experimental.session_memory:
+
+
+def _cross_checks(
+    s: MemorySearchSettings,
+    prefix: str,
+    file: str | None,
+    *,
+    override: dict | None = None,
+    defaults: dict | None = None,
+) -> None:
+    """Checks of values against each other, on complete (merged) settings.
+
+    For an agent, ``override`` is its own ``memory_search`` table and
+    ``defaults`` the file's: the error names the key that the agent set
+    (the defaults were checked on their own already, so a conflict always
+    involves one), and says where the other value comes from.
+    """
+
+    def blame(*keys: str) -> str:
+        """Of the keys in a conflict, the first one the agent's table sets."""
+        if override is None:
+            return keys[0]
+        return next((k for k in keys if _has_key(override, k)), keys[0])
+
+    def other(key: str, value: Any) -> str:
+        """``key`` (and value) as the message quotes it, with its origin when
+        it is not the table the error names."""
+        if override is None or _has_key(override, key):
+            return f"{key} ({value})"
+        if defaults is not None and _has_key(defaults, key):
+            return f"{key} ({value}, from memory_search.{key})"
+        return f"{key} ({value}, the built-in default)"
+
+    c = s.chunking
+    if c.overlap >= c.tokens:
+        if blame("chunking.overlap", "chunking.tokens") == "chunking.overlap":
+            raise ConfigError(
+                f"must be smaller than {other('chunking.tokens', c.tokens)}, got {c.overlap}",
+                key=f"{prefix}.chunking.overlap",
+                path=file,
+            )
         raise ConfigError(
-            '"sessions" needs experimental.session_memory = true', key=f"{prefix}.sources", path=file
+            f"must be larger than {other('chunking.overlap', c.overlap)}, got {c.tokens}",
+            key=f"{prefix}.chunking.tokens",
+            path=file,
+        )
+    if "sessions" in s.sources and not s.experimental.session_memory:
+        if blame("sources", "experimental.session_memory") == "sources":
+            raise ConfigError(
+                '"sessions" needs experimental.session_memory = true', key=f"{prefix}.sources", path=file
+            )
+        raise ConfigError(
+            f'must be true while {other("sources", _show(s.sources))} includes "sessions"',
+            key=f"{prefix}.experimental.session_memory",
+            path=file,
         )
     h = s.query.hybrid
     if h.vector_weight + h.text_weight <= 0:
         raise ConfigError("vector_weight and text_weight cannot both be 0", key=f"{prefix}.query.hybrid", path=file)
+
+
+def _has_key(raw: dict, dotted: str) -> bool:
+    """True when the TOML table ``raw`` sets the dotted key."""
+    node: Any = raw
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def _unknown_keys(raw: dict, allowed: set[str], prefix: str, file: str | None) -> None:

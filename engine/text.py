@@ -90,9 +90,65 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+@functools.lru_cache(maxsize=1)
+def _fold_table() -> dict[int, int]:
+    """Character -> lower-case character, exactly as the FTS tokenizer folds.
+
+    Query terms are sent to FTS5 as words, and FTS5 tokenizes them again,
+    so a term must fold to what the index holds: ``str.casefold`` turns
+    "Straße" into "strasse" (a different token from unicode61's "straße")
+    and ``str.lower`` knows letters that SQLite's older Unicode tables do
+    not (Cherokee, Georgian Mtavruli, ...), so that lower-casing an
+    upper-case Cherokee query would miss the text that holds it. We
+    therefore ask unicode61 itself (without diacritic removal: accents stay
+    significant for exact-hit checks) how it folds every character that has
+    a case mapping. One character always maps to one, so folded text keeps
+    its length and offsets. Without FTS5 there is no index to agree with:
+    Python's one-to-one lower-case mappings are used instead.
+    """
+    candidates = [
+        ch
+        for ch in map(chr, range(0x80, 0x32000))
+        if not 0xD800 <= ord(ch) <= 0xDFFF and (ch.lower() != ch or ch.casefold() != ch)
+    ]
+    table = {cp: cp + 32 for cp in range(ord("A"), ord("Z") + 1)}
+    try:
+        from .db import binding
+
+        conn = binding().module.connect(":memory:")
+        try:
+            conn.execute(
+                "CREATE VIRTUAL TABLE f USING fts5(t, tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
+            )
+            conn.execute("CREATE VIRTUAL TABLE fv USING fts5vocab(f, 'instance')")
+            conn.executemany("INSERT INTO f(rowid, t) VALUES (?, ?)", enumerate(candidates))
+            folded = conn.execute("SELECT doc, term FROM fv").fetchall()
+        finally:
+            conn.close()
+    except Exception:  # no FTS5 in this SQLite
+        folded = [(i, ch.lower()) for i, ch in enumerate(candidates)]
+    for i, term in folded:
+        ch = candidates[i]
+        if len(term) == 1 and term != ch:
+            table[ord(ch)] = ord(term)
+    return table
+
+
+def fold(text: str) -> str:
+    """Lower-case ``text`` the way the FTS tokenizer does (see
+    :func:`_fold_table`); the result has the same length as ``text``.
+
+    Use it on both sides of every comparison of query terms with text
+    ("ß" stays "ß", unlike ``str.casefold``)."""
+    if text.isascii():
+        return text.lower()
+    return text.translate(_fold_table())
+
+
 def words(text: str) -> list[str]:
-    """Unicode word tokens, case-folded (CJK runs stay whole here)."""
-    return [w.casefold() for w in _word_re().findall(normalize(text))]
+    """Unicode word tokens, lower-cased as the FTS index holds them (see
+    :func:`fold`; CJK runs stay whole here)."""
+    return _word_re().findall(fold(normalize(text)))
 
 
 def cjk_grams(run: str) -> list[str]:
@@ -153,7 +209,7 @@ def contains_all_terms(text: str, terms: list[str]) -> bool:
     grams, as a substring): an exact keyword hit."""
     if not terms:
         return False
-    folded = normalize(text).casefold()
+    folded = fold(normalize(text))
     doc_words = None
     for term in terms:
         if _CJK_CHAR.match(term):

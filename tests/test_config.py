@@ -152,3 +152,116 @@ def test_add_agent_appends_and_keeps_the_file_valid(tmp_path):
 def test_weights_are_normalised(tmp_path):
     cfg = load_config(write(tmp_path, "[memory_search.query.hybrid]\nvector_weight = 3\ntext_weight = 1\n"))
     assert cfg.agents[0].settings.query.hybrid.weights == (0.75, 0.25)
+
+
+def test_agent_override_is_checked_against_the_merged_settings(tmp_path):
+    # Each override is valid together with the defaults, although it would
+    # not be on top of the built-in defaults alone.
+    cfg = load_config(
+        write(
+            tmp_path,
+            """
+[memory_search.chunking]
+tokens = 1000
+[memory_search.experimental]
+session_memory = true
+
+[[agents]]
+id = "w"
+workspace = "."
+[agents.memory_search]
+sources = ["memory", "sessions"]
+[agents.memory_search.chunking]
+overlap = 500
+""",
+        )
+    )
+    s = cfg.agent("w").settings
+    assert (s.chunking.tokens, s.chunking.overlap) == (1000, 500)
+    assert s.sources == ["memory", "sessions"] and s.experimental.session_memory
+
+
+@pytest.mark.parametrize(
+    "defaults,override,key,message",
+    [
+        # the agent's own value conflicts with an inherited one: the merged
+        # value is quoted, with where it comes from
+        (
+            "[memory_search.chunking]\ntokens = 1000",
+            "[agents.memory_search.chunking]\noverlap = 1000",
+            "agents[w].memory_search.chunking.overlap",
+            "must be smaller than chunking.tokens (1000, from memory_search.chunking.tokens), got 1000",
+        ),
+        (
+            "[memory_search.chunking]\noverlap = 300",
+            "[agents.memory_search.chunking]\ntokens = 200",
+            "agents[w].memory_search.chunking.tokens",
+            "must be larger than chunking.overlap (300, from memory_search.chunking.overlap), got 200",
+        ),
+        (
+            "",
+            "[agents.memory_search.chunking]\noverlap = 500",
+            "agents[w].memory_search.chunking.overlap",
+            "must be smaller than chunking.tokens (400, the built-in default), got 500",
+        ),
+        (
+            "",
+            "[agents.memory_search]\nsources = [\"memory\", \"sessions\"]",
+            "agents[w].memory_search.sources",
+            "needs experimental.session_memory = true",
+        ),
+        (
+            "[memory_search]\nsources = [\"memory\", \"sessions\"]\n[memory_search.experimental]\nsession_memory = true",
+            "[agents.memory_search.experimental]\nsession_memory = false",
+            "agents[w].memory_search.experimental.session_memory",
+            "must be true while sources",
+        ),
+        (
+            "[memory_search.query.hybrid]\nvector_weight = 0",
+            "[agents.memory_search.query.hybrid]\ntext_weight = 0",
+            "agents[w].memory_search.query.hybrid",
+            "cannot both be 0",
+        ),
+        # single values of an override are still checked on their own
+        ("", "[agents.memory_search]\nsources = []", "agents[w].memory_search.sources", "at least one source"),
+        ("", "[agents.memory_search]\nsources = [\"chats\"]", "agents[w].memory_search.sources", "unknown source"),
+    ],
+)
+def test_merged_conflicts_name_the_agent_key_and_file(tmp_path, defaults, override, key, message):
+    path = write(tmp_path, f'{defaults}\n\n[[agents]]\nid = "w"\nworkspace = "."\n{override}\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    text = str(err.value)
+    assert err.value.key == key and err.value.path == str(path), text
+    assert str(path) in text and key in text and message in text, text
+
+
+def test_a_conflict_in_the_defaults_names_the_defaults(tmp_path):
+    path = write(tmp_path, '[memory_search.chunking]\noverlap = 500\n\n[[agents]]\nid = "w"\nworkspace = "."\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert err.value.key == "memory_search.chunking.overlap" and str(path) in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "+nan"])
+@pytest.mark.parametrize(
+    "table,key",
+    [
+        ("memory_search.query", "min_score"),
+        ("memory_search.query.hybrid", "vector_weight"),
+        ("memory_search.query.hybrid", "text_weight"),
+        ("memory_search.query.hybrid.mmr", "lambda"),
+        ("memory_search.query.hybrid.temporal_decay", "half_life_days"),
+        ("memory_search.sync", "interval_minutes"),
+        ("memory_search.remote.batch", "timeout_minutes"),
+        ("agents.memory_search.query", "min_score"),
+    ],
+)
+def test_non_finite_floats_are_rejected(tmp_path, table, key, value):
+    agent = '[[agents]]\nid = "w"\nworkspace = "."\n'
+    path = write(tmp_path, (agent if table.startswith("agents") else "") + f"[{table}]\n{key} = {value}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    full = table.replace("agents.", "agents[w].") + "." + key
+    assert err.value.key == full and str(path) in str(err.value), str(err.value)
+    assert "finite number" in str(err.value)

@@ -211,3 +211,19 @@ def test_keyword_candidates_outside_the_vector_pool_get_their_cosine(tmp_path):
     assert 0.1 < expected < float(q @ p / np.linalg.norm(q) / np.linalg.norm(p))  # the pasta notes fill the vector pool
     assert info["vector"]["similarity"] == pytest.approx(expected, abs=1e-5)
     assert info["fusion"]["vector"] == pytest.approx(0.5 * expected, abs=1e-5)
+
+
+def test_words_with_sharp_s_are_found(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-08-01.md").write_text("- Neue Adresse: Hauptstraße 5, Berlin\n", encoding="utf-8")
+    (ws / "memory" / "2026-08-02.md").write_text("- Termin in der STRASSE am Markt\n", encoding="utf-8")
+    with idx_for(ws, tmp_path, None) as idx:
+        for query in ("Hauptstraße", "hauptstraße", "HAUPTSTRAẞE"):
+            resp = idx.search(query)
+            assert resp.mode == "keyword" and resp[0].path == "memory/2026-08-01.md", query
+            assert "Hauptstraße" in resp[0].snippet
+        assert idx.search("strasse")[0].path == "memory/2026-08-02.md"
+        # ß and ss are different tokens in the index: no crash, whatever is found
+        idx.search("Straße")
+        idx.search("STRASSE İstanbul ıstanbul")

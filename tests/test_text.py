@@ -32,3 +32,18 @@ def test_exact_hits_need_every_term():
 def test_token_estimate_counts_cjk_as_one():
     assert estimate_tokens("abcd") == 1
     assert estimate_tokens("咖啡") == 2
+
+
+def test_terms_fold_case_as_the_fts_index_does():
+    from engine.text import fold
+
+    # unicode61 keeps ß (casefold would make "ss", a token the index never holds)
+    assert query_terms("Hauptstraße") == ["hauptstraße"]
+    assert query_terms("STRAẞE Straße") == ["straße"]  # capital sharp s folds to ß
+    assert query_terms("STRASSE") == ["strasse"]
+    assert query_terms("ΣΟΦΟΣ σοφος") == ["σοφοσ"]  # final sigma folds like unicode61
+    assert contains_all_terms("Wir wohnen in der HAUPTSTRAẞE 5.", query_terms("hauptstraße"))
+    assert not contains_all_terms("Hauptstrasse 5", query_terms("Hauptstraße"))
+    for text in ("İstanbul ıSTANBUL", "Straße STRASSE ǅ Ⓐ 𐐀", "ᏣᎳᎩ ꮳꮃꭹ"):
+        assert len(fold(text)) == len(text)  # one character for one: offsets stay valid
+        assert fold(fold(text)) == fold(text)

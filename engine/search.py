@@ -37,7 +37,7 @@ import numpy as np
 
 from .config import QuerySettings
 from .store import ChunkRow, Store
-from .text import contains_all_terms, fts_match_expression, is_cjk, query_terms, safe_cut, words
+from .text import contains_all_terms, fold, fts_match_expression, is_cjk, query_terms, safe_cut, words
 
 SNIPPET_CHARS = 700
 #: Characters of context shown before a hit that starts a snippet mid-line.
@@ -343,7 +343,7 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
     whole, a little before a hit; on a tie the earlier line start wins."""
     if len(text) <= limit:
         return text
-    folded = text.casefold()
+    folded = fold(text)  # same folding as the query terms, same length as text
     hits: list[tuple[int, str]] = []
     for t in terms:
         pattern = re.escape(t) if is_cjk(t[0]) else rf"(?<!\w){re.escape(t)}(?!\w)"

@@ -10,6 +10,7 @@ import pytest
 from conftest import HashingProvider, make_agent
 from engine import MemextError, MemoryIndex
 from engine.search import bm25_to_score, decay_factor, make_snippet, pool_size
+from engine.text import query_terms
 
 
 def idx_for(ws, tmp_path, provider, **settings) -> MemoryIndex:
@@ -227,3 +228,9 @@ def test_words_with_sharp_s_are_found(tmp_path):
         # ß and ss are different tokens in the index: no crash, whatever is found
         idx.search("Straße")
         idx.search("STRASSE İstanbul ıstanbul")
+
+
+def test_snippet_window_finds_a_sharp_s_hit_deep_in_a_long_chunk():
+    text = "\n".join(f"Zeile {i}: nichts Besonderes hier, nur Fülltext." for i in range(40)) + "\nNeue Adresse: Hauptstraße 5\n"
+    snippet = make_snippet(text, query_terms("Hauptstraße"))
+    assert len(snippet) <= 700 and "Hauptstraße 5" in snippet

@@ -2,7 +2,9 @@
 
 Every command takes ``-a/--agent`` (default: the first configured agent, or
 the current folder when there is no config) and ``--json``. Failures print
-one line to stderr and exit with status 1.
+one line to stderr and exit with status 1. ``search`` syncs a stale index in
+the foreground first: a one-shot process cannot leave that to a background
+thread.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from typing import Any, Callable
 
 import click
 
-from .config import Config, add_agent, load_config
-from .errors import MemextError
+from .config import AgentConfig, Config, add_agent, load_config
+from .errors import BadLineRange, IndexBuildError, LockTimeout, MemextError
 from .index import MemoryIndex
 from .paths import app_paths
 from .progress import TextProgress
+from .status import IndexStatus
 from .sync import SyncReport
 
 _GET_SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
+#: How long `memext search` waits for another process's sync (the tray's,
+#: say) before searching the index as it is.
+SEARCH_LOCK_WAIT_S = 2.0
 
 
 def _fail(message: str) -> None:
@@ -33,7 +39,8 @@ def _fail(message: str) -> None:
 
 
 def handle_errors(fn: Callable) -> Callable:
-    """Turn memext errors into one line on stderr and exit status 1."""
+    """Turn memext errors (and OS errors, e.g. an unwritable folder) into
+    one line on stderr and exit status 1."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -41,18 +48,31 @@ def handle_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except MemextError as exc:
             _fail(str(exc))
+        except OSError as exc:
+            _fail(_os_error_line(exc))
         except KeyboardInterrupt:
             _fail("interrupted")
 
     return wrapper
 
 
+def _os_error_line(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
 def _config(ctx: click.Context) -> Config:
     return load_config(ctx.obj.get("config_path"))
 
 
+def _index(cfg: Config, agent: AgentConfig) -> MemoryIndex:
+    """The agent's index; errors name ``cfg``'s file."""
+    return MemoryIndex(agent, config_file=cfg.path)
+
+
 def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
-    return MemoryIndex(_config(ctx).agent(agent))
+    cfg = _config(ctx)
+    return _index(cfg, cfg.agent(agent))
 
 
 def _print_json(data: Any) -> None:
@@ -106,15 +126,19 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
     """Index (or update the index of) an agent's memory files."""
     cfg = _config(ctx)
     agents = cfg.agents if all_agents else [cfg.agent(agent)]
-    out = []
+    out: list[dict] = []
+    failed: list[str] = []
     for a in agents:
-        with MemoryIndex(a) as idx:
-            if not as_json and sys.stderr.isatty():
-                with TextProgress(a.id, transient=True) as bar:
-                    report = idx.sync(force=force, progress=bar)
-            else:
-                report = idx.sync(force=force)
-            st = idx.status()
+        try:
+            report, st = _index_one(cfg, a, force, show_progress=not as_json and sys.stderr.isatty())
+        except MemextError as exc:
+            if not all_agents:
+                raise
+            # One broken agent must not keep the others from being indexed.
+            failed.append(a.id)
+            out.append({"agent": a.id, "error": str(exc)})
+            click.echo(f"memext: error: {a.id}: {exc}", err=True)
+            continue
         out.append(_report_dict(a.id, report))
         if not as_json:
             what = "rebuilt" if report.rebuilt else "indexed"
@@ -132,6 +156,19 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
                 click.echo(f"  note: {st.provider['reason']}", err=True)
     if as_json:
         _print_json(out if all_agents else out[0])
+    if failed:
+        sys.exit(1)
+
+
+def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
+    """Sync one agent; returns (report, status)."""
+    with _index(cfg, a) as idx:
+        if show_progress:
+            with TextProgress(a.id, transient=True) as bar:
+                report = idx.sync(force=force, progress=bar)
+        else:
+            report = idx.sync(force=force)
+        return report, idx.status()
 
 
 # -- search ------------------------------------------------------------------
@@ -144,26 +181,27 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results below this score (default: query.min_score).")
 @click.option("--source", type=click.Choice(["memory", "sessions"]), help="Search one source only.")
 @click.option("--explain", is_flag=True, help="Show how each score was made.")
+@click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
 @json_option
 @click.pass_context
 @handle_errors
-def search_cmd(ctx, query, agent, max_results, min_score, source, explain, as_json) -> None:
-    """Search memory; prints path:start-end, score and a snippet per result."""
+def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sync, as_json) -> None:
+    """Search memory; prints path:start-end, score and a snippet per result.
+
+    Files changed since the last sync are indexed first (--no-sync skips it)."""
     text = " ".join(query)
-    agent_cfg = _config(ctx).agent(agent)
+    cfg = _config(ctx)
+    agent_cfg = cfg.agent(agent)
     # A one-shot process would only start a background sync to kill it at
-    # exit: sync in the foreground when the index was never filled, and
-    # otherwise leave freshness to `memext index` or the tray.
+    # exit: the engine's sync-on-search is off, and a stale index is synced
+    # in the foreground below instead.
     s = agent_cfg.settings
     agent_cfg = dataclasses.replace(agent_cfg, settings=dataclasses.replace(s, sync=dataclasses.replace(s.sync, on_search=False)))
-    with MemoryIndex(agent_cfg) as idx:
-        if idx.never_synced:
-            if not as_json and sys.stderr.isatty():
-                with TextProgress(f"{agent_cfg.id}: first index", transient=True) as bar:
-                    idx.sync(progress=bar)
-            else:
-                idx.sync()
+    with _index(cfg, agent_cfg) as idx:
+        note = None if no_sync else _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
         resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain)
+    if note:
+        click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
         _print_json(resp.to_dict())
         return
@@ -183,6 +221,25 @@ def search_cmd(ctx, query, agent, max_results, min_score, source, explain, as_js
         click.echo()
 
 
+def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
+    """Sync a stale index in the foreground (SPEC §5: search syncs a dirty
+    index); returns a note for stderr when the search must use it as it is."""
+    if not idx.needs_sync():
+        return None
+    label = f"{idx.agent.id}: {'first index' if idx.never_synced else 'syncing'}"
+    try:
+        if show_progress:
+            with TextProgress(label, transient=True) as bar:
+                idx.sync(progress=bar, reason="search", lock_timeout=SEARCH_LOCK_WAIT_S)
+        else:
+            idx.sync(reason="search", lock_timeout=SEARCH_LOCK_WAIT_S)
+    except LockTimeout:
+        return "another process is syncing this index; searched it as it is (results may miss the latest edits)"
+    except IndexBuildError as exc:
+        return f"{exc}; searched the index as it is"
+    return None
+
+
 # -- get -----------------------------------------------------------------------
 
 
@@ -194,10 +251,10 @@ def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
     start = int(m.group("start")) if m.group("start") else None
     end = int(m.group("end")) if m.group("end") else None
     if start == 0 or end == 0:
-        raise MemextError(f"{spec}: line numbers start at 1")
+        raise BadLineRange(f"{spec}: line numbers start at 1")
     if start is not None and end is not None:
         if end < start:
-            raise MemextError(f"{spec}: the range ends before it starts")
+            raise BadLineRange(f"{spec}: the range ends before it starts")
         return m.group("path"), start, end - start + 1
     return m.group("path"), start, None
 
@@ -244,46 +301,65 @@ def status_cmd(ctx, agent, as_json) -> None:
     """Show files, chunks, provider and health of one or every agent."""
     cfg = _config(ctx)
     agents = [cfg.agent(agent)] if agent else cfg.agents
-    statuses = []
+    statuses: list[IndexStatus] = []
+    errors: list[dict] = []
     for a in agents:
-        with MemoryIndex(a) as idx:
-            statuses.append(idx.status())
+        try:
+            with _index(cfg, a) as idx:
+                statuses.append(idx.status())
+        except MemextError as exc:
+            if agent:
+                raise
+            errors.append({"agent": a.id, "error": str(exc)})  # one broken agent must not hide the others
     if as_json:
-        data = [s.to_dict() for s in statuses]
+        data = [s.to_dict() for s in statuses] + errors
         _print_json(data[0] if agent else data)
-        return
-    for s in statuses:
-        last = s.last_sync or {}
-        click.echo(click.style(s.agent, bold=True) + f"  ({s.mode})")
-        click.echo(f"  workspace  {s.workspace}")
-        click.echo(f"  index      {s.db_path}")
-        click.echo(f"  files      {', '.join(f'{k} {v}' for k, v in s.files.items())}")
-        click.echo(f"  chunks     {', '.join(f'{k} {v}' for k, v in s.chunks.items())}")
-        prov = s.provider
-        click.echo(f"  provider   {prov['in_force']} {prov['model']} (requested {prov['requested']})".rstrip())
-        if prov.get("reason"):
-            click.echo(f"             {prov['reason']}")
-        if s.fallback:
-            click.echo(f"  fallback   from {s.fallback['from']}: {s.fallback['reason']}")
-        vec = s.vector
-        vec_line = f"sqlite-vec {vec['extension']}" if vec["available"] else f"unavailable ({vec['error']})"
-        click.echo(f"  vectors    {vec_line}; search {vec['backend']}, dims {vec['dims']}")
-        click.echo(f"  keyword    {'FTS5' if s.fts['available'] else 'unavailable: ' + str(s.fts['error'])}")
-        click.echo(f"  sqlite     {s.sqlite['binding']} {s.sqlite['version']}")
-        click.echo(f"  cache      {s.cache['entries']} embeddings")
-        if s.batch.get("enabled"):
-            b = s.batch
-            extra = f", {len(b.get('pending') or [])} pending job(s)" if b.get("pending") else ""
-            reason = f" ({b['disabled_reason']})" if b.get("disabled_reason") else ""
-            click.echo(f"  batch      {b.get('mode', '?')}, {b.get('failures', 0)} failure(s){extra}{reason}")
-        if last:
-            click.echo(f"  last sync  {_ago(last.get('at'))}, {last.get('duration_s')} s")
-        else:
-            click.echo("  last sync  never (run `memext index`)")
-        for item in s.skipped:
-            click.echo(f"  skipped    {item['path']}: {item['reason']}")
-        if s.last_error:
-            click.echo(click.style(f"  error      {s.last_error}", fg="red"))
+    else:
+        for s in statuses:
+            _print_status(s)
+    for e in errors:
+        click.echo(f"memext: error: {e['agent']}: {e['error']}", err=True)
+    if errors:
+        sys.exit(1)
+
+
+def _print_status(s: IndexStatus) -> None:
+    """The text form of one agent's status."""
+    last = s.last_sync or {}
+    click.echo(click.style(s.agent, bold=True) + f"  ({s.mode})")
+    click.echo(f"  workspace  {s.workspace}")
+    click.echo(f"  index      {s.db_path}")
+    click.echo(f"  files      {', '.join(f'{k} {v}' for k, v in s.files.items())}")
+    click.echo(f"  chunks     {', '.join(f'{k} {v}' for k, v in s.chunks.items())}")
+    prov = s.provider
+    click.echo(f"  provider   {prov['in_force']} {prov['model']} (requested {prov['requested']})".rstrip())
+    if prov.get("reason"):
+        click.echo(f"             {prov['reason']}")
+    if s.keyword_only_reason:
+        click.echo(f"             keyword-only: {s.keyword_only_reason}")
+    if s.fallback:
+        click.echo(f"  fallback   from {s.fallback['from']}: {s.fallback['reason']}")
+    vec = s.vector
+    vec_line = f"sqlite-vec {vec['extension']}" if vec["available"] else f"unavailable ({vec['error']})"
+    click.echo(f"  vectors    {vec_line}; search {vec['backend']}, dims {vec['dims']}")
+    click.echo(f"  keyword    {'FTS5' if s.fts['available'] else 'unavailable: ' + str(s.fts['error'])}")
+    click.echo(f"  sqlite     {s.sqlite['binding']} {s.sqlite['version']}")
+    click.echo(f"  cache      {s.cache['entries']} embeddings")
+    if s.batch.get("enabled"):
+        b = s.batch
+        extra = f", {len(b.get('pending') or [])} pending job(s)" if b.get("pending") else ""
+        reason = f" ({b['disabled_reason']})" if b.get("disabled_reason") else ""
+        click.echo(f"  batch      {b.get('mode', '?')}, {b.get('failures', 0)} failure(s){extra}{reason}")
+    if last:
+        click.echo(f"  last sync  {_ago(last.get('at'))}, {last.get('duration_s')} s")
+    else:
+        click.echo("  last sync  never (run `memext index`)")
+    if s.dirty:
+        click.echo("  changes    memory files changed since the last sync (`memext index` or a search syncs them)")
+    for item in s.skipped:
+        click.echo(f"  skipped    {item['path']}: {item['reason']}")
+    if s.last_error:
+        click.echo(click.style(f"  error      {s.last_error}", fg="red"))
 
 
 def _ago(ts: float | None) -> str:

@@ -50,3 +50,17 @@ class EmbeddingsPending(ProviderError):
 
 class IndexBuildError(MemextError):
     """A rebuild of the index failed; the previous index was kept."""
+
+
+class IndexOpenError(MemextError):
+    """The index file cannot be created, opened or recovered (``store.path``)."""
+
+
+class WorkspaceMissing(MemextError):
+    """The agent's workspace folder does not exist (or is not a folder)."""
+
+
+class BadLineRange(MemextError, ValueError):
+    """``get()`` was given a line range that cannot exist (e.g. line 0).
+
+    Also a ValueError, which the API raised before it was a MemextError."""

@@ -16,22 +16,36 @@ keyword-only and says so in the response.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import filelock
+
 from . import db
 from .config import AgentConfig, Config, load_config
-from .errors import IndexBuildError, LockTimeout, MemextError
+from .errors import ConfigError, IndexBuildError, LockTimeout, MemextError, WorkspaceMissing
 from .lock import WriterLock
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .read import ReadResult, read_lines
 from .search import SearchResponse, run_search
 from .status import IndexStatus
-from .store import CorruptIndex, Store, remove_index_files
-from .sync import ProgressCallback, ProviderFailed, SyncCancelled, SyncReport, Syncer, clean_stale_shadows
+from .sources import MEMORY_DIR, MemoryRoots
+from .store import CorruptIndex, Store, move_aside
+from .sync import (
+    ProgressCallback,
+    ProviderFailed,
+    SyncCancelled,
+    SyncReport,
+    Syncer,
+    check_workspace,
+    clean_stale_shadows,
+    files_changed,
+    fingerprint,
+)
 from .vectors import normalize
 
 log = logging.getLogger("memext")
@@ -48,7 +62,8 @@ class MemoryIndex:
     """One agent's memory index: search, read, sync and status.
 
     ``provider`` overrides the configured embedding provider: pass an
-    :class:`EmbeddingProvider`, or None for keyword-only.
+    :class:`EmbeddingProvider`, or None for keyword-only. ``config_file``
+    (the agent's config file) only makes error messages name it.
     """
 
     def __init__(
@@ -58,10 +73,12 @@ class MemoryIndex:
         paths: AppPaths | None = None,
         provider: EmbeddingProvider | None = _FROM_CONFIG,
         env: Mapping[str, str] | None = None,
+        config_file: str | Path | None = None,
     ):
         self.agent = agent
         self.paths = paths or app_paths()
         self.db_path: Path = agent.db_path(self.paths)
+        check_store_path(agent, self.db_path, config_file)
         self._env = env
         self._choice: ProviderChoice | None = None
         if provider is not _FROM_CONFIG:
@@ -72,9 +89,9 @@ class MemoryIndex:
         self._sync_lock = threading.Lock()
         self._cancel = threading.Event()
         self._bg: threading.Thread | None = None
-        self._dirty = True
+        self._marked_dirty = False
         self._syncing = False
-        self._last_sync_done = 0.0
+        self._last_sync_done: float | None = None
         self._last_error: str | None = None
         self._query_error: str | None = None
         self._query_failed_at = 0.0
@@ -96,10 +113,16 @@ class MemoryIndex:
                 try:
                     return Store(self.db_path, **self._store_kwargs())
                 except CorruptIndex:
-                    remove_index_files(self.db_path)
-                    self._last_error = f"{exc}; it was replaced and is rebuilt from the memory files"
-                    log.warning(self._last_error)
-                    return Store(self.db_path, **self._store_kwargs())
+                    return self._replace_corrupt(exc)
+
+    def _replace_corrupt(self, exc: CorruptIndex) -> Store:
+        """Move an unusable index aside (never delete it: it may be someone's
+        file) and start an empty one that the next sync fills. The caller
+        holds the writer lock."""
+        aside = move_aside(self.db_path)
+        self._last_error = f"{exc}; it was moved aside to {aside.name} and the index is rebuilt from the memory files"
+        log.warning(self._last_error)
+        return Store(self.db_path, **self._store_kwargs())
 
     def close(self) -> None:
         """Stop background work and close the index (idempotent)."""
@@ -185,7 +208,7 @@ class MemoryIndex:
                 raise MemextError(self._last_error) from exc
             finally:
                 self._syncing = False
-        self._dirty = False
+        self._marked_dirty = False
         self._last_sync_done = time.monotonic()
         self._last_error = report.provider_error
         self._store.refresh()
@@ -194,9 +217,8 @@ class MemoryIndex:
     def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str) -> SyncReport:
         try:
             writer = Store(self.db_path, **self._store_kwargs())
-        except CorruptIndex:
-            remove_index_files(self.db_path)
-            writer = Store(self.db_path, **self._store_kwargs())
+        except CorruptIndex as exc:
+            writer = self._replace_corrupt(exc)
         sessions_all = reason == "manual"
         try:
             choice = self.provider_choice
@@ -247,16 +269,46 @@ class MemoryIndex:
         return self._bg
 
     def mark_dirty(self) -> None:
-        """Note that memory files changed (watchers, notes written)."""
-        self._dirty = True
+        """Note that memory files changed (watchers, notes written); the
+        next search syncs without waiting for RESYNC_AFTER_S."""
+        self._marked_dirty = True
 
     @property
     def dirty(self) -> bool:
-        return self._dirty
+        """True when the files on disk differ from the index (a stat scan
+        against the files table, as a sync's fast path does)."""
+        if self._marked_dirty:
+            return True
+        if not self.agent.workspace.is_dir():
+            return False  # a sync cannot change anything; status says why
+        self._store.refresh()
+        try:
+            return files_changed(self.agent, self._store)
+        except OSError:
+            return True  # cannot tell: say so rather than claim it is fresh
 
     @property
     def syncing(self) -> bool:
         return self._syncing
+
+    def sync_running(self) -> bool:
+        """True while this or another process is writing the index."""
+        if self._syncing or (self._bg is not None and self._bg.is_alive()):
+            return True
+        return _writer_lock_held(self.db_path)
+
+    def settings_changed(self) -> bool:
+        """True when the index was built for another provider, model or
+        settings than those in force, so the next sync rebuilds it."""
+        built = self._store.get_meta_json("fingerprint")
+        if built is None:
+            return self._store.file_count() > 0
+        return built != fingerprint(self.agent, self.provider_choice.provider, self._store.vector_store)
+
+    def needs_sync(self) -> bool:
+        """True when a sync would change the index: never filled, files
+        changed on disk, or settings changed since it was built."""
+        return self.never_synced or self.dirty or self.settings_changed()
 
     @property
     def never_synced(self) -> bool:
@@ -266,8 +318,9 @@ class MemoryIndex:
     def _sync_for_search(self) -> None:
         if not self.agent.settings.sync.on_search or self._syncing:
             return
-        stale = time.monotonic() - self._last_sync_done > RESYNC_AFTER_S
-        if not (self._dirty or stale):
+        last = self._last_sync_done
+        stale = last is None or time.monotonic() - last > RESYNC_AFTER_S
+        if not (self._marked_dirty or stale):
             return
         if self.never_synced:
             try:  # nothing to search yet: this one search waits
@@ -304,10 +357,10 @@ class MemoryIndex:
         notice = choice.reason if provider is None else None
         error = None
         qvec = None
-        built = self._store.get_meta_json("fingerprint") or {}
         if provider is not None:
-            if built and (built.get("provider"), built.get("model")) != (provider.id, provider.model):
-                notice = f"the index is being rebuilt for {provider.id}/{provider.model}: keyword-only until it is done"
+            stale_notice = self._built_for_other(provider)
+            if stale_notice:
+                notice = stale_notice
             elif self._store.dims is not None:
                 qvec, error, notice = self._query_vector(provider, query)
             else:  # no vectors at all: say so when the provider failed at sync
@@ -334,6 +387,33 @@ class MemoryIndex:
             notice=notice,
             error=error,
         )
+
+    def _built_for_other(self, provider: EmbeddingProvider) -> str | None:
+        """Why vectors cannot be used when the index holds another model's,
+        else None. Says "being rebuilt" only while a sync really runs."""
+        built = self._store.get_meta_json("fingerprint") or {}
+        if not built or (built.get("provider"), built.get("model")) == (provider.id, provider.model):
+            return None
+        wanted = f"{provider.id}/{provider.model}"
+        if self.sync_running():
+            return f"the index is being rebuilt for {wanted}: keyword-only until it is done"
+        was = "without embeddings" if built.get("provider") in (None, "none") else f"for {built['provider']}/{built.get('model', '')}"
+        return f"the index was built {was}, not {wanted}: keyword-only until `memext index` (or the next sync) rebuilds it"
+
+    def _keyword_only_reason(self, provider: EmbeddingProvider | None) -> str | None:
+        """Why a search now would be keyword-only although a provider is in
+        force (None when it would be hybrid, or there is no provider)."""
+        if provider is None or self.never_synced:
+            return None  # the first search syncs before it runs
+        stale = self._built_for_other(provider)
+        if stale:
+            return stale
+        if self._store.dims is None:
+            error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
+            return f"the index has no vectors ({error})" if error else "the index has no vectors yet"
+        if self._query_error and time.monotonic() - self._query_failed_at < QUERY_RETRY_AFTER_S:
+            return f"embedding queries failed ({self._query_error})"
+        return None
 
     def _query_vector(self, provider: EmbeddingProvider, query: str):
         """(vector, error, notice) for a query.
@@ -391,8 +471,8 @@ class MemoryIndex:
             enabled=self.agent.settings.enabled,
             files={s: st.file_count(s) for s in sources},
             chunks={s: st.chunk_count(s) for s in sources},
-            dirty=self._dirty,
-            syncing=self._syncing,
+            dirty=self.dirty,
+            syncing=self.sync_running(),
             last_sync=last_sync,
             provider={
                 "requested": choice.requested,
@@ -414,7 +494,8 @@ class MemoryIndex:
             batch=provider.status() if provider else {},
             sqlite={"binding": b.name, "version": b.sqlite_version},
             skipped=[{"path": p, "reason": r} for p, r in st.get_meta_json("skipped", [])],
-            last_error=self._last_error or (last_sync or {}).get("provider_error"),
+            last_error=self._last_error or _workspace_problem(self.agent) or (last_sync or {}).get("provider_error"),
+            keyword_only_reason=self._keyword_only_reason(provider),
         )
 
 
@@ -432,4 +513,47 @@ def open_index(
     folder (or ``$MEMEXT_WORKSPACE``).
     """
     cfg = config or load_config(config_path)
-    return MemoryIndex(cfg.agent(agent), provider=provider)
+    return MemoryIndex(cfg.agent(agent), provider=provider, config_file=cfg.path)
+
+
+def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path | None = None) -> None:
+    """Refuse an index path among the memory files.
+
+    The index file is rewritten, and moved aside when it is unreadable:
+    pointed at MEMORY.md it would take the notes with it.
+    """
+    real = Path(os.path.realpath(db_path))
+    roots = MemoryRoots.of(agent.workspace, agent.extra_path_list())
+    if real.suffix.lower() == ".md":
+        why = "is a Markdown file"
+    elif any(real.is_relative_to(d) for d in (roots.workspace / MEMORY_DIR, *roots.extra_dirs)):
+        why = "lies inside the agent's memory folders"
+    else:
+        return
+    raise ConfigError(
+        f"the index path {db_path} {why}; point it at a .sqlite file outside the memory "
+        "(or remove it to use the default location)",
+        key="memory_search.store.path",
+        path=str(config_file) if config_file else None,
+    )
+
+
+def _workspace_problem(agent: AgentConfig) -> str | None:
+    try:
+        check_workspace(agent)
+    except WorkspaceMissing as exc:
+        return str(exc)
+    return None
+
+
+def _writer_lock_held(db_path: Path) -> bool:
+    """Probe the writer lock without waiting (released at once if free)."""
+    probe = filelock.FileLock(str(db_path) + ".lock", timeout=0)
+    try:
+        probe.acquire()
+    except filelock.Timeout:
+        return True
+    except OSError:
+        return False  # no lock file can be made there: nobody holds one
+    probe.release()
+    return False

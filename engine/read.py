@@ -10,12 +10,13 @@ empty text. Output is bounded.
 
 from __future__ import annotations
 
+import operator
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .chunking import split_lines
-from .errors import AccessDenied
+from .errors import AccessDenied, BadLineRange
 from .sources import MemoryRoots, read_text
 
 MAX_LINES = 2000
@@ -70,11 +71,13 @@ def read_lines(
     from_line: int | None = None,
     lines: int | None = None,
 ) -> ReadResult:
-    """Read a memory file, or a window of it; see the module docstring."""
-    if from_line is not None and from_line < 1:
-        raise ValueError("from_line starts at 1")
-    if lines is not None and lines < 1:
-        raise ValueError("lines must be at least 1")
+    """Read a memory file, or a window of it; see the module docstring.
+
+    ``truncated`` is True only when MAX_LINES or MAX_CHARS stopped the read
+    before both the requested end and the end of the file; ``to_line`` is
+    the last line returned (``from_line - 1`` when none was).
+    """
+    from_line, lines = check_range(from_line, lines)
     real, shown = resolve_memory_path(raw, workspace, extra_paths)
     if not real.exists():
         return ReadResult(shown, "", 0, 0, 0, False, missing=True)
@@ -83,17 +86,43 @@ def read_lines(
     text, _ = read_text(real)
     all_lines = split_lines(text)
     start = from_line or 1
-    want = min(lines or MAX_LINES, MAX_LINES)
-    window = all_lines[start - 1 : start - 1 + want]
+    out, cut = _bounded(all_lines[start - 1 : start - 1 + min(lines or MAX_LINES, MAX_LINES)])
+    total = len(all_lines)
+    wanted_end = total if lines is None else min(start + lines - 1, total)
+    end = min(start + len(out) - 1, total) if out else min(start - 1, total)
+    return ReadResult(shown, "\n".join(out), start, end, total, cut or end < wanted_end)
+
+
+def check_range(from_line: int | None, lines: int | None) -> tuple[int | None, int | None]:
+    """The window as ints; BadLineRange for one that cannot exist."""
+    return _positive(from_line, "the first line", "lines are numbered from 1"), _positive(lines, "the number of lines", "")
+
+
+def _positive(value: int | None, what: str, hint: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise BadLineRange(f"{what} must be a whole number, got {value!r}") from None
+    if n < 1:
+        raise BadLineRange(f"{what} must be at least 1{f' ({hint})' if hint else ''}, got {n}")
+    return n
+
+
+def _bounded(window: list[str]) -> tuple[list[str], bool]:
+    """The leading lines of ``window`` that fit in MAX_CHARS, and whether a
+    line was cut: a first line longer than that is cut rather than dropped,
+    so a read always makes progress."""
     out, size = [], 0
     for line in window:
         if size + len(line) + 1 > MAX_CHARS:
+            if not out:
+                return [line[:MAX_CHARS]], True
             break
         out.append(line)
         size += len(line) + 1
-    end = start + len(out) - 1 if out else start - 1
-    truncated = len(out) < (lines if lines is not None else len(all_lines) - start + 1)
-    return ReadResult(shown, "\n".join(out), start, max(end, 0), len(all_lines), truncated)
+    return out, False
 
 
 def _within(path: Path, root: Path) -> bool:

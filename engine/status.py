@@ -28,6 +28,9 @@ class IndexStatus:
     sqlite: dict  # {"binding", "version"}
     skipped: list[dict] = field(default_factory=list)  # [{"path", "reason"}]
     last_error: str | None = None
+    #: Why a search now would be keyword-only although a provider is in
+    #: force (index built for another model, no vectors, query failures).
+    keyword_only_reason: str | None = None
 
     @property
     def total_files(self) -> int:
@@ -40,7 +43,9 @@ class IndexStatus:
     @property
     def mode(self) -> str:
         """"hybrid" or "keyword-only", as a search would run now."""
-        return "keyword-only" if self.provider.get("in_force") in (None, "none") else "hybrid"
+        if self.provider.get("in_force") in (None, "none") or self.keyword_only_reason:
+            return "keyword-only"
+        return "hybrid"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

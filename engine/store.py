@@ -25,6 +25,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from . import db
+from .errors import IndexOpenError, MemextError
 from .text import FTS_TOKENIZER, fts_document
 from .vectors import MatrixIndex, l2_to_similarity, to_blob
 
@@ -145,16 +146,26 @@ class Store:
     # -- connection -----------------------------------------------------
 
     def _open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexOpenError(
+                f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)"
+            ) from exc
         try:
             self.conn, self.caps = db.connect(
                 self.path, load_vec=self._vector_enabled, extension_path=self._extension_path
             )
             self._init_schema()
+        except (CorruptIndex, MemextError):
+            self._close_quietly()
+            raise
         except Exception as exc:
+            self._close_quietly()
             if db.is_sqlite_error(exc) and _looks_corrupt(exc):
-                self._close_quietly()
                 raise CorruptIndex(f"{self.path} is not a usable index ({exc})") from exc
+            if isinstance(exc, OSError) or db.is_sqlite_error(exc):
+                raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
             raise
         self._data_version = self._read_data_version()
         self._generation = self.get_meta("generation")
@@ -166,6 +177,10 @@ class Store:
     def _init_schema(self) -> None:
         # Readers must not take the write lock, so only write when needed.
         exists = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+        if not exists and self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            # Another program's database: adding our tables to it (or moving
+            # it aside as corrupt) would damage that program's data.
+            raise IndexOpenError(f"{self.path} is a SQLite database of another program, not a memext index (check store.path)")
         if not exists or self.get_meta("schema_version") is None:
             with self.transaction():
                 for statement in _SCHEMA.split(";"):
@@ -682,9 +697,35 @@ def _looks_corrupt(exc: BaseException) -> bool:
     return any(s in text for s in ("not a database", "malformed", "file is encrypted", "disk image", "no such table: meta"))
 
 
+INDEX_COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+
+def move_aside(path: Path) -> Path:
+    """Rename an unusable index file and its WAL companions to
+    ``<name>.corrupt-<time>`` (never delete: ``store.path`` may name a file
+    that is not ours); returns the new name of the main file."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while any(Path(str(aside) + s).exists() for s in INDEX_COMPANIONS):
+        n += 1
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    try:
+        for suffix in INDEX_COMPANIONS:
+            src = Path(str(path) + suffix)
+            if src.exists():
+                os.replace(src, str(aside) + suffix)
+    except OSError as exc:
+        raise IndexOpenError(f"{path} is not a usable index and could not be moved aside: {exc.strerror or exc}") from exc
+    return aside
+
+
 def remove_index_files(path: Path) -> None:
-    """Delete an index file and its WAL companions (missing ones are fine)."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    """Delete an index file and its WAL companions (missing ones are fine).
+
+    Only for files memext made itself (rebuild shadows): an unusable index
+    is moved aside with :func:`move_aside` instead."""
+    for suffix in INDEX_COMPANIONS:
         try:
             os.remove(str(path) + suffix)
         except FileNotFoundError:

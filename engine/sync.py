@@ -27,11 +27,11 @@ import numpy as np
 
 from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
-from .errors import EmbeddingsPending, IndexBuildError, ProviderError
+from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
 from .sessions import discover_session_files, parse_transcript
 from .sources import SourceFile, Skipped, discover_memory_files, read_text
-from .store import CacheKey, NewChunk, Store, remove_index_files
+from .store import CacheKey, FileRow, NewChunk, Store, remove_index_files
 from .text import FTS_VERSION
 from .vectors import normalize
 
@@ -121,6 +121,57 @@ def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def check_workspace(agent: AgentConfig) -> None:
+    """Raise WorkspaceMissing unless the workspace is a folder: syncing a
+    missing one would report "0 files" and empty the index (e.g. while a
+    drive is unmounted)."""
+    ws = agent.workspace
+    if not ws.exists():
+        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} does not exist (create it or fix `workspace` in the config)")
+    if not ws.is_dir():
+        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} is not a folder (fix `workspace` in the config)")
+
+
+def discover_files(agent: AgentConfig) -> tuple[list[SourceFile], list[Skipped]]:
+    """Every file a sync of ``agent`` would consider, and what was skipped."""
+    s = agent.settings
+    files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes)
+    if "sessions" in s.sources:
+        sess, sess_skipped = discover_session_files(agent.sessions_path, s.max_file_bytes)
+        files += sess
+        skipped += sess_skipped
+    return files, skipped
+
+
+def stat_matches(row: FileRow, f: SourceFile) -> bool:
+    """The sync fast path: same mtime and size means the file is unchanged."""
+    return row.mtime_ns == f.mtime_ns and row.size == f.size
+
+
+def files_changed(agent: AgentConfig, store: Store) -> bool:
+    """True when a sync would find files to add, update or remove.
+
+    Only a directory scan and stat per file (no reads): cheap enough for
+    status. Transcripts count only once grown past ``delta_bytes`` (the
+    message threshold needs a read), as a sync skips them until then.
+    """
+    files, _ = discover_files(agent)
+    known = store.file_rows()
+    if len(files) != len(known):
+        return True
+    deltas = agent.settings.sync.sessions
+    for f in files:
+        row = known.get(f.path)
+        if row is None:
+            return True
+        if f.source == "sessions":
+            if f.size < row.size or f.size - row.size >= deltas.delta_bytes:
+                return True
+        elif not stat_matches(row, f):
+            return True
+    return False
+
+
 def needs_rebuild(store: Store, fp: dict, provider: EmbeddingProvider | None) -> bool:
     stored = store.get_meta_json("fingerprint")
     if stored is None:
@@ -154,6 +205,7 @@ class Syncer:
     # -- entry point --------------------------------------------------------
 
     def run(self, *, force: bool = False, sessions_all: bool = False) -> SyncReport:
+        check_workspace(self.agent)
         fp = fingerprint(self.agent, self.provider, self.store.vector_store)
         if force or needs_rebuild(self.store, fp, self.provider):
             self._rebuild(fp)
@@ -194,17 +246,8 @@ class Syncer:
 
     # -- the work -------------------------------------------------------------
 
-    def _discover(self) -> tuple[list[SourceFile], list[Skipped]]:
-        s = self.agent.settings
-        files, skipped = discover_memory_files(self.agent.workspace, self.agent.extra_path_list(), s.max_file_bytes)
-        if "sessions" in s.sources:
-            sess, sess_skipped = discover_session_files(self.agent.sessions_path, s.max_file_bytes)
-            files += sess
-            skipped += sess_skipped
-        return files, skipped
-
     def _sync_into(self, store: Store, *, rebuild: bool, sessions_all: bool) -> None:
-        files, skipped = self._discover()
+        files, skipped = discover_files(self.agent)
         self.report.skipped = skipped
         self.report.files_seen = len(files)
         known = store.file_rows()
@@ -218,7 +261,7 @@ class Syncer:
         for n, f in enumerate(files):
             self._check_cancel()
             row = known.get(f.path)
-            if row is not None and row.hash is not None and row.mtime_ns == f.mtime_ns and row.size == f.size:
+            if row is not None and row.hash is not None and stat_matches(row, f):
                 self.report.files_unchanged += 1
                 continue
             item = self._prepare(f, row, skipped, sessions_all)

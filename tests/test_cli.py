@@ -6,13 +6,16 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from engine import MemextError
-from engine.cli import cli, parse_get_spec
+from engine.cli import cli, handle_errors, parse_get_spec
+from engine.lock import WriterLock
 
 
 @pytest.fixture
@@ -97,3 +100,93 @@ def test_console_script_exit_code(config):
     assert bad.returncode == 1 and "memext: error:" in bad.stderr
     zero = subprocess.run([exe, "get", "MEMORY.md:0-2"], capture_output=True, text=True)
     assert zero.returncode == 1 and "line numbers start at 1" in zero.stderr and "Traceback" not in zero.stderr
+
+
+def write_config(cfg: Path, agents: dict[str, tuple[Path, str | None]]) -> Path:
+    """A config with agents id -> (workspace, store.path or None)."""
+    lines = ['[memory_search]', 'provider = "none"']
+    for agent_id, (ws, store) in agents.items():
+        lines += ["[[agents]]", f'id = "{agent_id}"', f'workspace = "{ws}"']
+        if store:
+            lines += ["[agents.memory_search.store]", f'path = "{store}"']
+    cfg.write_text("\n".join(lines) + "\n")
+    return cfg
+
+
+def test_search_syncs_a_stale_index_first(config, workspace):
+    assert run("index").exit_code == 0
+    assert json.loads(run("status", "--json", "-a", "w").output)["dirty"] is False
+    (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
+    assert json.loads(run("status", "--json", "-a", "w").output)["dirty"] is True
+    r = run("search", "pelican")
+    assert r.exit_code == 0 and "memory/2026-01-09.md:1-1" in r.stdout and "syncing" not in r.stderr
+    assert json.loads(run("status", "--json", "-a", "w").output)["dirty"] is False
+    (workspace / "memory" / "2026-01-10.md").write_text("- the walrus committee met\n")
+    r = run("search", "walrus", "--no-sync")
+    assert r.exit_code == 0 and r.stdout.strip() == "no results"
+    assert "2026-01-10.md" in run("search", "walrus", "--json").stdout
+
+
+def test_search_does_not_wait_for_another_processs_sync(config, workspace, tmp_path):
+    run("index")
+    (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
+    db = Path(json.loads(run("status", "--json", "-a", "w").output)["db_path"])
+    with WriterLock(db, timeout=1):  # e.g. the tray is syncing
+        start = time.monotonic()
+        r = run("search", "Anna")
+        assert time.monotonic() - start < 10
+    assert r.exit_code == 0 and "memory/2026-01-06.md" in r.stdout
+    notes = [line for line in r.stderr.splitlines() if "another process is syncing this index" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: ")
+
+
+def test_an_index_path_on_memory_md_is_refused_and_memory_md_kept(tmp_path, workspace, monkeypatch):
+    cfg = write_config(tmp_path / "config.toml", {"w": (workspace, str(workspace / "MEMORY.md"))})
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    text = (workspace / "MEMORY.md").read_text()
+    for args in (["status", "-a", "w"], ["status"], ["index"], ["search", "Anna"]):
+        r = run(*args)
+        assert r.exit_code == 1, args
+        assert "memext: error:" in r.stderr and "store.path" in r.stderr and str(cfg) in r.stderr
+        assert "Traceback" not in r.output
+    assert (workspace / "MEMORY.md").read_text() == text
+    assert sorted(p.name for p in workspace.iterdir()) == ["MEMORY.md", "memory"]
+
+
+def test_an_uncreatable_index_folder_is_one_line(tmp_path, workspace, monkeypatch):
+    (tmp_path / "afile").write_text("not a folder")
+    cfg = write_config(tmp_path / "config.toml", {"w": (workspace, str(tmp_path / "afile" / "idx" / "w.sqlite"))})
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    r = run("status")
+    assert r.exit_code == 1 and r.stderr.startswith("memext: error: ")
+    assert "afile/idx/w.sqlite" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_os_errors_become_one_line():
+    @click.command()
+    @handle_errors
+    def boom() -> None:
+        raise PermissionError(13, "Permission denied", "/some/file")
+
+    r = CliRunner().invoke(boom, [], catch_exceptions=False)
+    assert r.exit_code == 1 and r.stderr == "memext: error: /some/file: Permission denied\n"
+
+
+def test_a_missing_workspace_fails_the_index_command(tmp_path, workspace, monkeypatch):
+    cfg = write_config(tmp_path / "config.toml", {"gone": (tmp_path / "nope", None), "w": (workspace, None)})
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    r = run("index", "-a", "gone")
+    assert r.exit_code == 1 and f"workspace {tmp_path / 'nope'} of agent gone does not exist" in r.stderr
+    assert "indexed" not in r.stdout
+    r = run("index", "--all")  # the other agents are still indexed
+    assert r.exit_code == 1 and "w: indexed 3 of 3 files" in r.stdout and "gone: workspace" in r.stderr
+    st = json.loads(run("status", "--json", "-a", "gone").output)
+    assert "does not exist" in st["last_error"]
+
+
+def test_get_past_the_end_says_nothing_about_truncation(config, workspace):
+    (workspace / "memory" / "x.md").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    r = run("get", "memory/x.md", "--from", "3", "--lines", "100")
+    assert r.exit_code == 0 and r.stderr == "" and r.stdout.splitlines()[-1] == "line 10"
+    data = json.loads(run("get", "memory/x.md", "--from", "3", "--lines", "100", "--json").output)
+    assert (data["to_line"], data["truncated"]) == (10, False)

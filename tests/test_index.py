@@ -2,25 +2,58 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import make_agent
+from conftest import HashingProvider, make_agent
 from engine import MemoryIndex, open_index
-from engine.errors import UnknownAgentError
+from engine.errors import ConfigError, UnknownAgentError, WorkspaceMissing
+from engine.lock import WriterLock
 
 
-def test_garbage_in_place_of_the_index_is_rebuilt_from_the_files(workspace, tmp_path):
+def test_garbage_in_place_of_the_index_is_moved_aside_and_rebuilt(workspace, tmp_path):
     db = tmp_path / "idx.sqlite"
-    db.write_bytes(b"\x00garbage, not sqlite\x00" * 500)
+    garbage = b"\x00garbage, not sqlite\x00" * 500
+    db.write_bytes(garbage)
     (tmp_path / "idx.sqlite-wal").write_bytes(b"more garbage")
     with MemoryIndex(make_agent(workspace, db_path=db), provider=None) as idx:
-        assert "rebuilt from the memory files" in idx.status().last_error
+        error = idx.status().last_error
+        assert "rebuilt from the memory files" in error and "moved aside to idx.sqlite.corrupt-" in error
         hits = idx.search("a828e60")  # the empty index syncs before this first search
         assert hits[0].path == "memory/2026-01-05.md"
         assert idx.status().total_files == 3
     assert db.read_bytes()[:16] == b"SQLite format 3\x00"
+    [aside] = [p for p in tmp_path.glob("idx.sqlite.corrupt-*") if not p.name.endswith(("-wal", "-shm"))]
+    assert aside.read_bytes() == garbage  # nothing is deleted: it may be someone's file
+    assert Path(f"{aside}-wal").read_bytes() == b"more garbage"
+    assert aside.name in error
+
+
+@pytest.mark.parametrize("where", ["MEMORY.md", "memory/index.sqlite", "notes/x.sqlite", "memory/new.md"])
+def test_an_index_path_among_the_memory_files_is_refused(workspace, tmp_path, where):
+    (workspace / "notes").mkdir()
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
+    agent = make_agent(workspace, db_path=workspace / where, extra_paths=["notes"])
+    with pytest.raises(ConfigError) as err:
+        MemoryIndex(agent, provider=None)
+    assert "memory_search.store.path" in str(err.value) and str(workspace / where) in str(err.value)
+    assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before  # nothing made, moved or lost
+
+
+def test_open_index_names_the_config_file_when_refusing_the_index_path(tmp_path, workspace):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n'
+        f'[agents.memory_search.store]\npath = "{workspace / "MEMORY.md"}"\n'
+    )
+    text = (workspace / "MEMORY.md").read_text()
+    with pytest.raises(ConfigError, match="store.path") as err:
+        open_index(config_path=cfg)
+    assert str(cfg) in str(err.value) and "Markdown" in str(err.value)
+    assert (workspace / "MEMORY.md").read_text() == text
 
 
 def test_deleting_the_index_loses_nothing(workspace, tmp_path, hashing_provider):
@@ -86,3 +119,57 @@ def test_open_index_uses_the_config(tmp_path, workspace, monkeypatch):
         assert idx.search("Anna").mode == "keyword"
     with pytest.raises(UnknownAgentError):
         open_index("nobody")
+
+
+def test_dirty_means_the_files_differ_from_the_index(workspace, tmp_path):
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
+    with MemoryIndex(agent, provider=None) as idx:
+        assert idx.dirty  # nothing indexed yet
+        idx.sync()
+        assert not idx.dirty
+    with MemoryIndex(agent, provider=None) as fresh:  # as a new process would
+        assert not fresh.dirty and not fresh.status().dirty and not fresh.needs_sync()
+        note = workspace / "memory" / "2026-01-05.md"
+        os.utime(note, ns=(time.time_ns(), time.time_ns() + 5_000_000_000))
+        assert fresh.dirty and fresh.status().dirty
+        fresh.sync()
+        assert not fresh.dirty
+        (workspace / "memory" / "2026-01-09.md").write_text("- a new note\n")
+        assert fresh.status().dirty and fresh.needs_sync()
+        fresh.sync()
+        (workspace / "memory" / "2026-01-09.md").unlink()
+        assert fresh.dirty
+
+
+def test_an_index_built_for_another_model_says_how_it_gets_rebuilt(workspace, tmp_path):
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", sync={"on_search": False})
+    with MemoryIndex(agent, provider=HashingProvider(model="hash-v1")) as idx:
+        idx.sync()
+        assert idx.status().mode == "hybrid"
+    with MemoryIndex(agent, provider=HashingProvider(model="hash-v2")) as idx:
+        resp = idx.search("Anna")
+        assert resp.mode == "keyword" and resp[0].path
+        assert "built for hashing/hash-v1, not hashing/hash-v2" in resp.notice and "memext index" in resp.notice
+        assert "being rebuilt" not in resp.notice
+        st = idx.status()
+        assert st.mode == "keyword-only" and "hash-v1" in st.keyword_only_reason
+        assert st.to_dict()["mode"] == "keyword-only" and not st.dirty and idx.needs_sync()
+        with WriterLock(idx.db_path, timeout=1):  # a sync in progress (here or in another process)
+            assert "being rebuilt for hashing/hash-v2" in idx.search("Anna").notice
+            assert idx.status().syncing
+        idx.sync()
+        resp = idx.search("Anna")
+        assert resp.mode == "hybrid" and resp.notice is None and idx.status().mode == "hybrid"
+
+
+def test_a_missing_workspace_is_an_error_and_keeps_the_index(workspace, tmp_path):
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+        workspace.rename(tmp_path / "moved")
+        with pytest.raises(WorkspaceMissing, match=f"workspace {workspace} .*does not exist"):
+            idx.sync()
+        st = idx.status()
+        assert "does not exist" in st.last_error and st.total_files == 3  # not emptied
+    with MemoryIndex(agent, provider=None) as fresh:
+        assert "does not exist" in fresh.status().last_error

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from engine.errors import AccessDenied
-from engine.read import MAX_LINES, read_lines
+from engine.errors import AccessDenied, BadLineRange, MemextError
+from engine.read import MAX_CHARS, MAX_LINES, read_lines
 
 
 def test_reads_a_window_with_1_based_lines(workspace):
@@ -82,3 +82,39 @@ def test_output_is_bounded(workspace):
     (workspace / "memory" / "long.md").write_text("\n".join(f"l{i}" for i in range(MAX_LINES + 500)))
     r = read_lines("memory/long.md", workspace, [])
     assert r.to_line == MAX_LINES and r.truncated
+
+
+def test_a_window_past_the_end_is_not_truncated(workspace):
+    (workspace / "memory" / "x.md").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    r = read_lines("memory/x.md", workspace, [], from_line=3, lines=100)
+    assert (r.from_line, r.to_line, r.total_lines, r.truncated) == (3, 10, 10, False)
+    assert r.text.splitlines()[-1] == "line 10"
+    r = read_lines("memory/x.md", workspace, [], from_line=3)
+    assert (r.to_line, r.truncated) == (10, False)
+    r = read_lines("memory/x.md", workspace, [], from_line=20, lines=5)
+    assert (r.text, r.to_line, r.truncated) == ("", 10, False)
+
+
+def test_truncated_only_when_a_limit_stopped_the_read(workspace):
+    (workspace / "memory" / "long.md").write_text("\n".join(f"l{i}" for i in range(1, MAX_LINES + 501)))
+    r = read_lines("memory/long.md", workspace, [], from_line=10, lines=MAX_LINES + 100)
+    assert (r.to_line, r.truncated) == (MAX_LINES + 9, True)
+    r = read_lines("memory/long.md", workspace, [], from_line=MAX_LINES, lines=MAX_LINES)
+    assert (r.to_line, r.truncated) == (MAX_LINES + 500, False)  # the end of the file came first
+    wide = "y" * (MAX_CHARS // 3)
+    (workspace / "memory" / "wide.md").write_text("\n".join([wide] * 5))
+    r = read_lines("memory/wide.md", workspace, [])
+    assert (r.to_line, r.truncated) == (2, True) and len(r.text) <= MAX_CHARS
+
+
+def test_a_line_longer_than_the_cap_is_cut_not_skipped(workspace):
+    (workspace / "memory" / "huge.md").write_text("z" * (MAX_CHARS + 10) + "\nnext\n")
+    r = read_lines("memory/huge.md", workspace, [])
+    assert (r.from_line, r.to_line, r.truncated) == (1, 1, True) and len(r.text) == MAX_CHARS
+
+
+@pytest.mark.parametrize("from_line,lines,why", [(0, None, "first line"), (-2, 3, "first line"), (1, 0, "number of lines"), ("3", None, "whole number")])
+def test_bad_ranges_are_memext_errors(workspace, from_line, lines, why):
+    with pytest.raises(BadLineRange, match=why) as err:
+        read_lines("MEMORY.md", workspace, [], from_line=from_line, lines=lines)
+    assert isinstance(err.value, MemextError) and isinstance(err.value, ValueError)

@@ -13,7 +13,8 @@ import pytest
 
 from conftest import make_agent
 from engine import MemoryIndex, db
-from engine.store import CacheKey, NewChunk, Store
+from engine.errors import IndexOpenError, MemextError
+from engine.store import CacheKey, NewChunk, Store, move_aside
 from engine.vectors import normalize
 
 TESTS = Path(__file__).resolve().parent
@@ -169,3 +170,40 @@ def test_chunk_vectors_are_the_same_from_matrix_cache_or_vector_table(tmp_path):
     assert matrix_store._matrix is not None
     check(matrix_store.chunk_vectors(ids))
     matrix_store.close()
+
+
+def test_an_index_that_cannot_be_created_is_a_memext_error(tmp_path):
+    (tmp_path / "afile").write_text("a file, not a folder")
+    with pytest.raises(IndexOpenError, match="afile/sub/x.sqlite") as err:
+        Store(tmp_path / "afile" / "sub" / "x.sqlite")
+    assert isinstance(err.value, MemextError) and "store.path" in str(err.value)
+    (tmp_path / "dir.sqlite").mkdir()
+    with pytest.raises(IndexOpenError, match="cannot open the index"):
+        Store(tmp_path / "dir.sqlite")
+
+
+def test_another_programs_database_is_refused_untouched(tmp_path):
+    path = tmp_path / "app.sqlite"
+    conn = db.binding().module.connect(str(path))
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('precious')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(IndexOpenError, match="another program"):
+        Store(path)
+    conn = db.binding().module.connect(str(path))
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+    assert tables == ["notes"] and conn.execute("SELECT body FROM notes").fetchall() == [("precious",)]
+    conn.close()
+
+
+def test_move_aside_keeps_the_files_under_a_new_name(tmp_path):
+    path = tmp_path / "x.sqlite"
+    path.write_bytes(b"garbage" * 1000)
+    Path(f"{path}-wal").write_bytes(b"wal")
+    first = move_aside(path)
+    path.write_bytes(b"garbage again")
+    second = move_aside(path)
+    assert first != second and not path.exists()
+    assert first.read_bytes() == b"garbage" * 1000 and Path(f"{first}-wal").read_bytes() == b"wal"
+    assert second.read_bytes() == b"garbage again" and second.name.startswith("x.sqlite.corrupt-")

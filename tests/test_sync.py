@@ -14,7 +14,9 @@ import pytest
 
 from conftest import HashingProvider, make_agent
 from engine import IndexBuildError, MemoryIndex
+from engine.errors import WorkspaceMissing
 from engine.store import Store
+from engine.sync import Syncer, files_changed
 
 TESTS = Path(__file__).resolve().parent
 
@@ -169,6 +171,47 @@ def test_sessions_are_indexed_with_jsonl_line_numbers_and_deltas(workspace, tmp_
         idx.sync()
         hit = idx.search("optician", min_score=0, sources=["sessions"])[0]
         assert hit.end_line == 4 and "optician" in hit.snippet
+
+
+def test_files_changed_agrees_with_what_a_sync_would_do(workspace, tmp_path):
+    sessions = workspace / "sessions"
+    sessions.mkdir()
+    log = sessions / "s1.jsonl"
+    log.write_text(json.dumps({"type": "message", "message": {"role": "user", "content": "hello"}}) + "\n")
+    agent = make_agent(
+        workspace, db_path=tmp_path / "idx.sqlite", sources=["memory", "sessions"],
+        experimental={"session_memory": True}, sync={"sessions": {"delta_bytes": 1000}},
+    )
+    store = Store(tmp_path / "idx.sqlite")
+    Syncer(agent, store, None).run(sessions_all=True)
+    assert not files_changed(agent, store)
+    with log.open("a") as f:  # below delta_bytes: a sync would defer it
+        f.write("x" * 10 + "\n")
+    assert not files_changed(agent, store)
+    with log.open("a") as f:
+        f.write("x" * 1000 + "\n")
+    assert files_changed(agent, store)
+    Syncer(agent, store, None).run(sessions_all=True)
+    (workspace / "MEMORY.md").write_text("rewritten\n")
+    assert files_changed(agent, store)
+    Syncer(agent, store, None).run()
+    (workspace / "memory" / "2026-01-05.md").unlink()
+    assert files_changed(agent, store)
+    store.close()
+
+
+def test_sync_of_a_missing_workspace_raises_instead_of_emptying_the_index(workspace, tmp_path):
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
+    store = Store(tmp_path / "idx.sqlite")
+    Syncer(agent, store, None).run()
+    workspace.rename(tmp_path / "elsewhere")
+    with pytest.raises(WorkspaceMissing, match="does not exist"):
+        Syncer(agent, store, None).run()
+    (tmp_path / "ws").write_text("a file")
+    with pytest.raises(WorkspaceMissing, match="is not a folder"):
+        Syncer(agent, store, None).run()
+    assert store.file_count() == 3
+    store.close()
 
 
 CONCURRENT_SYNC = textwrap.dedent(

@@ -14,12 +14,16 @@ from .chunking import Chunk, chunk_markdown
 from .config import AgentConfig, Config, MemorySearchSettings, load_config
 from .errors import (
     AccessDenied,
+    BadLineRange,
     ConfigError,
+    EmbeddingsPending,
     IndexBuildError,
+    IndexOpenError,
     LockTimeout,
     MemextError,
     ProviderError,
     UnknownAgentError,
+    WorkspaceMissing,
 )
 from .index import MemoryIndex, open_index
 from .providers.base import EmbeddingProvider
@@ -31,11 +35,14 @@ from .sync import SyncProgress, SyncReport
 __all__ = [
     "AccessDenied",
     "AgentConfig",
+    "BadLineRange",
     "Chunk",
     "Config",
     "ConfigError",
     "EmbeddingProvider",
+    "EmbeddingsPending",
     "IndexBuildError",
+    "IndexOpenError",
     "IndexStatus",
     "LockTimeout",
     "MemextError",
@@ -48,6 +55,7 @@ __all__ = [
     "SyncProgress",
     "SyncReport",
     "UnknownAgentError",
+    "WorkspaceMissing",
     "chunk_markdown",
     "load_config",
     "open_index",

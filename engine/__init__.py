@@ -22,6 +22,7 @@ from .errors import (
     LockTimeout,
     MemextError,
     ProviderError,
+    SearchDisabled,
     UnknownAgentError,
     WorkspaceMissing,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "ProviderError",
     "ReadResult",
     "SearchResponse",
+    "SearchDisabled",
     "SearchResult",
     "SyncProgress",
     "SyncReport",

@@ -64,3 +64,7 @@ class BadLineRange(MemextError, ValueError):
     """``get()`` was given a line range that cannot exist (e.g. line 0).
 
     Also a ValueError, which the API raised before it was a MemextError."""
+
+
+class SearchDisabled(MemextError):
+    """The agent's config turns memory search off (``memory_search.enabled = false``)."""

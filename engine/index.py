@@ -26,7 +26,7 @@ import filelock
 
 from . import db
 from .config import AgentConfig, Config, load_config
-from .errors import ConfigError, IndexBuildError, LockTimeout, MemextError, WorkspaceMissing
+from .errors import ConfigError, IndexBuildError, LockTimeout, MemextError, SearchDisabled, WorkspaceMissing
 from .lock import WriterLock
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
@@ -79,6 +79,7 @@ class MemoryIndex:
         self.paths = paths or app_paths()
         self.db_path: Path = agent.db_path(self.paths)
         check_store_path(agent, self.db_path, config_file)
+        self._config_file = config_file
         self._env = env
         self._choice: ProviderChoice | None = None
         if provider is not _FROM_CONFIG:
@@ -341,6 +342,11 @@ class MemoryIndex:
         explain: bool = False,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations."""
+        if not self.agent.settings.enabled:
+            raise SearchDisabled(
+                f"memory search is turned off for agent {self.agent.id!r} "
+                f"(memory_search.enabled = false{' in ' + str(self._config_file) if self._config_file else ''})"
+            )
         if not query or not query.strip():
             raise MemextError("the query is empty")
         q = self.agent.settings.query

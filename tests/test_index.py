@@ -10,7 +10,7 @@ import pytest
 
 from conftest import HashingProvider, make_agent
 from engine import MemoryIndex, open_index
-from engine.errors import ConfigError, UnknownAgentError, WorkspaceMissing
+from engine.errors import ConfigError, SearchDisabled, UnknownAgentError, WorkspaceMissing
 from engine.lock import WriterLock
 
 
@@ -173,3 +173,12 @@ def test_a_missing_workspace_is_an_error_and_keeps_the_index(workspace, tmp_path
         assert "does not exist" in st.last_error and st.total_files == 3  # not emptied
     with MemoryIndex(agent, provider=None) as fresh:
         assert "does not exist" in fresh.status().last_error
+
+
+def test_search_is_refused_for_a_disabled_agent(workspace, tmp_path):
+    agent = make_agent(workspace, db_path=tmp_path / "i.sqlite", enabled=False)
+    with MemoryIndex(agent, provider=None, config_file=tmp_path / "config.toml") as idx:
+        idx.sync()  # an explicit sync still works; only search is off
+        with pytest.raises(SearchDisabled, match=r"turned off for agent 'test' \(memory_search.enabled = false in .*config.toml\)"):
+            idx.search("Anna")
+        assert idx.status().to_dict()["enabled"] is False

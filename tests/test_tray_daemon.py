@@ -326,3 +326,233 @@ def test_requests_merge_and_stop_is_prompt(setup):
     d.stop()
     assert time.monotonic() - t0 < 10
     assert all(not w.is_alive() for w in [d._scheduler])
+
+
+def test_a_provider_that_cannot_start_is_the_agents_error(tmp_path, monkeypatch):
+    """TEST DOUBLE: FAULT_ENV makes the local model's probe subprocess kill
+    itself with SIGSEGV, standing in for llama.cpp crashing natively on a
+    model (which cannot be caused on demand). Everything else is real: the
+    config, the engine choosing the provider, the fallback to keyword-only."""
+    from conftest import MODEL_PATH
+    from engine.paths import app_paths
+    from engine.providers.local import FAULT_ENV, forget_probe
+
+    monkeypatch.setenv(FAULT_ENV, "SIGSEGV")
+    loc = make_workspace(tmp_path, "loc", {"memory/2026-02-01.md": "- Loc drinks green tea.\n"})
+    nokey = make_workspace(tmp_path, "nokey")
+    plain = make_workspace(tmp_path, "plain")
+    cfg = write_config(
+        tmp_path / "config.toml",
+        {"loc": loc, "nokey": nokey, "plain": plain},
+        loc={"provider": "local", "local": {"model_path": str(MODEL_PATH)}},
+        nokey={"provider": "openai"},  # no OPENAI_API_KEY (conftest removes it)
+        plain={"provider": "auto"},  # nothing to use: keyword-only by choice, not an error
+    )
+    notes: list[tuple[str, str]] = []
+    with start_daemon(cfg, notifier=lambda t, m: notes.append((t, m))) as d:
+        bad = settled(d, "loc")
+        assert bad.state == AgentState.ERROR and bad.search_mode == "keyword-only"
+        assert "SIGSEGV" in bad.error and "keyword-only" in bad.error
+        nk = settled(d, "nokey")
+        assert nk.state == AgentState.ERROR and "OPENAI_API_KEY" in nk.error
+        ok = settled(d, "plain")
+        assert ok.state == AgentState.IDLE and ok.error is None and ok.search_mode == "keyword-only"
+        assert d.snapshot().overall == AgentState.ERROR
+        assert search_paths(cfg, "loc", "green tea")  # still searchable, by keywords
+        # Notified once per agent, not at every sync: an edit and "Sync now"
+        # (which tries the provider again: the crash verdict is remembered).
+        (loc / "memory" / "2026-02-02.md").write_text("- Loc bought a kettle.\n")
+        wait_for(lambda: search_paths(cfg, "loc", "kettle"), what="the edit, synced keyword-only")
+        d.sync_now("loc")
+        again = settled(d, "loc", min_syncs=bad.syncs + 2)
+        assert again.state == AgentState.ERROR and again.error == bad.error
+        assert sorted(t for t, _ in notes) == ["memext: loc", "memext: nokey"]
+        assert "SIGSEGV" in dict(notes)["memext: loc"]
+        # Once the model works, "Sync now" brings semantic search back.
+        monkeypatch.delenv(FAULT_ENV)
+        forget_probe(MODEL_PATH, app_paths().models_dir)
+        d.sync_now("loc")
+        good = wait_for(
+            lambda: (a := d.snapshot().agent("loc")).state == AgentState.IDLE and a.syncs > again.syncs and a,
+            timeout=120,
+            what="the local model to be in force",
+        )
+        assert good.error is None and good.search_mode == "hybrid"
+        assert len(notes) == 2
+
+
+def test_no_scheduler_spin_for_a_missing_workspace_a_disabled_agent_or_a_long_sync(setup, tmp_path):
+    cfg, a, b = setup
+    interval = {"sync": {"interval_minutes": 0.02, "watch": False}}  # every 1.2 s
+    write_config(
+        cfg,
+        {"ghost": tmp_path / "nowhere", "off": a, "slow": b},
+        ghost=interval,
+        off={**interval, "enabled": False},
+        slow=interval,
+    )
+    from engine.config import load_config
+
+    slow_db = load_config(cfg).agent("slow").db_path()
+    slow_db.parent.mkdir(parents=True, exist_ok=True)
+    d = TrayDaemon(DaemonOptions(config_path=cfg, config_poll_s=1.0))
+    ticks: list[float] = []
+    real_tick = d._tick
+
+    def counting_tick():
+        ticks.append(time.monotonic())
+        real_tick()
+
+    d._tick = counting_tick  # counts the scheduler's wake-ups; the real tick runs
+    # "slow": another process's sync holds the index the whole time, so this
+    # agent's sync runs far past its interval.
+    with WriterLock(slow_db, timeout=5):
+        with d:
+            wait_for(lambda: d._worker("slow").busy(), what="slow's sync to wait for the lock")
+            first = settled(d, "ghost")
+            assert first.state == AgentState.ERROR and "does not exist" in first.error
+            ticks.clear()
+            time.sleep(3.0)
+            ghost = d.snapshot().agent("ghost")
+            off = d.snapshot().agent("off")
+            n_ticks = len(ticks)
+        # 3 s: about 3 config polls and 2-3 interval syncs of the ghost (at
+        # 10 Hz it would be 30 ticks and as many syncs).
+        assert ghost.syncs - first.syncs <= 3, ghost.syncs - first.syncs
+        assert n_ticks <= 10, n_ticks
+        assert off.syncs == 0 and off.state == AgentState.IDLE  # disabled: never synced by a timer
+
+
+def test_no_agents_without_a_config_file(tmp_path, monkeypatch):
+    from engine.paths import app_paths
+    from tray.autostart import autostart_entry
+    from tray.icon import TrayApp
+    from tray.menu import find, header_text
+    from tray.opener import ensure_config_file
+
+    home = make_workspace(tmp_path, "home", {"memory/2026-01-01.md": "- private notes\n"})
+    monkeypatch.chdir(home)  # a tray started at login runs in the home folder
+    config_file = app_paths().config_file
+    assert not config_file.exists()
+    d = TrayDaemon(DaemonOptions(config_poll_s=0.2))
+    app = TrayApp(d, autostart_entry())
+    with d:
+        snap = d.snapshot()
+        assert snap.agents == () and snap.config_error is None and snap.config_file == config_file
+        menu = app.menu_entries()
+        assert find(menu, "No agents configured").enabled is False
+        assert header_text(snap) == "memext: no agents configured"
+        assert find(menu, "Open config").action is not None
+        # "Open config" creates the commented template: still no agents.
+        ensure_config_file(config_file)
+        wait_for(lambda: d._config_stamp is not None, what="the template to be loaded")
+        assert d.snapshot().agents == () and d.snapshot().config_error is None
+        # An agent added to it is picked up.
+        ws = make_workspace(tmp_path, "work")
+        write_config(config_file, {"work": ws})
+        wait_for(lambda: [x.id for x in d.snapshot().agents] == ["work"], what="the configured agent")
+        assert settled(d, "work").files == 1
+    # $MEMEXT_WORKSPACE names a folder on purpose: that one is watched.
+    config_file.unlink()
+    monkeypatch.setenv("MEMEXT_WORKSPACE", str(home))
+    with TrayDaemon(DaemonOptions(config_poll_s=0.2)) as d2:
+        (agent,) = d2.snapshot().agents
+        assert agent.workspace == home
+
+
+def test_a_dead_watcher_is_restarted_within_seconds_then_polls_if_it_dies_again(setup):
+    cfg, a, _ = setup
+    with start_daemon(cfg) as d:  # reconcile scan only every 300 s
+        settled(d, "alpha")
+        watcher = d._worker("alpha").watcher
+        dead = watcher._observer
+        dead.stop()  # the observer thread dies without telling anyone
+        dead.join(5)
+        wait_for(lambda: watcher._observer is not dead and watcher.healthy(), timeout=5, what="the watcher to be restarted")
+        assert d.snapshot().agent("alpha").watch_mode == "native"
+        (a / "memory" / "2026-01-11.md").write_text("- Alpha oiled the hinges.\n")
+        wait_for(lambda: search_paths(cfg, "alpha", "hinges"), what="a change after the restart")
+        # Dying again soon after: native watching is unreliable here; poll.
+        dead = watcher._observer
+        dead.stop()
+        dead.join(5)
+        wait_for(lambda: d.snapshot().agent("alpha").watch_mode == "polling", timeout=5, what="polling")
+        assert "again" in (watcher.fallback_reason or "")
+        (a / "memory" / "2026-01-12.md").write_text("- Alpha swept the porch.\n")
+        wait_for(lambda: search_paths(cfg, "alpha", "porch"), what="a change seen by polling")
+        assert d.snapshot().agent("alpha").error is None
+
+
+def test_a_watcher_that_cannot_start_is_tried_again(setup, monkeypatch):
+    """TEST DOUBLES: observers whose start() fails, native as inotify does
+    past its watch limit (ENOSPC) and polling as when the process is out of
+    file descriptors (EMFILE). Exhausting the real limits would break every
+    other process of this user (and the tests run as root, so an unreadable
+    folder cannot make polling fail)."""
+    import errno
+
+    from watchdog.observers import Observer
+    from watchdog.observers.polling import PollingObserver
+
+    import tray.daemon
+    import tray.watcher
+
+    broken = {"native": True, "polling": True}
+
+    class LimitedObserver(Observer):
+        def start(self):
+            if broken["native"]:
+                raise OSError(errno.ENOSPC, "inotify watch limit reached")
+            super().start()
+
+    class FailingPollingObserver(PollingObserver):
+        def start(self):
+            if broken["polling"]:
+                raise OSError(errno.EMFILE, "Too many open files")
+            super().start()
+
+    monkeypatch.setattr(tray.watcher, "Observer", LimitedObserver)
+    monkeypatch.setattr(tray.watcher, "PollingObserver", FailingPollingObserver)
+    monkeypatch.setattr(tray.daemon, "WATCH_RETRY_S", 0.5)
+    cfg, a, _ = setup
+    write_config(cfg, {"alpha": a})
+    with start_daemon(cfg) as d:  # reconcile scan only every 300 s
+        bad = settled(d, "alpha")
+        assert bad.state == AgentState.ERROR and bad.watch_mode == "off"
+        assert "cannot watch" in bad.error and "Too many open files" in bad.error
+        # Polling works again (the native limit is still reached): picked up
+        # at the next retry, and the error goes.
+        broken["polling"] = False
+        wait_for(lambda: d.snapshot().agent("alpha").watch_mode == "polling", timeout=10, what="the retry")
+        good = wait_for(lambda: (s := d.snapshot().agent("alpha")).state == AgentState.IDLE and s, what="no error")
+        assert good.error is None
+        assert "watch limit" in (d._worker("alpha").watcher.fallback_reason or "")
+        (a / "memory" / "2026-01-13.md").write_text("- Alpha tuned the radio.\n")
+        wait_for(lambda: search_paths(cfg, "alpha", "radio"), what="a change seen after the retry")
+
+
+def test_a_watcher_that_cannot_start_is_tried_again_at_the_reconcile_scan(setup, monkeypatch):
+    """TEST DOUBLE: a polling observer whose start() fails (EMFILE), as in
+    the test above; native watching is off (--polling)."""
+    import errno
+
+    from watchdog.observers.polling import PollingObserver
+
+    import tray.watcher
+
+    broken = {"polling": True}
+
+    class FailingPollingObserver(PollingObserver):
+        def start(self):
+            if broken["polling"]:
+                raise OSError(errno.EMFILE, "Too many open files")
+            super().start()
+
+    monkeypatch.setattr(tray.watcher, "PollingObserver", FailingPollingObserver)
+    cfg, a, _ = setup
+    write_config(cfg, {"alpha": a})
+    with start_daemon(cfg, polling=True, reconcile_s=0.5) as d:
+        assert "cannot watch" in settled(d, "alpha").error
+        broken["polling"] = False
+        wait_for(lambda: d.snapshot().agent("alpha").watch_mode == "polling", timeout=10, what="the reconcile retry")
+        wait_for(lambda: d.snapshot().agent("alpha").error is None, what="the error to clear")

@@ -11,7 +11,7 @@ from tray_helpers import make_workspace, wait_for, write_config
 
 from tray.autostart import autostart_entry
 from tray.daemon import AgentSnapshot, AgentState, DaemonOptions, DaemonSnapshot, TrayDaemon
-from tray.icon import STATE_COLOURS, TrayApp, icon_image
+from tray.icon import STATE_COLOURS, TrayApp, icon_image, menu_missing_warning
 from tray.menu import SEPARATOR, build_menu, duration_text, find, header_text, last_sync_text, render_text
 from tray.opener import CONFIG_TEMPLATE, ensure_config_file, open_command
 
@@ -192,3 +192,70 @@ def test_memory_folder_falls_back_to_the_workspace(tmp_path):
     assert a.memory_folder == ws
     (ws / "memory").mkdir()
     assert a.memory_folder == ws / "memory"
+
+
+@pytest.mark.parametrize(
+    "backend,platform,env,warn",
+    [
+        ("pystray._xorg", "linux", {}, True),  # PyGObject missing: pystray fell back
+        ("pystray._xorg", "linux", {"PYSTRAY_BACKEND": "xorg"}, False),  # chosen on purpose
+        ("pystray._appindicator", "linux", {}, False),
+        ("pystray._gtk", "linux", {}, False),
+        ("pystray._darwin", "darwin", {}, False),
+        ("pystray._win32", "win32", {}, False),
+    ],
+)
+def test_menu_missing_warning(backend, platform, env, warn):
+    text = menu_missing_warning(backend, platform=platform, env=env)
+    if not warn:
+        assert text is None
+        return
+    assert "no menu" in text and "PyGObject" in text
+    assert "gir1.2-ayatanaappindicator3-0.1" in text and "gir1.2-gtk-3.0" in text
+
+
+def test_no_agents_header():
+    assert header_text(snap()) == "memext: no agents configured"
+    assert header_text(snap(agent("w"))) == "memext: 1 agent, up to date"
+
+
+class SlowIcon:
+    """TEST DOUBLE for a pystray icon (a real one needs a display, and its
+    redraw timing cannot be steered): records what is drawn; the first
+    image it is given takes a while to draw, so a second refresh on another
+    thread overtakes it unless refreshes are serialised."""
+
+    def __init__(self):
+        self.drawn: list[bytes] = []
+        self.title = ""
+        self._first = True
+
+    @property
+    def icon(self):
+        return None
+
+    @icon.setter
+    def icon(self, image):
+        if self._first:
+            self._first = False
+            time.sleep(0.4)
+        self.drawn.append(image.tobytes())
+
+    def update_menu(self):
+        pass
+
+
+def test_refreshes_from_two_threads_draw_the_newest_state_last(tmp_path):
+    import threading
+
+    daemon = TrayDaemon(DaemonOptions(config_path=tmp_path / "config.toml"))
+    app = TrayApp(daemon, autostart_entry())
+    app._icon = SlowIcon()
+    older = threading.Thread(target=app.refresh)  # snapshot: idle, then a slow draw
+    older.start()
+    time.sleep(0.1)
+    daemon._paused = True  # the state changes meanwhile (no workers: nothing else to pause)
+    app.refresh()  # snapshot: paused
+    older.join()
+    assert app._icon.drawn[-1] == icon_image(AgentState.PAUSED).tobytes()
+    assert "no agents" in app._icon.title

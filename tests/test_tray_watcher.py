@@ -253,3 +253,60 @@ def test_session_transcripts_are_watched(tmp_path):
         wait_for(lambda: "s1.jsonl" in rec.changed(), what="a transcript change")
     finally:
         w.stop()
+
+
+def test_a_start_that_fails_entirely_leaves_nothing_running(ws, monkeypatch):
+    """TEST DOUBLES: native watching fails as inotify does past its watch
+    limit (ENOSPC) and polling as when the process is out of file
+    descriptors (EMFILE); neither can be caused for real without breaking
+    other processes (and as root, unreadable folders do not fail)."""
+    from watchdog.observers import Observer
+    from watchdog.observers.polling import PollingObserver
+
+    import tray.watcher
+
+    broken = {"polling": True}
+
+    class LimitedObserver(Observer):
+        def start(self):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    class FailingPollingObserver(PollingObserver):
+        def start(self):
+            if broken["polling"]:
+                raise OSError(errno.EMFILE, "Too many open files")
+            super().start()
+
+    monkeypatch.setattr(tray.watcher, "PollingObserver", FailingPollingObserver)
+    before = {t.name for t in threading.enumerate()}
+    rec = Recorder()
+    agent = make_agent(ws, "w")
+    w = MemoryWatcher(WatchRoots.for_agent(agent), rec, debounce_s=0.2, name="w", observer_factory=LimitedObserver, poll_interval_s=0.2)
+    with pytest.raises(OSError, match="Too many open files"):
+        w.start()
+    assert not w.running and w.mode == "off" and w._debouncer is None
+    wait_for(lambda: not ({t.name for t in threading.enumerate()} - before), what="no thread left behind")
+    # A later start begins afresh, and falls back to polling.
+    broken["polling"] = False
+    w.start()
+    try:
+        assert w.mode == "polling" and w.healthy() and "watch limit" in (w.fallback_reason or "")
+        (ws / "memory" / "2026-05-01.md").write_text("- after the retry\n")
+        wait_for(lambda: "2026-05-01.md" in rec.changed(), what="a change after the retry")
+    finally:
+        w.stop()
+
+
+def test_use_polling_applies_from_the_next_start(ws):
+    rec = Recorder()
+    w = start(ws, rec, poll_interval_s=0.2)
+    try:
+        assert w.mode == "native"
+        w.stop()
+        w.use_polling("native watching stopped again soon after starting")
+        w.start()
+        assert w.mode == "polling" and "again" in w.fallback_reason
+        atomic_save(ws / "memory" / "2026-01-01.md", "# day\n- polled after the switch\n")
+        wait_for(lambda: "2026-01-01.md" in rec.changed(), what="a polled change")
+    finally:
+        w.stop()

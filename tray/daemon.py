@@ -13,8 +13,15 @@ touches neither the app nor the other agents.
 
 One scheduler thread does the timed work: interval syncs
 (``sync.interval_minutes``), a periodic reconcile scan (watchers miss what
-happens while they are down, and can stop silently), and noticing edits to
-``config.toml`` (agents added, removed or changed, without a restart).
+happens while they are down, and can stop silently), keeping the watchers
+alive (a dead one is restarted within seconds, one that could not start is
+tried again), and noticing edits to ``config.toml`` (agents added, removed
+or changed, without a restart).
+
+An agent whose configured embedding provider cannot start (a local model
+that crashes natively, an OpenAI key that is missing) still syncs, keyword
+only, but shows as an error with the engine's reason: it is not doing what
+the config asks for.
 """
 
 from __future__ import annotations
@@ -49,6 +56,10 @@ DEFAULT_CONFIG_POLL_S = 2.0
 LOCK_TRY_S = 1.0
 #: Progress updates reach listeners at most this often.
 PROGRESS_EVERY_S = 0.5
+#: A watcher that could not start is tried again this long after (or at the
+#: next reconcile scan, whichever comes first); one that dies again this
+#: soon after starting is restarted with polling.
+WATCH_RETRY_S = 60.0
 
 IndexFactory = Callable[[AgentConfig], MemoryIndex]
 Notifier = Callable[[str, str], None]
@@ -150,6 +161,25 @@ def default_index_factory(agent: AgentConfig) -> MemoryIndex:
     return MemoryIndex(agent)
 
 
+def provider_problem(provider: dict) -> str | None:
+    """Why the configured embedding provider is not in force, or None.
+
+    ``provider`` is ``IndexStatus.provider`` (requested, in force, reason).
+    ``"none"`` asks for keyword-only search, and ``"auto"`` finding nothing
+    to use (its reason then starts with ``auto:``) is keyword-only by design;
+    any other request that ends with no provider in force failed to start,
+    and the agent searches keyword-only until that is fixed. A configured
+    fallback in force is not a problem (that is what it is for).
+    """
+    requested = provider.get("requested") or "none"
+    if requested == "none" or provider.get("in_force") not in (None, "", "none"):
+        return None
+    reason = provider.get("reason") or f"the {requested} embedding provider is not available; keyword-only search"
+    if requested == "auto" and reason.startswith("auto:"):
+        return None
+    return reason
+
+
 @dataclass
 class _AgentStatus:
     state: AgentState = AgentState.IDLE
@@ -161,6 +191,10 @@ class _AgentStatus:
     progress: str | None = None
     search_mode: str = ""
     syncs: int = 0
+    #: Why the configured embedding provider is not in force (see provider_problem).
+    provider_problem: str | None = None
+    #: Why the memory files are not being watched (even polling failed).
+    watch_error: str | None = None
 
 
 class AgentWorker:
@@ -192,6 +226,10 @@ class AgentWorker:
         self._signature: str | None = None
         self._last_sync_end = time.monotonic()
         self._last_progress_emit = 0.0
+        #: Serialises starting and stopping the watcher (scheduler, menu, stop).
+        self._watch_lock = threading.RLock()
+        self._watch_tried_at = 0.0  # the last start attempt
+        self._watch_revived_at: float | None = None  # the last restart after a death
         self._thread = threading.Thread(target=self._run, name=f"memext-agent-{agent.id}", daemon=True)
         sync = agent.settings.sync
         self.watcher = MemoryWatcher(
@@ -218,19 +256,36 @@ class AgentWorker:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        self.watcher.stop()
+        with self._watch_lock:
+            self.watcher.stop()
         self._close_index()  # cancels a running sync at its next check
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
-    def _start_watcher(self) -> None:
-        if not self.agent.settings.sync.watch or not self.agent.settings.enabled:
-            return
-        try:
-            self.watcher.start()
-        except Exception as exc:  # e.g. even polling failed: keep the interval/reconcile syncs
-            log.error("cannot watch the memory of %s: %s", self.agent.id, exc)
-            self._set(error=f"cannot watch the memory files: {exc}")
+    def _wants_watcher(self) -> bool:
+        s = self.agent.settings
+        return s.sync.watch and s.enabled and not self._paused and not self._stopping
+
+    def _start_watcher(self) -> bool:
+        """Start watching; False (and the agent shows why) when even polling
+        failed: the interval and reconcile syncs go on, and
+        :meth:`check_watcher` tries again later."""
+        with self._watch_lock:
+            if not self._wants_watcher():
+                return True
+            self._watch_tried_at = time.monotonic()
+            try:
+                self.watcher.start()
+            except Exception as exc:
+                log.error("cannot watch the memory of %s: %s", self.agent.id, exc)
+                self._set(watch_error=f"cannot watch the memory files: {exc}")
+                return False
+        with self._cond:
+            had_error = self._status.watch_error is not None
+        if had_error:
+            log.info("%s: watching the memory files again (%s)", self.agent.id, self.watcher.mode)
+            self._set(watch_error=None)
+        return True
 
     # -- requests -------------------------------------------------------------------
 
@@ -261,25 +316,65 @@ class AgentWorker:
             return
         self._paused = paused
         if paused:
-            self.watcher.stop()
-        else:
-            self._start_watcher()
-            self.request(SyncRequest("resume", if_changed=True))
+            with self._watch_lock:
+                self.watcher.stop()
+            self._set(watch_error=None)
+            return
+        self._start_watcher()
+        self.request(SyncRequest("resume", if_changed=True))
         self._set()
 
     def seconds_since_sync(self) -> float:
         return time.monotonic() - self._last_sync_end
 
-    def check_watcher(self) -> None:
-        """Restart a watcher whose threads died, re-plan its folders."""
-        if self._paused or not self.watcher.running:
-            return
-        if not self.watcher.healthy():
-            log.warning("the watcher of %s stopped; restarting it", self.agent.id)
-            self.watcher.restart()
-            self.request(SyncRequest("reconcile"))
-        else:
-            self.watcher.refresh()
+    def interval_s(self) -> float | None:
+        """Seconds between interval syncs; None when this agent has none
+        (no interval, or disabled: its timed syncs would be dropped)."""
+        minutes = self.agent.settings.sync.interval_minutes
+        return minutes * 60 if minutes > 0 and self.agent.settings.enabled else None
+
+    def check_watcher(self, *, full: bool = False) -> None:
+        """Keep the watcher going; the scheduler calls this every few seconds.
+
+        A watcher whose threads died is restarted at once (with polling when
+        it dies again within WATCH_RETRY_S of starting); one that could not
+        start is tried again WATCH_RETRY_S after the last try, or at the
+        next reconcile scan (``full``), which also re-plans the watched
+        folders when some appeared or vanished.
+        """
+        with self._watch_lock:
+            if not self._wants_watcher():
+                return
+            now = time.monotonic()
+            if not self.watcher.running:
+                if full or now - self._watch_tried_at >= WATCH_RETRY_S:
+                    log.info("%s: trying to watch the memory files again", self.agent.id)
+                    if self._start_watcher():
+                        self.request(SyncRequest("reconcile", if_changed=True))
+                return
+            if not self.watcher.healthy():
+                again = self._watch_revived_at is not None and now - self._watch_revived_at < WATCH_RETRY_S
+                self._watch_revived_at = now
+                mode = self.watcher.mode
+                self.watcher.stop()
+                if not again:
+                    log.warning("the watcher of %s stopped; restarting it", self.agent.id)
+                elif mode == "native":
+                    log.warning("the watcher of %s stopped again soon after starting; polling instead", self.agent.id)
+                    self.watcher.use_polling("native watching stopped again soon after starting")
+                else:  # polling dies too: leave it off for a while
+                    log.error("the watcher of %s keeps stopping; trying again later", self.agent.id)
+                    self._set(watch_error="the file watcher keeps stopping; changes are picked up by the reconcile scan")
+                    return
+                if self._start_watcher():
+                    self.request(SyncRequest("reconcile"))
+                return
+            if full:
+                try:
+                    self.watcher.refresh()
+                except Exception as exc:  # the restart failed: the watcher is off, tried again later
+                    log.error("re-planning the watches of %s failed: %s", self.agent.id, exc)
+                    self._set(watch_error=f"cannot watch the memory files: {exc}")
 
     # -- the sync thread -------------------------------------------------------------
 
@@ -297,6 +392,9 @@ class AgentWorker:
             except Exception:  # never let the thread die
                 log.exception("sync thread of %s", self.agent.id)
             finally:
+                # Every way out of a sync (done, failed, skipped) restarts
+                # the interval timer: else the scheduler asks again at once.
+                self._last_sync_end = time.monotonic()
                 with self._cond:
                     self._running_sync = False
                     self._cond.notify_all()
@@ -333,6 +431,11 @@ class AgentWorker:
         if not self.agent.workspace.is_dir():
             self._finish(None, f"the workspace folder {self.agent.workspace} does not exist (fix it in the config)")
             return
+        if req.reason == "manual" and self._status.provider_problem and self._index is not None:
+            # "Sync now" tries the configured provider again (a reopened
+            # index chooses it afresh).
+            log.info("%s: trying the embedding provider again", self.agent.id)
+            self._close_index()
         self._set(state=AgentState.SYNCING, progress=None)
         try:
             signature = scan_signature(self.agent)
@@ -352,8 +455,6 @@ class AgentWorker:
                 log.exception("sync of %s crashed", self.agent.id)
             self._finish(None, str(exc) or type(exc).__name__)
             return
-        finally:
-            self._last_sync_end = time.monotonic()
         if self._stopping:
             return
         self._signature = signature
@@ -394,6 +495,9 @@ class AgentWorker:
                 self._load_status(index)
             except Exception as exc:
                 error = error or f"cannot read the index status: {exc}"
+        # A provider that did not start: synced keyword-only, shown as an
+        # error (notified once: the text is the same at every sync).
+        error = error or self._status.provider_problem
         before = self._status.error
         with self._cond:
             self._status.syncs += 1
@@ -415,6 +519,7 @@ class AgentWorker:
             s.last_sync_at = last.get("at")
             s.last_sync_duration_s = last.get("duration_s")
             s.search_mode = st.mode
+            s.provider_problem = provider_problem(st.provider)
 
     def _on_progress(self, p: SyncProgress) -> None:
         if p.phase == "embed":
@@ -446,7 +551,10 @@ class AgentWorker:
         with self._cond:
             s = replace(self._status)
         state = s.state
-        if state == AgentState.IDLE and self._paused:
+        error = s.error or s.watch_error
+        if state == AgentState.IDLE and s.watch_error:
+            state = AgentState.ERROR
+        elif state == AgentState.IDLE and self._paused:
             state = AgentState.PAUSED
         return AgentSnapshot(
             id=self.agent.id,
@@ -456,7 +564,7 @@ class AgentWorker:
             chunks=s.chunks,
             last_sync_at=s.last_sync_at,
             last_sync_duration_s=s.last_sync_duration_s,
-            error=s.error,
+            error=error,
             progress=s.progress,
             watch_mode=self.watcher.mode,
             search_mode=s.search_mode,
@@ -638,9 +746,24 @@ class TrayDaemon:
             self._changed()
             return False
         self._config_error = None
-        self._apply(config)
+        self._apply(self._tray_agents(config))
         self._changed()
         return True
+
+    def _tray_agents(self, config: Config) -> Config:
+        """The config without the engine's ad-hoc agent.
+
+        With no ``[[agents]]`` (no config file, or the commented template)
+        the engine makes an agent of the current folder, which for a tray
+        started at login is the home folder. The tray watches only agents
+        that are configured, or ``$MEMEXT_WORKSPACE`` when that is set.
+        """
+        keep = [a for a in config.agents if not a.adhoc or os.environ.get("MEMEXT_WORKSPACE")]
+        if len(keep) < len(config.agents):
+            where = config.path or self.config_file
+            missing = "" if where.exists() else " (no such file yet)"
+            log.info("no agents configured: add [[agents]] to %s%s (menu: Open config)", where, missing)
+        return replace(config, agents=keep)
 
     def _apply(self, config: Config) -> None:
         wanted = {a.id: a for a in config.agents}
@@ -683,12 +806,17 @@ class TrayDaemon:
                 log.exception("scheduler tick failed")
 
     def _next_wake(self) -> float:
+        """Seconds until the scheduler has something to do. A busy agent
+        is left out: its timer restarts when its sync ends, and the config
+        poll wakes the scheduler meanwhile."""
         wake = self.options.config_poll_s
         wake = min(wake, max(0.1, self.options.reconcile_s - (time.monotonic() - self._last_reconcile)))
+        if self._paused:
+            return wake
         for w in self._all_workers():
-            minutes = w.agent.settings.sync.interval_minutes
-            if minutes > 0 and not self._paused:
-                wake = min(wake, max(0.1, minutes * 60 - w.seconds_since_sync()))
+            interval = w.interval_s()
+            if interval is not None and not w.busy():
+                wake = min(wake, max(0.1, interval - w.seconds_since_sync()))
         return wake
 
     def _tick(self) -> None:
@@ -697,12 +825,16 @@ class TrayDaemon:
             self.reload_config()
         if self._paused:
             return
-        for w in self._all_workers():
-            minutes = w.agent.settings.sync.interval_minutes
-            if minutes > 0 and w.seconds_since_sync() >= minutes * 60 and not w.busy():
-                w.request(SyncRequest("interval"))
-        if time.monotonic() - self._last_reconcile >= self.options.reconcile_s:
+        reconcile = time.monotonic() - self._last_reconcile >= self.options.reconcile_s
+        if reconcile:
             self._last_reconcile = time.monotonic()
-            for w in self._all_workers():
-                w.check_watcher()
+        for w in self._all_workers():
+            try:
+                w.check_watcher(full=reconcile)
+            except Exception:  # one agent's watcher must not stop the others' timers
+                log.exception("checking the watcher of %s failed", w.agent.id)
+            interval = w.interval_s()
+            if interval is not None and w.seconds_since_sync() >= interval and not w.busy():
+                w.request(SyncRequest("interval"))
+            if reconcile:
                 w.request(SyncRequest("reconcile", if_changed=True))

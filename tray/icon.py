@@ -2,18 +2,22 @@
 
 pystray is imported only in :meth:`TrayApp.run` (its import fails without
 a display). On Linux pystray picks AppIndicator, then GTK (both show real
-menus; set ``PYSTRAY_BACKEND`` to choose); ``run()`` stays on the main
-thread and every state change reaches the icon through pystray's own
-main-loop scheduling (``update_menu``, ``icon``/``title`` setters).
+menus; set ``PYSTRAY_BACKEND`` to choose), and without PyGObject falls back
+to plain X (an icon with no menu), which the app then says, with how to get
+the menu; ``run()`` stays on the main thread and every state change reaches
+the icon through pystray's own main-loop scheduling (``update_menu``,
+``icon``/``title`` setters).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Mapping
 
 from PIL import Image, ImageDraw
 
@@ -53,6 +57,31 @@ def icon_image(state: AgentState, size: int = 64) -> Image.Image:
     return img
 
 
+#: How to get a tray menu on Linux (ECOSYSTEM_NOTES: pystray on Linux).
+MENU_INSTALL_HINT = (
+    "install PyGObject for a menu: apt-get install libgirepository1.0-dev libcairo2-dev pkg-config "
+    'gir1.2-gtk-3.0 gir1.2-ayatanaappindicator3-0.1, then pip install "PyGObject<3.51" into memext\'s environment'
+)
+
+
+def menu_missing_warning(backend: str, *, platform: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """The warning to give when pystray fell back to a backend without a menu.
+
+    ``backend`` is the icon class's module (``pystray._xorg``). On Linux
+    pystray tries AppIndicator, then GTK, then plain X; it lands on X only
+    when PyGObject (or its GIR typelibs) is missing, and the icon then has
+    no menu: no Sync now, no Pause, no Quit. Someone who chose a backend
+    with ``PYSTRAY_BACKEND`` gets no warning.
+    """
+    platform = sys.platform if platform is None else platform
+    env = os.environ if env is None else env
+    if not platform.startswith("linux") or env.get("PYSTRAY_BACKEND"):
+        return None
+    if backend.rsplit(".", 1)[-1] != "_xorg":
+        return None
+    return f"the tray icon has no menu (pystray fell back to plain X: PyGObject is missing); {MENU_INSTALL_HINT}"
+
+
 def _handler(fn):
     def handler(icon, item):  # pystray calls actions with (icon, item)
         fn()
@@ -85,6 +114,11 @@ class TrayApp:
         self._shown_state: AgentState | None = None
         self._last_menu_text = ""
         self._quitting = threading.Event()
+        # Workers redraw from their own threads: without this an older
+        # snapshot could be drawn last.
+        self._refresh_lock = threading.Lock()
+        #: Appended to the icon's title (e.g. that there is no menu).
+        self.title_note: str | None = None
 
     # -- MenuActions ------------------------------------------------------------------------
 
@@ -140,18 +174,25 @@ class TrayApp:
         icon = self._icon
         if icon is None:
             return
-        snap = self.daemon.snapshot()
-        state = snap.overall
-        if state != self._shown_state:
-            self._shown_state = state
-            icon.icon = icon_image(state)
-        icon.title = header_text(snap)
-        icon.update_menu()
+        with self._refresh_lock:  # snapshot and draw as one: the newest state is drawn last
+            snap = self.daemon.snapshot()
+            state = snap.overall
+            if state != self._shown_state:
+                self._shown_state = state
+                icon.icon = icon_image(state)
+            title = header_text(snap)
+            if self.title_note:
+                title += f" ({self.title_note})"
+            icon.title = title
+            icon.update_menu()
 
     def notify(self, title: str, message: str) -> None:
         icon = self._icon
         if icon is not None and getattr(icon, "HAS_NOTIFICATION", False):
-            icon.notify(message, title)
+            try:
+                icon.notify(message, title)
+            except Exception as exc:  # no notification daemon: the log has it
+                log.debug("notification failed: %s", exc)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -176,6 +217,10 @@ class TrayApp:
         )
         backend = type(self._icon).__module__
         log.info("tray icon backend: %s", backend)
+        no_menu = menu_missing_warning(backend)
+        if no_menu:
+            log.warning("%s", no_menu)
+            self.title_note = "no menu: PyGObject is missing, see the log"
         self.daemon.add_listener(self.refresh)
         gtk_loop = GLib is not None and backend.endswith(("_gtk", "_appindicator"))
         if not gtk_loop:
@@ -191,6 +236,8 @@ class TrayApp:
                     GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, sig, lambda *a: (self.quit(), False)[1])
             self.refresh()
             log.info("tray icon shown")
+            if no_menu:
+                self.notify("memext: no tray menu", no_menu)  # once; plain X has no notifications, the title says it
 
         self.daemon.start()
         try:

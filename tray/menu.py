@@ -128,6 +128,8 @@ def header_text(snap: DaemonSnapshot) -> str:
     overall = snap.overall
     if snap.config_error:
         return f"memext: config error ({agents})"
+    if not snap.agents:
+        return "memext: no agents configured"
     if overall == AgentState.ERROR:
         bad = sum(1 for a in snap.agents if a.state == AgentState.ERROR)
         return f"memext: {bad} of {agents} failing"

@@ -12,6 +12,10 @@ An editor's atomic save (write a temp file, rename it over the target)
 arrives as a move whose ``dest_path`` is the memory file: moves are judged
 by both ends. When the native observer cannot start (inotify instance or
 watch limits: ``EMFILE``/``ENOSPC``) the watcher falls back to polling.
+Reaching the watch limit later, in a new subfolder, does not stop watchdog
+7's observer: it skips that folder's watch silently (the tray's reconcile
+scan still syncs what changes there). A start that fails even with polling
+leaves nothing running, so the tray's scheduler can simply try again.
 """
 
 from __future__ import annotations
@@ -224,6 +228,17 @@ class MemoryWatcher:
             self._debouncer.name = f"memext-debounce-{self._name}"
             self._debouncer.daemon = True
             self._debouncer.start()
+            try:
+                self._start_observers()
+            except BaseException:
+                # Even polling failed: leave nothing running, so that a
+                # later start() begins afresh.
+                debouncer, self._debouncer = self._debouncer, None
+                debouncer.stop()
+                raise
+
+    def _start_observers(self) -> None:
+        with self._lock:
             schedules = self.roots.schedules()
             if not self._force_polling:
                 try:
@@ -279,6 +294,12 @@ class MemoryWatcher:
         self.stop()
         self.start()
 
+    def use_polling(self, reason: str) -> None:
+        """Poll from the next start on (native watching proved unreliable)."""
+        with self._lock:
+            self._force_polling = True
+            self.fallback_reason = reason
+
     @property
     def running(self) -> bool:
         return self._observer is not None
@@ -322,7 +343,13 @@ class MemoryWatcher:
         if any(e.is_directory for e in events):
             # A memory folder may have appeared (or gone): watch it. Off
             # this thread, as a restart stops the debouncer running us.
-            threading.Thread(target=self.refresh, name=f"memext-rewatch-{self._name}", daemon=True).start()
+            threading.Thread(target=self._refresh_quietly, name=f"memext-rewatch-{self._name}", daemon=True).start()
+
+    def _refresh_quietly(self) -> None:
+        try:
+            self.refresh()
+        except Exception as exc:  # the watcher is off now; the tray's scheduler starts it again
+            log.error("re-planning the watches of %s failed: %s", self._name, exc)
 
 
 def _stop_quietly(observer: BaseObserver) -> None:

@@ -8,6 +8,8 @@ so ``provider = "openai"`` can fail while ``fallback = "gemini"`` works.
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +17,11 @@ import pytest
 
 from conftest import make_agent
 from engine import IndexBuildError, MemoryIndex
+from engine.paths import app_paths
 from engine.providers.openai import OpenAIProvider
 from engine.providers.remote import RemoteTarget
 from engine.providers.retry import RetryPolicy
+from engine.store import Store
 from servers import GEMINI_KEY, OPENAI_KEY, stored_vectors, unit
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
@@ -142,13 +146,108 @@ def test_a_model_named_for_the_primary_is_not_sent_to_the_fallback(tmp_path, api
     assert choice.name == "openai" and len(choice.provider.embed_query("hi")) == api_server.openai_dims
 
 
-def test_the_primarys_key_is_not_sent_to_the_other_vendor():
+def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, api_server, monkeypatch):
     """With no shared remote.base_url, a Gemini fallback behind OpenAI uses
-    GEMINI_API_KEY and Google's endpoint, never remote.api_key."""
+    GEMINI_API_KEY and Google's endpoint, never remote.api_key; also when
+    ``provider = "auto"`` resolved to OpenAI."""
+    from engine.paths import app_paths
+    from engine.providers import create_provider
     from engine.providers.remote import remote_target
 
-    agent = make_agent(Path("/tmp"), provider="openai", fallback="gemini", remote={"api_key": "sk-openai-secret", "headers": {"X-Org": "o"}})
+    secret = {"api_key": "sk-openai-secret", "headers": {"X-Org": "org-123"}}
+    agent = make_agent(Path("/tmp"), provider="openai", fallback="gemini", remote=secret)
     target = remote_target("gemini", agent, {"GEMINI_API_KEY": "g-key"}, default_base_url="https://gemini.example", default_model="gemini-embedding-001")
     assert target.api_key == "g-key" and target.base_url == "https://gemini.example" and target.headers == {}
     primary = remote_target("openai", agent, {}, default_base_url="https://openai.example", default_model="m")
-    assert primary.api_key == "sk-openai-secret" and primary.headers == {"X-Org": "o"}
+    assert primary.api_key == "sk-openai-secret" and primary.headers == {"X-Org": "org-123"}
+
+    # provider = "auto" (the default) resolves to OpenAI by remote.api_key.
+    auto = make_agent(workspace, db_path=tmp_path / "auto.sqlite", fallback="gemini", model="text-embedding-3-large", remote=secret)
+    assert auto.settings.provider == "auto"
+    env = {"OPENAI_BASE_URL": api_server.openai_base_url, "GEMINI_API_KEY": GEMINI_KEY}
+    gemini = create_provider("gemini", auto, app_paths(), env)  # auto resolved here: the fallback's own settings
+    assert (gemini.model, gemini.base_url) == ("gemini-embedding-001", "https://generativelanguage.googleapis.com/v1beta")
+
+    # End to end: OpenAI takes the key but refuses the request, the index
+    # falls back to Gemini, whose default endpoint is this server for the test.
+    auto = make_agent(
+        workspace, db_path=tmp_path / "auto.sqlite", fallback="gemini", model="text-embedding-3-large",
+        remote={**secret, "api_key": OPENAI_KEY},
+    )
+    api_server.add_fault("openai.embeddings", 403, "Project does not have access to model text-embedding-3-large", times=None)
+    monkeypatch.setattr("engine.providers.gemini.DEFAULT_BASE_URL", api_server.gemini_base_url)
+    with MemoryIndex(auto, env=env) as idx:
+        report = idx.sync()
+        assert report.provider_error is None and report.texts_embedded == 3
+        st = idx.status()
+        assert (st.provider["requested"], st.provider["in_force"], st.provider["model"]) == ("auto", "gemini", "gemini-embedding-001")
+        assert st.fallback["from"] == "openai" and "HTTP 403: Project does not have access" in st.fallback["reason"]
+        assert idx.search("green tea").mode == "hybrid"
+
+    (rejected,) = api_server.requests("openai")  # the primary got its own settings
+    assert rejected.headers["authorization"] == f"Bearer {OPENAI_KEY}" and rejected.headers["x-org"] == "org-123"
+    assert rejected.body["model"] == "text-embedding-3-large"
+    seen = api_server.requests("gemini")
+    assert {r.route for r in seen} == {"gemini.batchEmbedContents", "gemini.embedContent"}
+    for r in seen:
+        assert r.status == 200 and r.headers["x-goog-api-key"] == GEMINI_KEY
+        assert "authorization" not in r.headers and "x-org" not in r.headers
+        assert not any(OPENAI_KEY in v or "org-123" in v for v in r.headers.values())
+        assert "/models/gemini-embedding-001:" in r.path and "text-embedding-3-large" not in json.dumps(r.body)
+
+
+def test_a_hanging_server_costs_a_search_one_query_timeout(workspace, tmp_path, api_server):
+    agent = agent_for(workspace, tmp_path, api_server, fallback="none")
+    target = RemoteTarget(OPENAI_KEY, api_server.openai_base_url, "text-embedding-3-small")
+    with MemoryIndex(agent, provider=OpenAIProvider(target, query_timeout_s=0.5), env=KEYS) as idx:  # SPEC's retry policy
+        idx.sync()
+        api_server.add_fault("openai.embeddings", status=None, delay_s=5.0, times=None)  # it hangs
+        started = time.monotonic()
+        hits = idx.search("green tea")
+        assert time.monotonic() - started < 1.5  # not 4 attempts x 0.5 s, plus backoff
+        assert hits.mode == "keyword" and hits[0].path == "MEMORY.md"
+        assert "timed out (the 0.5 s query timeout passed)" in hits.error and "keyword-only" in hits.notice
+
+
+@pytest.mark.parametrize("primary", ["local", "openai"])
+def test_a_primary_that_cannot_start_hands_over_to_the_fallback(workspace, tmp_path, api_server, primary):
+    """``local`` with a missing model file, or ``openai`` with no API key:
+    the fallback is in force from the first sync, and status says why."""
+    if primary == "local":
+        agent = make_agent(
+            workspace, db_path=tmp_path / "idx.sqlite", provider="local", fallback="openai",
+            local={"model_path": str(tmp_path / "missing.gguf")}, remote={"base_url": api_server.openai_base_url},
+        )
+        env, fallback, why = {"OPENAI_API_KEY": OPENAI_KEY}, "openai", "missing.gguf does not exist"
+    else:
+        agent = agent_for(workspace, tmp_path, api_server)  # openai, fallback gemini, one gateway for both
+        env, fallback, why = {"GEMINI_API_KEY": GEMINI_KEY}, "gemini", "no API key for the openai embedding provider"
+    with MemoryIndex(agent, env=env) as idx:
+        report = idx.sync()
+        assert report.provider_error is None and report.texts_embedded == 3
+        st = idx.status()
+        assert (st.provider["requested"], st.provider["in_force"]) == (primary, fallback)
+        assert st.fallback["from"] == primary and why in st.fallback["reason"]
+        hits = idx.search("who prefers green tea")
+        assert hits.mode == "hybrid" and hits.provider == fallback and hits.fallback["from"] == primary
+        assert idx.status().vector["dims"] == (api_server.openai_dims if fallback == "openai" else api_server.gemini_dims)
+    recorded = Store(agent.db_path(app_paths())).get_meta_json("fallback")
+    assert recorded["from"] == primary and recorded["to"] == fallback and why in recorded["reason"]
+    if primary == "openai":
+        assert api_server.requests("openai") == []  # it never started
+
+
+def test_auto_picks_gemini_when_only_a_gemini_key_is_set(workspace, tmp_path, api_server):
+    """SPEC §6 order: a local model, else an OpenAI key, else a Gemini key."""
+    from engine.providers import choose_provider
+
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", remote={"base_url": api_server.gemini_base_url})
+    assert choose_provider(agent, app_paths(), KEYS).name == "openai"  # both keys: OpenAI first
+    with MemoryIndex(agent, env={"GEMINI_API_KEY": GEMINI_KEY}) as idx:
+        st = idx.status()
+        assert (st.provider["requested"], st.provider["in_force"]) == ("auto", "gemini")
+        assert st.provider["reason"] == "auto: Gemini API key found" and st.fallback is None
+        idx.sync()
+        assert_gemini_index(idx, api_server)
+        assert idx.search("green tea").mode == "hybrid"
+    assert api_server.requests("openai") == [] and api_server.requests("gemini")

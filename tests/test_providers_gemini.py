@@ -118,12 +118,39 @@ def test_client_errors_fail_at_once_with_googles_message(api_server, key, model,
 
 
 def test_a_slow_answer_times_out(api_server):
-    api_server.add_fault("gemini.embedContent", status=None, delay_s=1.0, times=None)
-    p = provider(api_server, query_timeout_s=0.2, retry=RetryPolicy(retries=2, base_delay_s=0.01))
+    """Document requests (sync): a timeout per attempt, each retried."""
+    api_server.add_fault("gemini.batchEmbedContents", status=None, delay_s=1.0, times=None)
+    p = provider(api_server, document_timeout_s=0.2, retry=RetryPolicy(retries=2, base_delay_s=0.01))
     started = time.monotonic()
     with pytest.raises(ProviderError, match="timed out"):
-        p.embed_query("hello")
+        p.embed_batch(["hello"])
     assert time.monotonic() - started < 1.5 and len(api_server.requests("gemini")) == 3
+
+
+def test_a_hanging_server_costs_a_query_one_timeout_not_one_per_attempt(api_server):
+    api_server.add_fault("gemini.embedContent", status=None, delay_s=3.0, times=None)
+    p = provider(api_server, query_timeout_s=0.5)  # 3 retries, as by default
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match=r"timed out \(the 0.5 s query timeout passed\)"):
+        p.embed_query("hello")
+    assert 0.45 < time.monotonic() - started < 1.0  # per attempt it would be 4 x 0.5 s
+    assert len(api_server.requests("gemini")) == 1
+    assert GeminiProvider(RemoteTarget("k", "http://127.0.0.1:9", DEFAULT_MODEL)).query_timeout_s == 60.0
+
+
+def test_a_retry_delay_above_the_cap_fails_at_once_saying_when_to_retry(api_server):
+    retry_info = {
+        "error": {
+            "code": 429, "message": "Quota exceeded for quota metric 'Embed requests per minute'", "status": "RESOURCE_EXHAUSTED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "90s"}],
+        }
+    }
+    api_server.add_fault("gemini.batchEmbedContents", 429, body=retry_info, times=None)
+    with pytest.raises(ProviderError) as err:
+        provider(api_server).embed_batch(["a"])
+    assert len(api_server.requests("gemini")) == 1
+    message = str(err.value)
+    assert "HTTP 429 (RESOURCE_EXHAUSTED): Quota exceeded" in message and "retry after 90 s, at " in message
 
 
 def test_sync_and_search_with_gemini(workspace, tmp_path, api_server):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ from engine.providers import choose_provider
 from engine.providers import local as local_mod
 from engine.providers.local import (
     FAULT_ENV,
+    QUERY_TIMEOUT_S,
     LocalProvider,
     cached_probe,
     context_size,
@@ -86,6 +90,77 @@ def test_model_is_loaded_once_per_process(workspace, tmp_path):
     assert loaded_model_files().count(MODEL_PATH.resolve()) == 1
     assert v1 == v2
     assert p1.status()["loaded"] and p1.status()["probe"] == "ok"
+
+
+def fresh_model_copy(tmp_path):
+    """A copy of the model at a path of its own: no test in this process can
+    have loaded it already (models are shared per file)."""
+    copy = tmp_path / "models" / "fresh-minilm.gguf"
+    copy.parent.mkdir(exist_ok=True)
+    shutil.copyfile(MODEL_PATH, copy)
+    return copy
+
+
+def wait_until_idle(provider, limit_s: float = 60.0) -> None:
+    end = time.monotonic() + limit_s
+    while provider.status()["busy"]:
+        assert time.monotonic() < end, "the abandoned query never finished"
+        time.sleep(0.02)
+
+
+def test_the_model_is_loaded_lazily(workspace, tmp_path):
+    model = fresh_model_copy(tmp_path)
+    agent = local_agent(workspace, tmp_path, local={"model_path": str(model)})
+    with MemoryIndex(agent) as idx:
+        st = idx.status()  # resolves and probes the provider (in a subprocess)
+        provider = idx.provider_choice.provider
+        assert st.provider["in_force"] == "local" and provider.status()["probe"] == "ok"
+        assert not provider.status()["loaded"] and model.resolve() not in loaded_model_files()
+
+        assert len(provider.embed_query("first use")) == 384
+        assert provider.status()["loaded"] and model.resolve() in loaded_model_files()
+
+
+def test_a_query_past_the_local_timeout_fails_while_the_model_runs_on(workspace, tmp_path):
+    """SPEC §6: 5 min by default; here 1 us, so the deadline passes while
+    the real model is still loading and embedding."""
+    model = fresh_model_copy(tmp_path)
+    agent = local_agent(workspace, tmp_path, local={"model_path": str(model)})
+    assert create(agent, app_paths()).query_timeout_s == QUERY_TIMEOUT_S == 300.0
+    provider = create(agent, app_paths(), query_timeout_s=1e-6)
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match=r"the query embedding took over 1e-06 s \(the local query timeout\)"):
+        provider.embed_query("a feline resting on a rug")
+    assert time.monotonic() - started < 0.5  # loading the model alone takes longer
+
+    wait_until_idle(provider)  # the abandoned call finishes in the background
+    provider.query_timeout_s = 300.0
+    assert len(provider.embed_query("a feline resting on a rug")) == 384
+
+
+def test_while_an_abandoned_query_is_pending_the_next_fails_fast_as_busy(provider):
+    """The model's lock is held here as a long sync batch would hold it."""
+    provider.embed_query("load the model")
+    provider.query_timeout_s = 0.2
+    model = provider._loaded
+    with model.lock:
+        started = time.monotonic()
+        with pytest.raises(ProviderError, match="took over 0.2 s"):
+            provider.embed_query("first")
+        assert 0.2 <= time.monotonic() - started < 1.0
+
+        started = time.monotonic()
+        with pytest.raises(ProviderError, match=r"is busy: a query embedding started 0 s ago went past the 0.2 s local"):
+            provider.embed_query("second")
+        assert time.monotonic() - started < 0.1 and provider.status()["busy"]
+    wait_until_idle(provider)  # the abandoned query gives up once the model is free
+
+    # A query waits for a sync batch that holds the model briefly.
+    provider.query_timeout_s = 5.0
+    holder = threading.Thread(target=lambda: provider.embed_batch(["a sync batch"] * 8))
+    holder.start()
+    assert len(provider.embed_query("third")) == 384
+    holder.join()
 
 
 def test_context_is_sized_to_the_chunk_budget():

@@ -9,8 +9,9 @@ every request, so the assertions are about what went over the wire.
 from __future__ import annotations
 
 import dataclasses
-
+import email.utils
 import json
+import re
 import threading
 import time
 
@@ -27,6 +28,7 @@ from engine.providers.openai import DEFAULT_BASE_URL, DEFAULT_MODEL, INLINE_GROU
 from engine.providers.openai_batch import BatchPending
 from engine.providers.remote import RemoteTarget
 from engine.providers.retry import RetryPolicy
+from engine.store import Store
 from servers import OPENAI_KEY, EmbeddingAPIServer, stored_vectors, unit
 
 #: SPEC's retry count, with delays short enough for tests.
@@ -135,6 +137,31 @@ def test_429_waits_as_long_as_retry_after_says(api_server):
     assert np.allclose(vec, api_server.openai_vector("hello"), atol=1e-6)
 
 
+@pytest.mark.parametrize("retry_after", ["120", "http-date"])
+def test_a_retry_after_above_the_cap_fails_at_once_saying_when_to_retry(api_server, retry_after):
+    """A server that asks for more than 60 s is not hit again early (with
+    backoff); the error carries its message and when it said to come back."""
+    if retry_after == "http-date":
+        retry_after = email.utils.formatdate(time.time() + 181, usegmt=True)
+    api_server.add_fault("openai.embeddings", 429, "Rate limit reached for requests", retry_after=retry_after, times=None)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as err:
+        provider(api_server).embed_batch(["a"])
+    assert time.monotonic() - started < 1.0 and len(api_server.requests("openai.embeddings")) == 1
+    message = str(err.value)
+    assert "HTTP 429: Rate limit reached for requests" in message
+    assert re.search(r"the server asks to retry after [23] min, at \d\d:\d\d:\d\d; not retried sooner", message), message
+
+
+def test_a_retry_after_up_to_the_cap_is_waited_for(api_server):
+    api_server.add_fault("openai.embeddings", 429, "Rate limit reached for requests", retry_after="1.5", times=1)
+    p = provider(api_server, retry=RetryPolicy(base_delay_s=0.01, max_delay_s=0.05, max_retry_after_s=1.5))
+    assert len(p.embed_batch(["a"])) == 1
+    first, second = api_server.requests("openai.embeddings")
+    assert (first.status, second.status) == (429, 200) and second.at - first.at >= 1.45
+    assert RetryPolicy().max_retry_after_s == 60.0
+
+
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_5xx_is_retried(api_server, status):
     api_server.add_fault("openai.embeddings", status, times=2)
@@ -181,22 +208,53 @@ def test_400_fails_at_once(api_server):
 
 
 def test_a_slow_answer_times_out_and_is_retried(api_server):
+    """Document requests (sync) have a timeout per attempt, and a timed-out
+    attempt is retried."""
     api_server.add_fault("openai.embeddings", status=None, delay_s=1.0, times=None)
-    p = provider(api_server, query_timeout_s=0.2, retry=RetryPolicy(retries=1, base_delay_s=0.01))
+    p = provider(api_server, document_timeout_s=0.2, retry=RetryPolicy(retries=1, base_delay_s=0.01))
     started = time.monotonic()
     with pytest.raises(ProviderError, match="timed out"):
-        p.embed_query("hello")
+        p.embed_batch(["hello"])
     assert time.monotonic() - started < 1.0
     assert len(api_server.requests("openai.embeddings")) == 2
 
     api_server.clear_faults()
     api_server.add_fault("openai.embeddings", status=None, delay_s=1.0, times=1)  # only the first is slow
+    assert len(p.embed_batch(["hello"])) == 1
+
+
+def test_a_hanging_server_costs_a_query_one_timeout_not_one_per_attempt(api_server):
+    api_server.add_fault("openai.embeddings", status=None, delay_s=3.0, times=None)
+    p = provider(api_server, query_timeout_s=0.5)  # 3 retries, as by default
+    started = time.monotonic()
+    with pytest.raises(ProviderError, match=r"timed out \(the 0.5 s query timeout passed\)"):
+        p.embed_query("hello")
+    elapsed = time.monotonic() - started
+    assert 0.45 < elapsed < 1.0  # one timeout; per attempt it would be 4 x 0.5 s
+    assert len(api_server.requests("openai.embeddings")) == 1
+
+
+def test_quick_failures_are_still_retried_within_the_query_timeout(api_server):
+    api_server.add_fault("openai.embeddings", 503, times=2)
+    p = provider(api_server, query_timeout_s=2.0)
     assert len(p.embed_query("hello")) == api_server.openai_dims
+    assert [r.status for r in api_server.requests("openai.embeddings")] == [503, 503, 200]
+
+
+def test_a_retry_after_beyond_the_query_timeout_fails_the_query_at_once(api_server):
+    api_server.add_fault("openai.embeddings", 429, "Rate limit reached for requests", retry_after="5", times=None)
+    p = provider(api_server, query_timeout_s=2.0)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as err:
+        p.embed_query("hello")
+    assert time.monotonic() - started < 1.0 and len(api_server.requests("openai.embeddings")) == 1
+    assert "HTTP 429: Rate limit reached" in str(err.value)
+    assert "the server asks to retry after 5 s, beyond the 2 s query timeout" in str(err.value)
 
 
 def test_query_timeout_defaults_to_60_seconds():
     p = OpenAIProvider(RemoteTarget("k", "http://127.0.0.1:9", MODEL))
-    assert p._query_timeout.read == 60.0
+    assert p.query_timeout_s == 60.0
 
 
 def test_a_server_that_is_down_is_retried_then_reported():
@@ -230,6 +288,28 @@ def test_forced_rebuild_of_unchanged_files_sends_no_embedding_request(example_wo
         assert any("night-owl" in t for t in sent)
         hits = idx.search("night-owl nightly job")
         assert hits.mode == "hybrid" and hits[0].path == "memory/2026-10-12.md"
+
+
+def test_cache_max_entries_prunes_the_cache_during_a_sync(example_workspace, tmp_path, api_server):
+    agent = openai_agent(example_workspace, tmp_path, api_server, chunking={"tokens": 60, "overlap": 10}, cache={"max_entries": 5})
+    with MemoryIndex(agent, env=ENV) as idx:
+        first = idx.sync()
+        assert first.texts_embedded == len(api_server.inputs("openai.embeddings")) > 20
+        st = idx.status()
+        assert st.cache == {"enabled": True, "entries": 5, "max_entries": 5}
+        assert sum(st.chunks.values()) > 20
+        store = Store(idx.db_path)
+        try:
+            assert store.conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] == 5
+        finally:
+            store.close()
+
+        # A rebuild finds only the 5 kept vectors; the rest are embedded again.
+        api_server.reset_log()
+        rebuilt = idx.sync(force=True)
+        assert rebuilt.cache_hits == 5 and rebuilt.texts_embedded == first.texts_embedded - 5
+        assert len(api_server.inputs("openai.embeddings")) == rebuilt.texts_embedded
+        assert idx.status().cache["entries"] == 5
 
 
 # -- Batch API ------------------------------------------------------------------------

@@ -77,9 +77,26 @@ def local_model_ready(agent: AgentConfig, paths: AppPaths) -> bool:
 
 
 def create_provider(
-    name: str, agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None
+    name: str,
+    agent: AgentConfig,
+    paths: AppPaths,
+    env: Mapping[str, str] | None = None,
+    *,
+    primary: str | None = None,
 ) -> EmbeddingProvider:
-    """Build the named provider; raises ProviderError with the reason."""
+    """Build the named provider; raises ProviderError with the reason.
+
+    ``primary`` is the provider chosen as the primary, when ``name`` is
+    built as its fallback: the shared remote settings (key, headers,
+    model) then stay with the primary's vendor. None means ``name`` is
+    the primary as configured; with ``provider = "auto"`` it is resolved
+    here the way :func:`choose_provider` resolves it.
+    """
+    env = os.environ if env is None else env
+    if primary is None:
+        primary = agent.settings.provider
+        if primary == "auto":
+            primary = _auto(agent, paths, env)[0] or "none"
     module_name = _FACTORIES.get(name)
     if module_name is None:
         raise ProviderError(f"unknown embedding provider {name!r}")
@@ -88,7 +105,7 @@ def create_provider(
     except ImportError as exc:
         hint = " (pip install 'memext[local]')" if name == "local" else ""
         raise ProviderError(f"the {name} provider cannot load: {exc}{hint}") from exc
-    return module.create(agent, paths, env=os.environ if env is None else env)
+    return module.create(agent, paths, env=env, primary=primary)
 
 
 def choose_provider(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None) -> ProviderChoice:
@@ -108,7 +125,7 @@ def choose_provider(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] 
     else:
         name, reason = requested, None
     try:
-        return ProviderChoice(requested, create_provider(name, agent, paths, env), reason)
+        return ProviderChoice(requested, create_provider(name, agent, paths, env, primary=name), reason)
     except ProviderError as exc:
         return fallback_choice(agent, paths, requested, name, str(exc), env)
 
@@ -116,11 +133,16 @@ def choose_provider(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] 
 def fallback_choice(
     agent: AgentConfig, paths: AppPaths, requested: str, failed: str, why: str, env: Mapping[str, str] | None = None
 ) -> ProviderChoice:
-    """The configured fallback after ``failed`` broke, or no provider."""
+    """The configured fallback after ``failed`` broke, or no provider.
+
+    ``failed`` is the provider that was the primary (with ``auto``, what it
+    resolved to): the fallback is built knowing it, so it does not take the
+    primary's key, headers or model to another vendor.
+    """
     fallback = agent.settings.fallback
     if fallback != "none" and fallback != failed:
         try:
-            provider = create_provider(fallback, agent, paths, env)
+            provider = create_provider(fallback, agent, paths, env, primary=failed)
             return ProviderChoice(requested, provider, None, fallback_from=failed, fallback_reason=why)
         except ProviderError as exc:
             why = f"{why}; fallback {fallback} also failed: {exc}"

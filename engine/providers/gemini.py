@@ -4,11 +4,14 @@
 ``RETRIEVAL_QUERY``); ``models/{model}:batchEmbedContents`` embeds
 documents (``RETRIEVAL_DOCUMENT``), at most 100 per request, several
 requests in flight. The key goes in the ``x-goog-api-key`` header. HTTP is
-``httpx2``, the client the ``openai`` package already brings. Default model
+``httpx2`` (the client ``openai`` 3 is built on; a direct dependency in
+pyproject.toml too, as this module imports it). Default model
 ``gemini-embedding-001``; base URL
 ``https://generativelanguage.googleapis.com/v1beta`` unless
 ``remote.base_url`` says otherwise. Retries follow
-:mod:`engine.providers.retry`; Gemini's ``RetryInfo`` counts as Retry-After.
+:mod:`engine.providers.retry`; Gemini's ``RetryInfo`` counts as Retry-After;
+a query embedding gets one overall deadline (the query timeout, 60 s)
+across its attempts.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ..paths import AppPaths
 from .base import EmbeddingProvider, EmbedProgress
 from .packing import cap_input, pack, run_packed
 from .remote import RemoteTarget, remote_target
-from .retry import Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
+from .retry import Deadline, Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 DEFAULT_MODEL = "gemini-embedding-001"
@@ -126,7 +129,7 @@ class GeminiProvider(EmbeddingProvider):
         self._max_request_inputs = min(max_request_inputs, MAX_REQUEST_INPUTS)
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
-        self._query_timeout = httpx2.Timeout(query_timeout_s, connect=min(CONNECT_TIMEOUT_S, query_timeout_s))
+        self.query_timeout_s = query_timeout_s
         self._document_timeout = httpx2.Timeout(document_timeout_s, connect=min(CONNECT_TIMEOUT_S, document_timeout_s))
         self._concurrency = max(1, concurrency)
         self._dims: int | None = None
@@ -141,7 +144,8 @@ class GeminiProvider(EmbeddingProvider):
 
     def embed_query(self, text: str) -> list[float]:
         body = {"model": self._resource, "content": _content(cap_input(text, self.max_input_tokens)), "taskType": "RETRIEVAL_QUERY"}
-        vectors = self._post("embedContent", body, self._query_timeout, "query embedding", lambda d: [_values(d["embedding"])])
+        deadline = Deadline(self.query_timeout_s)  # across attempts, not per attempt
+        vectors = self._post("embedContent", body, deadline, "query embedding", lambda d: [_values(d["embedding"])])
         return vectors[0]
 
     def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
@@ -171,14 +175,29 @@ class GeminiProvider(EmbeddingProvider):
     # -- requests ---------------------------------------------------------------
 
     def _post(
-        self, method: str, body: dict, timeout: httpx2.Timeout, what: str, parse: Callable[[dict], list[list[float]]]
+        self,
+        method: str,
+        body: dict,
+        timeout: httpx2.Timeout | Deadline,
+        what: str,
+        parse: Callable[[dict], list[list[float]]],
     ) -> list[list[float]]:
-        """POST to ``models/{model}:{method}`` under the retry policy; ``parse`` reads the vectors."""
+        """POST to ``models/{model}:{method}`` under the retry policy; ``parse`` reads the vectors.
+
+        ``timeout`` bounds each attempt; a :class:`Deadline` bounds all of
+        them together (each attempt gets what is left of it).
+        """
         url = f"{self.base_url}/{self._resource}:{method}"
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
+        deadline = timeout if isinstance(timeout, Deadline) else None
 
         def attempt() -> list[list[float]]:
-            response = self._http.post(url, content=payload, timeout=timeout)
+            if deadline is not None:
+                left = deadline.timeout(deadline.seconds)
+                per_attempt = httpx2.Timeout(left, connect=min(CONNECT_TIMEOUT_S, left))
+            else:
+                per_attempt = timeout
+            response = self._http.post(url, content=payload, timeout=per_attempt)
             if response.status_code >= 400:
                 raise error_from_response(response)
             data = response.json()
@@ -186,7 +205,9 @@ class GeminiProvider(EmbeddingProvider):
                 raise ValueError(f"expected a JSON object, got {type(data).__name__}")
             return self._check(parse(data))
 
-        return call_with_retries(attempt, classify, self._retry, what=f"Gemini {what} ({self.base_url})", sleep=self._sleep)
+        return call_with_retries(
+            attempt, classify, self._retry, what=f"Gemini {what} ({self.base_url})", sleep=self._sleep, deadline=deadline
+        )
 
     def _check(self, vectors: list[list[float]]) -> list[list[float]]:
         for v in vectors:
@@ -207,11 +228,18 @@ def _values(embedding: Any) -> list[float]:
     return [float(x) for x in embedding["values"]]
 
 
-def create(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None, **options: Any) -> GeminiProvider:
+def create(
+    agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None, *, primary: str | None = None, **options: Any
+) -> GeminiProvider:
     """Build the Gemini provider for an agent (no request is made yet).
 
+    ``primary`` is the provider in force as the primary (what ``auto``
+    resolved to): when it is OpenAI, this is only its fallback and the
+    shared remote settings are not its own (see :func:`remote.owns_settings`).
     ``options`` go to :class:`GeminiProvider` (timeouts, retry policy...).
     """
     env = os.environ if env is None else env
-    target = remote_target("gemini", agent, env, default_base_url=DEFAULT_BASE_URL, default_model=DEFAULT_MODEL)
+    target = remote_target(
+        "gemini", agent, env, default_base_url=DEFAULT_BASE_URL, default_model=DEFAULT_MODEL, primary=primary
+    )
     return GeminiProvider(target, **options)

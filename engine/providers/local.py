@@ -7,6 +7,11 @@
   and not thread-safe: one instance per model file, calls serialised).
 - The context is sized to the chunk budget (capped by the model's training
   context); longer inputs are truncated to it; vectors are L2-normalised.
+- A query embedding (loading the model included) has a time limit, 5 min
+  by default (SPEC §6): it runs on a worker thread and the caller gets a
+  ProviderError when the limit passes. llama.cpp cannot be interrupted, so
+  the abandoned call runs on; until it ends, further queries through the
+  same provider fail at once ("model busy") instead of queueing behind it.
 - A native crash (SIGILL/SIGSEGV in ggml, seen with quantised models on AMX
   CPUs) would kill the host process, a notebook kernel or the tray. So a
   model is first probed in a subprocess; a model that kills the probe is
@@ -31,9 +36,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..config import AgentConfig
 from ..errors import ProviderError
@@ -41,6 +47,8 @@ from ..paths import AppPaths
 from .base import EmbeddingProvider, EmbedProgress
 
 PROBE_TIMEOUT_S = 300
+#: SPEC §6: a local query embedding gives up after 5 minutes.
+QUERY_TIMEOUT_S = 300.0
 #: Texts per llama call: short batches embed as fast as single calls here
 #: and bound the latency of progress reports (ECOSYSTEM_NOTES).
 EMBED_BATCH = 8
@@ -141,15 +149,29 @@ class LocalProvider(EmbeddingProvider):
     id = "local"
     batch_group_size = 64
 
-    def __init__(self, model_file: Path, chunk_tokens: int = 400, cache_dir: Path | None = None, threads: int | None = None):
+    def __init__(
+        self,
+        model_file: Path,
+        chunk_tokens: int = 400,
+        cache_dir: Path | None = None,
+        threads: int | None = None,
+        *,
+        query_timeout_s: float = QUERY_TIMEOUT_S,
+    ):
         self.model_file = Path(model_file)
         self.model = self.model_file.name
         self.endpoint_key = ""
+        #: Seconds a query embedding may take, loading the model included.
+        self.query_timeout_s = query_timeout_s
         self._chunk_tokens = chunk_tokens
         self._cache_dir = cache_dir
         self._threads = threads or max(1, min(os.cpu_count() or 1, 8))
         self._probe: ProbeResult | None = None
         self._loaded: _LoadedModel | None = None
+        #: A query that passed its time limit and is still running (or
+        #: still waiting for the model), with when it started.
+        self._abandoned: _QueryJob | None = None
+        self._jobs_lock = threading.Lock()
 
     # -- probe and load ------------------------------------------------------
 
@@ -186,22 +208,57 @@ class LocalProvider(EmbeddingProvider):
     # -- embedding -------------------------------------------------------------
 
     def embed_query(self, text: str) -> list[float]:
-        return self._embed([text])[0]
+        """Embed a query within ``query_timeout_s`` (see the module docstring)."""
+        with self._jobs_lock:
+            stuck = self._abandoned
+            if stuck is not None and not stuck.done.is_set():
+                raise ProviderError(
+                    f"local model {self.model} is busy: a query embedding started "
+                    f"{time.monotonic() - stuck.started:.0f} s ago went past the {self.query_timeout_s:g} s "
+                    "local query timeout and has not finished yet; try again when it ends"
+                )
+            self._abandoned = None
+        job = _QueryJob(self, text)
+        worker = threading.Thread(target=job.run, name="memext-local-query", daemon=True)
+        worker.start()
+        finished = job.done.wait(self.query_timeout_s)
+        if not finished:
+            with self._jobs_lock:
+                job.abandoned = True
+                if not job.done.is_set():
+                    self._abandoned = job
+        if not finished or time.monotonic() - job.started > self.query_timeout_s:
+            # Late is a failure even when the vector came in just after the
+            # wait ended: no query answers later than its limit.
+            raise ProviderError(
+                f"local model {self.model}: the query embedding took over {self.query_timeout_s:g} s "
+                "(the local query timeout)"
+            )
+        if job.error is not None:
+            raise job.error
+        assert job.vector is not None
+        return job.vector
 
     def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), EMBED_BATCH):
-            out.extend(self._embed(texts[start : start + EMBED_BATCH]))
+            vectors = self._embed(texts[start : start + EMBED_BATCH])
+            assert vectors is not None  # nothing to skip without ``skip``
+            out.extend(vectors)
             if progress:
                 progress(len(out), len(texts))
         return out
 
-    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def _embed(self, texts: Sequence[str], skip: Callable[[], bool] | None = None) -> list[list[float]] | None:
+        """Vectors for ``texts``; None when ``skip()`` says, once the model
+        is free, that nobody waits for them any more."""
         m = self._ensure_loaded()
         # An empty string has no tokens to pool: embed a space instead.
         inputs = [t if t.strip() else " " for t in texts]
         try:
             with m.lock:
+                if skip is not None and skip():
+                    return None
                 vectors = m.llama.embed(inputs, normalize=True, truncate=True)
         except Exception as exc:
             raise ProviderError(f"local model {self.model}: {exc}") from exc
@@ -214,7 +271,34 @@ class LocalProvider(EmbeddingProvider):
             "probe": None if p is None else ("ok" if p.ok else f"failed: {p.error}"),
             "loaded": self._loaded is not None,
             "n_ctx": self._loaded.n_ctx if self._loaded else None,
+            "query_timeout_s": self.query_timeout_s,
+            "busy": self._abandoned is not None and not self._abandoned.done.is_set(),
         }
+
+
+class _QueryJob:
+    """One query embedding on a worker thread (see LocalProvider.embed_query)."""
+
+    def __init__(self, provider: LocalProvider, text: str):
+        self.provider = provider
+        self.text = text
+        self.started = time.monotonic()
+        self.done = threading.Event()
+        #: Set when the caller stopped waiting: if the model is still busy
+        #: with other work then, the job is dropped without running.
+        self.abandoned = False
+        self.vector: list[float] | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            vectors = self.provider._embed([self.text], skip=lambda: self.abandoned)
+            if vectors is not None:
+                self.vector = vectors[0]
+        except BaseException as exc:  # handed to the caller
+            self.error = exc
+        finally:
+            self.done.set()
 
 
 def load_llama(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False):
@@ -441,14 +525,20 @@ def _probe_main(model_file: str) -> None:
 # -- factory -------------------------------------------------------------------------
 
 
-def create(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None) -> LocalProvider:
-    """Build the local provider for an agent (the model loads on first use)."""
+def create(
+    agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None, *, primary: str | None = None, **options: Any
+) -> LocalProvider:
+    """Build the local provider for an agent (the model loads on first use).
+
+    ``options`` go to :class:`LocalProvider` (``query_timeout_s``...);
+    ``primary`` is accepted like the remote providers' and not needed here.
+    """
     try:
         import llama_cpp  # noqa: F401
     except ImportError as exc:
         raise ProviderError(f"llama-cpp-python is not installed ({exc}); pip install 'memext[local]'") from exc
     model_file = resolve_model_file(agent.settings.local.model_path, agent, paths, env=env)
-    provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths))
+    provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths), **options)
     result = provider.probe()
     if not result.ok:
         raise ProviderError(f"local model {model_file} is unusable: {result.error}")

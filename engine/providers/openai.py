@@ -7,7 +7,9 @@ under it, sent with bounded concurrency; with ``remote.batch.enabled`` they
 go through the Batch API instead (:mod:`engine.providers.openai_batch`),
 with inline requests after repeated batch failures. The client's own
 retries are off: :mod:`engine.providers.retry` applies SPEC's policy
-(429/5xx/timeouts 3 times, 0.5-8 s backoff with jitter, ``Retry-After``).
+(429/5xx/timeouts 3 times, 0.5-8 s backoff with jitter, ``Retry-After``);
+a query embedding gets one overall deadline (the query timeout, 60 s)
+across its attempts.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from .base import EmbeddingProvider, EmbedProgress
 from .openai_batch import BatchFailed, OpenAIBatchEmbedder, decode_embedding
 from .packing import cap_input, pack, run_packed
 from .remote import RemoteTarget, remote_target
-from .retry import Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
+from .retry import Deadline, Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 log = logging.getLogger("memext")
 
@@ -117,7 +119,7 @@ class OpenAIProvider(EmbeddingProvider):
         self._max_request_inputs = max_request_inputs
         self._retry = retry or RetryPolicy()
         self._sleep = sleep or time.sleep
-        self._query_timeout = httpx2.Timeout(query_timeout_s, connect=min(CONNECT_TIMEOUT_S, query_timeout_s))
+        self.query_timeout_s = query_timeout_s
         self._document_timeout = httpx2.Timeout(document_timeout_s, connect=min(CONNECT_TIMEOUT_S, document_timeout_s))
         self._concurrency = max(1, concurrency)
         self._dims: int | None = None
@@ -147,9 +149,11 @@ class OpenAIProvider(EmbeddingProvider):
 
     def embed_query(self, text: str) -> list[float]:
         capped = cap_input(text, self.max_input_tokens)
+        deadline = Deadline(self.query_timeout_s)  # across attempts, not per attempt
         response = self._call(
-            lambda: self._client.embeddings.create(model=self.model, input=capped, timeout=self._query_timeout),
+            lambda: self._client.embeddings.create(model=self.model, input=capped, timeout=_attempt_timeout(deadline)),
             "query embedding",
+            deadline=deadline,
         )
         return self._vectors(response, 1)[0]
 
@@ -176,8 +180,10 @@ class OpenAIProvider(EmbeddingProvider):
 
     # -- requests ---------------------------------------------------------------
 
-    def _call(self, fn: Callable[[], Any], what: str) -> Any:
-        return call_with_retries(fn, classify, self._retry, what=f"OpenAI {what} ({self.base_url})", sleep=self._sleep)
+    def _call(self, fn: Callable[[], Any], what: str, deadline: Deadline | None = None) -> Any:
+        return call_with_retries(
+            fn, classify, self._retry, what=f"OpenAI {what} ({self.base_url})", sleep=self._sleep, deadline=deadline
+        )
 
     def _embed_inline(self, texts: list[str], progress: EmbedProgress | None) -> list[list[float]]:
         groups = pack(texts, max_request_tokens=self._max_request_tokens, max_request_inputs=self._max_request_inputs)
@@ -211,15 +217,31 @@ class OpenAIProvider(EmbeddingProvider):
                 raise ProviderError(f"OpenAI embeddings ({self.base_url}) returned vectors of {len(v)} and {self._dims} dimensions")
 
 
-def create(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None, **options: Any) -> OpenAIProvider:
+def _attempt_timeout(deadline: Deadline) -> httpx2.Timeout:
+    """One attempt's timeout: whatever is left of the query's deadline."""
+    left = deadline.timeout(deadline.seconds)
+    return httpx2.Timeout(left, connect=min(CONNECT_TIMEOUT_S, left))
+
+
+def create(
+    agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None, *, primary: str | None = None, **options: Any
+) -> OpenAIProvider:
     """Build the OpenAI provider for an agent (no request is made yet).
 
+    ``primary`` is the provider in force as the primary (what ``auto``
+    resolved to): when it is Gemini, this is only its fallback and the
+    shared remote settings are not its own (see :func:`remote.owns_settings`).
     ``options`` go to :class:`OpenAIProvider` (timeouts, retry policy...).
     Without ``remote.base_url``, ``OPENAI_BASE_URL`` or the public API is used.
     """
     env = os.environ if env is None else env
     target = remote_target(
-        "openai", agent, env, default_base_url=env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL, default_model=DEFAULT_MODEL
+        "openai",
+        agent,
+        env,
+        default_base_url=env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+        default_model=DEFAULT_MODEL,
+        primary=primary,
     )
     batch = agent.settings.remote.batch
     state_file = None

@@ -153,6 +153,8 @@ class OpenAIBatchEmbedder:
         except (BatchPending, BatchClosed):
             raise
         except Exception as exc:
+            if self._closed.is_set():  # a request cut off by close(): not the Batch API's failure
+                raise BatchClosed(f"stopped waiting for OpenAI batch jobs: the index is closing ({exc})") from exc
             self._record_failure(exc)
             if isinstance(exc, BatchFailed):
                 raise

@@ -41,7 +41,18 @@ def endpoint_key(base_url: str, headers: Mapping[str, str] | None = None) -> str
     return f"{key} headers={','.join(names)}" if names else key
 
 
-def owns_settings(name: str, agent: AgentConfig) -> bool:
+def _primary(agent: AgentConfig, primary: str | None) -> str:
+    """The provider in force as the primary: ``primary`` when the caller
+    knows it (what ``auto`` resolved to), else ``provider`` as configured."""
+    return agent.settings.provider if primary is None else primary
+
+
+def _fallback_behind_other_remote(name: str, agent: AgentConfig, primary: str | None) -> bool:
+    p = _primary(agent, primary)
+    return p != name and agent.settings.fallback == name and p in _REMOTE
+
+
+def owns_settings(name: str, agent: AgentConfig, primary: str | None = None) -> bool:
     """Whether ``model`` and ``remote.*`` apply to provider ``name``.
 
     They describe the primary provider's endpoint. When ``name`` is only the
@@ -50,29 +61,38 @@ def owns_settings(name: str, agent: AgentConfig) -> bool:
     the primary: a Gemini fallback must not send the OpenAI key to Google,
     nor ask for ``text-embedding-3-large``. It then uses its own environment
     key, its default endpoint and its default model.
+
+    ``primary`` is the provider actually chosen as the primary. With
+    ``provider = "auto"`` only the caller knows it (auto picks local, OpenAI
+    or Gemini at run time), so :func:`engine.providers.create_provider`
+    always passes it; None means ``provider`` as configured.
     """
-    s = agent.settings
-    fallback_only = s.provider != name and s.fallback == name and s.provider in _REMOTE
-    return not fallback_only or bool(s.remote.base_url)
+    return not _fallback_behind_other_remote(name, agent, primary) or bool(agent.settings.remote.base_url)
 
 
-def configured_model(name: str, agent: AgentConfig) -> str:
+def configured_model(name: str, agent: AgentConfig, primary: str | None = None) -> str:
     """``model`` as it applies to provider ``name`` ("" means its default).
 
     ``model`` names one model: a fallback behind the other remote provider
     always uses its own default.
     """
-    s = agent.settings
-    if s.provider != name and s.fallback == name and s.provider in _REMOTE:
-        return ""
-    return s.model
+    return "" if _fallback_behind_other_remote(name, agent, primary) else agent.settings.model
 
 
 def remote_target(
-    name: str, agent: AgentConfig, env: Mapping[str, str] | None, *, default_base_url: str, default_model: str
+    name: str,
+    agent: AgentConfig,
+    env: Mapping[str, str] | None,
+    *,
+    default_base_url: str,
+    default_model: str,
+    primary: str | None = None,
 ) -> RemoteTarget:
-    """Resolve key, base URL, headers and model; a missing key says how to set one."""
-    owns = owns_settings(name, agent)
+    """Resolve key, base URL, headers and model; a missing key says how to set one.
+
+    ``primary``: the provider chosen as the primary (see :func:`owns_settings`).
+    """
+    owns = owns_settings(name, agent, primary)
     env = os.environ if env is None else env
     key = resolve_api_key(name, agent, env) if owns else env.get(_KEY_ENV[name], "")
     if not key:
@@ -84,6 +104,6 @@ def remote_target(
     return RemoteTarget(
         api_key=key,
         base_url=((r.base_url if owns else "") or default_base_url).rstrip("/"),
-        model=configured_model(name, agent) or default_model,
+        model=configured_model(name, agent, primary) or default_model,
         headers=dict(r.headers) if owns else {},
     )

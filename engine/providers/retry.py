@@ -2,10 +2,20 @@
 
 SPEC §6: rate limits (429), server errors (5xx), timeouts and dropped
 connections are retried 3 times with exponential backoff from 0.5 s to 8 s
-plus jitter, and a server's ``Retry-After`` is honoured; every other error
-fails at once with the server's message. The OpenAI and Gemini providers
-share this policy; each supplies a ``classify`` function that turns its
-client's exceptions into a :class:`Failure`.
+plus jitter; every other error fails at once with the server's message.
+
+- A server's ``Retry-After`` (or Gemini's ``RetryInfo``) is honoured up to
+  :attr:`RetryPolicy.max_retry_after_s` (60 s). A longer one fails at once
+  with the server's message and when it said to come back: retrying early
+  would only hit a rate-limited server again.
+- A query embedding has one overall :class:`Deadline` (the query timeout)
+  across its attempts and the waits between them, so a hanging server
+  costs a search one timeout, not one per attempt. Document embedding
+  (sync) has a timeout per attempt only.
+
+The OpenAI and Gemini providers share this policy; each supplies a
+``classify`` function that turns its client's exceptions into a
+:class:`Failure`.
 """
 
 from __future__ import annotations
@@ -44,7 +54,8 @@ class RetryPolicy:
     #: Up to this fraction is added at random, so clients that failed
     #: together do not all come back at the same instant.
     jitter: float = 0.25
-    #: A ``Retry-After`` longer than this is not waited for (backoff instead).
+    #: A ``Retry-After`` up to this is waited for; a longer one is not
+    #: retried at all (the call fails with the server's message at once).
     max_retry_after_s: float = 60.0
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
 
@@ -54,9 +65,36 @@ class RetryPolicy:
         return min(max(delay, self.base_delay_s), self.max_delay_s)
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        if retry_after is not None and 0.0 <= retry_after <= self.max_retry_after_s:
-            return retry_after
+        """The server's ``Retry-After`` when it gave one, else the backoff.
+
+        A ``Retry-After`` above ``max_retry_after_s`` is capped here; the
+        retry loop never gets that far (it gives up instead, see
+        :func:`call_with_retries`).
+        """
+        if retry_after is not None and retry_after >= 0.0:
+            return min(retry_after, self.max_retry_after_s)
         return self.backoff(attempt)
+
+
+class Deadline:
+    """An overall time limit for one call, across its attempts and waits."""
+
+    def __init__(self, seconds: float, label: str = "query timeout", clock: Callable[[], float] = time.monotonic):
+        self.seconds = seconds
+        self.label = label
+        self._clock = clock
+        self._end = clock() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self._end - self._clock())
+
+    @property
+    def passed(self) -> bool:
+        return self.remaining() <= 0.0
+
+    def timeout(self, limit: float, floor: float = 0.001) -> float:
+        """``limit`` or the time left, whichever is smaller (at least ``floor``)."""
+        return max(floor, min(limit, self.remaining()))
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -95,13 +133,17 @@ def call_with_retries(
     *,
     what: str,
     sleep: Callable[[float], None] = time.sleep,
+    deadline: Deadline | None = None,
 ) -> T:
     """Run ``fn``; retry what ``classify`` calls retryable, per ``policy``.
 
     Raises :class:`ProviderError` carrying the server's message once the
-    error is not retryable or the retries are spent. Exceptions that
-    ``classify`` does not recognise (returns None) propagate unchanged:
-    they are bugs, not provider trouble.
+    error is not retryable, the retries are spent, the server asks for a
+    wait above ``policy.max_retry_after_s``, or the next attempt would start
+    after ``deadline`` (``fn`` itself should bound each attempt by
+    ``deadline.timeout(...)``). Exceptions that ``classify`` does not
+    recognise (returns None) propagate unchanged: they are bugs, not
+    provider trouble.
     """
     attempt = 0
     while True:
@@ -111,10 +153,44 @@ def call_with_retries(
             failure = classify(exc)
             if failure is None:
                 raise
+            tries = f"gave up after {attempt + 1} attempts" if attempt else ""
             if not failure.retryable or attempt >= policy.retries:
-                tries = f" (gave up after {attempt + 1} attempts)" if attempt else ""
-                raise ProviderError(f"{what} failed: {failure.message}{tries}") from exc
-            wait = policy.delay(attempt, failure.retry_after)
+                raise ProviderError(f"{what} failed: {failure.message}{_note(tries)}") from exc
+            ra = failure.retry_after
+            if ra is not None and ra > policy.max_retry_after_s:
+                raise ProviderError(
+                    f"{what} failed: {failure.message} (the server asks to retry after {_duration(ra)}, "
+                    f"at {_clock_time(ra)}; not retried sooner)"
+                ) from exc
+            wait = policy.delay(attempt, ra)
+            if deadline is not None and deadline.remaining() <= wait:
+                limit = f"the {deadline.seconds:g} s {deadline.label}"
+                if ra is not None and ra > deadline.remaining():
+                    why = f"the server asks to retry after {_duration(ra)}, beyond {limit}"
+                else:
+                    why = f"{limit} passed"
+                raise ProviderError(f"{what} failed: {failure.message}{_note(tries, why)}") from exc
             log.info("%s failed (%s); retry %d of %d in %.2f s", what, failure.message, attempt + 1, policy.retries, wait)
             sleep(wait)
             attempt += 1
+
+
+def _note(*parts: str) -> str:
+    parts = tuple(p for p in parts if p)
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _clock_time(seconds_from_now: float) -> str:
+    """Local wall-clock time ``seconds_from_now`` ahead, e.g. ``14:05:03``."""
+    when = time.localtime(time.time() + seconds_from_now)
+    return time.strftime("%H:%M:%S" if seconds_from_now < 20 * 3600 else "%Y-%m-%d %H:%M:%S", when)

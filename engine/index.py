@@ -485,6 +485,7 @@ class MemoryIndex:
                 "in_force": provider.id if provider else "none",
                 "model": provider.model if provider else "",
                 "reason": choice.reason,
+                "failed": choice.failed,
             },
             fallback={"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None,
             vector={

@@ -19,7 +19,7 @@ class IndexStatus:
     dirty: bool
     syncing: bool
     last_sync: dict | None  # {"at", "duration_s", "rebuilt", ...}
-    provider: dict  # {"requested", "in_force", "model", "reason"}
+    provider: dict  # {"requested", "in_force", "model", "reason", "failed"}
     fallback: dict | None  # {"from", "reason"} while a fallback is in force
     vector: dict  # {"available", "store", "backend", "dims", "extension", "error"}
     fts: dict  # {"available", "error"}

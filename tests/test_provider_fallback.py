@@ -251,3 +251,17 @@ def test_auto_picks_gemini_when_only_a_gemini_key_is_set(workspace, tmp_path, ap
         assert_gemini_index(idx, api_server)
         assert idx.search("green tea").mode == "hybrid"
     assert api_server.requests("openai") == [] and api_server.requests("gemini")
+
+
+def test_status_names_a_provider_that_failed_to_start(workspace, tmp_path):
+    """``failed`` tells a broken provider (the tray shows it as an error)
+    from keyword-only by choice."""
+    broken = make_agent(workspace, db_path=tmp_path / "a.sqlite", provider="openai", fallback="none")
+    with MemoryIndex(broken, env={}) as idx:
+        st = idx.status()
+        assert st.provider["in_force"] == "none" and st.provider["failed"] == "openai"
+        assert "no API key for the openai embedding provider" in st.provider["reason"]
+    for choice in ("none", "auto"):
+        agent = make_agent(workspace, db_path=tmp_path / f"{choice}.sqlite", provider=choice)
+        with MemoryIndex(agent, env={}) as idx:
+            assert idx.status().provider["failed"] is None

@@ -164,20 +164,15 @@ def default_index_factory(agent: AgentConfig) -> MemoryIndex:
 def provider_problem(provider: dict) -> str | None:
     """Why the configured embedding provider is not in force, or None.
 
-    ``provider`` is ``IndexStatus.provider`` (requested, in force, reason).
-    ``"none"`` asks for keyword-only search, and ``"auto"`` finding nothing
-    to use (its reason then starts with ``auto:``) is keyword-only by design;
-    any other request that ends with no provider in force failed to start,
-    and the agent searches keyword-only until that is fixed. A configured
-    fallback in force is not a problem (that is what it is for).
+    ``provider`` is ``IndexStatus.provider``: its ``failed`` names a provider
+    that was to be used (asked for, or picked by ``auto``) but did not start,
+    with no fallback taking over. Keyword-only by choice (``none``, or
+    ``auto`` finding nothing) is not a problem, nor is a fallback in force.
     """
-    requested = provider.get("requested") or "none"
-    if requested == "none" or provider.get("in_force") not in (None, "", "none"):
+    failed = provider.get("failed")
+    if not failed:
         return None
-    reason = provider.get("reason") or f"the {requested} embedding provider is not available; keyword-only search"
-    if requested == "auto" and reason.startswith("auto:"):
-        return None
-    return reason
+    return provider.get("reason") or f"the {failed} embedding provider is not available; keyword-only search"
 
 
 @dataclass

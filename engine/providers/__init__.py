@@ -48,6 +48,9 @@ class ProviderChoice:
     reason: str | None = None
     fallback_from: str | None = None
     fallback_reason: str | None = None
+    #: The provider that was to be used but failed to start (and no
+    #: fallback took over); None when keyword-only is by choice.
+    failed: str | None = None
 
     @property
     def name(self) -> str:
@@ -146,7 +149,7 @@ def fallback_choice(
             return ProviderChoice(requested, provider, None, fallback_from=failed, fallback_reason=why)
         except ProviderError as exc:
             why = f"{why}; fallback {fallback} also failed: {exc}"
-    return ProviderChoice(requested, None, f"{failed} provider unavailable: {why}; keyword-only search")
+    return ProviderChoice(requested, None, f"{failed} provider unavailable: {why}; keyword-only search", failed=failed)
 
 
 def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[str | None, str]:

@@ -91,6 +91,20 @@ def session_numbers(conv: dict) -> list[int]:
     return sorted(nums)
 
 
+# Any run of white space holding a line break (the engine's chunker breaks
+# lines on \r\n, \r and \n). 13 dev turns hold "\n", e.g. conv-42 D25:3
+# "...big screen?\n\n[shares a photo ...]".
+_LINE_BREAK_RUN = re.compile(r"\s*[\r\n]\s*")
+
+
+def one_line(value: object) -> str:
+    """``value`` as one line: the protocol writes one line per turn, so each
+    white-space run holding a line break becomes one space (and is dropped at
+    either end); any other text is left exactly as it is."""
+    s = str(value)
+    return _LINE_BREAK_RUN.sub(lambda m: " " if 0 < m.start() and m.end() < len(s) else "", s)
+
+
 def build_layout(conv: dict) -> Layout:
     """The memory files of one conversation, line by line, with the turn map."""
     layout = Layout()
@@ -103,9 +117,9 @@ def build_layout(conv: dict) -> Layout:
         lines += ["", f"## Session {n} ({clock})", ""]
         first = len(lines) - 1  # 1-based line of the heading
         for turn in conv[f"session_{n}"]:
-            text = f"- **{turn['speaker']}**: {turn['text']}"
+            text = f"- **{one_line(turn['speaker'])}**: {one_line(turn['text'])}"
             if turn.get("blip_caption"):
-                text += f" [shares a photo: {turn['blip_caption']}]"
+                text += f" [shares a photo: {one_line(turn['blip_caption'])}]"
             lines.append(text)
             layout.turns[canonical_dia_id(turn["dia_id"])] = (path, len(lines))
         layout.sessions[n] = (path, first, len(lines))
@@ -273,9 +287,10 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
             "files_indexed": report.files_indexed,
         }
         # A reused index costs nothing to sync: keep the figures of the run
-        # that embedded the chunks, so the report can still give them.
+        # that embedded every chunk, so the report can still give them (a
+        # sync that re-embedded only a few changed chunks does not count).
         build_file = out / f"{sid}.build.json"
-        if report.texts_embedded:
+        if report.texts_embedded and report.texts_embedded >= st.chunks["memory"]:
             build_file.write_text(json.dumps({**index, "model": model.name}))
         index["first_build"] = json.loads(build_file.read_text()) if build_file.exists() else None
         log(f"{sid}: {st.files['memory']} files, {st.chunks['memory']} chunks, sync {wall:.1f} s "

@@ -460,8 +460,12 @@ class MemoryIndex:
 
     # -- status --------------------------------------------------------------------
 
-    def status(self) -> IndexStatus:
-        """Files, chunks, provider, vector/FTS state, errors (SPEC §10)."""
+    def status(self, *, check_files: bool = True) -> IndexStatus:
+        """Files, chunks, provider, vector/FTS state, errors (SPEC §10).
+
+        ``check_files=False`` skips the stat scan behind ``dirty`` (None
+        then), for callers that show counts after every search or sync.
+        """
         st = self._store
         st.refresh()
         choice = self.provider_choice
@@ -477,7 +481,7 @@ class MemoryIndex:
             enabled=self.agent.settings.enabled,
             files={s: st.file_count(s) for s in sources},
             chunks={s: st.chunk_count(s) for s in sources},
-            dirty=self.dirty,
+            dirty=self.dirty if check_files else None,
             syncing=self.sync_running(),
             last_sync=last_sync,
             provider={

@@ -16,7 +16,7 @@ class IndexStatus:
     enabled: bool
     files: dict[str, int]  # per source
     chunks: dict[str, int]  # per source
-    dirty: bool
+    dirty: bool | None  # None: not checked (status(check_files=False))
     syncing: bool
     last_sync: dict | None  # {"at", "duration_s", "rebuilt", ...}
     provider: dict  # {"requested", "in_force", "model", "reason", "failed"}

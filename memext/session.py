@@ -98,7 +98,7 @@ class Session:
         the index was never built (so the first search is not empty), and the
         syncs started for notes written in this session."""
         warm = self._warmups.get(idx.agent.id)
-        if warm is not None and warm.is_alive() and idx.status().last_sync is None:
+        if warm is not None and warm.is_alive() and idx.status(check_files=False).last_sync is None:
             warm.join(timeout)
         for thread in self._note_syncs.pop(idx.agent.id, []):
             thread.join(timeout)

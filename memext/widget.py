@@ -263,7 +263,7 @@ class SearchWidget(w.VBox):
             self.status_line.value = ""
             return
         try:
-            st = self.session.index(self.agent).status()
+            st = self.session.index(self.agent).status(check_files=False)  # runs after every search
         except MemextError as exc:
             self.status_line.value = f'<span style="{MUTED}">{esc(self.agent)}: {esc(exc)}</span>'
             return

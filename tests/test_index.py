@@ -182,3 +182,12 @@ def test_search_is_refused_for_a_disabled_agent(workspace, tmp_path):
         with pytest.raises(SearchDisabled, match=r"turned off for agent 'test' \(memory_search.enabled = false in .*config.toml\)"):
             idx.search("Anna")
         assert idx.status().to_dict()["enabled"] is False
+
+
+def test_status_can_skip_the_file_scan(workspace, tmp_path):
+    with MemoryIndex(make_agent(workspace, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
+        idx.sync()
+        (workspace / "memory" / "2026-09-09.md").write_text("- new\n", encoding="utf-8")
+        assert idx.status().dirty is True
+        quick = idx.status(check_files=False)
+        assert quick.dirty is None and quick.total_files == 3

@@ -506,7 +506,7 @@ class AgentWorker:
                     log.debug("notification failed: %s", exc)
 
     def _load_status(self, index: MemoryIndex) -> None:
-        st = index.status()
+        st = index.status(check_files=False)  # the sync that just ran scanned them
         last = st.last_sync or {}
         with self._cond:
             s = self._status

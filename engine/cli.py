@@ -188,7 +188,8 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sync, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result.
 
-    Files changed since the last sync are indexed first (--no-sync skips it)."""
+    Files changed since the last sync are indexed first (--no-sync, or
+    sync.on_search = false in the config, skips it)."""
     text = " ".join(query)
     cfg = _config(ctx)
     agent_cfg = cfg.agent(agent)
@@ -196,9 +197,14 @@ def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sy
     # exit: the engine's sync-on-search is off, and a stale index is synced
     # in the foreground below instead.
     s = agent_cfg.settings
+    on_search = s.sync.on_search
     agent_cfg = dataclasses.replace(agent_cfg, settings=dataclasses.replace(s, sync=dataclasses.replace(s.sync, on_search=False)))
     with _index(cfg, agent_cfg) as idx:
-        note = None if no_sync else _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
+        note = None
+        # sync.on_search = false: only an index never built is built, so a
+        # first search is not empty; edits wait for `memext index` or the tray.
+        if not no_sync and (on_search or idx.never_synced):
+            note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
         resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain)
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)

@@ -127,6 +127,15 @@ def test_search_syncs_a_stale_index_first(config, workspace):
     assert "2026-01-10.md" in run("search", "walrus", "--json").stdout
 
 
+def test_search_honours_sync_on_search_false(config, workspace):
+    config.write_text(config.read_text().replace('provider = "none"\n', 'provider = "none"\n[memory_search.sync]\non_search = false\n'))
+    assert "memory/2026-01-06.md" in run("search", "Anna").stdout  # a first search still builds the index
+    (workspace / "memory" / "2026-01-10.md").write_text("- the walrus committee met\n")
+    assert run("search", "walrus").stdout.strip() == "no results"
+    run("index")
+    assert "2026-01-10.md" in run("search", "walrus").stdout
+
+
 def test_search_does_not_wait_for_another_processs_sync(config, workspace, tmp_path):
     run("index")
     (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")

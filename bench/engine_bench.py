@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_workspace import generate, zipf_words  # noqa: E402
 
-from engine import MemoryIndex  # noqa: E402
-from engine.config import parse_config  # noqa: E402
-from engine.providers.base import EmbeddingProvider  # noqa: E402
+from memext.engine import MemoryIndex  # noqa: E402
+from memext.engine.config import parse_config  # noqa: E402
+from memext.engine.providers.base import EmbeddingProvider  # noqa: E402
 
 DIMS = 384
 

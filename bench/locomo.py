@@ -39,10 +39,10 @@ from typing import Callable, Iterable, Sequence
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine import MemoryIndex  # noqa: E402
-from engine.config import AgentConfig, QuerySettings, parse_config  # noqa: E402
-from engine.search import SearchResult, run_search  # noqa: E402
-from engine.vectors import normalize  # noqa: E402
+from memext.engine import MemoryIndex  # noqa: E402
+from memext.engine.config import AgentConfig, QuerySettings, parse_config  # noqa: E402
+from memext.engine.search import SearchResult, run_search  # noqa: E402
+from memext.engine.vectors import normalize  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-minilm-l6-v2-f16.gguf"

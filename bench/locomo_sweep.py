@@ -32,10 +32,10 @@ from locomo import (  # noqa: E402
     DEFAULT_DATA, DEFAULT_MODEL, DEFAULT_OUT, Question, agent_config, build_layout, load_questions,
 )
 
-from engine import MemoryIndex  # noqa: E402
-from engine.store import Store  # noqa: E402
-from engine.text import FTS_TOKENIZER, contains_all_terms, fts_document, query_terms  # noqa: E402
-from engine.vectors import normalize  # noqa: E402
+from memext.engine import MemoryIndex  # noqa: E402
+from memext.engine.store import Store  # noqa: E402
+from memext.engine.text import FTS_TOKENIZER, contains_all_terms, fts_document, query_terms  # noqa: E402
+from memext.engine.vectors import normalize  # noqa: E402
 
 POOL = 200
 

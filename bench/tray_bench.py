@@ -3,7 +3,7 @@
     python bench/tray_bench.py [--out bench/out/tray] [--agents 5] [--files 1000]
                                [--idle-seconds 30] [--saves 10]
 
-Runs the real headless daemon (``python -m tray --headless``) in its own
+Runs the real headless daemon (``python -m memext.tray --headless``) in its own
 process, watching ``--agents`` workspaces of ``--files`` Markdown files each,
 keyword-only (no local model, no provider), with the default debounce
 (1.5 s). Prints:
@@ -35,8 +35,8 @@ from gen_workspace import generate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from engine.config import load_config  # noqa: E402
-from engine.index import MemoryIndex  # noqa: E402
+from memext.engine.config import load_config  # noqa: E402
+from memext.engine.index import MemoryIndex  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -111,7 +111,7 @@ def main() -> None:
 
     print(f"tray daemon: {args.agents} agents x {args.files} files, keyword-only, debounce 1.5 s")
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "tray", "--headless", "--config", str(cfg)], cwd=ROOT, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "memext.tray", "--headless", "--config", str(cfg)], cwd=ROOT, env=env)
     try:
         done = wait_for_log(log, "synced (startup)", args.agents, timeout=600)
         print(f"  first sync of all agents:      {done - started:6.1f} s ({args.agents * args.files} files)")

@@ -2,13 +2,22 @@
 
 The public API::
 
-    from engine import open_index, load_config
+    from memext.engine import open_index, load_config
     with open_index("work") as idx:
         idx.sync()
         hits = idx.search("deploy checklist")
 
-See :class:`engine.index.MemoryIndex` for the methods.
+See :class:`memext.engine.index.MemoryIndex` for the methods.
 """
+
+if __name__ != "memext.engine":
+    # Run from the repository root, `import engine` would find this folder
+    # as a second, top-level copy of the package (with its own state).
+    raise ImportError(
+        "this folder is the package `memext.engine`; install memext (`pip install -e .`) "
+        "and import `memext.engine` instead of `engine`"
+    )
+
 
 from .chunking import Chunk, chunk_markdown
 from .config import AgentConfig, Config, MemorySearchSettings, load_config

@@ -1,6 +1,6 @@
 """``MemoryIndex``: the one object the CLI, the notebook and the tray use.
 
-    import engine
+    from memext import engine
     with engine.open_index() as idx:          # the default agent
         idx.sync(progress=print)
         for hit in idx.search("what did we decide about caching?"):

@@ -33,7 +33,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 
 def _handled(fn: Callable) -> Callable:
-    """engine.cli's error handling (imported late: engine.cli imports this module)."""
+    """memext.engine.cli's error handling (imported late: engine.cli imports this module)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from engine import MemextError
+from memext.engine import MemextError
 
 from .quiet import semicolon_after_quiet_call, space_before_semicolon
 from .results import SearchResults

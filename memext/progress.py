@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import IO, Any
 
-from engine import SyncProgress
-from engine.progress import TextProgress
+from memext.engine import SyncProgress
+from memext.engine.progress import TextProgress
 
 #: Minimum seconds between two widget updates (each one is a message to the front end).
 WIDGET_UPDATE_EVERY_S = 0.1

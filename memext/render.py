@@ -12,7 +12,7 @@ import re
 import time
 from functools import lru_cache
 
-from engine.text import is_cjk, query_terms
+from memext.engine.text import is_cjk, query_terms
 
 ACCENT = "#3b82c4"
 MUTED = "color:#6b7280"

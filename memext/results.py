@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, overload
 
-from engine import SearchResponse, SearchResult
+from memext.engine import SearchResponse, SearchResult
 
 from .quiet import QuietDisplay
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, esc, highlight_html, highlight_text, score_bar_html, score_bar_text

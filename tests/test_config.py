@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import adhoc_agent, add_agent, load_config
-from engine.errors import ConfigError, UnknownAgentError
+from memext.engine.config import adhoc_agent, add_agent, load_config
+from memext.engine.errors import ConfigError, UnknownAgentError
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.config import load_config
-from engine.config_edit import set_memory_search_value
-from engine.errors import ConfigError, UnknownAgentError
+from memext.engine.config import load_config
+from memext.engine.config_edit import set_memory_search_value
+from memext.engine.errors import ConfigError, UnknownAgentError
 
 USER_TEXT = """# my memext config
 [memory_search]

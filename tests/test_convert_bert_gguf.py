@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from conftest import MODEL_PATH
-from engine import model_install
-from engine.convert_bert_gguf import PHANTOM_SPACE, ConversionError, convert_bert, read_vocab
+from memext.engine import model_install
+from memext.engine.convert_bert_gguf import PHANTOM_SPACE, ConversionError, convert_bert, read_vocab
 
 RECIPE = model_install.RECIPES["minilm"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import HashingProvider, make_agent
-from engine import MemoryIndex, open_index
-from engine.errors import ConfigError, SearchDisabled, UnknownAgentError, WorkspaceMissing
-from engine.lock import WriterLock
+from memext.engine import MemoryIndex, open_index
+from memext.engine.errors import ConfigError, SearchDisabled, UnknownAgentError, WorkspaceMissing
+from memext.engine.lock import WriterLock
 
 
 def test_garbage_in_place_of_the_index_is_moved_aside_and_rebuilt(workspace, tmp_path):

@@ -11,14 +11,14 @@ import time
 
 import pytest
 
-from engine.errors import LockTimeout
-from engine.lock import WriterLock
+from memext.engine.errors import LockTimeout
+from memext.engine.lock import WriterLock
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from engine.lock import WriterLock
+    from memext.engine.lock import WriterLock
     lock = WriterLock(Path(sys.argv[1]), timeout=5).acquire()
     print("locked", flush=True)
     time.sleep(600)

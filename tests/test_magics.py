@@ -12,7 +12,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from conftest import HashingProvider
-from engine import MemoryIndex
+from memext.engine import MemoryIndex
 from memext import SearchResults, Session, StatusTable, SyncSummary
 from memext.magics import MemExt
 from memext.views import FileLines

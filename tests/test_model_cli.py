@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import MODEL_PATH
-from engine import model_install
-from engine.cli import cli
-from engine.config import load_config
-from engine.paths import app_paths
-from engine.providers import choose_provider
-from engine.providers.local import FAULT_ENV
+from memext.engine import model_install
+from memext.engine.cli import cli
+from memext.engine.config import load_config
+from memext.engine.paths import app_paths
+from memext.engine.providers import choose_provider
+from memext.engine.providers.local import FAULT_ENV
 
 
 def run(*args: str):

@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 
 from conftest import make_agent
-from engine import AccessDenied, MemextError, MemoryIndex
+from memext.engine import AccessDenied, MemextError, MemoryIndex
 from memext.notes import append_note
 
 NOW = datetime(2026, 3, 4, 9, 15)

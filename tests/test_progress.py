@@ -8,7 +8,7 @@ import io
 import pytest
 
 from conftest import make_agent
-from engine import MemoryIndex, SyncProgress
+from memext.engine import MemoryIndex, SyncProgress
 from memext.progress import TextProgress, WidgetProgress, progress_for
 
 

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from conftest import make_agent
-from engine import IndexBuildError, MemoryIndex
-from engine.paths import app_paths
-from engine.providers.openai import OpenAIProvider
-from engine.providers.remote import RemoteTarget
-from engine.providers.retry import RetryPolicy
-from engine.store import Store
+from memext.engine import IndexBuildError, MemoryIndex
+from memext.engine.paths import app_paths
+from memext.engine.providers.openai import OpenAIProvider
+from memext.engine.providers.remote import RemoteTarget
+from memext.engine.providers.retry import RetryPolicy
+from memext.engine.store import Store
 from servers import GEMINI_KEY, OPENAI_KEY, stored_vectors, unit
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
@@ -112,7 +112,7 @@ def test_a_query_time_outage_returns_keyword_results(workspace, tmp_path, api_se
         assert again.mode == "keyword" and "HTTP 500" in again.error and "failed 0 s ago" in again.notice
         assert len(api_server.requests("openai.embeddings")) == asked
 
-        monkeypatch.setattr("engine.index.QUERY_RETRY_AFTER_S", 0.0)  # time to try again
+        monkeypatch.setattr("memext.engine.index.QUERY_RETRY_AFTER_S", 0.0)  # time to try again
         api_server.stop()  # the endpoint goes away entirely
         hits = idx.search("Tuesdays")
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "cannot connect" in hits.error
@@ -134,8 +134,8 @@ def test_when_the_fallback_fails_too_sync_says_so_and_keeps_the_index(workspace,
 
 
 def test_a_model_named_for_the_primary_is_not_sent_to_the_fallback(tmp_path, api_server):
-    from engine.paths import app_paths
-    from engine.providers import choose_provider, create_provider
+    from memext.engine.paths import app_paths
+    from memext.engine.providers import choose_provider, create_provider
 
     agent = agent_for(tmp_path, tmp_path, api_server, model="text-embedding-3-large")
     assert create_provider("openai", agent, app_paths(), KEYS).model == "text-embedding-3-large"
@@ -150,9 +150,9 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
     """With no shared remote.base_url, a Gemini fallback behind OpenAI uses
     GEMINI_API_KEY and Google's endpoint, never remote.api_key; also when
     ``provider = "auto"`` resolved to OpenAI."""
-    from engine.paths import app_paths
-    from engine.providers import create_provider
-    from engine.providers.remote import remote_target
+    from memext.engine.paths import app_paths
+    from memext.engine.providers import create_provider
+    from memext.engine.providers.remote import remote_target
 
     secret = {"api_key": "sk-openai-secret", "headers": {"X-Org": "org-123"}}
     agent = make_agent(Path("/tmp"), provider="openai", fallback="gemini", remote=secret)
@@ -175,7 +175,7 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
         remote={**secret, "api_key": OPENAI_KEY},
     )
     api_server.add_fault("openai.embeddings", 403, "Project does not have access to model text-embedding-3-large", times=None)
-    monkeypatch.setattr("engine.providers.gemini.DEFAULT_BASE_URL", api_server.gemini_base_url)
+    monkeypatch.setattr("memext.engine.providers.gemini.DEFAULT_BASE_URL", api_server.gemini_base_url)
     with MemoryIndex(auto, env=env) as idx:
         report = idx.sync()
         assert report.provider_error is None and report.texts_embedded == 3
@@ -239,7 +239,7 @@ def test_a_primary_that_cannot_start_hands_over_to_the_fallback(workspace, tmp_p
 
 def test_auto_picks_gemini_when_only_a_gemini_key_is_set(workspace, tmp_path, api_server):
     """SPEC §6 order: a local model, else an OpenAI key, else a Gemini key."""
-    from engine.providers import choose_provider
+    from memext.engine.providers import choose_provider
 
     agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", remote={"base_url": api_server.gemini_base_url})
     assert choose_provider(agent, app_paths(), KEYS).name == "openai"  # both keys: OpenAI first

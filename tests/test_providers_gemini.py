@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from conftest import make_agent
-from engine import MemoryIndex
-from engine.errors import ProviderError
-from engine.paths import app_paths
-from engine.providers import create_provider
-from engine.providers.gemini import DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiProvider
-from engine.providers.remote import RemoteTarget
-from engine.providers.retry import RetryPolicy
+from memext.engine import MemoryIndex
+from memext.engine.errors import ProviderError
+from memext.engine.paths import app_paths
+from memext.engine.providers import create_provider
+from memext.engine.providers.gemini import DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiProvider
+from memext.engine.providers.remote import RemoteTarget
+from memext.engine.providers.retry import RetryPolicy
 from servers import GEMINI_KEY, EmbeddingAPIServer, stored_vectors, unit
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)

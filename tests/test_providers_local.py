@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from conftest import MODEL_PATH, make_agent
-from engine.errors import ProviderError
-from engine.index import MemoryIndex
-from engine.paths import app_paths
-from engine.providers import choose_provider
-from engine.providers import local as local_mod
-from engine.providers.local import (
+from memext.engine.errors import ProviderError
+from memext.engine.index import MemoryIndex
+from memext.engine.paths import app_paths
+from memext.engine.providers import choose_provider
+from memext.engine.providers import local as local_mod
+from memext.engine.providers.local import (
     FAULT_ENV,
     QUERY_TIMEOUT_S,
     LocalProvider,
@@ -283,7 +283,7 @@ def test_relative_model_path_is_resolved_against_the_workspace(workspace, tmp_pa
 
 def test_probe_runs_as_a_module_and_prints_json():
     proc = subprocess.run(
-        [local_mod.sys.executable, "-m", "engine.providers.local", str(MODEL_PATH)], capture_output=True, text=True, input=""
+        [local_mod.sys.executable, "-m", "memext.engine.providers.local", str(MODEL_PATH)], capture_output=True, text=True, input=""
     )
     assert proc.returncode == 0
     assert proc.stdout.strip().splitlines()[-1] == '{"dims": 384, "n_ctx_train": 512}'

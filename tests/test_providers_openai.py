@@ -19,16 +19,16 @@ import numpy as np
 import pytest
 
 from conftest import make_agent
-from engine import MemoryIndex
-from engine.config import BatchSettings
-from engine.errors import ProviderError
-from engine.paths import app_paths
-from engine.providers import create_provider
-from engine.providers.openai import DEFAULT_BASE_URL, DEFAULT_MODEL, INLINE_GROUP_SIZE, OpenAIProvider
-from engine.providers.openai_batch import BatchPending
-from engine.providers.remote import RemoteTarget
-from engine.providers.retry import RetryPolicy
-from engine.store import Store
+from memext.engine import MemoryIndex
+from memext.engine.config import BatchSettings
+from memext.engine.errors import ProviderError
+from memext.engine.paths import app_paths
+from memext.engine.providers import create_provider
+from memext.engine.providers.openai import DEFAULT_BASE_URL, DEFAULT_MODEL, INLINE_GROUP_SIZE, OpenAIProvider
+from memext.engine.providers.openai_batch import BatchPending
+from memext.engine.providers.remote import RemoteTarget
+from memext.engine.providers.retry import RetryPolicy
+from memext.engine.store import Store
 from servers import OPENAI_KEY, EmbeddingAPIServer, stored_vectors, unit
 
 #: SPEC's retry count, with delays short enough for tests.

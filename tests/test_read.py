@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from engine.errors import AccessDenied, BadLineRange, MemextError
-from engine.read import MAX_CHARS, MAX_LINES, read_lines
+from memext.engine.errors import AccessDenied, BadLineRange, MemextError
+from memext.engine.read import MAX_CHARS, MAX_LINES, read_lines
 
 
 def test_reads_a_window_with_1_based_lines(workspace):

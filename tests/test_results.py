@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import make_agent
-from engine import MemoryIndex, ReadResult, SearchResponse, SearchResult
+from memext.engine import MemoryIndex, ReadResult, SearchResponse, SearchResult
 from memext import FileLines, SearchResults, StatusTable
 from memext.render import highlight_html, score_bar_html, term_spans
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from conftest import HashingProvider, make_agent
-from engine import MemextError, MemoryIndex
-from engine.search import bm25_to_score, decay_factor, make_snippet, pool_size
-from engine.text import query_terms
+from memext.engine import MemextError, MemoryIndex
+from memext.engine.search import bm25_to_score, decay_factor, make_snippet, pool_size
+from memext.engine.text import query_terms
 
 
 def idx_for(ws, tmp_path, provider, **settings) -> MemoryIndex:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import MemextError, MemoryIndex
-from engine.errors import UnknownAgentError
+from memext.engine import MemextError, MemoryIndex
+from memext.engine.errors import UnknownAgentError
 from memext import Session
 from memext_helpers import write_config
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-from engine.sessions import discover_session_files, parse_transcript
-from engine.sources import discover_memory_files, read_text
+from memext.engine.sessions import discover_session_files, parse_transcript
+from memext.engine.sources import discover_memory_files, read_text
 
 
 def paths(files):

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from conftest import make_agent
-from engine import MemoryIndex, db
-from engine.errors import IndexOpenError, MemextError
-from engine.store import CacheKey, NewChunk, Store, move_aside
-from engine.vectors import normalize
+from memext.engine import MemoryIndex, db
+from memext.engine.errors import IndexOpenError, MemextError
+from memext.engine.store import CacheKey, NewChunk, Store, move_aside
+from memext.engine.vectors import normalize
 
 TESTS = Path(__file__).resolve().parent
 
@@ -100,7 +100,7 @@ def test_embedding_cache_prunes_least_recently_used(tmp_path):
 
 
 def test_garbage_file_is_reported_as_corrupt(tmp_path):
-    from engine.store import CorruptIndex
+    from memext.engine.store import CorruptIndex
 
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
@@ -113,7 +113,7 @@ READER = textwrap.dedent(
     import sys, json, time
     sys.path.insert(0, {tests!r})
     from conftest import make_agent
-    from engine import MemoryIndex
+    from memext.engine import MemoryIndex
     from pathlib import Path
     agent = make_agent(Path({ws!r}), db_path=Path({db!r}), sync={{"on_search": False}})
     with MemoryIndex(agent, provider=None) as idx:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import HashingProvider, make_agent
-from engine import IndexBuildError, MemoryIndex
-from engine.errors import WorkspaceMissing
-from engine.store import Store
-from engine.sync import Syncer, files_changed
+from memext.engine import IndexBuildError, MemoryIndex
+from memext.engine.errors import WorkspaceMissing
+from memext.engine.store import Store
+from memext.engine.sync import Syncer, files_changed
 
 TESTS = Path(__file__).resolve().parent
 
@@ -219,7 +219,7 @@ CONCURRENT_SYNC = textwrap.dedent(
     import sys, json, time
     sys.path.insert(0, {tests!r})
     from conftest import HashingProvider, make_agent
-    from engine import MemoryIndex
+    from memext.engine import MemoryIndex
     from pathlib import Path
     agent = make_agent(Path({ws!r}), db_path=Path({db!r}))
     p = HashingProvider()

@@ -1,6 +1,6 @@
 """Tokens for FTS5: Unicode words, CJK grams, exact-hit checks."""
 
-from engine.text import contains_all_terms, estimate_tokens, fts_document, fts_match_expression, query_terms
+from memext.engine.text import contains_all_terms, estimate_tokens, fts_document, fts_match_expression, query_terms
 
 
 def test_query_terms_are_unicode_words_and_cjk_bigrams():
@@ -35,7 +35,7 @@ def test_token_estimate_counts_cjk_as_one():
 
 
 def test_terms_fold_case_as_the_fts_index_does():
-    from engine.text import fold
+    from memext.engine.text import fold
 
     # unicode61 keeps ß (casefold would make "ss", a token the index never holds)
     assert query_terms("Hauptstraße") == ["hauptstraße"]

@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tray.autostart import LAUNCH_AGENT_LABEL, autostart_entry, desktop_exec, tray_command
+from memext.tray.autostart import LAUNCH_AGENT_LABEL, autostart_entry, desktop_exec, tray_command
 
-CMD = ["/opt/my env/bin/python", "-m", "tray"]
+CMD = ["/opt/my env/bin/python", "-m", "memext.tray"]
 
 
 def parse_desktop(text: str) -> dict[str, str]:
@@ -28,7 +28,7 @@ def test_linux_desktop_entry(tmp_path):
     d = parse_desktop(entry.content)
     assert d["Type"] == "Application"
     assert d["Name"] == "memext"
-    assert d["Exec"] == '"/opt/my env/bin/python" -m tray'
+    assert d["Exec"] == '"/opt/my env/bin/python" -m memext.tray'
     assert d["Terminal"] == "false"
     assert d["X-GNOME-Autostart-enabled"] == "true"
     # Relative XDG_CONFIG_HOME is ignored, as the spec says.
@@ -38,7 +38,7 @@ def test_linux_desktop_entry(tmp_path):
 
 def test_desktop_exec_quoting_round_trips():
     # After the value's own unescaping (\\ -> \), Exec is split like a shell word list.
-    for argv in (["/usr/bin/python3", "-m", "tray"], ['/p/we"ird dir\\x/python', "-m", "tray"], ["/p/100%/python"]):
+    for argv in (["/usr/bin/python3", "-m", "memext.tray"], ['/p/we"ird dir\\x/python', "-m", "memext.tray"], ["/p/100%/python"]):
         value = desktop_exec(argv).replace("\\\\", "\\")
         assert [a.replace("%%", "%") for a in shlex.split(value)] == argv
     assert desktop_exec(["/p/100%/python"]) == "/p/100%%/python"
@@ -58,20 +58,20 @@ def test_macos_launch_agent(tmp_path):
 
 def test_windows_startup_entry(tmp_path):
     appdata = tmp_path / "AppData" / "Roaming"
-    cmd = [r"C:\Program Files\Python311\pythonw.exe", "-m", "tray"]
+    cmd = [r"C:\Program Files\Python311\pythonw.exe", "-m", "memext.tray"]
     entry = autostart_entry("win32", command=cmd, home=tmp_path, env={"APPDATA": str(appdata)})
     assert entry.path == appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / "memext.cmd"
     lines = entry.content.splitlines()
     assert lines[0] == "@echo off"
-    assert lines[-1] == r'start "" "C:\Program Files\Python311\pythonw.exe" -m tray'
+    assert lines[-1] == r'start "" "C:\Program Files\Python311\pythonw.exe" -m memext.tray'
 
 
 def test_windows_prefers_pythonw(tmp_path):
     (tmp_path / "python.exe").write_text("")
     assert tray_command(str(tmp_path / "python.exe"), "win32")[0] == str(tmp_path / "python.exe")
     (tmp_path / "pythonw.exe").write_text("")
-    assert tray_command(str(tmp_path / "python.exe"), "win32") == [str(tmp_path / "pythonw.exe"), "-m", "tray"]
-    assert tray_command("/usr/bin/python3", "linux") == ["/usr/bin/python3", "-m", "tray"]
+    assert tray_command(str(tmp_path / "python.exe"), "win32") == [str(tmp_path / "pythonw.exe"), "-m", "memext.tray"]
+    assert tray_command("/usr/bin/python3", "linux") == ["/usr/bin/python3", "-m", "memext.tray"]
 
 
 def test_linux_entry_is_written_and_removed(isolated_user_dirs):
@@ -82,7 +82,7 @@ def test_linux_entry_is_written_and_removed(isolated_user_dirs):
     assert entry.enabled
     d = parse_desktop(entry.path.read_text())
     argv = shlex.split(d["Exec"].replace("\\\\", "\\"))
-    assert argv == [sys.executable, "-m", "tray"]
+    assert argv == [sys.executable, "-m", "memext.tray"]
     # The command really starts the tray (here: its --help).
     out = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--headless" in out.stdout

@@ -11,10 +11,10 @@ import pytest
 from tray_helpers import atomic_save, make_workspace, search_paths, wait_for, write_config
 
 from conftest import HashingProvider
-from engine.config import AgentConfig
-from engine.index import MemoryIndex
-from engine.lock import WriterLock
-from tray.daemon import AgentState, DaemonOptions, SyncRequest, TrayDaemon
+from memext.engine.config import AgentConfig
+from memext.engine.index import MemoryIndex
+from memext.engine.lock import WriterLock
+from memext.tray.daemon import AgentState, DaemonOptions, SyncRequest, TrayDaemon
 
 
 @pytest.fixture
@@ -334,8 +334,8 @@ def test_a_provider_that_cannot_start_is_the_agents_error(tmp_path, monkeypatch)
     model (which cannot be caused on demand). Everything else is real: the
     config, the engine choosing the provider, the fallback to keyword-only."""
     from conftest import MODEL_PATH
-    from engine.paths import app_paths
-    from engine.providers.local import FAULT_ENV, forget_probe
+    from memext.engine.paths import app_paths
+    from memext.engine.providers.local import FAULT_ENV, forget_probe
 
     monkeypatch.setenv(FAULT_ENV, "SIGSEGV")
     loc = make_workspace(tmp_path, "loc", {"memory/2026-02-01.md": "- Loc drinks green tea.\n"})
@@ -391,7 +391,7 @@ def test_no_scheduler_spin_for_a_missing_workspace_a_disabled_agent_or_a_long_sy
         off={**interval, "enabled": False},
         slow=interval,
     )
-    from engine.config import load_config
+    from memext.engine.config import load_config
 
     slow_db = load_config(cfg).agent("slow").db_path()
     slow_db.parent.mkdir(parents=True, exist_ok=True)
@@ -424,11 +424,11 @@ def test_no_scheduler_spin_for_a_missing_workspace_a_disabled_agent_or_a_long_sy
 
 
 def test_no_agents_without_a_config_file(tmp_path, monkeypatch):
-    from engine.paths import app_paths
-    from tray.autostart import autostart_entry
-    from tray.icon import TrayApp
-    from tray.menu import find, header_text
-    from tray.opener import ensure_config_file
+    from memext.engine.paths import app_paths
+    from memext.tray.autostart import autostart_entry
+    from memext.tray.icon import TrayApp
+    from memext.tray.menu import find, header_text
+    from memext.tray.opener import ensure_config_file
 
     home = make_workspace(tmp_path, "home", {"memory/2026-01-01.md": "- private notes\n"})
     monkeypatch.chdir(home)  # a tray started at login runs in the home folder
@@ -494,8 +494,8 @@ def test_a_watcher_that_cannot_start_is_tried_again(setup, monkeypatch):
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
-    import tray.daemon
-    import tray.watcher
+    import memext.tray.daemon as _daemon_mod
+    import memext.tray.watcher as _watcher_mod
 
     broken = {"native": True, "polling": True}
 
@@ -511,9 +511,9 @@ def test_a_watcher_that_cannot_start_is_tried_again(setup, monkeypatch):
                 raise OSError(errno.EMFILE, "Too many open files")
             super().start()
 
-    monkeypatch.setattr(tray.watcher, "Observer", LimitedObserver)
-    monkeypatch.setattr(tray.watcher, "PollingObserver", FailingPollingObserver)
-    monkeypatch.setattr(tray.daemon, "WATCH_RETRY_S", 0.5)
+    monkeypatch.setattr(_watcher_mod, "Observer", LimitedObserver)
+    monkeypatch.setattr(_watcher_mod, "PollingObserver", FailingPollingObserver)
+    monkeypatch.setattr(_daemon_mod, "WATCH_RETRY_S", 0.5)
     cfg, a, _ = setup
     write_config(cfg, {"alpha": a})
     with start_daemon(cfg) as d:  # reconcile scan only every 300 s
@@ -538,7 +538,7 @@ def test_a_watcher_that_cannot_start_is_tried_again_at_the_reconcile_scan(setup,
 
     from watchdog.observers.polling import PollingObserver
 
-    import tray.watcher
+    import memext.tray.watcher as _watcher_mod
 
     broken = {"polling": True}
 
@@ -548,7 +548,7 @@ def test_a_watcher_that_cannot_start_is_tried_again_at_the_reconcile_scan(setup,
                 raise OSError(errno.EMFILE, "Too many open files")
             super().start()
 
-    monkeypatch.setattr(tray.watcher, "PollingObserver", FailingPollingObserver)
+    monkeypatch.setattr(_watcher_mod, "PollingObserver", FailingPollingObserver)
     cfg, a, _ = setup
     write_config(cfg, {"alpha": a})
     with start_daemon(cfg, polling=True, reconcile_s=0.5) as d:

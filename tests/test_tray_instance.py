@@ -11,16 +11,16 @@ from pathlib import Path
 
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
 
-from engine.paths import app_paths
-from tray.instance import SingleInstance, instance_lock_path
-from tray.logs import BACKUPS, setup_logging
+from memext.engine.paths import app_paths
+from memext.tray.instance import SingleInstance, instance_lock_path
+from memext.tray.logs import BACKUPS, setup_logging
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def tray_process(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "tray", *args],
+        [sys.executable, "-m", "memext.tray", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

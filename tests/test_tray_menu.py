@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from tray_helpers import make_workspace, wait_for, write_config
 
-from tray.autostart import autostart_entry
-from tray.daemon import AgentSnapshot, AgentState, DaemonOptions, DaemonSnapshot, TrayDaemon
-from tray.icon import STATE_COLOURS, TrayApp, icon_image, menu_missing_warning
-from tray.menu import SEPARATOR, build_menu, duration_text, find, header_text, last_sync_text, render_text
-from tray.opener import CONFIG_TEMPLATE, ensure_config_file, open_command
+from memext.tray.autostart import autostart_entry
+from memext.tray.daemon import AgentSnapshot, AgentState, DaemonOptions, DaemonSnapshot, TrayDaemon
+from memext.tray.icon import STATE_COLOURS, TrayApp, icon_image, menu_missing_warning
+from memext.tray.menu import SEPARATOR, build_menu, duration_text, find, header_text, last_sync_text, render_text
+from memext.tray.opener import CONFIG_TEMPLATE, ensure_config_file, open_command
 
 
 class NoActions:
@@ -171,7 +171,7 @@ def test_open_config_creates_a_commented_file(tmp_path):
     path = tmp_path / "cfgdir" / "config.toml"
     assert ensure_config_file(path) == path
     assert path.read_text() == CONFIG_TEMPLATE
-    from engine.config import load_config
+    from memext.engine.config import load_config
 
     assert load_config(path).agents[0].adhoc  # a comments-only file loads
     path.write_text("[[agents]]\n")

@@ -12,7 +12,7 @@ import pytest
 from tray_helpers import atomic_save, make_workspace, wait_for
 
 from conftest import make_agent
-from tray.watcher import MemoryWatcher, WatchRoots, is_temporary
+from memext.tray.watcher import MemoryWatcher, WatchRoots, is_temporary
 
 
 class Recorder:
@@ -263,7 +263,7 @@ def test_a_start_that_fails_entirely_leaves_nothing_running(ws, monkeypatch):
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
-    import tray.watcher
+    import memext.tray.watcher as _watcher_mod
 
     broken = {"polling": True}
 
@@ -277,7 +277,7 @@ def test_a_start_that_fails_entirely_leaves_nothing_running(ws, monkeypatch):
                 raise OSError(errno.EMFILE, "Too many open files")
             super().start()
 
-    monkeypatch.setattr(tray.watcher, "PollingObserver", FailingPollingObserver)
+    monkeypatch.setattr(_watcher_mod, "PollingObserver", FailingPollingObserver)
     before = {t.name for t in threading.enumerate()}
     rec = Recorder()
     agent = make_agent(ws, "w")

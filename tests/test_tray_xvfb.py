@@ -20,9 +20,9 @@ from PIL import Image, ImageStat
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
 from Xlib import X, display
 
-from engine.paths import app_paths
-from tray.daemon import AgentState
-from tray.icon import STATE_COLOURS
+from memext.engine.paths import app_paths
+from memext.tray.daemon import AgentState
+from memext.tray.icon import STATE_COLOURS
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -206,7 +206,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
     prefix = f"tray-{backend}"
     ARTIFACTS.mkdir(exist_ok=True)
     output = open(ARTIFACTS / f"{prefix}.out", "w")
-    command = [sys.executable, "-m", "tray", "--verbose", "--config", str(cfg)]
+    command = [sys.executable, "-m", "memext.tray", "--verbose", "--config", str(cfg)]
     notes = None
     if notifications:
         notes = NotificationSession(xsession)

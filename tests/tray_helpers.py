@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from engine.config import load_config
-from engine.index import MemoryIndex
+from memext.engine.config import load_config
+from memext.engine.index import MemoryIndex
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from engine.paths import app_paths
+from memext.engine.paths import app_paths
 
 from .autostart import autostart_entry, tray_command
 from .daemon import DEFAULT_RECONCILE_S, DaemonOptions, TrayDaemon
@@ -69,16 +69,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         log.info("memext-tray starting (pid %d, %s), log %s", os.getpid(), "headless" if args.headless else "icon", log_file)
+        command = tray_command()
+        if os.environ.get("MEMEXT_CONFIG"):
+            command += ["--config", os.environ["MEMEXT_CONFIG"]]  # the login session may not set it
+        entry = autostart_entry(command=command)
+        if entry.refresh():
+            log.info("start-at-login entry %s rewritten for this version", entry.path)
         options = DaemonOptions(config_path=args.config, polling=args.polling, reconcile_s=args.reconcile_seconds, paths=paths)
         daemon = TrayDaemon(options)
         if args.headless:
             return run_headless(daemon)
         from .icon import TrayApp
 
-        command = tray_command()
-        if os.environ.get("MEMEXT_CONFIG"):
-            command += ["--config", os.environ["MEMEXT_CONFIG"]]  # the login session may not set it
-        app = TrayApp(daemon, autostart_entry(command=command))
+        app = TrayApp(daemon, entry)
         daemon.notifier = app.notify
         try:
             return app.run()

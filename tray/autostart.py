@@ -4,7 +4,7 @@
 - macOS: ``~/Library/LaunchAgents/io.github.memext.tray.plist`` (``RunAtLoad``).
 - Windows: ``memext.cmd`` in the Startup folder, starting ``pythonw`` (no console).
 
-The command is this Python running ``-m tray``, so the entry keeps working
+The command is this Python running ``-m memext.tray``, so the entry keeps working
 inside a virtual environment.
 """
 
@@ -48,9 +48,22 @@ class AutostartEntry:
     def set(self, enabled: bool) -> None:
         self.enable() if enabled else self.disable()
 
+    def refresh(self) -> bool:
+        """Rewrite an enabled entry whose content is out of date (one
+        written by an older memext, e.g. ``-m tray`` before the package
+        became ``memext.tray``); True when it was rewritten."""
+        try:
+            current = self.path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False  # not enabled (or not ours to judge)
+        if current.replace("\r\n", "\n") == self.content:
+            return False
+        self.enable()
+        return True
+
 
 def tray_command(python: str | None = None, platform: str | None = None) -> list[str]:
-    """``[python, "-m", "tray"]``; on Windows ``pythonw.exe`` when it exists."""
+    """``[python, "-m", "memext.tray"]``; on Windows ``pythonw.exe`` when it exists."""
     platform = platform or sys.platform
     python = python or sys.executable
     if platform == "win32":
@@ -58,7 +71,7 @@ def tray_command(python: str | None = None, platform: str | None = None) -> list
         windowed = p.with_name("pythonw.exe")
         if p.name.lower() == "python.exe" and windowed.exists():
             python = str(windowed)
-    return [python, "-m", "tray"]
+    return [python, "-m", "memext.tray"]
 
 
 # -- Linux: XDG autostart -----------------------------------------------------------

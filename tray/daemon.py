@@ -36,13 +36,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from engine.config import AgentConfig, Config, load_config
-from engine.errors import LockTimeout, MemextError
-from engine.index import MemoryIndex
-from engine.paths import AppPaths, app_paths
-from engine.sessions import discover_session_files
-from engine.sources import MEMORY_DIR, discover_memory_files
-from engine.sync import SyncCancelled, SyncProgress, SyncReport
+from memext.engine.config import AgentConfig, Config, load_config
+from memext.engine.errors import LockTimeout, MemextError
+from memext.engine.index import MemoryIndex
+from memext.engine.paths import AppPaths, app_paths
+from memext.engine.sessions import discover_session_files
+from memext.engine.sources import MEMORY_DIR, discover_memory_files
+from memext.engine.sync import SyncCancelled, SyncProgress, SyncReport
 
 from .watcher import MemoryWatcher, WatchRoots, describe
 

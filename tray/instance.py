@@ -12,7 +12,7 @@ from pathlib import Path
 
 import filelock
 
-from engine.paths import AppPaths, app_paths
+from memext.engine.paths import AppPaths, app_paths
 
 
 def instance_lock_path(paths: AppPaths | None = None) -> Path:

@@ -45,8 +45,8 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 from watchdog.utils.event_debouncer import EventDebouncer
 
-from engine.config import AgentConfig
-from engine.sources import MEMORY_DIR, ROOT_FILES
+from memext.engine.config import AgentConfig
+from memext.engine.sources import MEMORY_DIR, ROOT_FILES
 
 log = logging.getLogger("memext.tray")
 

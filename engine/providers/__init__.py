@@ -31,9 +31,9 @@ __all__ = [
 ]
 
 _FACTORIES = {
-    "openai": "engine.providers.openai",
-    "gemini": "engine.providers.gemini",
-    "local": "engine.providers.local",
+    "openai": "memext.engine.providers.openai",
+    "gemini": "memext.engine.providers.gemini",
+    "local": "memext.engine.providers.local",
 }
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 

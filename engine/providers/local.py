@@ -426,7 +426,7 @@ def embed_isolated(model_file: Path, texts: Sequence[str], timeout: float = PROB
 
 def _run_probe(model_file: Path, texts: list[str] | None, timeout: float) -> tuple[ProbeResult, list | None, bool]:
     """(verdict, vectors for ``texts``, whether the probe died of a signal)."""
-    cmd = [sys.executable, "-m", "engine.providers.local", str(model_file)]
+    cmd = [sys.executable, "-m", "memext.engine.providers.local", str(model_file)]
     try:
         proc = subprocess.run(
             cmd,

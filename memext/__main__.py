@@ -1,6 +1,6 @@
 """``python -m memext``: the ``memext`` command line."""
 
-from memext.engine.cli import main
+from memext.cli import main
 
 if __name__ == "__main__":
     main()

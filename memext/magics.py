@@ -21,8 +21,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
-from memext.engine import MemextError
-from memext.engine.cli import parse_get_spec
+from memext.engine import MemextError, parse_get_spec
 
 from .notes import append_note
 from .progress import progress_for

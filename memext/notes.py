@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memext.engine import AccessDenied, AgentConfig, MemextError
-from memext.engine.read import resolve_memory_path
+from memext.engine import AccessDenied, AgentConfig, MemextError, resolve_memory_path
 
 LONG_TERM_FILE = "MEMORY.md"
 

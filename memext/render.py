@@ -8,11 +8,9 @@ inline because notebook front ends drop ``<style>`` from untrusted output.
 from __future__ import annotations
 
 import html
-import re
 import time
-from functools import lru_cache
 
-from memext.engine.text import is_cjk, query_terms
+from memext.engine import term_spans
 
 ACCENT = "#3b82c4"
 MUTED = "color:#6b7280"
@@ -23,26 +21,6 @@ ERROR_STYLE = "margin:4px 0;padding:4px 8px;border-left:3px solid #dc2626;backgr
 def esc(text: object) -> str:
     """Escape text for HTML (quotes too, so it is safe in attributes)."""
     return html.escape(str(text), quote=True)
-
-
-@lru_cache(maxsize=64)
-def _term_pattern(query: str) -> re.Pattern | None:
-    terms = query_terms(query)
-    if not terms:
-        return None
-    # Longest first so "deploys" wins over "deploy" where both are terms.
-    terms = sorted(terms, key=len, reverse=True)
-    alts = [re.escape(t) if is_cjk(t[0]) else rf"(?<![^\W_]){re.escape(t)}(?![^\W_])" for t in terms]
-    return re.compile("|".join(alts), re.IGNORECASE)
-
-
-def term_spans(text: str, query: str) -> list[tuple[int, int]]:
-    """Where the query's terms occur in ``text`` as whole words (CJK grams
-    as substrings), as (start, end) pairs."""
-    pattern = _term_pattern(query)
-    if pattern is None:
-        return []
-    return [m.span() for m in pattern.finditer(text)]
 
 
 def highlight_html(text: str, query: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from memext.engine import MemextError
-from memext.engine.cli import cli, handle_errors, parse_get_spec
+from memext.engine.cli import MemextGroup, cli
 from memext.engine.lock import WriterLock
 
 
@@ -80,15 +81,6 @@ def test_agents_add_and_list(tmp_path, workspace, monkeypatch):
     rows = json.loads(r.output)
     assert rows[0]["id"] == "notes" and rows[0]["workspace"] == str(workspace.resolve())
     assert run("agents", "add", "notes", str(workspace)).exit_code == 1
-
-
-def test_parse_get_spec():
-    assert parse_get_spec("memory/a.md") == ("memory/a.md", None, None)
-    assert parse_get_spec("memory/a.md:5") == ("memory/a.md", 5, None)
-    assert parse_get_spec("memory/a.md:5-7") == ("memory/a.md", 5, 3)
-    for bad, message in [("a.md:0", "start at 1"), ("a.md:0-2", "start at 1"), ("a.md:7-5", "ends before")]:
-        with pytest.raises(MemextError, match=message):
-            parse_get_spec(bad)
 
 
 def test_console_script_exit_code(config):
@@ -171,14 +163,49 @@ def test_an_uncreatable_index_folder_is_one_line(tmp_path, workspace, monkeypatc
     assert "afile/idx/w.sqlite" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-def test_os_errors_become_one_line():
-    @click.command()
-    @handle_errors
-    def boom() -> None:
-        raise PermissionError(13, "Permission denied", "/some/file")
+def _group_raising(exc: BaseException) -> click.Group:
+    """A MemextGroup whose one command raises ``exc`` (the faults below
+    cannot be caused on purpose from a real command)."""
 
-    r = CliRunner().invoke(boom, [], catch_exceptions=False)
-    assert r.exit_code == 1 and r.stderr == "memext: error: /some/file: Permission denied\n"
+    @click.group(cls=MemextGroup)
+    def group() -> None:
+        pass
+
+    @group.group("sub")
+    def sub() -> None:
+        pass
+
+    @sub.command("boom")
+    def boom() -> None:
+        raise exc
+
+    return group
+
+
+@pytest.mark.parametrize(
+    "exc, line",
+    [
+        (PermissionError(13, "Permission denied", "/some/file"), "memext: error: /some/file: Permission denied\n"),
+        (KeyboardInterrupt(), "memext: error: interrupted\n"),
+        (MemextError("the config says no"), "memext: error: the config says no\n"),
+    ],
+)
+def test_errors_of_nested_commands_become_one_line(exc, line):
+    r = CliRunner().invoke(_group_raising(exc), ["sub", "boom"], catch_exceptions=False)
+    assert r.exit_code == 1 and r.stderr == line
+
+
+def test_other_exceptions_are_not_hidden():
+    with pytest.raises(ZeroDivisionError):
+        CliRunner().invoke(_group_raising(ZeroDivisionError()), ["sub", "boom"], catch_exceptions=False)
+
+
+def test_a_closed_pipe_exits_quietly():
+    # `memext search x | head -c 10`: on this test machine a write to a pipe
+    # whose reader closed does not fail, so the error is raised directly.
+    exc = BrokenPipeError(errno.EPIPE, "Broken pipe")
+    r = CliRunner().invoke(_group_raising(exc), ["sub", "boom"], catch_exceptions=False)
+    assert r.exit_code == 1 and r.stderr == ""
 
 
 def test_a_missing_workspace_fails_the_index_command(tmp_path, workspace, monkeypatch):

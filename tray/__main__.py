@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from memext.engine.paths import app_paths
+from memext.engine import app_paths
 
 from .autostart import autostart_entry, tray_command
 from .daemon import DEFAULT_RECONCILE_S, DaemonOptions, TrayDaemon
@@ -20,9 +20,9 @@ from .logs import setup_logging
 log = logging.getLogger("memext.tray")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None, prog: str = "memext-tray") -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="memext-tray",
+        prog=prog,
         description="Keep every memext agent's memory index fresh: watch the memory files, sync on changes and on an interval.",
     )
     p.add_argument(
@@ -54,8 +54,9 @@ def run_headless(daemon: TrayDaemon) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "memext-tray") -> int:
+    """Run the tray (``memext-tray``, ``memext tray``, ``python -m memext.tray``)."""
+    args = parse_args(argv, prog)
     if args.config is not None:
         args.config = args.config.expanduser().resolve()
         # The engine reads it from there too.
@@ -79,8 +80,11 @@ def main(argv: list[str] | None = None) -> int:
         daemon = TrayDaemon(options)
         if args.headless:
             return run_headless(daemon)
-        from .icon import TrayApp
-
+        try:
+            from .icon import TrayApp
+        except ImportError as exc:
+            print(f"memext-tray: the tray icon needs the tray extra ({exc}): pip install 'memext[tray]'", file=sys.stderr)
+            return 1
         app = TrayApp(daemon, entry)
         daemon.notifier = app.notify
         try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import filelock
 
-from memext.engine.paths import AppPaths, app_paths
+from memext.engine import AppPaths, app_paths
 
 
 def instance_lock_path(paths: AppPaths | None = None) -> Path:

@@ -1,0 +1,85 @@
+"""The ``memext`` program (memext/cli.py): the engine's commands plus
+``memext tray``."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+from tray_helpers import make_workspace, search_paths, wait_for, write_config
+
+from memext.cli import cli
+from memext.engine.cli import cli as engine_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: A missing optional install cannot be caused in the test venv (CI installs
+#: every extra), so the child process hides the tray's modules: importing one
+#: of them then raises ModuleNotFoundError, as without `memext[tray]`.
+WITHOUT_TRAY_EXTRA = (
+    "import sys\n"
+    "for name in ('watchdog', 'pystray', 'PIL'):\n"
+    "    sys.modules[name] = None\n"
+    "from memext.cli import main\n"
+    "sys.argv = ['memext', *sys.argv[1:]]\n"
+    "main()\n"
+)
+
+
+def memext(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "memext", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_program_has_every_engine_command_and_tray():
+    assert set(cli.commands) == set(engine_cli.commands) | {"tray"}
+    assert "tray" not in engine_cli.commands  # importing memext.cli changed nothing there
+    r = CliRunner().invoke(cli, ["--help"])
+    assert r.exit_code == 0 and "tray" in r.output and "search" in r.output
+
+
+def test_memext_tray_has_the_options_of_memext_tray():
+    r = memext("tray", "--help")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: memext tray")
+    for option in ("--headless", "--config", "--polling", "--reconcile-seconds", "--verbose"):
+        assert option in r.stdout
+    alias = subprocess.run([sys.executable, "-m", "memext.tray", "--help"], capture_output=True, text=True, timeout=60)
+    assert alias.stdout.replace("usage: memext-tray", "usage: memext tray") == r.stdout
+
+
+def test_memext_tray_runs_the_tray_with_the_groups_config(tmp_path):
+    ws = make_workspace(tmp_path, "solo", {"memory/2026-01-01.md": "- the solo note about walruses\n"})
+    cfg = write_config(tmp_path / "config.toml", {"solo": ws})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memext", "--config", str(cfg), "tray", "--headless"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_for(lambda: search_paths(cfg, "solo", "walruses"), timeout=60, what="the tray's first sync")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+
+
+def test_without_the_tray_extra_memext_tray_says_what_to_install(tmp_path):
+    cfg = write_config(tmp_path / "config.toml", {"solo": make_workspace(tmp_path, "solo")})
+    r = subprocess.run(
+        [sys.executable, "-c", WITHOUT_TRAY_EXTRA, "--config", str(cfg), "tray"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "pip install 'memext[tray]'" in r.stderr
+    # The rest of the program works without it.
+    r = subprocess.run([sys.executable, "-c", WITHOUT_TRAY_EXTRA, "--config", str(cfg), "agents"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "solo" in r.stdout

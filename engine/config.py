@@ -24,7 +24,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from .errors import ConfigError, UnknownAgentError
 from .paths import AppPaths, app_paths
@@ -244,7 +244,7 @@ class Config:
 # Loading
 
 
-def load_config(path: str | os.PathLike | None = None, *, env: dict | None = None) -> Config:
+def load_config(path: str | os.PathLike | None = None, *, env: Mapping[str, str] | None = None) -> Config:
     """Load the config file, or make the ad-hoc agent when there is none.
 
     ``path`` defaults to ``$MEMEXT_CONFIG`` or the platformdirs config file.
@@ -266,7 +266,7 @@ def load_config(path: str | os.PathLike | None = None, *, env: dict | None = Non
     return parse_config(raw, path=cfg_path, env=env)
 
 
-def parse_config(raw: dict, *, path: Path | None = None, env: dict | None = None) -> Config:
+def parse_config(raw: dict, *, path: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Validate and merge an already-parsed TOML document."""
     env = os.environ if env is None else env
     file = str(path) if path else None
@@ -326,7 +326,7 @@ def _parse_agent(entry: Any, index: int, defaults: dict, base: Path, file: str |
     )
 
 
-def adhoc_agent(*, defaults: dict | None = None, file: str | None = None, env: dict | None = None) -> AgentConfig:
+def adhoc_agent(*, defaults: dict | None = None, file: str | None = None, env: Mapping[str, str] | None = None) -> AgentConfig:
     """The agent used when no ``[[agents]]`` are configured.
 
     Its workspace is ``$MEMEXT_WORKSPACE`` or the current directory, and its
@@ -399,7 +399,7 @@ def _convert(tp: Any, value: Any, key: str, file: str | None) -> Any:
     if origin in (Union, getattr(types, "UnionType", Union)):
         inner = [a for a in typing.get_args(tp) if a is not type(None)]
         return _convert(inner[0], value, key, file)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _build(tp, value, key, file)
     if tp is bool:
         if not isinstance(value, bool):

@@ -20,10 +20,14 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import MemextError
+
+if TYPE_CHECKING:
+    import gguf  # imported where used: the `local` extra
 
 #: llama.cpp's WordPiece tokenizer marks a word start with U+2581.
 PHANTOM_SPACE = "\u2581"
@@ -132,7 +136,7 @@ def _check_supported(config: dict, src: Path) -> None:
         raise ConversionError(f"{src}/model.safetensors is missing")
 
 
-def _pooling_type(src: Path) -> int:
+def _pooling_type(src: Path) -> gguf.PoolingType:
     """llama.cpp's pooling enum from sentence-transformers' pooling config."""
     import gguf
 

@@ -232,7 +232,7 @@ def verify_model(model_file: Path, recipe: ModelRecipe) -> list[float]:
 
 def load_reference(recipe: ModelRecipe) -> dict:
     """The recipe's reference texts and vectors (package data)."""
-    text = resources.files(__package__).joinpath("data", recipe.reference).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath("data").joinpath(recipe.reference).read_text(encoding="utf-8")
     return json.loads(text)
 
 

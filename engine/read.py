@@ -115,7 +115,8 @@ def _bounded(window: list[str]) -> tuple[list[str], bool]:
     """The leading lines of ``window`` that fit in MAX_CHARS, and whether a
     line was cut: a first line longer than that is cut rather than dropped,
     so a read always makes progress."""
-    out, size = [], 0
+    out: list[str] = []
+    size = 0
     for line in window:
         if size + len(line) + 1 > MAX_CHARS:
             if not out:

@@ -200,7 +200,7 @@ def run_search(
     # Below MIN_CHUNKS_FOR_IDF, FTS5's IDF is too coarse to measure a query
     # against (with 2 chunks a term in one of them weighs 0): relative scores.
     reference = bm25_reference(sent, doc_counts, total) if keyword_hits and total >= MIN_CHUNKS_FOR_IDF else 0.0
-    if mode == "hybrid":
+    if mode == "hybrid" and query_vector is not None:  # hybrid always has one
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
     for c in cands.values():
@@ -244,7 +244,8 @@ def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> l
     if len(terms) < 2 or total < MIN_CHUNKS_FOR_IDF:
         return terms
     ranked = sorted(terms, key=lambda t: doc_counts.get(t, 0))
-    kept, postings = [], 0
+    kept: list[str] = []
+    postings = 0
     for t in ranked:
         df = doc_counts.get(t, 0)
         if kept and (df * 2 > total or postings + df > MAX_POSTINGS):

@@ -66,7 +66,7 @@ def _split(line: str) -> list[str]:
     return tokens
 
 
-def _parse(magic: Callable, line: str) -> argparse.Namespace:
+def _parse(magic: Any, line: str) -> argparse.Namespace:
     """Parse a magic's flags (options may follow the query); bad ones raise UsageError.
 
     Words after ``--`` are query text even when they look like flags

@@ -29,7 +29,9 @@ def converted(tmp_path_factory, source):
 def test_metadata_and_tensors_match_llama_cpp_converter(converted):
     ours, ref = gguf.GGUFReader(converted), gguf.GGUFReader(MODEL_PATH)
     # general.* is descriptive (name, datasets...); everything llama.cpp reads must agree.
-    keys = lambda r: {k for k in r.fields if not k.startswith(("general.", "GGUF."))}
+    def keys(r):
+        return {k for k in r.fields if not k.startswith(("general.", "GGUF."))}
+
     assert keys(ours) == keys(ref)
     for k in keys(ref):
         assert ours.fields[k].contents() == ref.fields[k].contents(), k

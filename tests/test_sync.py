@@ -56,6 +56,7 @@ def test_unchanged_chunks_of_an_edited_file_come_from_the_cache(workspace, tmp_p
         big.write_text(big.read_text() + "- one more fact at the end\n")
         report = idx.sync()
         assert report.texts_embedded == 1  # only the last chunk changed
+        assert hashing_provider.texts_embedded == before + 1
         assert report.cache_hits > 10
 
 

@@ -159,6 +159,10 @@ class TrayApp:
         if self._icon is not None:
             self._icon.stop()
 
+    def _quit_from_signal(self, *_: object) -> bool:
+        self.quit()
+        return False  # GLib: remove the handler
+
     # -- rendering -----------------------------------------------------------------------------
 
     def menu_entries(self) -> tuple[MenuEntry, ...]:
@@ -233,7 +237,7 @@ class TrayApp:
                 # The GTK main loop runs in C: Python signal handlers would
                 # wait for it, GLib's are dispatched by it.
                 for sig in (signal.SIGTERM, signal.SIGINT):
-                    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, sig, lambda *a: (self.quit(), False)[1])
+                    GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, sig, self._quit_from_signal)
             self.refresh()
             log.info("tray icon shown")
             if no_menu:

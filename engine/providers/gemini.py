@@ -20,7 +20,7 @@ import json
 import os
 import re
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import httpx2
 
@@ -196,7 +196,7 @@ class GeminiProvider(EmbeddingProvider):
                 left = deadline.timeout(deadline.seconds)
                 per_attempt = httpx2.Timeout(left, connect=min(CONNECT_TIMEOUT_S, left))
             else:
-                per_attempt = timeout
+                per_attempt = cast(httpx2.Timeout, timeout)  # not a Deadline: deadline is None
             response = self._http.post(url, content=payload, timeout=per_attempt)
             if response.status_code >= 400:
                 raise error_from_response(response)

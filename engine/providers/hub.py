@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, NoReturn
+from typing import Any, Callable, Mapping, NoReturn
 
 import httpx2
 from filelock import FileLock, Timeout
@@ -227,8 +227,8 @@ class _progress_bar:
     def __init__(self, callback: DownloadProgress | None, label: str):
         self.callback = callback
         self.label = label
-        self._progress = None
-        self._task = None
+        self._progress: Any = None
+        self._task: Any = None
 
     def __enter__(self) -> DownloadProgress:
         if self.callback is not None:

@@ -9,6 +9,9 @@ tables such as ``remote`` merge field by field.
 Every problem is a :class:`~engine.errors.ConfigError` naming the file and
 the dotted key, e.g. ``config.toml: agents[work].memory_search.chunking.tokens:
 expected an integer, got "many"``.
+
+Over 500 lines because the settings dataclasses are the schema the loader
+walks: every key, its default and its checks stay in one file.
 """
 
 from __future__ import annotations

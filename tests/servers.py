@@ -18,6 +18,9 @@ words are similar and a test can compute the expected vector with
 are programmed per route; every request is logged. Nothing here is a test
 double of the client: the real ``openai`` client and ``httpx2`` talk to it
 over TCP.
+
+Over 500 lines because one process speaks every remote wire format (OpenAI,
+its Batch API, Gemini) with one fault table and one request log.
 """
 
 from __future__ import annotations

@@ -22,6 +22,10 @@
   magic characters" for a file that is not GGUF). ``embed_isolated`` runs
   texts through the same subprocess (``memext model install`` checks new
   models with it).
+
+Over 500 lines because the probe subprocess, the in-process model and the
+query deadline share the model-file identity, the lock and the verdict
+cache; split apart, each part would reach into the others' state.
 """
 
 from __future__ import annotations

@@ -1,0 +1,94 @@
+"""README.md documents every config key and every command: a key or a
+command added without a line in the README fails here."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from pathlib import Path
+
+import click
+
+from memext.cli import cli
+from memext.engine.config import AgentConfig, MemorySearchSettings
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: AgentConfig fields that are not keys of an ``[[agents]]`` table.
+NOT_AGENT_KEYS = {"settings": "the [agents.memory_search] table", "adhoc": "set when there is no config file"}
+
+
+def config_keys(cls: type = MemorySearchSettings, prefix: str = "") -> set[str]:
+    """The dotted TOML keys of a settings dataclass and the ones inside it."""
+    keys = set()
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        key = prefix + f.metadata.get("key", f.name)
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            keys |= config_keys(typing.cast(type, tp), key + ".")
+        else:
+            keys.add(key)
+    return keys
+
+
+def agent_keys() -> set[str]:
+    return {f.name for f in dataclasses.fields(AgentConfig) if f.name not in NOT_AGENT_KEYS}
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas outside brackets (defaults such as ``[["memory"]]``)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "[{(" and 1 or 0
+        depth -= ch in "]})" and 1 or 0
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [*parts, cur]
+
+
+def documented_keys(text: str) -> set[str]:
+    """Keys the README names in backticks: ``a.b`` or ``a.{b [default], c}``."""
+    keys = set()
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)  # code blocks
+    for span in re.findall(r"`([^`]+)`", prose):
+        span = " ".join(span.split())
+        grouped = re.fullmatch(r"([\w.]+)\.\{(.*)\}", span)
+        if grouped:
+            for item in _split_top_level(grouped.group(2)):
+                word = re.match(r"\s*(\w+)", item)
+                if word:
+                    keys.add(f"{grouped.group(1)}.{word.group(1)}")
+        elif re.fullmatch(r"[\w.]+", span):
+            keys.add(span)
+    return keys
+
+
+def command_paths(group: click.Group, prefix: str) -> list[str]:
+    out = []
+    for name, command in sorted(group.commands.items()):
+        path = f"{prefix} {name}"
+        out.append(path)
+        if isinstance(command, click.Group):
+            out += command_paths(command, path)
+    return out
+
+
+def test_the_walkers_find_keys_and_commands():
+    assert {"provider", "chunking.tokens", "query.hybrid.mmr.lambda", "remote.batch.enabled"} <= config_keys()
+    assert documented_keys('`x.{a [1], b [["m"]], c}` and `y.z` `not a key`') == {"x.a", "x.b", "x.c", "y.z"}
+    assert {"memext search", "memext agents add", "memext model install", "memext tray"} <= set(command_paths(cli, "memext"))
+
+
+def test_every_config_key_is_in_the_readme():
+    missing = sorted((config_keys() | agent_keys()) - documented_keys(README))
+    assert missing == [], "document these keys in README.md (Configuration)"
+
+
+def test_every_command_is_in_the_readme():
+    missing = [path for path in command_paths(cli, "memext") if path not in README]
+    assert missing == [], "document these commands in README.md"

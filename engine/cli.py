@@ -231,7 +231,7 @@ def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sy
 
 
 def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
-    """Sync a stale index in the foreground (SPEC §5: search syncs a dirty
+    """Sync a stale index in the foreground (DESIGN.md §5: search syncs a dirty
     index); returns a note for stderr when the search must use it as it is."""
     if not idx.needs_sync():
         return None

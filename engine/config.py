@@ -356,7 +356,7 @@ def _resolve(raw: str, base: Path) -> Path:
 
 
 def merge_settings(defaults: dict, override: dict) -> dict:
-    """Merge an agent's ``memory_search`` table over the defaults (SPEC §2)."""
+    """Merge an agent's ``memory_search`` table over the defaults (DESIGN.md §2)."""
     out = dict(defaults)
     for key, value in override.items():
         if key == "extra_paths" and isinstance(value, list) and isinstance(out.get(key), list):

@@ -461,7 +461,7 @@ class MemoryIndex:
     # -- status --------------------------------------------------------------------
 
     def status(self, *, check_files: bool = True) -> IndexStatus:
-        """Files, chunks, provider, vector/FTS state, errors (SPEC §10).
+        """Files, chunks, provider, vector/FTS state, errors (DESIGN.md §10).
 
         ``check_files=False`` skips the stat scan behind ``dirty`` (None
         then), for callers that show counts after every search or sync.

@@ -1,4 +1,4 @@
-"""Reading lines of a memory file (``get``, SPEC §8).
+"""Reading lines of a memory file (``get``, DESIGN.md §8).
 
 Only the agent's memory can be read: ``MEMORY.md``, ``memory.md``,
 ``memory/**.md`` and files under ``extra_paths``, given workspace-relative

@@ -1,4 +1,4 @@
-"""Hybrid search: vector KNN + BM25, fused into one 0..1 score (SPEC §7).
+"""Hybrid search: vector KNN + BM25, fused into one 0..1 score (DESIGN.md §7).
 
 Both sides draw a candidate pool of ``min(200, max_results *
 candidate_multiplier)``. BM25 comes from FTS5, whose ``bm25()`` is negative

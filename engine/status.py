@@ -1,4 +1,4 @@
-"""What an agent's index holds and how it is doing (SPEC §10)."""
+"""What an agent's index holds and how it is doing (DESIGN.md §10)."""
 
 from __future__ import annotations
 

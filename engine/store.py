@@ -1,6 +1,6 @@
 """One agent's index: a SQLite file with FTS5, sqlite-vec and an embedding cache.
 
-Tables (SPEC §4): ``meta`` (fingerprint and bookkeeping), ``files``,
+Tables (DESIGN.md §4): ``meta`` (fingerprint and bookkeeping), ``files``,
 ``chunks``, ``chunks_vec`` (vec0, created once the vector size is known),
 ``chunks_fts`` (contentless FTS5 over the CJK-aware text of
 :func:`engine.text.fts_document`) and ``embedding_cache``.

@@ -1,4 +1,4 @@
-"""Bringing an index up to date with the memory files (SPEC §5).
+"""Bringing an index up to date with the memory files (DESIGN.md §5).
 
 Incremental: a file whose mtime and size match is skipped without being
 read; otherwise it is hashed (sha256) and re-chunked only if the hash

@@ -1,4 +1,4 @@
-"""Chunk boundaries, caps and line ranges (SPEC §3)."""
+"""Chunk boundaries, caps and line ranges (DESIGN.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Config file loading, merging and validation (SPEC §2)."""
+"""Config file loading, merging and validation (DESIGN.md §2)."""
 
 from __future__ import annotations
 

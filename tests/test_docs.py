@@ -92,3 +92,25 @@ def test_every_config_key_is_in_the_readme():
 def test_every_command_is_in_the_readme():
     missing = [path for path in command_paths(cli, "memext") if path not in README]
     assert missing == [], "document these commands in README.md"
+
+
+def _project_texts() -> dict[str, str]:
+    """Python files and Markdown of the repository (not its venv or build)."""
+    out = {}
+    for folder in ("engine", "memext", "tray", "tests", "bench", "scripts"):
+        for path in (ROOT / folder).rglob("*.py"):
+            out[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    for path in ROOT.glob("*.md"):
+        out[path.name] = path.read_text(encoding="utf-8")
+    return out
+
+
+def test_design_references_name_existing_sections():
+    sections = set(re.findall(r"^## (\d+)\. ", (ROOT / "DESIGN.md").read_text(encoding="utf-8"), flags=re.MULTILINE))
+    assert {"1", "7", "12"} <= sections
+    wrong = []
+    for name, text in _project_texts().items():
+        wrong += [f"{name}: SPEC §{n} (the shared spec is not in the repository)" for n in re.findall(r"SPEC §(\d+)", text)]
+        for first, last in re.findall(r"DESIGN\.md §(\d+)(?:-(\d+))?", text):
+            wrong += [f"{name}: DESIGN.md §{n}" for n in (first, last) if n and n not in sections]
+    assert wrong == []

@@ -1,5 +1,5 @@
 """Provider failures seen through ``MemoryIndex``: fallback with a rebuild,
-and keyword-only search during an outage (SPEC §6-7).
+and keyword-only search during an outage (DESIGN.md §6-7).
 
 One real HTTP server on 127.0.0.1 speaks both OpenAI's and Gemini's wire
 formats behind the same ``remote.base_url`` (like a gateway serving both),
@@ -199,7 +199,7 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
 def test_a_hanging_server_costs_a_search_one_query_timeout(workspace, tmp_path, api_server):
     agent = agent_for(workspace, tmp_path, api_server, fallback="none")
     target = RemoteTarget(OPENAI_KEY, api_server.openai_base_url, "text-embedding-3-small")
-    with MemoryIndex(agent, provider=OpenAIProvider(target, query_timeout_s=0.5), env=KEYS) as idx:  # SPEC's retry policy
+    with MemoryIndex(agent, provider=OpenAIProvider(target, query_timeout_s=0.5), env=KEYS) as idx:  # DESIGN.md §6's retry policy
         idx.sync()
         api_server.add_fault("openai.embeddings", status=None, delay_s=5.0, times=None)  # it hangs
         started = time.monotonic()
@@ -238,7 +238,7 @@ def test_a_primary_that_cannot_start_hands_over_to_the_fallback(workspace, tmp_p
 
 
 def test_auto_picks_gemini_when_only_a_gemini_key_is_set(workspace, tmp_path, api_server):
-    """SPEC §6 order: a local model, else an OpenAI key, else a Gemini key."""
+    """DESIGN.md §6 order: a local model, else an OpenAI key, else a Gemini key."""
     from memext.engine.providers import choose_provider
 
     agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", remote={"base_url": api_server.gemini_base_url})

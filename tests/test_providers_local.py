@@ -122,7 +122,7 @@ def test_the_model_is_loaded_lazily(workspace, tmp_path):
 
 
 def test_a_query_past_the_local_timeout_fails_while_the_model_runs_on(workspace, tmp_path):
-    """SPEC §6: 5 min by default; here 1 us, so the deadline passes while
+    """DESIGN.md §6: 5 min by default; here 1 us, so the deadline passes while
     the real model is still loading and embedding."""
     model = fresh_model_copy(tmp_path)
     agent = local_agent(workspace, tmp_path, local={"model_path": str(model)})

@@ -31,7 +31,7 @@ from memext.engine.providers.retry import RetryPolicy
 from memext.engine.store import Store
 from servers import OPENAI_KEY, EmbeddingAPIServer, stored_vectors, unit
 
-#: SPEC's retry count, with delays short enough for tests.
+#: DESIGN.md §6's retry count, with delays short enough for tests.
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 MODEL = "text-embedding-3-small"
 

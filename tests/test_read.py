@@ -1,4 +1,4 @@
-"""get(): reading memory files and refusing everything else (SPEC §8)."""
+"""get(): reading memory files and refusing everything else (DESIGN.md §8)."""
 
 from __future__ import annotations
 

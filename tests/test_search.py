@@ -1,4 +1,4 @@
-"""Hybrid search behaviour (SPEC §7)."""
+"""Hybrid search behaviour (DESIGN.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which files are memory (SPEC §1) and how transcripts are read (SPEC §9)."""
+"""Which files are memory (DESIGN.md §1) and how transcripts are read (DESIGN.md §9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Incremental sync, deletes, rebuilds and concurrency (SPEC §4-5)."""
+"""Incremental sync, deletes, rebuilds and concurrency (DESIGN.md §4-5)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Watching one agent's memory files with watchdog, debounced.
 
-What is watched (SPEC §1): the workspace itself without recursion (for
+What is watched (DESIGN.md §1): the workspace itself without recursion (for
 ``MEMORY.md``/``memory.md`` and for a ``memory/`` folder that appears
 later), ``memory/`` and folders in ``extra_paths`` recursively, the folders
 holding single-file ``extra_paths``, and the sessions folder when the agent

@@ -1,4 +1,4 @@
-"""Choosing and creating the embedding provider for an agent (SPEC §6).
+"""Choosing and creating the embedding provider for an agent (DESIGN.md §6).
 
 ``auto`` picks the local model if one is configured and present, else
 OpenAI if an API key resolves, else Gemini if a key resolves, else none

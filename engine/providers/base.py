@@ -1,4 +1,4 @@
-"""The embedding-provider interface every provider implements (SPEC §6)."""
+"""The embedding-provider interface every provider implements (DESIGN.md §6)."""
 
 from __future__ import annotations
 

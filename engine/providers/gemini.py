@@ -1,4 +1,4 @@
-"""The ``gemini`` provider: Gemini's REST embedding API (SPEC §6).
+"""The ``gemini`` provider: Gemini's REST embedding API (DESIGN.md §6).
 
 ``models/{model}:embedContent`` embeds a query (task type
 ``RETRIEVAL_QUERY``); ``models/{model}:batchEmbedContents`` embeds
@@ -101,7 +101,7 @@ class GeminiProvider(EmbeddingProvider):
     """Embeddings from Gemini's ``embedContent`` / ``batchEmbedContents``.
 
     Timeouts, retry policy, concurrency and request limits are constructor
-    arguments (tests shrink them); the defaults are SPEC §6's.
+    arguments (tests shrink them); the defaults are DESIGN.md §6's.
     """
 
     id = "gemini"

@@ -8,7 +8,7 @@
 - The context is sized to the chunk budget (capped by the model's training
   context); longer inputs are truncated to it; vectors are L2-normalised.
 - A query embedding (loading the model included) has a time limit, 5 min
-  by default (SPEC §6): it runs on a worker thread and the caller gets a
+  by default (DESIGN.md §6): it runs on a worker thread and the caller gets a
   ProviderError when the limit passes. llama.cpp cannot be interrupted, so
   the abandoned call runs on; until it ends, further queries through the
   same provider fail at once ("model busy") instead of queueing behind it.
@@ -51,7 +51,7 @@ from ..paths import AppPaths
 from .base import EmbeddingProvider, EmbedProgress
 
 PROBE_TIMEOUT_S = 300
-#: SPEC §6: a local query embedding gives up after 5 minutes.
+#: DESIGN.md §6: a local query embedding gives up after 5 minutes.
 QUERY_TIMEOUT_S = 300.0
 #: Texts per llama call: short batches embed as fast as single calls here
 #: and bound the latency of progress reports (ECOSYSTEM_NOTES).

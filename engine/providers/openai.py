@@ -1,4 +1,4 @@
-"""The ``openai`` provider: any OpenAI-compatible embeddings endpoint (SPEC §6).
+"""The ``openai`` provider: any OpenAI-compatible embeddings endpoint (DESIGN.md §6).
 
 Uses the official ``openai`` client (``remote.base_url``, the API key,
 ``remote.headers``); the default model is ``text-embedding-3-small``.
@@ -6,7 +6,7 @@ Document texts are cut to the model's input limit and packed into requests
 under it, sent with bounded concurrency; with ``remote.batch.enabled`` they
 go through the Batch API instead (:mod:`engine.providers.openai_batch`),
 with inline requests after repeated batch failures. The client's own
-retries are off: :mod:`engine.providers.retry` applies SPEC's policy
+retries are off: :mod:`engine.providers.retry` applies DESIGN.md §6's policy
 (429/5xx/timeouts 3 times, 0.5-8 s backoff with jitter, ``Retry-After``);
 a query embedding gets one overall deadline (the query timeout, 60 s)
 across its attempts.
@@ -86,7 +86,7 @@ class OpenAIProvider(EmbeddingProvider):
     """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint.
 
     Timeouts, retry policy, concurrency and request limits are constructor
-    arguments (tests shrink them); the defaults are SPEC §6's. ``sleep``
+    arguments (tests shrink them); the defaults are DESIGN.md §6's. ``sleep``
     replaces the waits between retries and batch polls; ``batch_options``
     go to :class:`~engine.providers.openai_batch.OpenAIBatchEmbedder`.
     """

@@ -1,4 +1,4 @@
-"""Document embeddings through the OpenAI Batch API (``remote.batch``, SPEC §6).
+"""Document embeddings through the OpenAI Batch API (``remote.batch``, DESIGN.md §6).
 
 One sync is one job, whatever the number of files: the provider sets
 ``batch_group_size = None`` so the engine hands over every text that needs

@@ -1,6 +1,6 @@
 """When a remote embedding call is worth another try, and how long to wait.
 
-SPEC §6: rate limits (429), server errors (5xx), timeouts and dropped
+DESIGN.md §6: rate limits (429), server errors (5xx), timeouts and dropped
 connections are retried 3 times with exponential backoff from 0.5 s to 8 s
 plus jitter; every other error fails at once with the server's message.
 
@@ -46,7 +46,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with jitter; the defaults are SPEC §6's."""
+    """Exponential backoff with jitter; the defaults are DESIGN.md §6's."""
 
     retries: int = 3
     base_delay_s: float = 0.5

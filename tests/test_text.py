@@ -1,5 +1,6 @@
 """Tokens for FTS5: Unicode words, CJK grams, exact-hit checks."""
 
+from memext.engine import term_spans
 from memext.engine.text import contains_all_terms, estimate_tokens, fts_document, fts_match_expression, query_terms
 
 
@@ -47,3 +48,10 @@ def test_terms_fold_case_as_the_fts_index_does():
     for text in ("İstanbul ıSTANBUL", "Straße STRASSE ǅ Ⓐ 𐐀", "ᏣᎳᎩ ꮳꮃꭹ"):
         assert len(fold(text)) == len(text)  # one character for one: offsets stay valid
         assert fold(fold(text)) == fold(text)
+
+
+def test_term_spans_find_whole_words_and_cjk_grams():
+    assert term_spans("Vet visit; velvet; VET.", "vet") == [(0, 3), (19, 22)]
+    assert term_spans("今天喝咖啡", "咖啡") == [(3, 5)]
+    assert term_spans("deploys and deploy", "deploy deploys") == [(0, 7), (12, 18)]  # the longer term wins
+    assert term_spans("anything", "?!") == []

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..config import BatchSettings
 from ..errors import EmbeddingsPending, ProviderError
+from ..paths import private_dir, write_private_text
 from .base import EmbedProgress
 
 log = logging.getLogger("memext")
@@ -343,10 +344,8 @@ class OpenAIBatchEmbedder:
     def _save_state(self, jobs: list[dict]) -> None:
         if self._state_file is None:
             return
-        self._state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._state_file.with_name(self._state_file.name + f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"jobs": jobs}), encoding="utf-8")
-        os.replace(tmp, self._state_file)
+        private_dir(self._state_file.parent)
+        write_private_text(self._state_file, json.dumps({"jobs": jobs}))
 
     def _collect_pending(self, todo: dict[str, str]) -> dict[str, list[float]]:
         """Vectors from earlier jobs that have finished; still-running ones stay listed."""

@@ -24,6 +24,7 @@ from .config import AgentConfig, Config, MemorySearchSettings, load_config
 from .errors import (
     AccessDenied,
     BadLineRange,
+    BadPath,
     ConfigError,
     EmbeddingsPending,
     IndexBuildError,
@@ -46,6 +47,7 @@ __all__ = [
     "AccessDenied",
     "AgentConfig",
     "BadLineRange",
+    "BadPath",
     "Chunk",
     "Config",
     "ConfigError",

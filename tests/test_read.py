@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from memext.engine.errors import AccessDenied, BadLineRange, MemextError
+from memext.engine.errors import AccessDenied, BadLineRange, BadPath, MemextError
 from memext.engine.read import MAX_CHARS, MAX_LINES, read_lines
 
 
@@ -118,3 +118,24 @@ def test_bad_ranges_are_memext_errors(workspace, from_line, lines, why):
     with pytest.raises(BadLineRange, match=why) as err:
         read_lines("MEMORY.md", workspace, [], from_line=from_line, lines=lines)
     assert isinstance(err.value, MemextError) and isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "raw,why",
+    [
+        ("memory/a\0b.md", "NUL"),
+        ("memory/" + "x" * 300 + ".md", "too long"),
+        ("memory/" + "a/" * 3000 + "x.md", "too long"),
+        ("memory/\udc80.md", "encoding"),
+        (None, "must be text"),
+    ],
+)
+def test_paths_that_cannot_name_a_file_are_bad_paths(workspace, raw, why):
+    with pytest.raises(BadPath, match=why):
+        read_lines(raw, workspace, [])
+
+
+def test_a_fifo_named_like_memory_is_refused_without_blocking(workspace):
+    os.mkfifo(workspace / "memory" / "pipe.md")
+    with pytest.raises(AccessDenied, match="not a file"):
+        read_lines("memory/pipe.md", workspace, [])

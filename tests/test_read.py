@@ -126,7 +126,7 @@ def test_bad_ranges_are_memext_errors(workspace, from_line, lines, why):
         ("memory/a\0b.md", "NUL"),
         ("memory/" + "x" * 300 + ".md", "too long"),
         ("memory/" + "a/" * 3000 + "x.md", "too long"),
-        ("memory/\udc80.md", "encoding"),
+        ("memory/\ud800.md", "encoding"),
         (None, "must be text"),
     ],
 )

@@ -116,8 +116,10 @@ class OpenAIBatchEmbedder:
         max_job_bytes: int = MAX_JOB_BYTES,
         max_poll_interval_s: float = MAX_POLL_INTERVAL_S,
         failure_limit: int = FAILURE_LIMIT,
+        redact: Callable[[str], str] = str,
     ):
         self._client = client
+        self._redact = redact
         self.model = model
         self.settings = settings
         self._call = call
@@ -158,8 +160,9 @@ class OpenAIBatchEmbedder:
                 raise BatchClosed(f"stopped waiting for OpenAI batch jobs: the index is closing ({exc})") from exc
             self._record_failure(exc)
             if isinstance(exc, BatchFailed):
+                exc.args = (self._redact(str(exc)),)
                 raise
-            raise BatchFailed(f"OpenAI batch embedding failed: {exc}") from exc
+            raise BatchFailed(self._redact(f"OpenAI batch embedding failed: {exc}")) from exc
         return [vectors[cid] for cid in ids]
 
     def close(self) -> None:
@@ -188,7 +191,7 @@ class OpenAIBatchEmbedder:
     def _record_failure(self, exc: Exception) -> None:
         with self._lock:
             self.failures += 1
-            self.last_error = str(exc) or type(exc).__name__
+            self.last_error = self._redact(str(exc)) or type(exc).__name__
             if self.failures >= self.failure_limit and self.active:
                 self.active = False
                 self.disabled_reason = (

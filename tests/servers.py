@@ -24,6 +24,9 @@ answer ("nan", "inf", "zero", "dims:N"); ``trickle_s`` sends the answer one
 byte at a time with that pause (``trickle_headers`` from the status line
 on, else after the headers); ``echo_request`` makes an error message quote
 the request's headers, API key included, as a careless gateway would.
+
+(Over 500 lines: one fake of two vendors' wire formats with their faults;
+split up, each half would repeat the routing, logging and fault plumbing.)
 """
 
 from __future__ import annotations

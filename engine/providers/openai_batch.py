@@ -28,7 +28,6 @@ import base64
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor

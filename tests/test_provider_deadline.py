@@ -9,6 +9,7 @@ tests/servers.py; deadlines are shortened through the providers' options.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -100,3 +101,21 @@ def test_a_sync_against_a_trickling_server_gives_up_in_time_and_releases_the_loc
         with WriterLock(db, timeout=0):
             pass  # released: another writer gets it at once
         assert idx.search("Anna billing").results  # keyword search answers meanwhile
+
+
+@pytest.mark.parametrize("kind", ["openai", "gemini"])
+@pytest.mark.parametrize("behaviour", ["hang", "trickle body"])
+def test_the_abandoned_attempt_ends_too(api_server, kind, behaviour):
+    """Not only the caller is back on time: the request itself stops (its
+    timeouts are capped at the deadline, a trickled body is cut off), so no
+    worker thread keeps a connection open for minutes."""
+    api_server.add_fault(ROUTES[kind], status=None, times=None, **BEHAVIOURS[behaviour])
+    p = make(kind, api_server, query_timeout_s=DEADLINE_S)
+    before = set(threading.enumerate())  # earlier tests' trickled headers may still be arriving
+    elapsed, err = timed(lambda: p.embed_query("hello"))
+    assert isinstance(err, ProviderError)
+    workers = lambda: [t for t in set(threading.enumerate()) - before if t.name == f"memext-{kind}" and t.is_alive()]  # noqa: E731
+    end = time.monotonic() + 2.0 + SLACK_S  # a trickle sends a byte every 2 s
+    while workers() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert workers() == []

@@ -6,10 +6,9 @@ write), not a call: a server that trickles one byte every 2 s never trips a
 many minutes. Here a :class:`~engine.providers.retry.Deadline` bounds the
 whole call, in two layers:
 
-- :class:`DeadlineTransport`, the HTTP clients' transport, caps every
-  timeout of a request at the time left and checks the deadline between
-  chunks of the answer, so a trickled answer is cut off and its connection
-  closed;
+- :func:`deadline_client`'s hooks cap every timeout of a request at the
+  time left and check the deadline between chunks of the answer, so a
+  trickled answer is cut off and its connection closed;
 - :func:`call_within` runs one attempt on a worker thread and stops waiting
   at the deadline, which also covers what the transport cannot see (status
   line or headers trickled byte by byte): the caller is back on time
@@ -29,8 +28,8 @@ from .retry import Deadline, DeadlineExceeded
 T = TypeVar("T")
 
 #: The deadline of the attempt running in this context (set by call_within
-#: on its worker thread, read by DeadlineTransport in the same thread): the
-#: transport is shared by every request of a client, the deadline is not.
+#: on its worker thread, read by the client's hooks in the same thread): the
+#: client is shared by every request, the deadline is not.
 _current: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("memext_request_deadline", default=None)
 
 
@@ -38,7 +37,7 @@ def call_within(deadline: Deadline, fn: Callable[[], T], *, name: str = "memext-
     """``fn()``'s result, or :class:`DeadlineExceeded` once ``deadline`` passes.
 
     ``fn`` runs on a daemon thread with ``deadline`` in force for the
-    :class:`DeadlineTransport` requests it makes.
+    :func:`deadline_client` requests it makes.
     """
     if deadline.passed:
         raise DeadlineExceeded(deadline)
@@ -64,33 +63,35 @@ def call_within(deadline: Deadline, fn: Callable[[], T], *, name: str = "memext-
     return outcome["value"]  # type: ignore[return-value]
 
 
-class DeadlineTransport(httpx2.BaseTransport):
-    """An HTTP transport that keeps each request inside the current deadline."""
+def deadline_client(**kwargs) -> httpx2.Client:
+    """An ``httpx2.Client`` whose requests honour :func:`call_within`'s deadline.
 
-    def __init__(self, inner: httpx2.BaseTransport | None = None):
-        self._inner = inner or httpx2.HTTPTransport()
+    Event hooks, not a transport of its own: a client given a transport
+    stops reading proxy settings from the environment (HTTPS_PROXY).
+    """
+    hooks = {"request": [_cap_timeouts], "response": [_watch_body]}
+    return httpx2.Client(event_hooks=hooks, **kwargs)
 
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        deadline = _current.get()
-        if deadline is None:
-            return self._inner.handle_request(request)
-        left = deadline.remaining()
-        if left <= 0.0:
-            raise httpx2.ReadTimeout(_passed(deadline), request=request)
-        asked = dict(request.extensions.get("timeout") or {})
-        request.extensions["timeout"] = {
-            k: left if asked.get(k) is None else min(float(asked[k]), left) for k in ("connect", "read", "write", "pool")
-        }
-        response = self._inner.handle_request(request)
-        return httpx2.Response(
-            status_code=response.status_code,
-            headers=response.headers,
-            stream=_DeadlineStream(response.stream, deadline, request),  # type: ignore[arg-type]
-            extensions=response.extensions,
-        )
 
-    def close(self) -> None:
-        self._inner.close()
+def _cap_timeouts(request: httpx2.Request) -> None:
+    """Every timeout of the request at most the time left."""
+    deadline = _current.get()
+    if deadline is None:
+        return
+    left = deadline.remaining()
+    if left <= 0.0:
+        raise httpx2.ReadTimeout(_passed(deadline), request=request)
+    asked = dict(request.extensions.get("timeout") or {})
+    request.extensions["timeout"] = {
+        k: left if asked.get(k) is None else min(float(asked[k]), left) for k in ("connect", "read", "write", "pool")
+    }
+
+
+def _watch_body(response: httpx2.Response) -> None:
+    """The answer's body (not read yet) stops once the deadline passes."""
+    deadline = _current.get()
+    if deadline is not None:
+        response.stream = _DeadlineStream(response.stream, deadline, response.request)  # type: ignore[arg-type]
 
 
 class _DeadlineStream(httpx2.SyncByteStream):
@@ -114,7 +115,3 @@ class _DeadlineStream(httpx2.SyncByteStream):
 def _passed(deadline: Deadline) -> str:
     return f"the {deadline.seconds:g} s {deadline.label} passed"
 
-
-def deadline_client(**kwargs) -> httpx2.Client:
-    """An ``httpx2.Client`` whose requests honour :func:`call_within`'s deadline."""
-    return httpx2.Client(transport=DeadlineTransport(), **kwargs)

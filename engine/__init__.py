@@ -24,6 +24,7 @@ from .config import AgentConfig, Config, MemorySearchSettings, load_config
 from .errors import (
     AccessDenied,
     BadLineRange,
+    BadPath,
     ConfigError,
     EmbeddingsPending,
     IndexBuildError,
@@ -36,7 +37,7 @@ from .errors import (
     WorkspaceMissing,
 )
 from .index import MemoryIndex, open_index
-from .paths import AppPaths, app_paths
+from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
 from .progress import TextProgress
 from .providers.base import EmbeddingProvider
 from .read import ReadResult, parse_get_spec, resolve_memory_path
@@ -48,9 +49,12 @@ from .text import term_spans
 __all__ = [
     "AccessDenied",
     "AgentConfig",
+    "app_paths",
     "AppPaths",
     "BadLineRange",
+    "BadPath",
     "Chunk",
+    "chunk_markdown",
     "Config",
     "ConfigError",
     "EmbeddingProvider",
@@ -58,26 +62,29 @@ __all__ = [
     "IndexBuildError",
     "IndexOpenError",
     "IndexStatus",
+    "load_config",
     "LockTimeout",
     "MemextError",
     "MemoryIndex",
     "MemorySearchSettings",
+    "open_index",
+    "parse_get_spec",
+    "private_dir",
+    "PRIVATE_DIR_MODE",
+    "private_file",
+    "PRIVATE_FILE_MODE",
     "ProviderError",
     "ReadResult",
-    "SearchResponse",
+    "resolve_memory_path",
     "SearchDisabled",
+    "SearchResponse",
     "SearchResult",
-    "TextProgress",
     "SyncCancelled",
     "SyncProgress",
     "SyncReport",
+    "term_spans",
+    "TextProgress",
     "UnknownAgentError",
     "WorkspaceMissing",
-    "app_paths",
-    "chunk_markdown",
-    "load_config",
-    "open_index",
-    "parse_get_spec",
-    "resolve_memory_path",
-    "term_spans",
+    "write_private_text",
 ]

@@ -8,13 +8,13 @@ loads. ``engine.config.add_agent`` follows the same rule for new agents.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
 
 from .config import parse_config
 from .errors import ConfigError, UnknownAgentError
+from .paths import app_paths, private_dir, write_private_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,10 +59,11 @@ def set_memory_search_value(config_path: Path, keys: Sequence[str], value: Any, 
 
     new_text = tomlkit.dumps(doc)
     parse_config(tomllib.loads(new_text), path=config_path)  # refuse to write something that won't load
-    config_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = config_path.with_name(config_path.name + ".tmp")
-    tmp.write_text(new_text, encoding="utf-8")
-    os.replace(tmp, config_path)
+    # config.toml may hold API keys: 0600, in a 0700 folder when that is
+    # memext's own (a folder the user chose elsewhere is only created so).
+    folder = config_path.parent
+    private_dir(folder, tighten=folder.resolve() == app_paths().config_dir.resolve())
+    write_private_text(config_path, new_text)
     return ".".join([where, *keys])
 
 

@@ -34,6 +34,12 @@ class AccessDenied(MemextError):
     """``get()`` was asked for a path outside the agent's memory."""
 
 
+class BadPath(AccessDenied):
+    """A path that cannot name a file at all (a NUL byte, a name or path
+    too long for the file system, not text). An AccessDenied, so callers
+    that refuse paths need only one except clause."""
+
+
 class LockTimeout(MemextError):
     """Another process holds the agent's writer lock for too long."""
 

@@ -44,13 +44,21 @@ class WriterLock:
                 f"the index {self.path.with_suffix('')} is being written{who}; "
                 f"gave up after {self.timeout:g} s (try again when that sync ends)"
             ) from None
+        self._write_owner_note()
+        return self
+
+    def _write_owner_note(self) -> None:
+        tmp = self.owner_path.with_name(self.owner_path.name + f".{os.getpid()}")
         try:
-            tmp = self.owner_path.with_name(self.owner_path.name + f".{os.getpid()}")
             tmp.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}))
             os.replace(tmp, self.owner_path)
         except OSError:
-            pass  # the owner note is for messages only
-        return self
+            # The note is for messages only; on a full disk it is skipped,
+            # and the half-written temp file must not stay behind.
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
 
     def release(self) -> None:
         try:

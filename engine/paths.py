@@ -1,14 +1,27 @@
-"""Where memext keeps its config, indexes, models and logs (platformdirs)."""
+"""Where memext keeps its config, indexes, models and logs (platformdirs),
+and keeping them private.
+
+Those folders hold the full text of private notes, API keys and logs, so
+memext creates its folders 0700 and its files 0600 whatever the umask, and
+tightens ones that are looser when it opens them (one log line each time it
+does, which is once per path: afterwards they are tight).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
 APP_NAME = "memext"
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+log = logging.getLogger("memext")
 
 
 @dataclass(frozen=True)
@@ -19,6 +32,10 @@ class AppPaths:
     state_dir: Path
     cache_dir: Path
     log_dir: Path
+
+    @property
+    def config_dir(self) -> Path:
+        return self.config_file.parent
 
     @property
     def index_dir(self) -> Path:
@@ -45,3 +62,80 @@ def app_paths() -> AppPaths:
         cache_dir=Path(dirs.user_cache_dir),
         log_dir=Path(dirs.user_log_dir),
     )
+
+
+def private_dir(path: Path, *, tighten: bool = True) -> Path:
+    """Create folder ``path`` mode 0700 (missing parents too: memext made
+    them), or tighten an existing one to 0700 (unless ``tighten`` is False,
+    for a folder the user chose that may not be memext's alone)."""
+    path = Path(path)
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:
+            pass  # made by another process meanwhile
+        _restrict(folder, PRIVATE_DIR_MODE, quiet=True)  # mkdir's mode is masked by the umask
+    if tighten and not missing:
+        _restrict(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def private_file(path: Path, *, create: bool = False) -> Path:
+    """Tighten file ``path`` to 0600 when it is looser; with ``create``, a
+    missing file is created empty, 0600."""
+    path = Path(path)
+    if create:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+            _restrict(path, PRIVATE_FILE_MODE, quiet=True)
+            return path
+        except FileExistsError:
+            pass
+    if path.exists():
+        _restrict(path, PRIVATE_FILE_MODE)
+    return path
+
+
+def write_private_text(path: Path, text: str) -> None:
+    """Replace ``path`` atomically with ``text`` (UTF-8) in a 0600 file.
+
+    The temp file beside it is removed when writing fails (a full disk),
+    so nothing half-written stays behind.
+    """
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+        with open(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # an old temp file may have been looser
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+def _restrict(path: Path, mode: int, *, quiet: bool = False) -> None:
+    """chmod ``path`` to ``mode`` when group or others have any access."""
+    if os.name == "nt":
+        return  # modes mean little there; per-user AppData folders are private already
+    try:
+        st = os.stat(path)
+        if stat.S_IMODE(st.st_mode) & 0o077 == 0:
+            return
+        os.chmod(path, mode)
+    except OSError as exc:
+        log.warning("cannot make %s private (%s); it stays readable by others", path, exc.strerror or exc)
+        return
+    if not quiet:
+        log.warning(
+            "made %s private (mode %04o -> %04o): it may hold memory text, keys or logs", path, stat.S_IMODE(st.st_mode), mode
+        )

@@ -4,24 +4,37 @@ Only the agent's memory can be read: ``MEMORY.md``, ``memory.md``,
 ``memory/**.md`` and files under ``extra_paths``, given workspace-relative
 or absolute. Paths that climb out with ``..``, pass through a symlink, name
 a hidden or non-``.md`` file, or lie anywhere else are refused with a
-message that says which rule they broke. A missing memory file reads as
-empty text. Output is bounded.
+message that says which rule they broke; a path that cannot name a file
+(NUL byte, too long, not text) is a :class:`BadPath`. A missing memory file
+reads as empty text. Output is bounded.
+
+The check and the read cannot be told apart by a race: the file is opened
+one component at a time from ``/`` with ``O_NOFOLLOW`` (each folder, then
+the file), so a memory file or folder swapped for a symlink after the check
+fails the open instead of leading outside; what was opened must be a
+regular file.
 """
 
 from __future__ import annotations
 
+import errno
 import operator
 import os
 import re
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .chunking import split_lines
-from .errors import AccessDenied, BadLineRange
-from .sources import MemoryRoots, read_text
+from .errors import AccessDenied, BadLineRange, BadPath
+from .sources import MemoryRoots
 
 MAX_LINES = 2000
 MAX_CHARS = 200_000
+#: Longer paths are refused before any system call (Linux's PATH_MAX).
+MAX_PATH_CHARS = 4096
+#: Longer file or folder names are refused (most file systems' NAME_MAX).
+MAX_NAME_BYTES = 255
 
 
 @dataclass
@@ -42,8 +55,14 @@ class ReadResult:
 
 def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> tuple[Path, str]:
     """Check ``raw`` against the rules; return (real path, display path)."""
-    if not raw or not raw.strip():
-        raise AccessDenied("no path given")
+    _check_path_text(raw)
+    try:
+        return _resolve(raw, workspace, extra_paths)
+    except (OSError, ValueError) as exc:  # what the checks above cannot foresee
+        raise BadPath(f"{raw!r}: not a usable path ({exc})") from None
+
+
+def _resolve(raw: str, workspace: Path, extra_paths: list[Path]) -> tuple[Path, str]:
     roots = MemoryRoots.of(workspace, extra_paths)
     if not raw.lower().endswith(".md"):
         raise AccessDenied(f"{raw}: only Markdown (.md) memory files can be read")
@@ -80,11 +99,10 @@ def read_lines(
     """
     from_line, lines = check_range(from_line, lines)
     real, shown = resolve_memory_path(raw, workspace, extra_paths)
-    if not real.exists():
+    data = _read_checked(real, raw)
+    if data is None:
         return ReadResult(shown, "", 0, 0, 0, False, missing=True)
-    if not real.is_file():
-        raise AccessDenied(f"{raw}: not a file")
-    text, _ = read_text(real)
+    text = _decode(data)
     all_lines = split_lines(text)
     start = from_line or 1
     out, cut = _bounded(all_lines[start - 1 : start - 1 + min(lines or MAX_LINES, MAX_LINES)])
@@ -92,6 +110,106 @@ def read_lines(
     wanted_end = total if lines is None else min(start + lines - 1, total)
     end = min(start + len(out) - 1, total) if out else min(start - 1, total)
     return ReadResult(shown, "\n".join(out), start, end, total, cut or end < wanted_end)
+
+
+def _check_path_text(raw: object) -> None:
+    """Refuse what cannot be a file name before any system call sees it."""
+    if not isinstance(raw, str):
+        raise BadPath(f"a path must be text, got {type(raw).__name__}")
+    if not raw or not raw.strip():
+        raise AccessDenied("no path given")
+    shown = repr(raw[:80]) + ("..." if len(raw) > 80 else "")
+    if "\0" in raw:
+        raise BadPath(f"{shown}: a path cannot contain a NUL byte")
+    if len(raw) > MAX_PATH_CHARS:
+        raise BadPath(f"{shown}: a path of {len(raw)} characters is too long (at most {MAX_PATH_CHARS})")
+    try:
+        encoded = os.fsencode(raw)
+    except UnicodeError:
+        raise BadPath(f"{shown}: not a valid file name in this system's encoding") from None
+    longest = max(len(part) for part in encoded.split(os.fsencode(os.sep)))
+    if longest > MAX_NAME_BYTES:
+        raise BadPath(f"{shown}: a file or folder name of {longest} bytes is too long (at most {MAX_NAME_BYTES})")
+
+
+def _read_checked(real: Path, raw: str) -> bytes | None:
+    """The bytes of the regular file at ``real``, opened without following
+    any symlink on the way; None when it does not exist."""
+    try:
+        fd = _open_no_symlinks(real)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's O_NOFOLLOW answer
+            raise AccessDenied(f"{raw}: is or passes through a symlink, which get() does not follow") from None
+        if exc.errno == errno.ENOTDIR:
+            return None  # a folder on the way is a file: no such memory file
+        if exc.errno == errno.ENAMETOOLONG:
+            raise BadPath(f"{raw}: the path is too long for the file system") from None
+        raise AccessDenied(f"{raw}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise AccessDenied(f"{raw}: not a file")
+        chunks = []
+        while True:
+            block = os.read(fd, 1 << 20)
+            if not block:
+                break
+            chunks.append(block)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise AccessDenied(f"{raw}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def _open_no_symlinks(real: Path) -> int:
+    """A read-only descriptor for ``real`` (an absolute, resolved path),
+    walking from the file system root one component at a time with
+    ``O_NOFOLLOW``: a symlink anywhere on the way raises ELOOP."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    # O_NONBLOCK: a FIFO named like a memory file must not block the open.
+    file_flags = os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not nofollow or os.open not in os.supports_dir_fd:
+        return _open_and_compare(real, file_flags)
+    # O_PATH (Linux) opens a folder one may search but not list (mode 0711).
+    dir_flags = (getattr(os, "O_PATH", 0) or os.O_RDONLY) | nofollow | getattr(os, "O_DIRECTORY", 0)
+    try:
+        fd = os.open(real.anchor or os.sep, dir_flags)
+    except PermissionError:
+        return _open_and_compare(real, file_flags)
+    try:
+        for part in real.parts[1:-1]:
+            try:
+                nxt = os.open(part, dir_flags, dir_fd=fd)
+            except PermissionError:  # a folder on the way cannot be opened
+                return _open_and_compare(real, file_flags)
+            os.close(fd)
+            fd = nxt
+        return os.open(real.name, file_flags, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def _open_and_compare(real: Path, flags: int) -> int:
+    """Where descriptors relative to a folder are not available (Windows):
+    open, then insist the opened file is the one the checked path names now."""
+    before = os.lstat(real)
+    if stat.S_ISLNK(before.st_mode):
+        raise OSError(errno.ELOOP, "is a symlink", str(real))
+    fd = os.open(real, flags)
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino) or Path(os.path.realpath(real)) != real:
+        os.close(fd)
+        raise OSError(errno.ELOOP, "changed into a symlink while being opened", str(real))
+    return fd
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 with undecodable bytes as U+FFFD, without a leading BOM (as the sync reads files)."""
+    text = data.decode("utf-8", errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def check_range(from_line: int | None, lines: int | None) -> tuple[int | None, int | None]:

@@ -124,12 +124,19 @@ def discover_memory_files(
 
 def _walk(folder: Path, skipped: list[Skipped], roots: MemoryRoots) -> Iterator[Path]:
     """``.md`` files under ``folder``: no hidden entries, and symlinked
-    folders only when they resolve inside the memory roots."""
+    folders only when they resolve inside the memory roots.
+
+    Each real folder is listed once (by device and inode), so symlink loops
+    (``x -> .``, ``y -> .``, ``a/b -> ..``) end the walk instead of growing
+    it without bound."""
     if not folder.is_dir():
         return
+    visited: set[tuple[int, int]] = set()
     stack = [folder]
     while stack:
         current = stack.pop()
+        if not _first_visit(current, visited):
+            continue
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError as exc:
@@ -145,8 +152,9 @@ def _walk(folder: Path, skipped: list[Skipped], roots: MemoryRoots) -> Iterator[
                 elif entry.is_symlink():
                     target = Path(os.path.realpath(path))
                     if target.is_dir():
-                        if any(_is_within(target, r) or target == r for r in (roots.workspace / MEMORY_DIR, *roots.extra_dirs)):
-                            stack.append(path)
+                        if _inside_memory_folders(target, roots):
+                            # Walk the target itself: its files then carry real paths.
+                            stack.append(target)
                         else:
                             skipped.append(Skipped(roots.display_path(path), "symlink leads outside the memory folders"))
                     elif entry.name.lower().endswith(".md"):
@@ -186,6 +194,23 @@ def _consider(
     found[key] = SourceFile(
         path=roots.display_path(real), abs_path=real, source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size
     )
+
+
+def _first_visit(folder: Path, visited: set[tuple[int, int]]) -> bool:
+    """Record ``folder``'s identity; False when it was listed before (or is gone)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return True  # let scandir report why it cannot be listed
+    key = (st.st_dev, st.st_ino)
+    if key in visited:
+        return False
+    visited.add(key)
+    return True
+
+
+def _inside_memory_folders(target: Path, roots: MemoryRoots) -> bool:
+    return any(_is_within(target, r) or target == r for r in (roots.workspace / MEMORY_DIR, *roots.extra_dirs))
 
 
 def read_text(path: Path) -> tuple[str, bool]:

@@ -19,8 +19,14 @@ are programmed per route; every request is logged. Nothing here is a test
 double of the client: the real ``openai`` client and ``httpx2`` talk to it
 over TCP.
 
-Over 500 lines because one process speaks every remote wire format (OpenAI,
-its Batch API, Gemini) with one fault table and one request log.
+Bad behaviours (issue 13), also per fault: ``vectors`` corrupts a normal
+answer ("nan", "inf", "zero", "dims:N"); ``trickle_s`` sends the answer one
+byte at a time with that pause (``trickle_headers`` from the status line
+on, else after the headers); ``echo_request`` makes an error message quote
+the request's headers, API key included, as a careless gateway would.
+
+(Over 500 lines: one fake of two vendors' wire formats with their faults;
+split up, each half would repeat the routing, logging and fault plumbing.)
 """
 
 from __future__ import annotations
@@ -92,6 +98,15 @@ class Fault:
     delay_s: float = 0.0
     times: int | None = 1
     body: Any = None
+    #: Corrupt a normal answer's vectors: "nan", "inf", "zero" (in the first
+    #: vector) or "dims:N" (every vector cut or padded to N values).
+    vectors: str | None = None
+    #: Send the answer one byte at a time, this many seconds apart.
+    trickle_s: float = 0.0
+    #: Trickle from the status line on (else only the body).
+    trickle_headers: bool = False
+    #: Quote the request's headers (the API key among them) in the error message.
+    echo_request: bool = False
 
 
 @dataclass
@@ -273,10 +288,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.api.log.append(entry)
             self.api.in_flight[route] = self.api.in_flight.get(route, 0) + 1
             self.api.max_in_flight[route] = max(self.api.max_in_flight.get(route, 0), self.api.in_flight[route])
+        self._fault: Fault | None = None
         try:
             status, payload, headers = self._answer(route, args, raw, entry)
             entry.status = status
-            self._send(status, payload, headers)
+            fault = self._fault
+            if fault is not None and fault.vectors and status == 200:
+                payload = _corrupt(payload, fault.vectors)
+            self._send(status, payload, headers, fault)
         finally:
             with self.api._lock:
                 self.api.in_flight[route] -= 1
@@ -298,18 +317,37 @@ class _Handler(BaseHTTPRequestHandler):
                 return name, m.groups()
         return "unknown", ()
 
-    def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+    def _send(self, status: int, payload: Any, headers: dict[str, str], fault: "Fault | None" = None) -> None:
         if isinstance(payload, bytes):
             data, ctype = payload, "application/octet-stream"
         else:
             data, ctype = json.dumps(payload).encode(), "application/json"
+        trickle = fault.trickle_s if fault is not None else 0.0
+        if trickle and fault is not None and fault.trickle_headers:
+            head = f"HTTP/1.0 {status} OK\r\ncontent-type: {ctype}\r\ncontent-length: {len(data)}\r\n\r\n".encode()
+            self._trickle(head + data, trickle)
+            return
         self.send_response(status)
         self.send_header("content-type", ctype)
         self.send_header("content-length", str(len(data)))
         for k, v in headers.items():
             self.send_header(k, v)
         self.end_headers()
-        self.wfile.write(data)
+        if trickle:
+            self.wfile.flush()
+            self._trickle(data, trickle)
+        else:
+            self.wfile.write(data)
+
+    def _trickle(self, data: bytes, pause: float) -> None:
+        """One byte, a pause, the next byte... until done or the client leaves."""
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(pause)
+        except OSError:
+            pass  # the client gave up: what a deadline is for
 
     # -- behaviour -------------------------------------------------------------------
 
@@ -339,6 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
             except ValueError:
                 pass
         fault = self.api._take_fault(route)
+        self._fault = fault
         if fault is not None:
             if fault.delay_s:
                 time.sleep(fault.delay_s)
@@ -346,9 +385,12 @@ class _Handler(BaseHTTPRequestHandler):
                 headers = {"retry-after": fault.retry_after} if fault.retry_after is not None else {}
                 if fault.body is not None:
                     return fault.status, fault.body, headers
+                message = fault.message
+                if fault.echo_request:
+                    message += " (request headers: " + "; ".join(f"{k}: {v}" for k, v in self.headers.items()) + ")"
                 if gemini:
-                    return fault.status, _gemini_error(fault.status, fault.message), headers
-                return fault.status, _openai_error(fault.message, "server_error" if fault.status >= 500 else "invalid_request_error"), headers
+                    return fault.status, _gemini_error(fault.status, message), headers
+                return fault.status, _openai_error(message, "server_error" if fault.status >= 500 else "invalid_request_error"), headers
         handler = getattr(self, "_" + route.replace(".", "_"))
         return handler(args, raw)
 
@@ -561,6 +603,40 @@ class _Handler(BaseHTTPRequestHandler):
                 return 400, _gemini_error(400, vec), {}
             out.append({"values": vec})
         return 200, {"embeddings": out}, {}
+
+
+def _corrupt(payload: Any, how: str) -> Any:
+    """A normal embeddings answer (OpenAI or Gemini shape) with bad vectors."""
+    if isinstance(payload, dict) and "data" in payload:  # OpenAI, floats or base64
+        items = sorted(payload["data"], key=lambda d: d["index"])
+        for item in items:
+            raw = item["embedding"]
+            b64 = isinstance(raw, str)
+            vec = list(struct.unpack(f"<{len(base64.b64decode(raw)) // 4}f", base64.b64decode(raw))) if b64 else list(raw)
+            vec = _bad_vector(vec, how, first=item is items[0])
+            item["embedding"] = base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode() if b64 else vec
+        return payload
+    if isinstance(payload, dict) and "embedding" in payload:  # Gemini embedContent
+        payload["embedding"]["values"] = _bad_vector(payload["embedding"]["values"], how, first=True)
+    elif isinstance(payload, dict) and "embeddings" in payload:  # Gemini batchEmbedContents
+        for i, e in enumerate(payload["embeddings"]):
+            e["values"] = _bad_vector(e["values"], how, first=i == 0)
+    return payload
+
+
+def _bad_vector(vec: list[float], how: str, *, first: bool) -> list[float]:
+    if how.startswith("dims:"):
+        n = int(how.split(":")[1])
+        return (vec + [0.5] * n)[:n]
+    if not first:
+        return vec
+    if how == "nan":
+        return vec[:1] + [float("nan")] + vec[2:]
+    if how == "inf":
+        return vec[:1] + [float("inf")] + vec[2:]
+    if how == "zero":
+        return [0.0] * len(vec)
+    raise ValueError(f"unknown corruption {how!r}")
 
 
 def _openai_error(message: str, type_: str, code: str | None = None) -> dict:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from memext.engine.errors import AccessDenied, BadLineRange, MemextError
+from memext.engine.errors import AccessDenied, BadLineRange, BadPath, MemextError
 from memext.engine.read import MAX_CHARS, MAX_LINES, parse_get_spec, read_lines
 
 
@@ -127,3 +127,24 @@ def test_parse_get_spec():
     for bad, message in [("a.md:0", "start at 1"), ("a.md:0-2", "start at 1"), ("a.md:7-5", "ends before")]:
         with pytest.raises(MemextError, match=message):
             parse_get_spec(bad)
+
+
+@pytest.mark.parametrize(
+    "raw,why",
+    [
+        ("memory/a\0b.md", "NUL"),
+        ("memory/" + "x" * 300 + ".md", "too long"),
+        ("memory/" + "a/" * 3000 + "x.md", "too long"),
+        ("memory/\ud800.md", "encoding"),
+        (None, "must be text"),
+    ],
+)
+def test_paths_that_cannot_name_a_file_are_bad_paths(workspace, raw, why):
+    with pytest.raises(BadPath, match=why):
+        read_lines(raw, workspace, [])
+
+
+def test_a_fifo_named_like_memory_is_refused_without_blocking(workspace):
+    os.mkfifo(workspace / "memory" / "pipe.md")
+    with pytest.raises(AccessDenied, match="not a file"):
+        read_lines("memory/pipe.md", workspace, [])

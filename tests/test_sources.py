@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 
 from memext.engine.sessions import discover_session_files, parse_transcript
 from memext.engine.sources import discover_memory_files, read_text
@@ -100,3 +103,24 @@ def test_session_discovery(tmp_path):
     (d / "c.txt").write_text("x")
     files, _ = discover_session_files(d, 10_000)
     assert [(f.path, f.source) for f in files] == [("sessions/a.jsonl", "sessions")]
+
+
+def test_two_symlink_loops_end_the_walk(workspace):
+    # Each loop alone is fine; two of them made the walk grow without bound
+    # (x/y/x/y/...). Run in a child process so a regression fails, not hangs.
+    mem = workspace / "memory"
+    (mem / "sub").mkdir(exist_ok=True)
+    (mem / "sub" / "deep.md").write_text("deep")
+    os.symlink(".", mem / "x")
+    os.symlink(".", mem / "y")
+    os.symlink("..", mem / "sub" / "up")
+    code = (
+        "import sys; from pathlib import Path; from memext.engine.sources import discover_memory_files as d; "
+        "files, _ = d(Path(sys.argv[1]), [], 10_000_000); print('\\n'.join(f.path for f in files))"
+    )
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, timeout=20)
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started < 20
+    got = out.stdout.split()
+    assert got.count("memory/sub/deep.md") == 1 and len(got) == len(set(got))

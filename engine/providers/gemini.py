@@ -11,7 +11,9 @@ pyproject.toml too, as this module imports it). Default model
 ``remote.base_url`` says otherwise. Retries follow
 :mod:`engine.providers.retry`; Gemini's ``RetryInfo`` counts as Retry-After;
 a query embedding gets one overall deadline (the query timeout, 60 s)
-across its attempts.
+across its attempts, and one call embedding documents one too (the
+embedding deadline, 300 s), however the server answers
+(:mod:`engine.providers.deadline`).
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ import json
 import os
 import re
 import time
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import Any, Callable, Mapping, Sequence
 
 import httpx2
 
 from ..config import AgentConfig
 from ..errors import ProviderError
 from ..paths import AppPaths
+from ..redact import Redactor
 from .base import EmbeddingProvider, EmbedProgress
+from .deadline import call_within, deadline_client
 from .packing import cap_input, pack, run_packed
 from .remote import RemoteTarget, remote_target
 from .retry import Deadline, Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
@@ -43,6 +47,8 @@ MAX_REQUEST_INPUTS = 100
 MAX_REQUEST_TOKENS = 100 * MAX_INPUT_TOKENS
 QUERY_TIMEOUT_S = 60.0
 DOCUMENT_TIMEOUT_S = 120.0
+#: One embed_batch call (a sync's group of texts), all requests and retries.
+EMBEDDING_DEADLINE_S = 300.0
 CONNECT_TIMEOUT_S = 10.0
 CONCURRENCY = 4
 INLINE_GROUP_SIZE = 256
@@ -114,6 +120,7 @@ class GeminiProvider(EmbeddingProvider):
         retry: RetryPolicy | None = None,
         query_timeout_s: float = QUERY_TIMEOUT_S,
         document_timeout_s: float = DOCUMENT_TIMEOUT_S,
+        embedding_deadline_s: float = EMBEDDING_DEADLINE_S,
         concurrency: int = CONCURRENCY,
         max_input_tokens: int = MAX_INPUT_TOKENS,
         max_request_tokens: int = MAX_REQUEST_TOKENS,
@@ -130,22 +137,22 @@ class GeminiProvider(EmbeddingProvider):
         self._retry = retry or RetryPolicy()
         self._sleep = sleep
         self.query_timeout_s = query_timeout_s
+        self.embedding_deadline_s = embedding_deadline_s
+        self._document_timeout_s = document_timeout_s
         self._document_timeout = httpx2.Timeout(document_timeout_s, connect=min(CONNECT_TIMEOUT_S, document_timeout_s))
         self._concurrency = max(1, concurrency)
-        self._dims: int | None = None
-        self._http = httpx2.Client(
+        self.redact = Redactor(target.secrets)
+        self._http = deadline_client(
             headers={**target.headers, "x-goog-api-key": target.api_key, "content-type": "application/json"},
             timeout=self._document_timeout,
         )
 
-    @property
-    def dims(self) -> int | None:
-        return self._dims
-
     def embed_query(self, text: str) -> list[float]:
         body = {"model": self._resource, "content": _content(cap_input(text, self.max_input_tokens)), "taskType": "RETRIEVAL_QUERY"}
         deadline = Deadline(self.query_timeout_s)  # across attempts, not per attempt
-        vectors = self._post("embedContent", body, deadline, "query embedding", lambda d: [_values(d["embedding"])])
+        vectors = self._post(
+            "embedContent", body, deadline, deadline.seconds, "query embedding", lambda d: [_values(d["embedding"])], "query vector"
+        )
         return vectors[0]
 
     def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
@@ -153,6 +160,8 @@ class GeminiProvider(EmbeddingProvider):
             return []
         capped = [cap_input(t, self.max_input_tokens) for t in texts]
         groups = pack(capped, max_request_tokens=self._max_request_tokens, max_request_inputs=self._max_request_inputs)
+        # One deadline for the whole call: every request, retry and wait.
+        deadline = Deadline(self.embedding_deadline_s, "embedding deadline")
 
         def send(inputs: list[str]) -> list[list[float]]:
             body = {
@@ -165,7 +174,15 @@ class GeminiProvider(EmbeddingProvider):
                     raise ProviderError(f"Gemini ({self.base_url}) returned {len(embeddings)} embeddings for {len(inputs)} texts")
                 return [_values(e) for e in embeddings]
 
-            return self._post("batchEmbedContents", body, self._document_timeout, f"batchEmbedContents ({len(inputs)} texts)", parse)
+            return self._post(
+                "batchEmbedContents",
+                body,
+                deadline,
+                self._document_timeout_s,
+                f"batchEmbedContents ({len(inputs)} texts)",
+                parse,
+                "batch",
+            )
 
         return run_packed(capped, groups, send, concurrency=self._concurrency, progress=progress)
 
@@ -178,46 +195,41 @@ class GeminiProvider(EmbeddingProvider):
         self,
         method: str,
         body: dict,
-        timeout: httpx2.Timeout | Deadline,
+        deadline: Deadline,
+        attempt_limit_s: float,
         what: str,
         parse: Callable[[dict], list[list[float]]],
+        kind: str,
     ) -> list[list[float]]:
         """POST to ``models/{model}:{method}`` under the retry policy; ``parse`` reads the vectors.
 
-        ``timeout`` bounds each attempt; a :class:`Deadline` bounds all of
-        them together (each attempt gets what is left of it).
+        ``deadline`` bounds all attempts together, however slowly the server
+        answers; each attempt also ends after ``attempt_limit_s``.
         """
         url = f"{self.base_url}/{self._resource}:{method}"
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
-        deadline = timeout if isinstance(timeout, Deadline) else None
 
         def attempt() -> list[list[float]]:
-            if deadline is not None:
-                left = deadline.timeout(deadline.seconds)
-                per_attempt = httpx2.Timeout(left, connect=min(CONNECT_TIMEOUT_S, left))
-            else:
-                per_attempt = cast(httpx2.Timeout, timeout)  # not a Deadline: deadline is None
+            left = deadline.timeout(attempt_limit_s)
+            per_attempt = httpx2.Timeout(left, connect=min(CONNECT_TIMEOUT_S, left))
             response = self._http.post(url, content=payload, timeout=per_attempt)
             if response.status_code >= 400:
                 raise error_from_response(response)
             data = response.json()
             if not isinstance(data, dict):
                 raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-            return self._check(parse(data))
+            vectors = parse(data)
+            return self.accept_vectors(vectors, len(vectors), kind)
 
         return call_with_retries(
-            attempt, classify, self._retry, what=f"Gemini {what} ({self.base_url})", sleep=self._sleep, deadline=deadline
+            lambda: call_within(deadline, attempt, name="memext-gemini"),
+            classify,
+            self._retry,
+            what=f"Gemini {what} ({self.base_url})",
+            sleep=self._sleep,
+            deadline=deadline,
+            redact=self.redact,
         )
-
-    def _check(self, vectors: list[list[float]]) -> list[list[float]]:
-        for v in vectors:
-            if not v:
-                raise ProviderError(f"Gemini ({self.base_url}) returned an empty embedding")
-            if self._dims is None:
-                self._dims = len(v)
-            elif len(v) != self._dims:
-                raise ProviderError(f"Gemini ({self.base_url}) returned vectors of {len(v)} and {self._dims} dimensions")
-        return vectors
 
 
 def _content(text: str) -> dict:

@@ -9,7 +9,10 @@ with inline requests after repeated batch failures. The client's own
 retries are off: :mod:`engine.providers.retry` applies DESIGN.md §6's policy
 (429/5xx/timeouts 3 times, 0.5-8 s backoff with jitter, ``Retry-After``);
 a query embedding gets one overall deadline (the query timeout, 60 s)
-across its attempts.
+across its attempts, and one call embedding documents inline gets one too
+(the embedding deadline, 300 s), however the server answers
+(:mod:`engine.providers.deadline`). Vectors are checked and error messages
+redacted on the way out (:mod:`engine.providers.base`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import openai
 from ..config import AgentConfig, BatchSettings
 from ..errors import ProviderError
 from ..paths import AppPaths
+from ..redact import Redactor
 from .base import EmbeddingProvider, EmbedProgress
+from .deadline import call_within, deadline_client
 from .openai_batch import BatchFailed, OpenAIBatchEmbedder, decode_embedding
 from .packing import cap_input, pack, run_packed
 from .remote import RemoteTarget, remote_target
@@ -43,6 +48,8 @@ MAX_INPUT_TOKENS = 8192
 MAX_REQUEST_INPUTS = 2048
 QUERY_TIMEOUT_S = 60.0
 DOCUMENT_TIMEOUT_S = 120.0
+#: One embed_batch call (a sync's group of texts), all requests and retries.
+EMBEDDING_DEADLINE_S = 300.0
 CONNECT_TIMEOUT_S = 10.0
 #: Requests in flight at once while embedding documents inline.
 CONCURRENCY = 4
@@ -102,6 +109,7 @@ class OpenAIProvider(EmbeddingProvider):
         retry: RetryPolicy | None = None,
         query_timeout_s: float = QUERY_TIMEOUT_S,
         document_timeout_s: float = DOCUMENT_TIMEOUT_S,
+        embedding_deadline_s: float = EMBEDDING_DEADLINE_S,
         concurrency: int = CONCURRENCY,
         max_input_tokens: int = MAX_INPUT_TOKENS,
         max_request_tokens: int | None = None,
@@ -120,20 +128,30 @@ class OpenAIProvider(EmbeddingProvider):
         self._retry = retry or RetryPolicy()
         self._sleep = sleep or time.sleep
         self.query_timeout_s = query_timeout_s
+        self.embedding_deadline_s = embedding_deadline_s
+        self._document_timeout_s = document_timeout_s
         self._document_timeout = httpx2.Timeout(document_timeout_s, connect=min(CONNECT_TIMEOUT_S, document_timeout_s))
         self._concurrency = max(1, concurrency)
-        self._dims: int | None = None
+        self.redact = Redactor(target.secrets)
         self._client = openai.OpenAI(
             api_key=target.api_key,
             base_url=target.base_url,
             default_headers=dict(target.headers) or None,
             max_retries=0,  # retry.py applies the policy
             timeout=self._document_timeout,
+            http_client=deadline_client(timeout=self._document_timeout, follow_redirects=True),
         )
         self._batch: OpenAIBatchEmbedder | None = None
         if batch is not None and batch.enabled:
             self._batch = OpenAIBatchEmbedder(
-                self._client, self.model, batch, call=self._call, state_file=batch_state_file, sleep=sleep, **dict(batch_options or {})
+                self._client,
+                self.model,
+                batch,
+                call=self._call,
+                state_file=batch_state_file,
+                sleep=sleep,
+                redact=self.redact,
+                **dict(batch_options or {}),
             )
 
     # -- EmbeddingProvider ------------------------------------------------------
@@ -143,19 +161,15 @@ class OpenAIProvider(EmbeddingProvider):
         # The Batch API wants every text of a sync in one job.
         return None if self._batch is not None and self._batch.active else INLINE_GROUP_SIZE
 
-    @property
-    def dims(self) -> int | None:
-        return self._dims
-
     def embed_query(self, text: str) -> list[float]:
         capped = cap_input(text, self.max_input_tokens)
         deadline = Deadline(self.query_timeout_s)  # across attempts, not per attempt
         response = self._call(
-            lambda: self._client.embeddings.create(model=self.model, input=capped, timeout=_attempt_timeout(deadline)),
+            lambda: self._client.embeddings.create(model=self.model, input=capped, timeout=_attempt_timeout(deadline, deadline.seconds)),
             "query embedding",
             deadline=deadline,
         )
-        return self._vectors(response, 1)[0]
+        return self._vectors(response, 1, "query vector")[0]
 
     def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
         if not texts:
@@ -163,11 +177,9 @@ class OpenAIProvider(EmbeddingProvider):
         capped = [cap_input(t, self.max_input_tokens) for t in texts]
         if self._batch is not None and self._batch.active:
             try:
-                vectors = self._batch.embed(capped, progress)
-                self._check_dims(vectors)
-                return vectors
+                return self._batch.embed(capped, progress)
             except BatchFailed as exc:
-                log.warning("OpenAI batch failed, embedding %d texts inline instead: %s", len(capped), exc)
+                log.warning("OpenAI batch failed, embedding %d texts inline instead: %s", len(capped), self.redact(str(exc)))
         return self._embed_inline(capped, progress)
 
     def status(self) -> dict:
@@ -181,23 +193,37 @@ class OpenAIProvider(EmbeddingProvider):
     # -- requests ---------------------------------------------------------------
 
     def _call(self, fn: Callable[[], Any], what: str, deadline: Deadline | None = None) -> Any:
+        """``fn`` under the retry policy; with a ``deadline``, each attempt
+        ends when it passes, however slowly the server answers."""
+        attempt = fn if deadline is None else (lambda: call_within(deadline, fn, name="memext-openai"))
         return call_with_retries(
-            fn, classify, self._retry, what=f"OpenAI {what} ({self.base_url})", sleep=self._sleep, deadline=deadline
+            attempt,
+            classify,
+            self._retry,
+            what=f"OpenAI {what} ({self.base_url})",
+            sleep=self._sleep,
+            deadline=deadline,
+            redact=self.redact,
         )
 
     def _embed_inline(self, texts: list[str], progress: EmbedProgress | None) -> list[list[float]]:
         groups = pack(texts, max_request_tokens=self._max_request_tokens, max_request_inputs=self._max_request_inputs)
+        # One deadline for the whole call: every request, retry and wait.
+        deadline = Deadline(self.embedding_deadline_s, "embedding deadline")
 
         def send(inputs: list[str]) -> list[list[float]]:
             response = self._call(
-                lambda: self._client.embeddings.create(model=self.model, input=inputs, timeout=self._document_timeout),
+                lambda: self._client.embeddings.create(
+                    model=self.model, input=inputs, timeout=_attempt_timeout(deadline, self._document_timeout_s)
+                ),
                 f"embeddings request ({len(inputs)} texts)",
+                deadline=deadline,
             )
-            return self._vectors(response, len(inputs))
+            return self._vectors(response, len(inputs), "batch")
 
         return run_packed(texts, groups, send, concurrency=self._concurrency, progress=progress)
 
-    def _vectors(self, response: Any, expected: int) -> list[list[float]]:
+    def _vectors(self, response: Any, expected: int, what: str) -> list[list[float]]:
         """The response's vectors in input order (``data`` is ordered by ``index``)."""
         data = sorted(response.data or [], key=lambda d: d.index)
         if len(data) != expected or [d.index for d in data] != list(range(expected)):
@@ -206,20 +232,14 @@ class OpenAIProvider(EmbeddingProvider):
             vectors = [decode_embedding(d.embedding) for d in data]
         except ValueError as exc:
             raise ProviderError(f"OpenAI embeddings ({self.base_url}) returned a malformed vector: {exc}") from exc
-        self._check_dims(vectors)
-        return vectors
-
-    def _check_dims(self, vectors: list[list[float]]) -> None:
-        for v in vectors:
-            if self._dims is None:
-                self._dims = len(v)
-            elif len(v) != self._dims:
-                raise ProviderError(f"OpenAI embeddings ({self.base_url}) returned vectors of {len(v)} and {self._dims} dimensions")
+        # Each request's answer is checked as it comes (size, finite, not
+        # zero); embed_query/embed_batch check the whole again on the way out.
+        return self.accept_vectors(vectors, expected, what)
 
 
-def _attempt_timeout(deadline: Deadline) -> httpx2.Timeout:
-    """One attempt's timeout: whatever is left of the query's deadline."""
-    left = deadline.timeout(deadline.seconds)
+def _attempt_timeout(deadline: Deadline, limit: float) -> httpx2.Timeout:
+    """One attempt's timeout: ``limit``, or what is left of the deadline when less."""
+    left = deadline.timeout(limit)
     return httpx2.Timeout(left, connect=min(CONNECT_TIMEOUT_S, left))
 
 

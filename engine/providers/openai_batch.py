@@ -28,7 +28,6 @@ import base64
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +39,7 @@ import numpy as np
 
 from ..config import BatchSettings
 from ..errors import EmbeddingsPending, ProviderError
+from ..paths import private_dir, write_private_text
 from .base import EmbedProgress
 
 log = logging.getLogger("memext")
@@ -115,8 +115,10 @@ class OpenAIBatchEmbedder:
         max_job_bytes: int = MAX_JOB_BYTES,
         max_poll_interval_s: float = MAX_POLL_INTERVAL_S,
         failure_limit: int = FAILURE_LIMIT,
+        redact: Callable[[str], str] = str,
     ):
         self._client = client
+        self._redact = redact
         self.model = model
         self.settings = settings
         self._call = call
@@ -157,8 +159,9 @@ class OpenAIBatchEmbedder:
                 raise BatchClosed(f"stopped waiting for OpenAI batch jobs: the index is closing ({exc})") from exc
             self._record_failure(exc)
             if isinstance(exc, BatchFailed):
+                exc.args = (self._redact(str(exc)),)
                 raise
-            raise BatchFailed(f"OpenAI batch embedding failed: {exc}") from exc
+            raise BatchFailed(self._redact(f"OpenAI batch embedding failed: {exc}")) from exc
         return [vectors[cid] for cid in ids]
 
     def close(self) -> None:
@@ -187,7 +190,7 @@ class OpenAIBatchEmbedder:
     def _record_failure(self, exc: Exception) -> None:
         with self._lock:
             self.failures += 1
-            self.last_error = str(exc) or type(exc).__name__
+            self.last_error = self._redact(str(exc)) or type(exc).__name__
             if self.failures >= self.failure_limit and self.active:
                 self.active = False
                 self.disabled_reason = (
@@ -343,10 +346,8 @@ class OpenAIBatchEmbedder:
     def _save_state(self, jobs: list[dict]) -> None:
         if self._state_file is None:
             return
-        self._state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._state_file.with_name(self._state_file.name + f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"jobs": jobs}), encoding="utf-8")
-        os.replace(tmp, self._state_file)
+        private_dir(self._state_file.parent)
+        write_private_text(self._state_file, json.dumps({"jobs": jobs}))
 
     def _collect_pending(self, todo: dict[str, str]) -> dict[str, list[float]]:
         """Vectors from earlier jobs that have finished; still-running ones stay listed."""

@@ -28,6 +28,13 @@ class RemoteTarget:
     base_url: str
     model: str
     headers: dict[str, str] = field(default_factory=dict, repr=False)
+    #: Every value that must never appear in a message: the key, header
+    #: values, and the configured and environment keys (see engine.redact).
+    extra_secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self.api_key, *self.headers.values(), *self.extra_secrets)
 
     @property
     def endpoint_key(self) -> str:
@@ -106,4 +113,7 @@ def remote_target(
         base_url=((r.base_url if owns else "") or default_base_url).rstrip("/"),
         model=configured_model(name, agent, primary) or default_model,
         headers=dict(r.headers) if owns else {},
+        # Whatever key or header this agent could send anywhere: a server
+        # (or a gateway in front of both vendors) may echo any of them.
+        extra_secrets=tuple(v for v in (r.api_key, *r.headers.values(), *(env.get(k, "") for k in _KEY_ENV.values())) if v),
     )

@@ -10,8 +10,12 @@ plus jitter; every other error fails at once with the server's message.
   would only hit a rate-limited server again.
 - A query embedding has one overall :class:`Deadline` (the query timeout)
   across its attempts and the waits between them, so a hanging server
-  costs a search one timeout, not one per attempt. Document embedding
-  (sync) has a timeout per attempt only.
+  costs a search one timeout, not one per attempt; one call embedding
+  documents (a sync's batch) has one too (the embedding deadline), besides
+  its timeout per attempt. :mod:`engine.providers.deadline` makes each
+  attempt end at the deadline even when the server trickles its answer.
+- Messages (raised and logged) pass through the provider's redactor, so a
+  server that echoes the API key does not put it in a log or the index.
 
 The OpenAI and Gemini providers share this policy; each supplies a
 ``classify`` function that turns its client's exceptions into a
@@ -97,6 +101,14 @@ class Deadline:
         return max(floor, min(limit, self.remaining()))
 
 
+class DeadlineExceeded(Exception):
+    """An attempt was still running when its :class:`Deadline` passed."""
+
+    def __init__(self, deadline: Deadline):
+        super().__init__(f"the {deadline.seconds:g} s {deadline.label} passed")
+        self.deadline = deadline
+
+
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds from ``retry-after-ms`` (OpenAI) or ``Retry-After`` (seconds or an HTTP date)."""
     if not headers:
@@ -134,6 +146,7 @@ def call_with_retries(
     what: str,
     sleep: Callable[[float], None] = time.sleep,
     deadline: Deadline | None = None,
+    redact: Callable[[str], str] = str,
 ) -> T:
     """Run ``fn``; retry what ``classify`` calls retryable, per ``policy``.
 
@@ -143,16 +156,19 @@ def call_with_retries(
     after ``deadline`` (``fn`` itself should bound each attempt by
     ``deadline.timeout(...)``). Exceptions that ``classify`` does not
     recognise (returns None) propagate unchanged: they are bugs, not
-    provider trouble.
+    provider trouble. ``redact`` masks secrets in every message.
     """
     attempt = 0
     while True:
         try:
             return fn()
+        except DeadlineExceeded as exc:
+            raise ProviderError(f"{what} failed: the request timed out ({exc})") from None
         except Exception as exc:
             failure = classify(exc)
             if failure is None:
                 raise
+            failure = Failure(redact(failure.message), failure.retryable, failure.retry_after)
             tries = f"gave up after {attempt + 1} attempts" if attempt else ""
             if not failure.retryable or attempt >= policy.retries:
                 raise ProviderError(f"{what} failed: {failure.message}{_note(tries)}") from exc

@@ -7,7 +7,10 @@ The public API::
         idx.sync()
         hits = idx.search("deploy checklist")
 
-See :class:`memext.engine.index.MemoryIndex` for the methods.
+See :class:`memext.engine.index.MemoryIndex` for the methods. The index
+is synchronous (search never syncs); :class:`FreshnessKeeper` keeps one
+agent's index fresh in the background and :class:`Supervisor` does it for
+every agent of a config.
 """
 
 if __name__ != "memext.engine":
@@ -36,15 +39,34 @@ from .errors import (
     WorkspaceMissing,
 )
 from .index import MemoryIndex, open_index
+from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
+from .paths import AppPaths, app_paths
+from .progress import TextProgress, describe_progress
+from .roots import MemoryRoots
 from .providers.base import EmbeddingProvider
 from .read import ReadResult
 from .search import SearchResponse, SearchResult
 from .status import IndexStatus
+from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
 from .sync import SyncProgress, SyncReport
 
 __all__ = [
+    "DEFAULT_CONFIG_POLL_S",
+    "DEFAULT_RECONCILE_S",
     "AccessDenied",
     "AgentConfig",
+    "AppPaths",
+    "ConfigReloader",
+    "FreshnessKeeper",
+    "IndexFactory",
+    "KeeperSnapshot",
+    "KeeperState",
+    "MemoryRoots",
+    "Supervisor",
+    "SyncRequest",
+    "TextProgress",
+    "app_paths",
+    "describe_progress",
     "BadLineRange",
     "Chunk",
     "Config",

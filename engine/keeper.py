@@ -219,6 +219,8 @@ class FreshnessKeeper:
     turn it off too); ``polling`` watches by polling instead of native
     events; ``paused`` starts paused (no watching, no timed syncs).
     ``notifier(title, message)`` is told about each new error.
+    ``resync_after_s``: how old the last sync may be before
+    :meth:`before_search` starts another in the background.
     """
 
     def __init__(
@@ -231,6 +233,7 @@ class FreshnessKeeper:
         paused: bool = False,
         lock_timeout: float | None = 600,
         notifier: Notifier | None = None,
+        resync_after_s: float = RESYNC_AFTER_S,
     ):
         if isinstance(index, MemoryIndex):
             self.agent: AgentConfig = index.agent
@@ -241,6 +244,7 @@ class FreshnessKeeper:
             self._index = None
             self._factory = index_factory or MemoryIndex
         self._notifier = notifier
+        self._resync_after_s = resync_after_s
         self._paused = paused
         self._lock_timeout = lock_timeout
         self._cond = threading.Condition()
@@ -372,7 +376,7 @@ class FreshnessKeeper:
         Waits when the index was never built (a first search would be
         empty) and for requested syncs the caller expects to see (a note
         just written, "manual"); otherwise starts a background sync when
-        the last one is older than RESYNC_AFTER_S and ``sync.on_search``
+        the last one is older than ``resync_after_s`` and ``sync.on_search``
         is on (the search does not wait for it). False when it gave up
         waiting, or the index cannot be opened (the search says why).
         """
@@ -390,7 +394,7 @@ class FreshnessKeeper:
         with self._cond:
             if self._covered < self._last_waited:
                 return self._wait_covered(self._last_waited, timeout)
-        if self.agent.settings.sync.on_search and self.seconds_since_sync() > RESYNC_AFTER_S and not self.busy():
+        if self.agent.settings.sync.on_search and self.seconds_since_sync() > self._resync_after_s and not self.busy():
             self.request("search", if_changed=True)
         return True
 

@@ -22,32 +22,53 @@ failing sync, a provider that could not start (the agent syncs keyword-only
 but is not doing what its config asks) or a watcher that cannot run is the
 agent's error state, and touches no other agent.
 
-This file holds the keeper's whole state machine (requests, the sync
-thread, watcher upkeep, status): it is a little over 500 lines because
-splitting it would spread one lock's invariants across modules.
+Over 500 lines, on purpose: requests, the sync thread, waiting and the
+status all share one condition variable, and splitting them would spread
+its invariants across modules. The keeper's vocabulary (requests, states,
+snapshots) is in :mod:`.keeper_state`, the watcher's upkeep in
+:mod:`.watch_guard`.
 """
 
 from __future__ import annotations
 
-import enum
-import functools
 import logging
 import threading
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .config import AgentConfig
 from .errors import LockTimeout, MemextError
 from .index import MemoryIndex
+from .keeper_state import (
+    PRIORITY,
+    WAITED_REASONS,
+    KeeperListener,
+    KeeperSnapshot,
+    KeeperState,
+    SyncRequest,
+    provider_problem,
+    status_facts,
+)
 from .progress import describe_progress
-from .roots import MEMORY_DIR, MemoryRoots
-from .status import IndexStatus
 from .sync import SyncCancelled, SyncProgress, SyncReport
+from .watch_guard import WATCH_RETRY_S, WatchGuard, watcher_class
 
 if TYPE_CHECKING:
     from .watch import MemoryWatcher
+
+__all__ = [
+    "PRIORITY",
+    "WAITED_REASONS",
+    "WATCH_RETRY_S",
+    "FreshnessKeeper",
+    "KeeperListener",
+    "KeeperSnapshot",
+    "KeeperState",
+    "SyncRequest",
+    "provider_problem",
+    "watcher_class",
+]
 
 log = logging.getLogger("memext.keeper")
 
@@ -55,140 +76,15 @@ log = logging.getLogger("memext.keeper")
 LOCK_TRY_S = 1.0
 #: Progress updates reach listeners at most this often.
 PROGRESS_EVERY_S = 0.5
-#: A watcher that could not start is tried again this long after (or at the
-#: next reconcile scan, whichever comes first); one that dies again this
-#: soon after starting is restarted with polling.
-WATCH_RETRY_S = 60.0
 #: ``before_search`` starts a background sync (if files changed) when the
 #: last sync is older than this, so edits made outside memext are picked up
 #: without a watcher.
 RESYNC_AFTER_S = 30.0
 #: How long ``before_search`` waits by default for a sync it must see.
 SEARCH_WAIT_S = 600.0
-#: What ``pip install`` gives file watching; said once when it is missing.
-WATCH_EXTRA_NOTE = "file watching is off (watchdog is not installed): pip install 'memext[watch]'; syncing on a timer instead"
 
 IndexFactory = Callable[[AgentConfig], MemoryIndex]
 Notifier = Callable[[str, str], None]
-
-
-class KeeperState(str, enum.Enum):
-    IDLE = "idle"
-    SYNCING = "syncing"
-    ERROR = "error"
-    PAUSED = "paused"
-
-
-@dataclass(frozen=True)
-class KeeperSnapshot:
-    """How one agent's index is doing, as a status display shows it."""
-
-    id: str
-    workspace: Path
-    state: KeeperState
-    files: int = 0
-    chunks: int = 0
-    last_sync_at: float | None = None
-    last_sync_duration_s: float | None = None
-    error: str | None = None
-    progress: str | None = None
-    #: "native", "polling" or "off".
-    watch_mode: str = "off"
-    #: "hybrid" or "keyword-only".
-    search_mode: str = ""
-    #: Syncs this keeper finished (successful or not).
-    syncs: int = 0
-
-    @property
-    def memory_folder(self) -> Path:
-        """``<workspace>/memory`` when it exists, else the workspace."""
-        folder = self.workspace / MEMORY_DIR
-        return folder if folder.is_dir() else self.workspace
-
-
-KeeperListener = Callable[[KeeperSnapshot], None]
-
-# Sync reasons, most important first. "manual" also indexes session
-# transcripts below their delta thresholds; the others leave that to the engine.
-PRIORITY = ("manual", "note", "append", "watch", "search", "interval", "startup", "resume", "reconcile")
-#: Requests for these reasons are waited for by the next ``before_search``:
-#: the caller wrote memory and expects to find it.
-WAITED_REASONS = frozenset({"manual", "note", "append"})
-
-
-@dataclass(frozen=True)
-class SyncRequest:
-    """A wish for a sync; two pending ones merge into one."""
-
-    reason: str = "manual"
-    force: bool = False
-    #: Skip the sync when the files look as they did at the last one.
-    if_changed: bool = False
-
-    def merge(self, other: "SyncRequest") -> "SyncRequest":
-        reason = min(self.reason, other.reason, key=lambda r: PRIORITY.index(r) if r in PRIORITY else len(PRIORITY))
-        return SyncRequest(reason, self.force or other.force, self.if_changed and other.if_changed)
-
-
-def provider_problem(provider: Any) -> str | None:
-    """Why the configured embedding provider is not in force, or None.
-
-    ``provider`` is ``IndexStatus.provider``: its ``failed`` names a provider
-    that was to be used (asked for, or picked by ``auto``) but did not start,
-    with no fallback taking over. Keyword-only by choice (``none``, or
-    ``auto`` finding nothing) is not a problem, nor is a fallback in force.
-    """
-    failed = _field(provider, "failed")
-    if not failed:
-        return None
-    return _field(provider, "reason") or f"the {failed} embedding provider is not available; keyword-only search"
-
-
-@dataclass(frozen=True)
-class _StatusFacts:
-    files: int
-    chunks: int
-    last_sync_at: float | None
-    last_sync_duration_s: float | None
-    search_mode: str
-    provider_problem: str | None
-
-
-def _field(part: Any, name: str) -> Any:
-    # ADAPTER (the one place): IndexStatus parts are dataclasses in the typed
-    # contract (st.provider.failed) and dicts before it lands (st.provider["failed"]).
-    if part is None:
-        return None
-    return part.get(name) if isinstance(part, dict) else getattr(part, name)
-
-
-def _facts(st: IndexStatus) -> _StatusFacts:
-    return _StatusFacts(
-        files=st.total_files,
-        chunks=st.total_chunks,
-        last_sync_at=_field(st.last_sync, "at"),
-        last_sync_duration_s=_field(st.last_sync, "duration_s"),
-        search_mode=st.mode,
-        provider_problem=provider_problem(st.provider),
-    )
-
-
-@functools.cache
-def _say_watching_is_off() -> None:
-    # Cached: the note is said once per process, however many keepers start.
-    log.warning(WATCH_EXTRA_NOTE)
-
-
-def watcher_class() -> "type[MemoryWatcher] | None":
-    """The file watcher, or None when watchdog (``memext[watch]``) is missing."""
-    try:
-        from .watch import MemoryWatcher
-    except ImportError as exc:
-        if (exc.name or "").split(".")[0] != "watchdog":
-            raise
-        _say_watching_is_off()
-        return None
-    return MemoryWatcher
 
 
 @dataclass
@@ -264,24 +160,16 @@ class FreshnessKeeper:
         self._status = _Status()
         self._last_sync_end = time.monotonic()
         self._last_progress_emit = 0.0
-        #: Serialises starting and stopping the watcher (scheduler, menu, stop).
-        self._watch_lock = threading.RLock()
-        self._watch_tried_at = 0.0
-        self._watch_revived_at: float | None = None
         self._thread = threading.Thread(target=self._run, name=f"memext-keeper-{self.agent.id}", daemon=True)
-        sync = self.agent.settings.sync
-        self.watcher: MemoryWatcher | None = None
-        if watch and sync.watch and self.agent.settings.enabled:
-            cls = watcher_class()
-            if cls is not None:
-                self.watcher = cls(
-                    MemoryRoots.for_agent(self.agent),
-                    self._on_files_changed,
-                    debounce_s=sync.watch_debounce_ms / 1000,
-                    polling=polling,
-                    poll_interval_s=max(1.0, sync.watch_debounce_ms / 1000),
-                    name=self.agent.id,
-                )
+        self._watch: WatchGuard | None = None
+        if watch and self.agent.settings.sync.watch and self.agent.settings.enabled:
+            self._watch = WatchGuard(
+                self.agent,
+                self._on_files_changed,
+                polling=polling,
+                on_error=lambda error: self._set(watch_error=error),
+                on_resync=lambda if_changed: self.request("reconcile", if_changed=if_changed),
+            )
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -299,9 +187,8 @@ class FreshnessKeeper:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        with self._watch_lock:
-            if self.watcher is not None:
-                self.watcher.stop()
+        if self._watch is not None:
+            self._watch.stop()
         self._close_index(final=True)  # cancels a running sync at its next check
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
@@ -312,6 +199,11 @@ class FreshnessKeeper:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and the end of :meth:`stop`."""
+        return self._thread.is_alive()
 
     @property
     def index(self) -> MemoryIndex:
@@ -441,10 +333,8 @@ class FreshnessKeeper:
             return
         self._paused = paused
         if paused:
-            with self._watch_lock:
-                if self.watcher is not None:
-                    self.watcher.stop()
-            self._set(watch_error=None)
+            if self._watch is not None:
+                self._watch.stop()
             return
         self._start_watcher()
         self.request("resume", if_changed=True)
@@ -482,74 +372,20 @@ class FreshnessKeeper:
         if reconcile:
             self.request("reconcile", if_changed=True)
 
-    def _wants_watcher(self) -> bool:
-        return self.watcher is not None and not self._paused and not self._stopping
+    @property
+    def watcher(self) -> "MemoryWatcher | None":
+        """The file watcher (None: not watching, or watchdog is missing)."""
+        return self._watch.watcher if self._watch is not None else None
 
-    def _start_watcher(self) -> bool:
-        """Start watching; False (and the agent shows why) when even polling
-        failed: the timed syncs go on, and :meth:`check_watcher` tries again."""
-        with self._watch_lock:
-            if not self._wants_watcher():
-                return True
-            assert self.watcher is not None
-            self._watch_tried_at = time.monotonic()
-            try:
-                self.watcher.start()
-            except Exception as exc:
-                log.error("cannot watch the memory of %s: %s", self.agent.id, exc)
-                self._set(watch_error=f"cannot watch the memory files: {exc}")
-                return False
-        with self._cond:
-            had_error = self._status.watch_error is not None
-        if had_error:
-            log.info("%s: watching the memory files again (%s)", self.agent.id, self.watcher.mode)
-            self._set(watch_error=None)
-        return True
+    def _start_watcher(self) -> None:
+        if self._watch is not None and not self._paused and not self._stopping:
+            self._watch.start()
 
     def check_watcher(self, *, full: bool = False) -> None:
-        """Keep the watcher going (a scheduler calls this every few seconds).
-
-        A watcher whose threads died is restarted at once (with polling when
-        it dies again within WATCH_RETRY_S of starting); one that could not
-        start is tried again WATCH_RETRY_S after the last try, or at the
-        next reconcile scan (``full``), which also re-plans the watched
-        folders when some appeared or vanished.
-        """
-        with self._watch_lock:
-            if not self._wants_watcher():
-                return
-            watcher = self.watcher
-            assert watcher is not None
-            now = time.monotonic()
-            if not watcher.running:
-                if full or now - self._watch_tried_at >= WATCH_RETRY_S:
-                    log.info("%s: trying to watch the memory files again", self.agent.id)
-                    if self._start_watcher():
-                        self.request("reconcile", if_changed=True)
-                return
-            if not watcher.healthy():
-                again = self._watch_revived_at is not None and now - self._watch_revived_at < WATCH_RETRY_S
-                self._watch_revived_at = now
-                mode = watcher.mode
-                watcher.stop()
-                if not again:
-                    log.warning("the watcher of %s stopped; restarting it", self.agent.id)
-                elif mode == "native":
-                    log.warning("the watcher of %s stopped again soon after starting; polling instead", self.agent.id)
-                    watcher.use_polling("native watching stopped again soon after starting")
-                else:  # polling dies too: leave it off for a while
-                    log.error("the watcher of %s keeps stopping; trying again later", self.agent.id)
-                    self._set(watch_error="the file watcher keeps stopping; changes are picked up by the reconcile scan")
-                    return
-                if self._start_watcher():
-                    self.request("reconcile")
-                return
-            if full:
-                try:
-                    watcher.refresh()
-                except Exception as exc:  # the restart failed: the watcher is off, tried again later
-                    log.error("re-planning the watches of %s failed: %s", self.agent.id, exc)
-                    self._set(watch_error=f"cannot watch the memory files: {exc}")
+        """Keep the watcher going (see :meth:`WatchGuard.check`); ``full`` at
+        a reconcile scan. Nothing to do while paused or stopping."""
+        if self._watch is not None and not self._paused and not self._stopping:
+            self._watch.check(full=full)
 
     # -- the sync thread -------------------------------------------------------------
 
@@ -671,7 +507,7 @@ class FreshnessKeeper:
                     log.debug("notification failed: %s", exc)
 
     def _load_status(self, index: MemoryIndex) -> None:
-        facts = _facts(index.status(check_files=False))  # a sync scans the files itself
+        facts = status_facts(index.status(check_files=False))  # a sync scans the files itself
         with self._cond:
             s = self._status
             s.files, s.chunks = facts.files, facts.chunks
@@ -717,7 +553,7 @@ class FreshnessKeeper:
             last_sync_duration_s=s.last_sync_duration_s,
             error=error,
             progress=s.progress,
-            watch_mode=self.watcher.mode if self.watcher is not None else "off",
+            watch_mode=self._watch.mode if self._watch is not None else "off",
             search_mode=s.search_mode,
             syncs=s.syncs,
         )

@@ -1,8 +1,8 @@
 """Watching one agent's memory files with watchdog, debounced.
 
-watchdog is an optional dependency (``pip install 'memext[watch]'``):
-import this module only through :func:`memext.engine.keeper` 's check, which
-falls back to interval and reconcile syncs when it is missing.
+watchdog is an optional dependency (``pip install 'memext[watch]'``): the
+keeper imports this module through :func:`memext.engine.keeper.watcher_class`,
+which falls back to interval and reconcile syncs when it is missing.
 
 What is watched (SPEC §1) comes from :meth:`MemoryRoots.schedules`: the
 workspace itself without recursion (for ``MEMORY.md``/``memory.md`` and for
@@ -245,6 +245,7 @@ class MemoryWatcher:
 
     def _flush(self, events: list[FileSystemEvent]) -> None:
         paths = sorted({p for e in events for p in event_paths(e) if self.roots.is_relevant(p, e.is_directory)})
+        log.info("%s: changed %s", self._name, describe(paths))
         try:
             self._on_change(paths)
         except Exception:

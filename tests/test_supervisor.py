@@ -459,7 +459,7 @@ def test_a_watcher_that_cannot_start_is_tried_again(setup, monkeypatch):
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
-    import memext.engine.keeper as _keeper_mod
+    import memext.engine.watch_guard as _guard_mod
     import memext.engine.watch as _watch_mod
 
     broken = {"native": True, "polling": True}
@@ -478,7 +478,7 @@ def test_a_watcher_that_cannot_start_is_tried_again(setup, monkeypatch):
 
     monkeypatch.setattr(_watch_mod, "Observer", LimitedObserver)
     monkeypatch.setattr(_watch_mod, "PollingObserver", FailingPollingObserver)
-    monkeypatch.setattr(_keeper_mod, "WATCH_RETRY_S", 0.5)
+    monkeypatch.setattr(_guard_mod, "WATCH_RETRY_S", 0.5)
     cfg, a, _ = setup
     write_config(cfg, {"alpha": a})
     with start_supervisor(cfg) as d:  # reconcile scan only every 300 s

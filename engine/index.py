@@ -182,10 +182,13 @@ class MemoryIndex:
         progress: ProgressCallback | None = None,
         reason: str = "manual",
         lock_timeout: float | None = 600,
+        cancel: threading.Event | None = None,
     ) -> SyncReport:
         """Bring the index up to date; ``force`` rebuilds it from scratch.
 
         Waits for a sync of the same agent in another thread or process.
+        Setting ``cancel`` (or closing the index) from another thread stops
+        the sync at its next check with SyncCancelled; work done so far stays.
         ``reason="manual"`` also indexes session transcripts below their
         delta thresholds. Raises MemextError (e.g. IndexBuildError, whose
         message says the previous index was kept).
@@ -195,7 +198,7 @@ class MemoryIndex:
             try:
                 with WriterLock(self.db_path, timeout=lock_timeout):
                     clean_stale_shadows(self.db_path)
-                    report = self._sync_locked(force, progress, reason)
+                    report = self._sync_locked(force, progress, reason, _AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
                 raise  # not the index's fault: another writer was busy
             except MemextError as exc:
@@ -210,7 +213,7 @@ class MemoryIndex:
         self._store.refresh()
         return report
 
-    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str) -> SyncReport:
+    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         try:
             writer = Store(self.db_path, **self._store_kwargs())
         except CorruptIndex as exc:
@@ -219,7 +222,7 @@ class MemoryIndex:
         try:
             choice = self.provider_choice
             try:
-                report = Syncer(self.agent, writer, choice.provider, progress, self._cancel).run(
+                report = Syncer(self.agent, writer, choice.provider, progress, cancel).run(
                     force=force, sessions_all=sessions_all
                 )
             except ProviderFailed as exc:
@@ -228,18 +231,18 @@ class MemoryIndex:
                         f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; "
                         "the previous index is kept"
                     ) from exc
-                return self._run_with_current(writer, progress, force, sessions_all)  # the fallback has no fallback
+                return self._run_with_current(writer, progress, force, sessions_all, cancel)  # the fallback has no fallback
             if report.provider_error and choice.provider is not None:
                 if self._switch_to_fallback(choice.provider.id, report.provider_error):
-                    report = self._run_with_current(writer, progress, force, sessions_all)
+                    report = self._run_with_current(writer, progress, force, sessions_all, cancel)
             return report
         finally:
             writer.close()
 
-    def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool) -> SyncReport:
+    def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
         try:
-            return Syncer(self.agent, writer, self.provider_choice.provider, progress, self._cancel).run(
+            return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(
                 force=force, sessions_all=sessions_all
             )
         except ProviderFailed as exc:
@@ -468,6 +471,16 @@ class MemoryIndex:
             last_error=self._last_error or _workspace_problem(self.agent) or (last_sync or {}).get("provider_error"),
             keyword_only_reason=self._keyword_only_reason(provider),
         )
+
+
+class _AnySet:
+    """Set when any of its events is: a sync stops for close() or for its caller."""
+
+    def __init__(self, *events: threading.Event | None):
+        self._events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self._events)
 
 
 def open_index(

@@ -148,6 +148,8 @@ class FreshnessKeeper:
         self._listeners: list[KeeperListener] = []
         self._pending: SyncRequest | None = None
         self._stopping = False
+        #: Set by stop(): a running sync stops at its next check.
+        self._cancel = threading.Event()
         self._closed = False
         self._running_sync = False
         # Request counters: wait_fresh waits until the syncs finished cover
@@ -157,6 +159,7 @@ class FreshnessKeeper:
         self._covered = 0
         self._last_waited = 0
         self._synced_ok = False
+        self._status_of: MemoryIndex | None = None  # the index the status shows
         self._status = _Status()
         self._last_sync_end = time.monotonic()
         self._last_progress_emit = 0.0
@@ -186,12 +189,20 @@ class FreshnessKeeper:
         """Stop watching, cancel a running sync, close the index (idempotent)."""
         with self._cond:
             self._stopping = True
+            self._cancel.set()
             self._cond.notify_all()
         if self._watch is not None:
             self._watch.stop()
-        self._close_index(final=True)  # cancels a running sync at its next check
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            # Closing the index under a thread still using it could crash
+            # the process (SQLite); leaving it open only holds a file.
+            log.warning("the sync of %s did not stop within %g s; its index is left open", self.agent.id, timeout)
+            with self._open_lock:
+                self._closed = True
+            return
+        self._close_index(final=True)
 
     def __enter__(self) -> "FreshnessKeeper":
         self.start()
@@ -212,17 +223,10 @@ class FreshnessKeeper:
         with self._open_lock:
             if self._closed:
                 raise MemextError(f"the index of agent {self.agent.id!r} is closed")
-            opened = self._index is None
-            if opened:
+            if self._index is None:
                 assert self._factory is not None  # only a keeper made from an AgentConfig drops its index
                 self._index = self._factory(self.agent)
-            index = self._index
-        if opened:
-            try:
-                self._load_status(index)
-            except Exception as exc:  # shown at the next sync; opening worked
-                log.debug("%s: cannot read the index status: %s", self.agent.id, exc)
-        return index
+            return self._index
 
     def _close_index(self, *, final: bool = False) -> None:
         with self._open_lock:
@@ -441,6 +445,10 @@ class FreshnessKeeper:
         started = time.monotonic()
         try:
             index = self.index
+            if self._stopping:
+                raise SyncCancelled("stopping")
+            if index is not self._status_of:  # show its counts while it syncs
+                self._load_status(index)
             report = self._sync_when_unlocked(index, req)
         except SyncCancelled:
             self._set(state=KeeperState.IDLE, progress=None)
@@ -474,7 +482,9 @@ class FreshnessKeeper:
         waited = 0.0
         while True:
             try:
-                return index.sync(force=req.force, reason=req.reason, progress=self._on_progress, lock_timeout=LOCK_TRY_S)
+                return index.sync(
+                    force=req.force, reason=req.reason, progress=self._on_progress, lock_timeout=LOCK_TRY_S, cancel=self._cancel
+                )
             except LockTimeout:
                 waited += LOCK_TRY_S
                 if self._stopping:
@@ -508,6 +518,7 @@ class FreshnessKeeper:
 
     def _load_status(self, index: MemoryIndex) -> None:
         facts = status_facts(index.status(check_files=False))  # a sync scans the files itself
+        self._status_of = index
         with self._cond:
             s = self._status
             s.files, s.chunks = facts.files, facts.chunks

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -85,6 +84,12 @@ class _Pending:
     chunks: list[Chunk]
     messages: int = 0
     note: str | None = None
+
+
+class Cancel(Protocol):
+    """What a sync checks between steps: set from another thread to stop it."""
+
+    def is_set(self) -> bool: ...
 
 
 class SyncCancelled(Exception):
@@ -152,7 +157,7 @@ class Syncer:
         store: Store,
         provider: EmbeddingProvider | None,
         progress: ProgressCallback | None = None,
-        cancel: threading.Event | None = None,
+        cancel: "Cancel | None" = None,
     ):
         self.agent = agent
         self.store = store

@@ -5,7 +5,6 @@ tested in tests/test_supervisor.py and tests/test_keeper.py.)"""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest

@@ -7,7 +7,10 @@ The public API::
         idx.sync()
         hits = idx.search("deploy checklist")
 
-See :class:`memext.engine.index.MemoryIndex` for the methods.
+See :class:`memext.engine.index.MemoryIndex` for the methods. The index
+is synchronous (search never syncs); :class:`FreshnessKeeper` keeps one
+agent's index fresh in the background and :class:`Supervisor` does it for
+every agent of a config.
 """
 
 if __name__ != "memext.engine":
@@ -37,12 +40,15 @@ from .errors import (
     WorkspaceMissing,
 )
 from .index import MemoryIndex, open_index
+from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
 from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
-from .progress import TextProgress
+from .progress import TextProgress, describe_progress
+from .roots import MemoryRoots
 from .providers.base import EmbeddingProvider
 from .read import ReadResult, parse_get_spec, resolve_memory_path
 from .search import SearchResponse, SearchResult
 from .status import IndexStatus
+from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
 from .sync import SyncCancelled, SyncProgress, SyncReport
 from .text import term_spans
 
@@ -57,15 +63,24 @@ __all__ = [
     "chunk_markdown",
     "Config",
     "ConfigError",
+    "ConfigReloader",
+    "DEFAULT_CONFIG_POLL_S",
+    "DEFAULT_RECONCILE_S",
+    "describe_progress",
     "EmbeddingProvider",
     "EmbeddingsPending",
+    "FreshnessKeeper",
     "IndexBuildError",
+    "IndexFactory",
     "IndexOpenError",
     "IndexStatus",
+    "KeeperSnapshot",
+    "KeeperState",
     "load_config",
     "LockTimeout",
     "MemextError",
     "MemoryIndex",
+    "MemoryRoots",
     "MemorySearchSettings",
     "open_index",
     "parse_get_spec",
@@ -79,9 +94,11 @@ __all__ = [
     "SearchDisabled",
     "SearchResponse",
     "SearchResult",
+    "Supervisor",
     "SyncCancelled",
     "SyncProgress",
     "SyncReport",
+    "SyncRequest",
     "term_spans",
     "TextProgress",
     "UnknownAgentError",

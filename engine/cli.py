@@ -11,7 +11,6 @@ thread.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -196,17 +195,13 @@ def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sy
     text = " ".join(query)
     cfg = _config(ctx)
     agent_cfg = cfg.agent(agent)
-    # A one-shot process would only start a background sync to kill it at
-    # exit: the engine's sync-on-search is off, and a stale index is synced
-    # in the foreground below instead.
-    s = agent_cfg.settings
-    on_search = s.sync.on_search
-    agent_cfg = dataclasses.replace(agent_cfg, settings=dataclasses.replace(s, sync=dataclasses.replace(s.sync, on_search=False)))
     with _index(cfg, agent_cfg) as idx:
         note = None
-        # sync.on_search = false: only an index never built is built, so a
-        # first search is not empty; edits wait for `memext index` or the tray.
-        if not no_sync and (on_search or idx.never_synced):
+        # The index never syncs by itself: a one-shot process syncs a stale
+        # index in the foreground. sync.on_search = false: only an index
+        # never built is built, so a first search is not empty; edits wait
+        # for `memext index` or the tray.
+        if not no_sync and (agent_cfg.settings.sync.on_search or idx.never_synced):
             note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
         resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain)
     if note:

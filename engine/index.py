@@ -33,7 +33,7 @@ from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallb
 from .read import ReadResult, read_lines
 from .search import SearchResponse, run_search
 from .status import IndexStatus
-from .sources import MEMORY_DIR, MemoryRoots
+from .sources import MemoryRoots
 from .store import CorruptIndex, Store, move_aside
 from .sync import (
     ProgressCallback,
@@ -43,16 +43,13 @@ from .sync import (
     Syncer,
     check_workspace,
     clean_stale_shadows,
-    files_changed,
     fingerprint,
 )
+from .changes import files_changed
 from .vectors import normalize
 
 log = logging.getLogger("memext")
 
-#: A search starts a background sync when the last one is older than this,
-#: so edits made outside memext are picked up without a watcher.
-RESYNC_AFTER_S = 30.0
 #: After a query embedding fails, searches stay keyword-only this long.
 QUERY_RETRY_AFTER_S = 30.0
 _FROM_CONFIG: Any = object()
@@ -89,10 +86,7 @@ class MemoryIndex:
         self._choice_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._cancel = threading.Event()
-        self._bg: threading.Thread | None = None
-        self._marked_dirty = False
         self._syncing = False
-        self._last_sync_done: float | None = None
         self._last_error: str | None = None
         self._query_error: str | None = None
         self._query_failed_at = 0.0
@@ -126,12 +120,15 @@ class MemoryIndex:
         return Store(self.db_path, **self._store_kwargs())
 
     def close(self) -> None:
-        """Stop background work and close the index (idempotent)."""
+        """Close the index (idempotent). A sync running in another thread is
+        cancelled at its next check and waited for (up to a minute)."""
         self._cancel.set()
-        bg = self._bg
-        if bg is not None and bg.is_alive():
-            bg.join(timeout=60)
-        self._store.close()
+        waited = self._sync_lock.acquire(timeout=60)
+        try:
+            self._store.close()
+        finally:
+            if waited:
+                self._sync_lock.release()
         if self._choice and self._choice.provider:
             self._choice.provider.close()
 
@@ -185,10 +182,13 @@ class MemoryIndex:
         progress: ProgressCallback | None = None,
         reason: str = "manual",
         lock_timeout: float | None = 600,
+        cancel: threading.Event | None = None,
     ) -> SyncReport:
         """Bring the index up to date; ``force`` rebuilds it from scratch.
 
         Waits for a sync of the same agent in another thread or process.
+        Setting ``cancel`` (or closing the index) from another thread stops
+        the sync at its next check with SyncCancelled; work done so far stays.
         ``reason="manual"`` also indexes session transcripts below their
         delta thresholds. Raises MemextError (e.g. IndexBuildError, whose
         message says the previous index was kept).
@@ -198,7 +198,7 @@ class MemoryIndex:
             try:
                 with WriterLock(self.db_path, timeout=lock_timeout):
                     clean_stale_shadows(self.db_path)
-                    report = self._sync_locked(force, progress, reason)
+                    report = self._sync_locked(force, progress, reason, _AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
                 raise  # not the index's fault: another writer was busy
             except MemextError as exc:
@@ -209,13 +209,11 @@ class MemoryIndex:
                 raise MemextError(self._last_error) from exc
             finally:
                 self._syncing = False
-        self._marked_dirty = False
-        self._last_sync_done = time.monotonic()
         self._last_error = report.provider_error
         self._store.refresh()
         return report
 
-    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str) -> SyncReport:
+    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         try:
             writer = Store(self.db_path, **self._store_kwargs())
         except CorruptIndex as exc:
@@ -224,7 +222,7 @@ class MemoryIndex:
         try:
             choice = self.provider_choice
             try:
-                report = Syncer(self.agent, writer, choice.provider, progress, self._cancel).run(
+                report = Syncer(self.agent, writer, choice.provider, progress, cancel).run(
                     force=force, sessions_all=sessions_all
                 )
             except ProviderFailed as exc:
@@ -233,18 +231,18 @@ class MemoryIndex:
                         f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; "
                         "the previous index is kept"
                     ) from exc
-                return self._run_with_current(writer, progress, force, sessions_all)  # the fallback has no fallback
+                return self._run_with_current(writer, progress, force, sessions_all, cancel)  # the fallback has no fallback
             if report.provider_error and choice.provider is not None:
                 if self._switch_to_fallback(choice.provider.id, report.provider_error):
-                    report = self._run_with_current(writer, progress, force, sessions_all)
+                    report = self._run_with_current(writer, progress, force, sessions_all, cancel)
             return report
         finally:
             writer.close()
 
-    def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool) -> SyncReport:
+    def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
         try:
-            return Syncer(self.agent, writer, self.provider_choice.provider, progress, self._cancel).run(
+            return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(
                 force=force, sessions_all=sessions_all
             )
         except ProviderFailed as exc:
@@ -252,34 +250,10 @@ class MemoryIndex:
                 f"rebuilding the index with the fallback {exc.provider} provider failed too: {exc}; the previous index is kept"
             ) from exc
 
-    def sync_in_background(self, *, force: bool = False, progress: ProgressCallback | None = None, reason: str = "background") -> threading.Thread:
-        """Start a sync in a daemon thread (or return the one running)."""
-        if self._bg is not None and self._bg.is_alive():
-            return self._bg
-
-        def work() -> None:
-            try:
-                self.sync(force=force, progress=progress, reason=reason)
-            except SyncCancelled:
-                pass
-            except Exception as exc:
-                log.warning("background sync of %s failed: %s", self.agent.id, exc)
-
-        self._bg = threading.Thread(target=work, name=f"memext-sync-{self.agent.id}", daemon=True)
-        self._bg.start()
-        return self._bg
-
-    def mark_dirty(self) -> None:
-        """Note that memory files changed (watchers, notes written); the
-        next search syncs without waiting for RESYNC_AFTER_S."""
-        self._marked_dirty = True
-
     @property
     def dirty(self) -> bool:
         """True when the files on disk differ from the index (a stat scan
         against the files table, as a sync's fast path does)."""
-        if self._marked_dirty:
-            return True
         if not self.agent.workspace.is_dir():
             return False  # a sync cannot change anything; status says why
         self._store.refresh()
@@ -294,7 +268,7 @@ class MemoryIndex:
 
     def sync_running(self) -> bool:
         """True while this or another process is writing the index."""
-        if self._syncing or (self._bg is not None and self._bg.is_alive()):
+        if self._syncing:
             return True
         return _writer_lock_held(self.db_path)
 
@@ -316,21 +290,6 @@ class MemoryIndex:
         """True for an index that no sync has filled yet."""
         return self._store.file_count() == 0 and self._store.get_meta("last_sync") is None
 
-    def _sync_for_search(self) -> None:
-        if not self.agent.settings.sync.on_search or self._syncing:
-            return
-        last = self._last_sync_done
-        stale = last is None or time.monotonic() - last > RESYNC_AFTER_S
-        if not (self._marked_dirty or stale):
-            return
-        if self.never_synced:
-            try:  # nothing to search yet: this one search waits
-                self.sync(reason="search")
-            except MemextError as exc:
-                log.warning("sync before first search failed: %s", exc)
-            return
-        self.sync_in_background(reason="search")
-
     # -- search and read ----------------------------------------------------------
 
     def search(
@@ -341,7 +300,12 @@ class MemoryIndex:
         sources: Sequence[str] | None = None,
         explain: bool = False,
     ) -> SearchResponse:
-        """Hybrid search; results carry ``path:start-end`` citations."""
+        """Hybrid search; results carry ``path:start-end`` citations.
+
+        Searches the index as it is: it never syncs. Keeping it fresh is the
+        caller's choice (:meth:`sync`, or a
+        :class:`~memext.engine.keeper.FreshnessKeeper`'s ``before_search``).
+        """
         if not self.agent.settings.enabled:
             raise SearchDisabled(
                 f"memory search is turned off for agent {self.agent.id!r} "
@@ -355,7 +319,6 @@ class MemoryIndex:
             raise MemextError("max_results must be at least 1")
         min_score = q.min_score if min_score is None else float(min_score)
         source_filter = self._source_filter(sources)
-        self._sync_for_search()
         self._store.refresh()
 
         choice = self.provider_choice
@@ -510,6 +473,16 @@ class MemoryIndex:
         )
 
 
+class _AnySet:
+    """Set when any of its events is: a sync stops for close() or for its caller."""
+
+    def __init__(self, *events: threading.Event | None):
+        self._events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self._events)
+
+
 def open_index(
     agent: str | None = None,
     *,
@@ -537,7 +510,7 @@ def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path 
     roots = MemoryRoots.of(agent.workspace, agent.extra_path_list())
     if real.suffix.lower() == ".md":
         why = "is a Markdown file"
-    elif any(real.is_relative_to(d) for d in (roots.workspace / MEMORY_DIR, *roots.extra_dirs)):
+    elif any(real.is_relative_to(d) for d in roots.recursive_dirs):
         why = "lies inside the agent's memory folders"
     else:
         return

@@ -1,5 +1,5 @@
-"""A terminal progress bar for syncs (used by the CLI and by `%memindex`
-in terminal IPython)."""
+"""Sync progress for people: :func:`describe_progress` (the one text every face
+shows: the tray menu, the notebook bar, the CLI bar) and a terminal bar."""
 
 from __future__ import annotations
 
@@ -7,6 +7,24 @@ import sys
 from typing import IO, Any
 
 from .sync import SyncProgress
+
+
+def describe_progress(p: SyncProgress) -> str:
+    """One line for a progress report, e.g. ``rebuilding: embedding 40/120
+    chunks, about 12 s left`` or ``done (15/15 files)``."""
+    if p.phase == "done":
+        return f"done ({p.files_done}/{p.files_total} files)"
+    if p.phase == "embed":
+        text = f"embedding {p.chunks_done}/{p.chunks_total} chunks"
+    elif p.phase == "write":
+        text = f"indexing {p.files_done}/{p.files_total} files"
+    elif p.phase == "scan":
+        text = f"scanning {p.files_done}/{p.files_total} files"
+    else:
+        text = p.phase
+    if p.eta_s is not None and p.eta_s >= 1:
+        text += f", about {p.eta_s:.0f} s left"
+    return ("rebuilding: " if p.rebuild else "") + text
 
 
 class TextProgress:
@@ -38,10 +56,9 @@ class TextProgress:
         return self
 
     def __call__(self, p: SyncProgress) -> None:
-        phase = "rebuilding" if p.rebuild and p.phase != "done" else p.phase
         self._progress.update(
             self._task,
-            description=f"{self.label}: {phase} ({p.files_done}/{p.files_total} files)",
+            description=f"{self.label}: {describe_progress(p)}",
             completed=p.chunks_done,
             # Unknown until the scan is over; a finished sync with nothing to
             # embed or write is complete, not "0/?".

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-ROOT_FILES = ("MEMORY.md", "memory.md")
-MEMORY_DIR = "memory"
+from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
+
+__all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "discover_memory_files", "read_text"]
 
 
 @dataclass(frozen=True)
@@ -37,66 +38,6 @@ class Skipped:
     reason: str
 
 
-@dataclass(frozen=True)
-class MemoryRoots:
-    """The places an agent's memory may live, as real (resolved) paths."""
-
-    workspace: Path
-    extra_dirs: tuple[Path, ...]
-    extra_files: tuple[Path, ...]
-
-    @classmethod
-    def of(cls, workspace: Path, extra_paths: list[Path]) -> "MemoryRoots":
-        ws = Path(os.path.realpath(workspace))
-        dirs, files = [], []
-        for p in extra_paths:
-            real = Path(os.path.realpath(p))
-            if real.is_dir():
-                dirs.append(real)
-            elif real.suffix.lower() == ".md":
-                files.append(real)
-        return cls(ws, tuple(dirs), tuple(files))
-
-    def allows(self, real: Path) -> bool:
-        """True when a resolved path is a memory file of this agent."""
-        if real.suffix.lower() != ".md" or _has_hidden_part(real, self._base_for(real)):
-            return False
-        if real.parent == self.workspace and real.name in ROOT_FILES:
-            return True
-        if _is_within(real, self.workspace / MEMORY_DIR):
-            return True
-        if real in self.extra_files:
-            return True
-        return any(_is_within(real, d) for d in self.extra_dirs)
-
-    def _base_for(self, real: Path) -> Path:
-        for d in self.extra_dirs:
-            if _is_within(real, d):
-                return d
-        return self.workspace
-
-    def display_path(self, real: Path) -> str:
-        """Workspace-relative with '/', e.g. ``memory/2026-01-02.md`` or
-        ``../notes/x.md`` for an extra path outside the workspace."""
-        return os.path.relpath(real, self.workspace).replace(os.sep, "/")
-
-
-def _is_within(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return path != root
-
-
-def _has_hidden_part(real: Path, base: Path) -> bool:
-    try:
-        parts = real.relative_to(base).parts
-    except ValueError:
-        parts = (real.name,)
-    return any(p.startswith(".") for p in parts)
-
-
 def discover_memory_files(
     workspace: Path, extra_paths: list[Path], max_bytes: int
 ) -> tuple[list[SourceFile], list[Skipped]]:
@@ -108,7 +49,7 @@ def discover_memory_files(
         _consider(Path(workspace) / name, roots, max_bytes, found, skipped)
     # Walked from a resolved root without following symlinks, a file's
     # path is already its real path: no realpath() per file.
-    for path in _walk(roots.workspace / MEMORY_DIR, skipped, roots):
+    for path in _walk(roots.memory_dir, skipped, roots):
         _consider(path, roots, max_bytes, found, skipped)
     for p in extra_paths:
         if p.is_dir() and not p.is_symlink():
@@ -210,7 +151,7 @@ def _first_visit(folder: Path, visited: set[tuple[int, int]]) -> bool:
 
 
 def _inside_memory_folders(target: Path, roots: MemoryRoots) -> bool:
-    return any(_is_within(target, r) or target == r for r in (roots.workspace / MEMORY_DIR, *roots.extra_dirs))
+    return any(is_within(target, r) or target == r for r in roots.recursive_dirs)
 
 
 def read_text(path: Path) -> tuple[str, bool]:

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -29,9 +28,10 @@ from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
 from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
-from .sessions import discover_session_files, parse_transcript
-from .sources import SourceFile, Skipped, discover_memory_files, read_text
-from .store import CacheKey, FileRow, NewChunk, Store, remove_index_files
+from .changes import discover_files, stat_matches
+from .sessions import parse_transcript
+from .sources import SourceFile, Skipped, read_text
+from .store import CacheKey, NewChunk, Store, remove_index_files
 from .text import FTS_VERSION
 from .vectors import normalize
 
@@ -86,6 +86,12 @@ class _Pending:
     note: str | None = None
 
 
+class Cancel(Protocol):
+    """What a sync checks between steps: set from another thread to stop it."""
+
+    def is_set(self) -> bool: ...
+
+
 class SyncCancelled(Exception):
     """The sync was asked to stop (the index is closing); work done so far stays."""
 
@@ -132,46 +138,6 @@ def check_workspace(agent: AgentConfig) -> None:
         raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} is not a folder (fix `workspace` in the config)")
 
 
-def discover_files(agent: AgentConfig) -> tuple[list[SourceFile], list[Skipped]]:
-    """Every file a sync of ``agent`` would consider, and what was skipped."""
-    s = agent.settings
-    files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes)
-    if "sessions" in s.sources:
-        sess, sess_skipped = discover_session_files(agent.sessions_path, s.max_file_bytes)
-        files += sess
-        skipped += sess_skipped
-    return files, skipped
-
-
-def stat_matches(row: FileRow, f: SourceFile) -> bool:
-    """The sync fast path: same mtime and size means the file is unchanged."""
-    return row.mtime_ns == f.mtime_ns and row.size == f.size
-
-
-def files_changed(agent: AgentConfig, store: Store) -> bool:
-    """True when a sync would find files to add, update or remove.
-
-    Only a directory scan and stat per file (no reads): cheap enough for
-    status. Transcripts count only once grown past ``delta_bytes`` (the
-    message threshold needs a read), as a sync skips them until then.
-    """
-    files, _ = discover_files(agent)
-    known = store.file_rows()
-    if len(files) != len(known):
-        return True
-    deltas = agent.settings.sync.sessions
-    for f in files:
-        row = known.get(f.path)
-        if row is None:
-            return True
-        if f.source == "sessions":
-            if f.size < row.size or f.size - row.size >= deltas.delta_bytes:
-                return True
-        elif not stat_matches(row, f):
-            return True
-    return False
-
-
 def needs_rebuild(store: Store, fp: dict, provider: EmbeddingProvider | None) -> bool:
     stored = store.get_meta_json("fingerprint")
     if stored is None:
@@ -191,7 +157,7 @@ class Syncer:
         store: Store,
         provider: EmbeddingProvider | None,
         progress: ProgressCallback | None = None,
-        cancel: threading.Event | None = None,
+        cancel: "Cancel | None" = None,
     ):
         self.agent = agent
         self.store = store

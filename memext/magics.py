@@ -194,8 +194,9 @@ class MemExt(Magics):
             return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score)
         if not query:
             raise UsageError("%memsearch needs a query, e.g. %memsearch deploy checklist")
-        idx = self.session.index(agent)
-        self.session.settle(idx)
+        keeper = self.session.keeper(agent)
+        keeper.before_search()
+        idx = keeper.index
         response = idx.search(
             query,
             max_results=max_results,
@@ -203,7 +204,7 @@ class MemExt(Magics):
             sources=[args.source] if args.source else None,
             explain=args.explain,
         )
-        return self._shown(SearchResults(response, idx.agent.id, as_json=args.json, syncing=idx.syncing), quiet)
+        return self._shown(SearchResults(response, idx.agent.id, as_json=args.json, syncing=keeper.busy()), quiet)
 
     # -- %memget ------------------------------------------------------------------------
 
@@ -284,8 +285,8 @@ class MemExt(Magics):
         args = _parse(self.memnote, line)
         if args.file and args.long_term:
             raise UsageError("use either --file or --long-term, not both")
-        idx = self.session.index(args.agent or self.agent)
-        note = append_note(idx.agent, cell, file=args.file, long_term=args.long_term)
-        self.session.refresh_in_background(idx)
+        keeper = self.session.keeper(args.agent or self.agent)
+        note = append_note(keeper.agent, cell, file=args.file, long_term=args.long_term)
+        keeper.request("note")  # the next search waits for it
         print(f"noted in {note.citation}" + (" (new file)" if note.created else ""))
         return None

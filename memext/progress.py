@@ -6,16 +6,10 @@ from __future__ import annotations
 import time
 from typing import IO, Any
 
-from memext.engine import SyncProgress, TextProgress
+from memext.engine import SyncProgress, TextProgress, describe_progress
 
 #: Minimum seconds between two widget updates (each one is a message to the front end).
 WIDGET_UPDATE_EVERY_S = 0.1
-
-
-def _describe(p: SyncProgress) -> str:
-    phase = "rebuilding" if p.rebuild and p.phase != "done" else p.phase
-    eta = f", about {p.eta_s:.0f} s left" if p.eta_s is not None and p.phase != "done" else ""
-    return f"{phase}: {p.files_done}/{p.files_total} files, {p.chunks_done}/{p.chunks_total} chunks{eta}"
 
 
 class WidgetProgress:
@@ -44,7 +38,7 @@ class WidgetProgress:
         self._last = now
         self.bar.max = max(1, p.chunks_total)
         self.bar.value = min(p.chunks_done, self.bar.max)
-        self.text.value = _describe(p)
+        self.text.value = describe_progress(p)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc is None:

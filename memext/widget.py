@@ -216,8 +216,9 @@ class SearchWidget(w.VBox):
             self.notice.value = "" if self.agent is not None else self.notice.value
             return None
         try:
-            idx = self.session.index(self.agent)
-            self.session.settle(idx)
+            keeper = self.session.keeper(self.agent)
+            keeper.before_search()
+            idx = keeper.index
             self.searches_run += 1
             response = idx.search(text, max_results=self.max_results, min_score=self.min_score)
         except MemextError as exc:
@@ -226,7 +227,7 @@ class SearchWidget(w.VBox):
         except Exception as exc:  # noqa: BLE001 - a debounced search has no cell to show a traceback in
             self._show_error(f"search failed: {type(exc).__name__}: {exc}")
             return None
-        results = SearchResults(response, idx.agent.id, syncing=idx.syncing)
+        results = SearchResults(response, idx.agent.id, syncing=keeper.busy())
         self.results = results
         self._show(results)
         self.update_status()

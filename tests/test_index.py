@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -22,7 +23,9 @@ def test_garbage_in_place_of_the_index_is_moved_aside_and_rebuilt(workspace, tmp
     with MemoryIndex(make_agent(workspace, db_path=db), provider=None) as idx:
         error = idx.status().last_error
         assert "rebuilt from the memory files" in error and "moved aside to idx.sqlite.corrupt-" in error
-        hits = idx.search("a828e60")  # the empty index syncs before this first search
+        assert idx.search("a828e60").results == []  # search never syncs: the index is empty
+        idx.sync()
+        hits = idx.search("a828e60")
         assert hits[0].path == "memory/2026-01-05.md"
         assert idx.status().total_files == 3
     assert db.read_bytes()[:16] == b"SQLite format 3\x00"
@@ -88,26 +91,40 @@ def test_status_fields(workspace, tmp_path, hashing_provider):
     assert st["mode"] == "hybrid" and st["last_error"] is None
 
 
-def test_search_starts_a_background_sync_when_dirty(workspace, tmp_path):
+def test_search_never_syncs_and_the_index_starts_no_threads(workspace, tmp_path):
+    """Keeping the index fresh is the caller's (or a FreshnessKeeper's) job."""
+    before = threading.active_count()
     with MemoryIndex(make_agent(workspace, db_path=tmp_path / "idx.sqlite"), provider=None) as idx:
         idx.sync()
         (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
-        idx.mark_dirty()
-        first = idx.search("pelican")  # does not wait for the sync it starts
-        deadline = time.time() + 10
-        while idx.syncing or idx.dirty:
-            assert time.time() < deadline
-            time.sleep(0.05)
+        assert idx.search("pelican").results == []
+        assert idx.needs_sync() and idx.status().dirty and not idx.syncing
+        assert threading.active_count() == before
+        idx.sync()
         assert idx.search("pelican")[0].path == "memory/2026-01-09.md"
-        assert first.results == [] or first[0].path == "memory/2026-01-09.md"
 
 
-def test_close_is_idempotent_and_stops_background_work(workspace, tmp_path):
+def test_close_is_idempotent_and_cancels_a_sync_in_another_thread(workspace, tmp_path):
     idx = MemoryIndex(make_agent(workspace, db_path=tmp_path / "idx.sqlite"), provider=None)
-    idx.sync_in_background()
+    for i in range(300):
+        (workspace / "memory" / f"bulk-{i:03}.md").write_text(f"# bulk {i}\n- line about item {i}\n" * 20)
+    errors: list[BaseException] = []
+
+    def run():
+        try:
+            idx.sync()
+        except BaseException as exc:  # SyncCancelled, or done before close
+            errors.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    while not idx.syncing and t.is_alive():
+        time.sleep(0.001)
     idx.close()
+    t.join(10)
+    assert not t.is_alive()
     idx.close()
-    assert not (idx._bg and idx._bg.is_alive())
+    assert all(type(e).__name__ == "SyncCancelled" for e in errors)
 
 
 def test_open_index_uses_the_config(tmp_path, workspace, monkeypatch):

@@ -47,8 +47,7 @@ def test_load_ext_registers_magics_and_warms_the_default_agent(ip):
         assert name in ip.magics_manager.magics["line"]
     assert "memnote" in ip.magics_manager.magics["cell"]
     session = magics(ip).session
-    warm = session._warmups["example"]
-    warm.join(30)
+    assert session.keeper("example").wait_fresh(30)
     # Indexed by the warm-up alone: no search or %memindex ran.
     status = session.index("example").status()
     assert status.last_sync is not None and status.total_files == 15
@@ -63,10 +62,10 @@ def test_load_does_not_block_and_unload_cancels_the_sync(tmp_path, monkeypatch):
     with ipython_shell() as shell:
         shell.run_line_magic("load_ext", "memext")
         m = magics(shell)
-        warm = m.session._warmups["big"]
-        assert warm.is_alive()  # the cell returned while indexing goes on
+        warm = m.session.keeper("big")
+        assert warm.busy()  # the cell returned while indexing goes on
         shell.run_line_magic("unload_ext", "memext")
-        assert not warm.is_alive()
+        assert not warm.running
         assert m.session.closed
         assert "memsearch" not in shell.magics_manager.magics["line"]
         assert m not in shell.configurables
@@ -304,7 +303,7 @@ def test_memget_refuses_with_the_engine_message(ip, spec, message):
 
 
 def test_memstatus_tables_every_agent(ip):
-    magics(ip).session._warmups["example"].join(30)
+    assert magics(ip).session.keeper("example").wait_fresh(30)
     table = ip.run_line_magic("memstatus", "")
     assert isinstance(table, StatusTable)
     assert [s.agent for s in table] == ["example", "small"]

@@ -48,3 +48,14 @@ def test_a_shell_without_a_kernel_gets_the_text_bar():
         assert isinstance(progress_for(shell, "a"), TextProgress)
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_one_description_of_progress_for_every_face():
+    from memext.engine import describe_progress
+
+    assert describe_progress(SyncProgress("scan", 200, 1000)) == "scanning 200/1000 files"
+    assert describe_progress(SyncProgress("embed", 3, 9, 40, 120, 2.0, 12.4, rebuild=True)) == (
+        "rebuilding: embedding 40/120 chunks, about 12 s left"
+    )
+    assert describe_progress(SyncProgress("write", 5, 9, eta_s=0.4)) == "indexing 5/9 files"  # under a second: no ETA
+    assert describe_progress(SyncProgress("done", 15, 15, 16, 16, rebuild=True)) == "done (15/15 files)"

@@ -40,15 +40,17 @@ def test_config_changes_are_picked_up(config, tmp_path, workspace):
         s.close()
 
 
-def test_warm_up_and_settle(config):
+def test_warm_up_is_the_keepers_startup_sync(config):
     s = Session()
     try:
-        thread = s.warm_up()
-        idx = s.index("example")
-        s.settle(idx)  # the first search of a session waits for the first build
-        assert not thread.is_alive() and idx.status().total_files == 15
+        keeper = s.warm_up()
+        assert keeper is s.keeper("example")
+        assert keeper.before_search()  # the first search of a session waits for the first build
+        assert s.index("example").status().total_files == 15 and keeper.snapshot().syncs == 1
+        assert not s.keeper("small").busy()  # only the warmed-up agent synced
     finally:
         s.close()
+    assert keeper.snapshot().syncs == 1 and not keeper.busy()
 
 
 def test_warm_up_respects_the_setting(tmp_path, workspace, monkeypatch):
@@ -57,7 +59,7 @@ def test_warm_up_respects_the_setting(tmp_path, workspace, monkeypatch):
     monkeypatch.setenv("MEMEXT_CONFIG", str(path))
     s = Session()
     try:
-        assert s.warm_up() is None and s.index().status().last_sync is None
+        assert s.warm_up() is None and s.index().status().last_sync is None and not s.keeper().busy()
     finally:
         s.close()
 
@@ -68,8 +70,9 @@ def test_refresh_after_a_write_is_seen_by_the_next_search(config, example_worksp
         idx = s.index("example")
         idx.sync()
         (example_workspace / "memory" / "2026-12-01.md").write_text("# x\n\n- Zanzibar trip booked.\n")
-        s.refresh_in_background(idx)
-        s.settle(idx)
+        keeper = s.keeper("example")
+        keeper.request("note")  # as %%memnote does
+        assert keeper.before_search()  # waits for the note's sync
         assert idx.search("Zanzibar")[0].path == "memory/2026-12-01.md"
     finally:
         s.close()

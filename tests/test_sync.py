@@ -16,7 +16,8 @@ from conftest import HashingProvider, make_agent
 from memext.engine import IndexBuildError, MemoryIndex
 from memext.engine.errors import WorkspaceMissing
 from memext.engine.store import Store
-from memext.engine.sync import Syncer, files_changed
+from memext.engine.changes import files_changed
+from memext.engine.sync import Syncer
 
 TESTS = Path(__file__).resolve().parent
 

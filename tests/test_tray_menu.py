@@ -254,7 +254,7 @@ def test_refreshes_from_two_threads_draw_the_newest_state_last(tmp_path):
     older = threading.Thread(target=app.refresh)  # snapshot: idle, then a slow draw
     older.start()
     time.sleep(0.1)
-    daemon._paused = True  # the state changes meanwhile (no workers: nothing else to pause)
+    daemon.set_paused(True)  # the state changes meanwhile (no agents: nothing else to pause)
     app.refresh()  # snapshot: paused
     older.join()
     assert app._icon.drawn[-1] == icon_image(AgentState.PAUSED).tobytes()

@@ -12,7 +12,8 @@ import pytest
 from tray_helpers import atomic_save, make_workspace, wait_for
 
 from conftest import make_agent
-from memext.tray.watcher import MemoryWatcher, WatchRoots, is_temporary
+from memext.engine.roots import MemoryRoots
+from memext.engine.watch import MemoryWatcher
 
 
 class Recorder:
@@ -38,82 +39,9 @@ def ws(tmp_path) -> Path:
 
 def start(ws: Path, rec: Recorder, debounce_s: float = 0.2, **kw) -> MemoryWatcher:
     agent = make_agent(ws, "w", **kw.pop("settings", {}))
-    w = MemoryWatcher(WatchRoots.for_agent(agent), rec, debounce_s=debounce_s, name="w", **kw)
+    w = MemoryWatcher(MemoryRoots.for_agent(agent), rec, debounce_s=debounce_s, name="w", **kw)
     w.start()
     return w
-
-
-@pytest.mark.parametrize(
-    "name,temp",
-    [
-        ("notes.md", False),
-        ("2026-01-01.md", False),
-        ("4913", True),
-        ("notes.md~", True),
-        (".notes.md.swp", True),
-        (".#notes.md", True),
-        ("#notes.md#", True),
-        ("notes.md.tmp.1234", True),
-        ("notes.tmp", True),
-    ],
-)
-def test_temporary_names(name, temp):
-    assert is_temporary(name) is temp
-
-
-def test_relevance_rules(tmp_path):
-    ws = make_workspace(tmp_path, "ws")
-    extra = tmp_path / "extra"
-    extra.mkdir()
-    single = tmp_path / "other" / "single.md"
-    agent = make_agent(
-        ws,
-        "r",
-        extra_paths=[str(extra), str(single)],
-        sources=["memory", "sessions"],
-        experimental={"session_memory": True},
-    )
-    roots = WatchRoots.for_agent(agent)
-    ws = roots.workspace
-    yes = [
-        (ws / "MEMORY.md", False),
-        (ws / "memory.md", False),
-        (ws / "memory" / "2026-01-01.md", False),
-        (ws / "memory" / "deep" / "x.MD", False),
-        (ws / "memory" / "deep", True),
-        (ws / "memory", True),  # the folder appears
-        (extra.resolve() / "a" / "b.md", False),
-        (single.resolve(), False),
-        (ws / "sessions" / "s1.jsonl", False),
-    ]
-    no = [
-        (ws / "README.md", False),  # not memory
-        (ws / "memory" / "notes.txt", False),
-        (ws / "memory" / ".hidden.md", False),
-        (ws / "memory" / ".git" / "x.md", False),
-        (ws / "memory" / "x.md.swp", False),
-        (ws / "memory" / "x.md~", False),
-        (ws / "memory" / "4913", False),
-        (ws / "sessions" / "s1.json", False),
-        (ws / "sessions" / "sub" / "s1.jsonl", False),
-        (ws / "src", True),
-        (single.resolve().with_name("another.md"), False),
-    ]
-    for p, is_dir in yes:
-        assert roots.is_relevant(str(p), is_dir), p
-    for p, is_dir in no:
-        assert not roots.is_relevant(str(p), is_dir), p
-
-
-def test_schedules_cover_missing_folders(tmp_path):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "MEMORY.md").write_text("# m\n")
-    roots = WatchRoots.for_agent(make_agent(ws, "s"))
-    real = roots.workspace
-    assert roots.schedules() == [(real, False)]  # memory/ missing: its parent is watched
-    (ws / "memory" / "sub").mkdir(parents=True)
-    assert roots.schedules() == [(real, False), (real / "memory", True)]
 
 
 def test_edit_is_reported_once_per_burst(ws):
@@ -263,7 +191,7 @@ def test_a_start_that_fails_entirely_leaves_nothing_running(ws, monkeypatch):
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
-    import memext.tray.watcher as _watcher_mod
+    import memext.engine.watch as _watch_mod
 
     broken = {"polling": True}
 
@@ -277,11 +205,11 @@ def test_a_start_that_fails_entirely_leaves_nothing_running(ws, monkeypatch):
                 raise OSError(errno.EMFILE, "Too many open files")
             super().start()
 
-    monkeypatch.setattr(_watcher_mod, "PollingObserver", FailingPollingObserver)
+    monkeypatch.setattr(_watch_mod, "PollingObserver", FailingPollingObserver)
     before = {t.name for t in threading.enumerate()}
     rec = Recorder()
     agent = make_agent(ws, "w")
-    w = MemoryWatcher(WatchRoots.for_agent(agent), rec, debounce_s=0.2, name="w", observer_factory=LimitedObserver, poll_interval_s=0.2)
+    w = MemoryWatcher(MemoryRoots.for_agent(agent), rec, debounce_s=0.2, name="w", observer_factory=LimitedObserver, poll_interval_s=0.2)
     with pytest.raises(OSError, match="Too many open files"):
         w.start()
     assert not w.running and w.mode == "off" and w._debouncer is None

@@ -1,21 +1,26 @@
 """Watching one agent's memory files with watchdog, debounced.
 
-What is watched (DESIGN.md §1): the workspace itself without recursion (for
-``MEMORY.md``/``memory.md`` and for a ``memory/`` folder that appears
-later), ``memory/`` and folders in ``extra_paths`` recursively, the folders
-holding single-file ``extra_paths``, and the sessions folder when the agent
-indexes transcripts. Events for hidden, temporary and non-``.md`` files are
-dropped before they reach the debouncer, and so are the open/close-no-write
-events a sync's own reads cause.
+watchdog is an optional dependency (``pip install 'memext[watch]'``): the
+keeper imports this module through :func:`memext.engine.keeper.watcher_class`,
+which falls back to interval and reconcile syncs when it is missing.
+
+What is watched (DESIGN.md §1) comes from :meth:`MemoryRoots.schedules`: the
+workspace itself without recursion (for ``MEMORY.md``/``memory.md`` and for
+a ``memory/`` folder that appears later), ``memory/`` and folders in
+``extra_paths`` recursively, the folders holding single-file
+``extra_paths``, and the sessions folder when the agent indexes
+transcripts. Events for hidden, temporary and non-``.md`` files are
+dropped before they reach the debouncer (:meth:`MemoryRoots.is_relevant`),
+and so are the open/close-no-write events a sync's own reads cause.
 
 An editor's atomic save (write a temp file, rename it over the target)
 arrives as a move whose ``dest_path`` is the memory file: moves are judged
 by both ends. When the native observer cannot start (inotify instance or
 watch limits: ``EMFILE``/``ENOSPC``) the watcher falls back to polling.
 Reaching the watch limit later, in a new subfolder, does not stop watchdog
-7's observer: it skips that folder's watch silently (the tray's reconcile
+7's observer: it skips that folder's watch silently (the supervisor's reconcile
 scan still syncs what changes there). A start that fails even with polling
-leaves nothing running, so the tray's scheduler can simply try again.
+leaves nothing running, so the supervisor's scheduler can simply try again.
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import errno
 import logging
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -45,10 +49,9 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 from watchdog.utils.event_debouncer import EventDebouncer
 
-from memext.engine.config import AgentConfig
-from memext.engine.sources import MEMORY_DIR, ROOT_FILES
+from .roots import MemoryRoots
 
-log = logging.getLogger("memext.tray")
+log = logging.getLogger("memext.watch")
 
 #: Only these event kinds can change what is indexed; reads made by a sync
 #: (open / close-without-write) must never trigger another sync.
@@ -66,100 +69,6 @@ WATCHED_EVENTS = (
 LIMIT_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.ENOMEM}
 
 ObserverFactory = Callable[[], BaseObserver]
-
-
-def is_temporary(name: str) -> bool:
-    """Editor scratch and backup names (vim's ``4913`` probe, ``*.swp``,
-    emacs ``.#x``/``#x#``, ``x~``, ``x.tmp``/``x.md.tmp.123``)."""
-    low = name.lower()
-    return (
-        name == "4913"
-        or low.endswith(("~", ".swp", ".swo", ".swx", ".bak", ".part", ".crdownload"))
-        or ".tmp" in low
-        or low.startswith((".#", "#", "~$"))
-    )
-
-
-@dataclass(frozen=True)
-class WatchRoots:
-    """The places an agent's memory can change, as real paths."""
-
-    workspace: Path
-    recursive_dirs: tuple[Path, ...]  # memory/ and extra_paths folders
-    files: tuple[Path, ...]  # MEMORY.md, memory.md and single-file extra_paths
-    sessions_dir: Path | None = None
-
-    @classmethod
-    def for_agent(cls, agent: AgentConfig) -> "WatchRoots":
-        ws = Path(os.path.realpath(agent.workspace))
-        dirs = [ws / MEMORY_DIR]
-        files = [ws / name for name in ROOT_FILES]
-        for p in agent.extra_path_list():
-            real = Path(os.path.realpath(p))
-            # A missing extra path is taken for a folder unless it is named *.md.
-            if real.suffix.lower() == ".md" and not real.is_dir():
-                files.append(real)
-            else:
-                dirs.append(real)
-        sessions = None
-        if "sessions" in agent.settings.sources:
-            sessions = Path(os.path.realpath(agent.sessions_path))
-        return cls(ws, tuple(dict.fromkeys(dirs)), tuple(dict.fromkeys(files)), sessions)
-
-    def schedules(self) -> list[tuple[Path, bool]]:
-        """``(folder, recursive)`` pairs to watch now.
-
-        A folder that does not exist yet is covered by watching its nearest
-        existing parent without recursion, so its creation is seen.
-        """
-        out: dict[Path, bool] = {}
-
-        def add(folder: Path, recursive: bool) -> None:
-            if folder.is_dir():
-                out[folder] = out.get(folder, False) or recursive
-                return
-            parent = folder.parent
-            while parent != parent.parent and not parent.is_dir():
-                parent = parent.parent
-            if parent.is_dir():
-                out.setdefault(parent, False)
-
-        add(self.workspace, False)
-        for d in self.recursive_dirs:
-            add(d, True)
-        for f in self.files:
-            add(f.parent, False)
-        if self.sessions_dir is not None:
-            add(self.sessions_dir, False)
-        # A folder already inside a recursive watch needs no watch of its own.
-        rec = [p for p, r in out.items() if r]
-        return [(p, r) for p, r in out.items() if not any(q != p and _within(p, q) for q in rec)]
-
-    def is_relevant(self, path: str, is_directory: bool) -> bool:
-        """True when a change at ``path`` can change the agent's index."""
-        p = Path(path)
-        if is_temporary(p.name):
-            return False
-        if p in self.files:
-            return True
-        for d in self.recursive_dirs:
-            if p == d or _within(d, p):  # the folder itself appears, goes or moves
-                return is_directory
-            if _within(p, d):
-                if any(part.startswith(".") for part in p.relative_to(d).parts):
-                    return False
-                return is_directory or p.suffix.lower() == ".md"
-        if self.sessions_dir is not None:
-            if p == self.sessions_dir or _within(self.sessions_dir, p):
-                return is_directory
-            if p.parent == self.sessions_dir:
-                return not is_directory and not p.name.startswith(".") and p.suffix == ".jsonl"
-        return False
-
-
-def _within(path: Path, root: Path) -> bool:
-    """``path`` is strictly inside ``root``."""
-    return path != root and root in path.parents
 
 
 def event_paths(event: FileSystemEvent) -> list[str]:
@@ -193,7 +102,7 @@ class MemoryWatcher:
 
     def __init__(
         self,
-        roots: WatchRoots,
+        roots: MemoryRoots,
         on_change: Callable[[list[str]], None],
         *,
         debounce_s: float = 1.5,
@@ -336,6 +245,7 @@ class MemoryWatcher:
 
     def _flush(self, events: list[FileSystemEvent]) -> None:
         paths = sorted({p for e in events for p in event_paths(e) if self.roots.is_relevant(p, e.is_directory)})
+        log.info("%s: changed %s", self._name, describe(paths))
         try:
             self._on_change(paths)
         except Exception:
@@ -348,7 +258,7 @@ class MemoryWatcher:
     def _refresh_quietly(self) -> None:
         try:
             self.refresh()
-        except Exception as exc:  # the watcher is off now; the tray's scheduler starts it again
+        except Exception as exc:  # the watcher is off now; the supervisor's scheduler starts it again
             log.error("re-planning the watches of %s failed: %s", self._name, exc)
 
 

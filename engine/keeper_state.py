@@ -1,0 +1,118 @@
+"""What a freshness keeper talks about: sync requests and how they merge,
+the agent's state, and the snapshot a status display shows.
+
+The snapshot reads :class:`IndexStatus` in one place (:func:`status_facts`),
+so the keeper does not depend on the shape of the status parts.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .roots import MEMORY_DIR
+from .status import IndexStatus
+
+
+class KeeperState(str, enum.Enum):
+    IDLE = "idle"
+    SYNCING = "syncing"
+    ERROR = "error"
+    PAUSED = "paused"
+
+
+@dataclass(frozen=True)
+class KeeperSnapshot:
+    """How one agent's index is doing, as a status display shows it."""
+
+    id: str
+    workspace: Path
+    state: KeeperState
+    files: int = 0
+    chunks: int = 0
+    last_sync_at: float | None = None
+    last_sync_duration_s: float | None = None
+    error: str | None = None
+    progress: str | None = None
+    #: "native", "polling" or "off".
+    watch_mode: str = "off"
+    #: "hybrid" or "keyword-only".
+    search_mode: str = ""
+    #: Syncs this keeper finished (successful or not).
+    syncs: int = 0
+
+    @property
+    def memory_folder(self) -> Path:
+        """``<workspace>/memory`` when it exists, else the workspace."""
+        folder = self.workspace / MEMORY_DIR
+        return folder if folder.is_dir() else self.workspace
+
+
+KeeperListener = Callable[[KeeperSnapshot], None]
+
+# Sync reasons, most important first. "manual" also indexes session
+# transcripts below their delta thresholds; the others leave that to the engine.
+PRIORITY = ("manual", "note", "append", "watch", "search", "interval", "startup", "resume", "reconcile")
+#: Requests for these reasons are waited for by the next ``before_search``:
+#: the caller wrote memory and expects to find it.
+WAITED_REASONS = frozenset({"manual", "note", "append"})
+
+
+@dataclass(frozen=True)
+class SyncRequest:
+    """A wish for a sync; two pending ones merge into one."""
+
+    reason: str = "manual"
+    force: bool = False
+    #: Skip the sync when the files look as they did at the last one.
+    if_changed: bool = False
+
+    def merge(self, other: "SyncRequest") -> "SyncRequest":
+        reason = min(self.reason, other.reason, key=lambda r: PRIORITY.index(r) if r in PRIORITY else len(PRIORITY))
+        return SyncRequest(reason, self.force or other.force, self.if_changed and other.if_changed)
+
+
+def provider_problem(provider: Any) -> str | None:
+    """Why the configured embedding provider is not in force, or None.
+
+    ``provider`` is ``IndexStatus.provider``: its ``failed`` names a provider
+    that was to be used (asked for, or picked by ``auto``) but did not start,
+    with no fallback taking over. Keyword-only by choice (``none``, or
+    ``auto`` finding nothing) is not a problem, nor is a fallback in force.
+    """
+    failed = _field(provider, "failed")
+    if not failed:
+        return None
+    return _field(provider, "reason") or f"the {failed} embedding provider is not available; keyword-only search"
+
+
+@dataclass(frozen=True)
+class StatusFacts:
+    files: int
+    chunks: int
+    last_sync_at: float | None
+    last_sync_duration_s: float | None
+    search_mode: str
+    provider_problem: str | None
+
+
+def _field(part: Any, name: str) -> Any:
+    # ADAPTER (the one place): IndexStatus parts are dataclasses in the typed
+    # contract (st.provider.failed) and dicts before it lands (st.provider["failed"]).
+    if part is None:
+        return None
+    return part.get(name) if isinstance(part, dict) else getattr(part, name)
+
+
+def status_facts(st: IndexStatus) -> StatusFacts:
+    """The numbers a keeper shows, from an index status."""
+    return StatusFacts(
+        files=st.total_files,
+        chunks=st.total_chunks,
+        last_sync_at=_field(st.last_sync, "at"),
+        last_sync_duration_s=_field(st.last_sync, "duration_s"),
+        search_mode=st.mode,
+        provider_problem=provider_problem(st.provider),
+    )

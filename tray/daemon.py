@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
+from memext.engine import ProviderStatus
 from memext.engine.config import AgentConfig, Config, load_config
 from memext.engine.errors import LockTimeout, MemextError
 from memext.engine.index import MemoryIndex
@@ -161,18 +162,10 @@ def default_index_factory(agent: AgentConfig) -> MemoryIndex:
     return MemoryIndex(agent)
 
 
-def provider_problem(provider: dict) -> str | None:
-    """Why the configured embedding provider is not in force, or None.
-
-    ``provider`` is ``IndexStatus.provider``: its ``failed`` names a provider
-    that was to be used (asked for, or picked by ``auto``) but did not start,
-    with no fallback taking over. Keyword-only by choice (``none``, or
-    ``auto`` finding nothing) is not a problem, nor is a fallback in force.
-    """
-    failed = provider.get("failed")
-    if not failed:
-        return None
-    return provider.get("reason") or f"the {failed} embedding provider is not available; keyword-only search"
+def provider_problem(provider: ProviderStatus) -> str | None:
+    """Why the configured embedding provider is not in force, or None
+    (see :attr:`ProviderStatus.problem`)."""
+    return provider.problem
 
 
 @dataclass
@@ -507,12 +500,12 @@ class AgentWorker:
 
     def _load_status(self, index: MemoryIndex) -> None:
         st = index.status(check_files=False)  # the sync that just ran scanned them
-        last = st.last_sync or {}
+        last = st.last_sync
         with self._cond:
             s = self._status
             s.files, s.chunks = st.total_files, st.total_chunks
-            s.last_sync_at = last.get("at")
-            s.last_sync_duration_s = last.get("duration_s")
+            s.last_sync_at = last.at if last else None
+            s.last_sync_duration_s = last.duration_s if last else None
             s.search_mode = st.mode
             s.provider_problem = provider_problem(st.provider)
 

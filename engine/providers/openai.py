@@ -27,6 +27,7 @@ import openai
 from ..config import AgentConfig, BatchSettings
 from ..errors import ProviderError
 from ..paths import AppPaths
+from ..status import BatchStatus
 from .base import EmbeddingProvider, EmbedProgress
 from .openai_batch import BatchFailed, OpenAIBatchEmbedder, decode_embedding
 from .packing import cap_input, pack, run_packed
@@ -170,8 +171,8 @@ class OpenAIProvider(EmbeddingProvider):
                 log.warning("OpenAI batch failed, embedding %d texts inline instead: %s", len(capped), exc)
         return self._embed_inline(capped, progress)
 
-    def status(self) -> dict:
-        return self._batch.status() if self._batch is not None else {}
+    def batch_status(self) -> BatchStatus | None:
+        return self._batch.status() if self._batch is not None else None
 
     def close(self) -> None:
         if self._batch is not None:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import make_agent
-from memext.engine import MemoryIndex
+from memext.engine import CacheStatus, MemoryIndex
 from memext.engine.config import BatchSettings
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
@@ -296,7 +296,7 @@ def test_cache_max_entries_prunes_the_cache_during_a_sync(example_workspace, tmp
         first = idx.sync()
         assert first.texts_embedded == len(api_server.inputs("openai.embeddings")) > 20
         st = idx.status()
-        assert st.cache == {"enabled": True, "entries": 5, "max_entries": 5}
+        assert st.cache == CacheStatus(enabled=True, entries=5, max_entries=5)
         assert sum(st.chunks.values()) > 20
         store = Store(idx.db_path)
         try:

@@ -207,3 +207,20 @@ def test_move_aside_keeps_the_files_under_a_new_name(tmp_path):
     assert first != second and not path.exists()
     assert first.read_bytes() == b"garbage" * 1000 and Path(f"{first}-wal").read_bytes() == b"wal"
     assert second.read_bytes() == b"garbage again" and second.name.startswith("x.sqlite.corrupt-")
+
+
+def test_a_rebuild_shadow_starts_with_the_embedding_cache(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    try:
+        store.cache_put(CacheKey("p", "m", "e"), {"h1": unit(1), "h2": unit(2)})
+        fill(store, 3)
+        shadow = store.open_shadow()
+        try:
+            assert shadow.path != store.path and shadow.path.name.startswith("a.sqlite.rebuild-")
+            assert shadow.cache_count() == 2 and shadow.chunk_count() == 0
+            assert np.allclose(shadow.cache_get(CacheKey("p", "m", "e"), ["h2"])["h2"], unit(2))
+        finally:
+            shadow.discard()
+        assert not shadow.path.exists() and store.chunk_count() == 3
+    finally:
+        store.close()

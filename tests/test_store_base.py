@@ -21,22 +21,30 @@ INTERFACE = frozenset(n for n in dir(IndexStore) if not n.startswith("_"))
 
 class InterfaceOnly:
     """Forwards exactly the IndexStore members to a store and records which
-    were used; any other attribute is an AttributeError, so code that
-    reaches past the interface fails here. (Not a stand-in: the real SQLite
-    store does the work.)"""
+    were used; it has no other attributes, so code that reaches past the
+    interface fails here. (Not a stand-in: the real SQLite store does the
+    work.)"""
 
     def __init__(self, inner: Store, used: set[str]):
-        self._inner = inner
-        self._used = used
+        self.inner = inner
+        self.used = used
 
-    def __getattr__(self, name: str) -> Any:
-        if name not in INTERFACE:
-            raise AttributeError(f"{name!r} is not part of IndexStore")
-        self._used.add(name)
-        value = getattr(self._inner, name)
+    def use(self, name: str) -> Any:
+        self.used.add(name)
+        value = getattr(self.inner, name)
         if name == "open_shadow":
-            return lambda: InterfaceOnly(value(), self._used)
+            return lambda: InterfaceOnly(value(), self.used)
         return value
+
+
+def _forward(name: str) -> Any:
+    if isinstance(inspect.getattr_static(IndexStore, name), property):
+        return property(lambda self: self.use(name))
+    return lambda self, *args, **kwargs: self.use(name)(*args, **kwargs)
+
+
+for _name in INTERFACE:
+    setattr(InterfaceOnly, _name, _forward(_name))
 
 
 def test_the_sqlite_store_implements_the_interface(tmp_path):
@@ -61,7 +69,8 @@ def test_sync_rebuild_and_search_run_through_the_interface_alone(workspace, tmp_
     used: set[str] = set()
     inner = Store(tmp_path / "idx.sqlite")
     store = InterfaceOnly(inner, used)
-    assert isinstance(store, IndexStore)
+    assert isinstance(store, IndexStore) and not hasattr(store, "conn")
+    used.clear()
     try:
         first = Syncer(agent, store, hashing_provider).run()
         assert first.files_indexed == 3 and store.chunk_count() == 3 and store.dims == hashing_provider.dims

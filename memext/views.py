@@ -178,13 +178,13 @@ class SyncSummary(TextView):
         lines = [
             f"{self.agent}: {what} {r.files_indexed} of {r.files_seen} files ({r.files_unchanged} unchanged, "
             f"{r.files_deleted} removed), {st.total_chunks} chunks, {r.texts_embedded} embedded, "
-            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{st.mode}: {prov['in_force']} {prov['model']}]".replace(" ]", "]")
+            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{st.mode}: {prov.in_force} {prov.model}]".replace(" ]", "]")
         ]
         lines += [f"skipped {s.path}: {s.reason}" for s in r.skipped]
         if r.provider_error:
             lines.append(f"embedding failed ({r.provider_error}); those files are keyword-only until the next sync")
-        if prov["in_force"] == "none" and prov.get("reason"):
-            lines.append(f"note: {prov['reason']}")
+        if prov.keyword_only and prov.reason:
+            lines.append(f"note: {prov.reason}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

@@ -80,7 +80,8 @@ def test_sync_rebuild_and_search_run_through_the_interface_alone(workspace, tmp_
         assert sorted(p.name for p in tmp_path.iterdir() if ".rebuild-" in p.name) == []
 
         qvec = normalize(hashing_provider.embed_query("who leads the billing team"))
-        results, mode = run_search(store, "who leads the billing team", qvec, agent.settings.query, max_results=3, min_score=0.0, sources=None)
+        query = "who leads the billing team"
+        results, mode = run_search(store, query, qvec, agent.settings.query, max_results=3, min_score=0.0, sources=None)
         assert mode == "hybrid" and results[0].path == "MEMORY.md"
         assert {"vector_search", "keyword_search", "chunks", "fts_status"} <= used
     finally:
@@ -99,7 +100,10 @@ def _named(*names: str):
 
 
 def _self_attr(*names: str):
-    return lambda node: isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in names
+    def match(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in names
+
+    return match
 
 
 def test_engine_modules_use_only_interface_members_of_the_store():

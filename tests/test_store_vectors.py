@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
 from memext.engine.store import NewChunk, Store, StoreOptions
 from memext.engine.store import vectors as store_vectors
 from memext.engine.vectors import normalize

@@ -111,7 +111,9 @@ class ChunkTable:
 
     # -- writes (inside the caller's transaction) ------------------------------------------
 
-    def insert_chunk(self, path: str, source: str, chunk_id: str, start_line: int, end_line: int, text_hash: str, model: str, text: str, now: float) -> int:
+    def insert_chunk(
+        self, path: str, source: str, chunk_id: str, start_line: int, end_line: int, text_hash: str, model: str, text: str, now: float
+    ) -> int:
         """Add one chunk and its keyword entry; returns its rowid."""
         cur = self.db.conn.execute(
             "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, updated_at) "
@@ -136,7 +138,18 @@ class ChunkTable:
         self.db.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
         return [r for r, _ in rows]
 
-    def put_file(self, path: str, source: str, file_hash: str | None, mtime_ns: int, size: int, chunks: int, messages: int, note: str | None, now: float) -> None:
+    def put_file(
+        self,
+        path: str,
+        source: str,
+        file_hash: str | None,
+        mtime_ns: int,
+        size: int,
+        chunks: int,
+        messages: int,
+        note: str | None,
+        now: float,
+    ) -> None:
         self.db.conn.execute(
             "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -229,12 +229,11 @@ class Transaction:
             raise
         return self.connection
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         try:
             self.connection.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
         finally:
             self.connection.lock.release()
-        return False
 
 
 def _inode(path: Path) -> tuple[int, int] | None:

@@ -208,8 +208,8 @@ class IndexStatus:
         return "hybrid"
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``fallback`` as ``{"from", "reason"}``)."""
-        d = asdict(self)
+        """The JSON form (``fallback`` as ``{"from", "reason"}``; lists, not tuples)."""
+        d = asdict(self, dict_factory=lambda items: {k: list(v) if isinstance(v, tuple) else v for k, v in items})
         d["fallback"] = self.fallback.to_dict() if self.fallback else None
         d["mode"] = self.mode
         return d

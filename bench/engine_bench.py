@@ -149,7 +149,7 @@ def bench_search(out: Path, chunks: int, queries: int = 200) -> dict:
                 assert resp.mode == "hybrid"
             result[backend] = {"p50_ms": round(pct(times, 50), 2), "p95_ms": round(pct(times, 95), 2)}
     with MemoryIndex(agent_for(ws, db), provider=GivenVectors()) as idx:
-        result["auto_uses"] = idx._store.vector_backend_in_use()
+        result["auto_uses"] = idx.status(check_files=False).vector.backend
     size = db.stat().st_size + sum(p.stat().st_size for p in db.parent.glob(db.name + "-wal"))
     result["index_mb"] = round(size / 1e6, 1)
     result["mb_per_1000_chunks"] = round(size / 1e6 / result["chunks"] * 1000, 2)

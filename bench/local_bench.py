@@ -34,7 +34,7 @@ from locomo import DEFAULT_DATA, DEFAULT_MODEL, agent_config, build_layout, load
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.providers import local  # noqa: E402
-from memext.engine.store import remove_index_files  # noqa: E402
+from memext.engine.store import Store, StoreOptions, remove_index_files  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "local"
 
@@ -87,7 +87,8 @@ def memext_sync(sid: str, ws: Path, out: Path, model: Path) -> dict:
             seconds = time.perf_counter() - t0
         if report.cache_hits:
             raise SystemExit(f"{sid}: {report.cache_hits} vectors came from the cache; the pass is not from scratch")
-        texts = [t for (t,) in idx._store.conn.execute("SELECT text FROM chunks ORDER BY rowid")]
+        with Store(db, StoreOptions.from_settings(idx.agent.settings.store.vector)) as store:
+            texts = [t for (t,) in store.conn.execute("SELECT text FROM chunks ORDER BY rowid")]
     return {"seconds": seconds, "model_s": clock.seconds, "texts": report.texts_embedded, "embed_calls": report.embed_calls,
             "chunk_texts": texts, "llama": llama}
 

@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import AgentConfig, QuerySettings, parse_config  # noqa: E402
 from memext.engine.search import SearchResult, run_search  # noqa: E402
+from memext.engine.store import Store, StoreOptions  # noqa: E402
 from memext.engine.vectors import normalize  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
@@ -276,8 +277,8 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
         report = idx.sync(reason="manual")
         wall = time.perf_counter() - t0
         st = idx.status()
-        if st.provider["in_force"] != "local":
-            raise SystemExit(f"{sid}: the local model is not in force ({st.provider['reason']})")
+        if st.provider.in_force != "local":
+            raise SystemExit(f"{sid}: the local model is not in force ({st.provider.reason})")
         index = {
             "wall_s": round(wall, 3),
             "texts_embedded": report.texts_embedded,
@@ -300,7 +301,8 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
         per_mode = {m.name: {k: [] for k in KS} for m in modes}
         latency: dict[str, list[float]] = {m.name: [] for m in modes}
         provider = idx.provider_choice.provider
-        store = idx._store  # the same index the user's search reads
+        # The same index file the user's search reads, on a connection of its own.
+        store = Store(idx.db_path, StoreOptions.from_settings(agent.settings.store.vector))
         for q in questions:
             t0 = time.perf_counter()
             qvec = normalize(provider.embed_query(q.query))
@@ -324,6 +326,7 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
                     per_mode[m.name][k].append((q.category, score(results, q)))
                     if k == KS[0]:
                         latency[m.name].append(ms)
+        store.close()
         return ConversationRun(sid, len(questions), st.files["memory"], st.chunks["memory"], index, per_mode, latency)
 
 

@@ -33,7 +33,7 @@ from locomo import (  # noqa: E402
 )
 
 from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine.store import Store  # noqa: E402
+from memext.engine.store import Store, StoreOptions  # noqa: E402
 from memext.engine.text import FTS_TOKENIZER, contains_all_terms, fts_document, query_terms  # noqa: E402
 from memext.engine.vectors import normalize  # noqa: E402
 
@@ -130,7 +130,8 @@ def load(data: list[dict], out: Path, model: Path, kvariants: list[tuple[str, st
         layout = build_layout(sample["conversation"])
         ws = out / sid
         idx = MemoryIndex(agent_config(ws, out / f"{sid}.sqlite", model, out / "model-cache"))
-        store = idx._store
+        # A store of its own on the same file: the sweep adds temp FTS tables to it.
+        store = Store(idx.db_path, StoreOptions.from_settings(idx.agent.settings.store.vector))
         if store.chunk_count() == 0:
             raise SystemExit(f"{sid}: no index in {out}; run bench/locomo.py first")
         provider = idx.provider_choice.provider
@@ -145,7 +146,6 @@ def load(data: list[dict], out: Path, model: Path, kvariants: list[tuple[str, st
             make_fts(store, f"fts_{tok_name}", tok)
         n = len(rows)
         for query in [q.query for q in questions] + foreign:
-            key = str(abs(hash(query)))
             if query not in cached:
                 cached[query] = normalize(provider.embed_query(query))
             conv.qvec[query] = cached[query]

@@ -47,7 +47,20 @@ from .roots import MemoryRoots
 from .providers.base import EmbeddingProvider
 from .read import ReadResult, parse_get_spec, resolve_memory_path
 from .search import SearchResponse, SearchResult
-from .status import IndexStatus
+from .status import (
+    BatchJob,
+    BatchStatus,
+    CacheStatus,
+    FallbackStatus,
+    FtsStatus,
+    IndexStatus,
+    LastSync,
+    LocalModelStatus,
+    ProviderStatus,
+    SkippedFile,
+    StorageStatus,
+    VectorStatus,
+)
 from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
 from .sync import SyncCancelled, SyncProgress, SyncReport
 from .text import term_spans
@@ -59,6 +72,9 @@ __all__ = [
     "AppPaths",
     "BadLineRange",
     "BadPath",
+    "BatchJob",
+    "BatchStatus",
+    "CacheStatus",
     "Chunk",
     "chunk_markdown",
     "Config",
@@ -69,14 +85,18 @@ __all__ = [
     "describe_progress",
     "EmbeddingProvider",
     "EmbeddingsPending",
+    "FallbackStatus",
     "FreshnessKeeper",
+    "FtsStatus",
     "IndexBuildError",
     "IndexFactory",
     "IndexOpenError",
     "IndexStatus",
     "KeeperSnapshot",
     "KeeperState",
+    "LastSync",
     "load_config",
+    "LocalModelStatus",
     "LockTimeout",
     "MemextError",
     "MemoryIndex",
@@ -89,11 +109,14 @@ __all__ = [
     "private_file",
     "PRIVATE_FILE_MODE",
     "ProviderError",
+    "ProviderStatus",
     "ReadResult",
     "resolve_memory_path",
     "SearchDisabled",
     "SearchResponse",
     "SearchResult",
+    "SkippedFile",
+    "StorageStatus",
     "Supervisor",
     "SyncCancelled",
     "SyncProgress",
@@ -102,6 +125,7 @@ __all__ = [
     "term_spans",
     "TextProgress",
     "UnknownAgentError",
+    "VectorStatus",
     "WorkspaceMissing",
     "write_private_text",
 ]

@@ -149,14 +149,14 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
                 f"{a.id}: {what} {report.files_indexed} of {report.files_seen} files "
                 f"({report.files_unchanged} unchanged, {report.files_deleted} removed), "
                 f"{st.total_chunks} chunks, {report.texts_embedded} embedded, {report.cache_hits} from cache, "
-                f"in {report.duration_s:.2f} s [{st.mode}: {st.provider['in_force']} {st.provider['model']}]".rstrip()
+                f"in {report.duration_s:.2f} s [{st.mode}: {st.provider.in_force} {st.provider.model}]".rstrip()
             )
             for s in report.skipped:
                 click.echo(f"  skipped {s.path}: {s.reason}")
             if report.provider_error:
                 click.echo(f"  warning: embedding failed ({report.provider_error}); those files are keyword-only until the next sync", err=True)
-            if st.provider["in_force"] == "none":
-                click.echo(f"  note: {st.provider['reason']}", err=True)
+            if st.provider.keyword_only:
+                click.echo(f"  note: {st.provider.reason}", err=True)
     if as_json:
         _print_json(out if all_agents else out[0])
     if failed:
@@ -287,22 +287,21 @@ def status_cmd(ctx, agent, as_json) -> None:
     """Show files, chunks, provider and health of one or every agent."""
     cfg = _config(ctx)
     agents = [cfg.agent(agent)] if agent else cfg.agents
-    statuses: list[IndexStatus] = []
-    errors: list[dict] = []
+    rows: list[IndexStatus | dict[str, str]] = []  # in config order; a dict is an agent that failed to open
     for a in agents:
         try:
             with _index(cfg, a) as idx:
-                statuses.append(idx.status())
+                rows.append(idx.status())
         except MemextError as exc:
-            if agent:
-                raise
-            errors.append({"agent": a.id, "error": str(exc)})  # one broken agent must not hide the others
+            rows.append({"agent": a.id, "error": str(exc)})  # one broken agent must not hide the others
     if as_json:
-        data = [s.to_dict() for s in statuses] + errors
-        _print_json(data[0] if agent else data)
+        # Always a list, with -a too: one shape for scripts to read.
+        _print_json([r.to_dict() if isinstance(r, IndexStatus) else r for r in rows])
     else:
-        for s in statuses:
-            _print_status(s)
+        for r in rows:
+            if isinstance(r, IndexStatus):
+                _print_status(r)
+    errors = [r for r in rows if not isinstance(r, IndexStatus)]
     for e in errors:
         click.echo(f"memext: error: {e['agent']}: {e['error']}", err=True)
     if errors:
@@ -311,39 +310,39 @@ def status_cmd(ctx, agent, as_json) -> None:
 
 def _print_status(s: IndexStatus) -> None:
     """The text form of one agent's status."""
-    last = s.last_sync or {}
+    last = s.last_sync
     click.echo(click.style(s.agent, bold=True) + f"  ({s.mode})")
     click.echo(f"  workspace  {s.workspace}")
     click.echo(f"  index      {s.db_path}")
     click.echo(f"  files      {', '.join(f'{k} {v}' for k, v in s.files.items())}")
     click.echo(f"  chunks     {', '.join(f'{k} {v}' for k, v in s.chunks.items())}")
     prov = s.provider
-    click.echo(f"  provider   {prov['in_force']} {prov['model']} (requested {prov['requested']})".rstrip())
-    if prov.get("reason"):
-        click.echo(f"             {prov['reason']}")
+    click.echo(f"  provider   {prov.in_force} {prov.model} (requested {prov.requested})".rstrip())
+    if prov.reason:
+        click.echo(f"             {prov.reason}")
     if s.keyword_only_reason:
         click.echo(f"             keyword-only: {s.keyword_only_reason}")
     if s.fallback:
-        click.echo(f"  fallback   from {s.fallback['from']}: {s.fallback['reason']}")
+        click.echo(f"  fallback   from {s.fallback.from_provider}: {s.fallback.reason}")
     vec = s.vector
-    vec_line = f"sqlite-vec {vec['extension']}" if vec["available"] else f"unavailable ({vec['error']})"
-    click.echo(f"  vectors    {vec_line}; search {vec['backend']}, dims {vec['dims']}")
-    click.echo(f"  keyword    {'FTS5' if s.fts['available'] else 'unavailable: ' + str(s.fts['error'])}")
-    click.echo(f"  sqlite     {s.sqlite['binding']} {s.sqlite['version']}")
-    click.echo(f"  cache      {s.cache['entries']} embeddings")
-    if s.batch.get("enabled"):
+    vec_line = f"sqlite-vec {vec.extension}" if vec.available else f"unavailable ({vec.error})"
+    click.echo(f"  vectors    {vec_line}; search {vec.backend}, dims {vec.dims}")
+    click.echo(f"  keyword    {'FTS5' if s.fts.available else 'unavailable: ' + str(s.fts.error)}")
+    click.echo(f"  sqlite     {s.storage.binding} {s.storage.version}")
+    click.echo(f"  cache      {s.cache.entries} embeddings")
+    if s.batch:
         b = s.batch
-        extra = f", {len(b.get('pending') or [])} pending job(s)" if b.get("pending") else ""
-        reason = f" ({b['disabled_reason']})" if b.get("disabled_reason") else ""
-        click.echo(f"  batch      {b.get('mode', '?')}, {b.get('failures', 0)} failure(s){extra}{reason}")
+        extra = f", {len(b.pending)} pending job(s)" if b.pending else ""
+        reason = f" ({b.disabled_reason})" if b.disabled_reason else ""
+        click.echo(f"  batch      {b.mode}, {b.failures} failure(s){extra}{reason}")
     if last:
-        click.echo(f"  last sync  {_ago(last.get('at'))}, {last.get('duration_s')} s")
+        click.echo(f"  last sync  {_ago(last.at)}, {last.duration_s} s")
     else:
         click.echo("  last sync  never (run `memext index`)")
     if s.dirty:
         click.echo("  changes    memory files changed since the last sync (`memext index` or a search syncs them)")
     for item in s.skipped:
-        click.echo(f"  skipped    {item['path']}: {item['reason']}")
+        click.echo(f"  skipped    {item.path}: {item.reason}")
     if s.last_error:
         click.echo(click.style(f"  error      {s.last_error}", fg="red"))
 

@@ -24,7 +24,6 @@ from typing import Any, Mapping, Sequence
 
 import filelock
 
-from . import db
 from .config import AgentConfig, Config, load_config
 from .errors import ConfigError, IndexBuildError, LockTimeout, MemextError, SearchDisabled, WorkspaceMissing
 from .lock import WriterLock
@@ -32,9 +31,9 @@ from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .read import ReadResult, read_lines
 from .search import SearchResponse, run_search
-from .status import IndexStatus
+from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
 from .sources import MemoryRoots
-from .store import CorruptIndex, Store, move_aside
+from .store import CorruptIndex, Store, StoreOptions, move_aside
 from .sync import (
     ProgressCallback,
     ProviderFailed,
@@ -94,19 +93,18 @@ class MemoryIndex:
 
     # -- lifecycle ----------------------------------------------------------
 
-    def _store_kwargs(self) -> dict:
-        v = self.agent.settings.store.vector
-        return {"vector_enabled": v.enabled, "extension_path": v.extension_path, "vector_backend": v.backend}
+    def _store_options(self) -> StoreOptions:
+        return StoreOptions.from_settings(self.agent.settings.store.vector)
 
     def _open_store(self) -> Store:
         try:
-            return Store(self.db_path, **self._store_kwargs())
+            return Store(self.db_path, self._store_options())
         except CorruptIndex as exc:
             # The index is disposable: replace garbage with an empty index
             # that the next sync fills from the memory files.
             with WriterLock(self.db_path, timeout=60):
                 try:
-                    return Store(self.db_path, **self._store_kwargs())
+                    return Store(self.db_path, self._store_options())
                 except CorruptIndex:
                     return self._replace_corrupt(exc)
 
@@ -117,7 +115,7 @@ class MemoryIndex:
         aside = move_aside(self.db_path)
         self._last_error = f"{exc}; it was moved aside to {aside.name} and the index is rebuilt from the memory files"
         log.warning(self._last_error)
-        return Store(self.db_path, **self._store_kwargs())
+        return Store(self.db_path, self._store_options())
 
     def close(self) -> None:
         """Close the index (idempotent). A sync running in another thread is
@@ -215,7 +213,7 @@ class MemoryIndex:
 
     def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         try:
-            writer = Store(self.db_path, **self._store_kwargs())
+            writer = Store(self.db_path, self._store_options())
         except CorruptIndex as exc:
             writer = self._replace_corrupt(exc)
         sessions_all = reason == "manual"
@@ -433,9 +431,8 @@ class MemoryIndex:
         st.refresh()
         choice = self.provider_choice
         provider = choice.provider
-        last_sync = st.get_meta_json("last_sync")
+        last_sync = LastSync.from_dict(st.get_meta_json("last_sync"))
         sources = self.agent.settings.sources
-        b = db.binding()
         cache = self.agent.settings.cache
         return IndexStatus(
             agent=self.agent.id,
@@ -447,28 +444,22 @@ class MemoryIndex:
             dirty=self.dirty if check_files else None,
             syncing=self.sync_running(),
             last_sync=last_sync,
-            provider={
-                "requested": choice.requested,
-                "in_force": provider.id if provider else "none",
-                "model": provider.model if provider else "",
-                "reason": choice.reason,
-                "failed": choice.failed,
-            },
-            fallback={"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None,
-            vector={
-                "available": st.caps.vec_version is not None,
-                "extension": st.caps.vec_version,
-                "store": st.get_meta("vector_store"),
-                "backend": st.vector_backend_in_use(),
-                "dims": st.dims,
-                "error": st.caps.vec_error,
-            },
-            fts={"available": st.caps.fts5, "error": st.caps.fts5_error},
-            cache={"enabled": cache.enabled, "entries": st.cache_count(), "max_entries": cache.max_entries},
-            batch=provider.status() if provider else {},
-            sqlite={"binding": b.name, "version": b.sqlite_version},
-            skipped=[{"path": p, "reason": r} for p, r in st.get_meta_json("skipped", [])],
-            last_error=self._last_error or _workspace_problem(self.agent) or (last_sync or {}).get("provider_error"),
+            provider=ProviderStatus(
+                requested=choice.requested,
+                in_force=provider.id if provider else "none",
+                model=provider.model if provider else "",
+                reason=choice.reason,
+                failed=choice.failed,
+            ),
+            fallback=FallbackStatus(choice.fallback_from, choice.fallback_reason or "") if choice.fallback_from else None,
+            vector=st.vector_status(),
+            fts=st.fts_status(),
+            cache=CacheStatus(enabled=cache.enabled, entries=st.cache_count(), max_entries=cache.max_entries),
+            storage=st.storage_status(),
+            batch=provider.batch_status() if provider else None,
+            local_model=provider.model_status() if provider else None,
+            skipped=[SkippedFile(p, r) for p, r in st.get_meta_json("skipped", [])],
+            last_error=self._last_error or _workspace_problem(self.agent) or (last_sync.provider_error if last_sync else None),
             keyword_only_reason=self._keyword_only_reason(provider),
         )
 

@@ -47,7 +47,6 @@ from .keeper_state import (
     KeeperSnapshot,
     KeeperState,
     SyncRequest,
-    provider_problem,
     status_facts,
 )
 from .progress import describe_progress
@@ -66,7 +65,6 @@ __all__ = [
     "KeeperSnapshot",
     "KeeperState",
     "SyncRequest",
-    "provider_problem",
     "watcher_class",
 ]
 

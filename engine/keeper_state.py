@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from .roots import MEMORY_DIR
 from .status import IndexStatus
@@ -74,20 +74,6 @@ class SyncRequest:
         return SyncRequest(reason, self.force or other.force, self.if_changed and other.if_changed)
 
 
-def provider_problem(provider: Any) -> str | None:
-    """Why the configured embedding provider is not in force, or None.
-
-    ``provider`` is ``IndexStatus.provider``: its ``failed`` names a provider
-    that was to be used (asked for, or picked by ``auto``) but did not start,
-    with no fallback taking over. Keyword-only by choice (``none``, or
-    ``auto`` finding nothing) is not a problem, nor is a fallback in force.
-    """
-    failed = _field(provider, "failed")
-    if not failed:
-        return None
-    return _field(provider, "reason") or f"the {failed} embedding provider is not available; keyword-only search"
-
-
 @dataclass(frozen=True)
 class StatusFacts:
     files: int
@@ -98,21 +84,13 @@ class StatusFacts:
     provider_problem: str | None
 
 
-def _field(part: Any, name: str) -> Any:
-    # ADAPTER (the one place): IndexStatus parts are dataclasses in the typed
-    # contract (st.provider.failed) and dicts before it lands (st.provider["failed"]).
-    if part is None:
-        return None
-    return part.get(name) if isinstance(part, dict) else getattr(part, name)
-
-
 def status_facts(st: IndexStatus) -> StatusFacts:
     """The numbers a keeper shows, from an index status."""
     return StatusFacts(
         files=st.total_files,
         chunks=st.total_chunks,
-        last_sync_at=_field(st.last_sync, "at"),
-        last_sync_duration_s=_field(st.last_sync, "duration_s"),
+        last_sync_at=st.last_sync.at if st.last_sync else None,
+        last_sync_duration_s=st.last_sync.duration_s if st.last_sync else None,
         search_mode=st.mode,
-        provider_problem=provider_problem(st.provider),
+        provider_problem=st.provider.problem,
     )

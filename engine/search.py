@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from .config import QuerySettings
-from .store import ChunkRow, Store
+from .store import ChunkRow, IndexStore
 from .text import contains_all_terms, fold, fts_match_expression, is_cjk, query_terms, safe_cut, words
 
 SNIPPET_CHARS = 700
@@ -159,7 +159,7 @@ def pool_size(max_results: int, multiplier: int) -> int:
 
 
 def run_search(
-    store: Store,
+    store: IndexStore,
     query: str,
     query_vector: np.ndarray | None,
     settings: QuerySettings,
@@ -181,7 +181,7 @@ def run_search(
     keyword_hits = store.keyword_search(match, pool, sources) if match else []
     vector_hits = store.vector_search(query_vector, pool, sources) if query_vector is not None else []
     use_vector = query_vector is not None and store.dims is not None
-    use_keyword = store.caps.fts5 and (h.enabled or not use_vector)
+    use_keyword = store.fts_status().available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:
         keyword_hits = []
     mode = "hybrid" if use_vector and use_keyword else ("vector" if use_vector else "keyword")
@@ -255,7 +255,7 @@ def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> l
     return kept
 
 
-def _fill_similarities(store: Store, cands: dict[int, "_Candidate"], query_vector: np.ndarray) -> None:
+def _fill_similarities(store: IndexStore, cands: dict[int, "_Candidate"], query_vector: np.ndarray) -> None:
     """Give keyword candidates outside the vector pool their real cosine.
 
     Otherwise a chunk's fused score would depend on whether it happened to
@@ -312,7 +312,7 @@ def decay_factor(path: str, half_life_days: float, today: date) -> float:
     return math.exp(-math.log(2) * age / half_life_days)
 
 
-def _mmr(store: Store, ranked: list[_Candidate], rows: dict[int, ChunkRow], lam: float, limit: int) -> list[_Candidate]:
+def _mmr(store: IndexStore, ranked: list[_Candidate], rows: dict[int, ChunkRow], lam: float, limit: int) -> list[_Candidate]:
     """Maximal marginal relevance: trade score for variety among the top."""
     head, tail = ranked[: max(limit, 1) * 2], ranked[max(limit, 1) * 2 :]
     vectors = store.chunk_vectors([c.rowid for c in head])

@@ -1,9 +1,168 @@
-"""What an agent's index holds and how it is doing (DESIGN.md §10)."""
+"""What an agent's index holds and how it is doing (DESIGN.md §10).
+
+Every part of :class:`IndexStatus` is a dataclass; ``to_dict()`` gives the
+JSON form that ``memext status --json`` prints.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class ProviderStatus:
+    """The embedding provider asked for, the one in force, and why."""
+
+    requested: str
+    in_force: str  # "none" when keyword-only
+    model: str
+    reason: str | None = None
+    #: A provider that was to be used (asked for, or picked by ``auto``)
+    #: but did not start, with no fallback taking over.
+    failed: str | None = None
+
+    @property
+    def keyword_only(self) -> bool:
+        """True when no provider is in force."""
+        return self.in_force == "none"
+
+    @property
+    def problem(self) -> str | None:
+        """Why the configured provider is not in force, or None.
+
+        Keyword-only by choice (``none``, or ``auto`` finding nothing) is not
+        a problem, nor is a fallback in force.
+        """
+        if not self.failed:
+            return None
+        return self.reason or f"the {self.failed} embedding provider is not available; keyword-only search"
+
+
+@dataclass(frozen=True)
+class FallbackStatus:
+    """A fallback provider in force: which provider failed, and how."""
+
+    from_provider: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"from": self.from_provider, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class LastSync:
+    """What the last completed sync recorded in the index."""
+
+    at: float
+    duration_s: float
+    rebuilt: bool = False
+    files_indexed: int = 0
+    provider_error: str | None = None
+    embeddings_pending: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> "LastSync | None":
+        """From the record a sync stores (None when there is none)."""
+        if not d or d.get("at") is None:
+            return None
+        return cls(
+            at=float(d["at"]),
+            duration_s=float(d.get("duration_s") or 0.0),
+            rebuilt=bool(d.get("rebuilt", False)),
+            files_indexed=int(d.get("files_indexed") or 0),
+            provider_error=d.get("provider_error"),
+            embeddings_pending=d.get("embeddings_pending"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class VectorStatus:
+    """The vector side: extension, where vectors live, what searches use."""
+
+    available: bool  # the vector extension loaded
+    extension: str | None  # its version
+    store: str | None  # "vec0" or "blob" once the index holds vectors
+    backend: str  # "vec0", "numpy" or "none", as the next search would use
+    dims: int | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class FtsStatus:
+    """The keyword side (FTS5)."""
+
+    available: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class CacheStatus:
+    """The embedding cache."""
+
+    enabled: bool
+    entries: int
+    max_entries: int | None  # None: no cap
+
+
+@dataclass(frozen=True)
+class StorageStatus:
+    """Where the index is kept: the storage backend and its version."""
+
+    binding: str  # the SQLite module in use: "sqlite3", "sqlean" or "pysqlite3"
+    version: str
+    backend: str = "sqlite"
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """One OpenAI Batch API job."""
+
+    id: str
+    status: str
+    requests: int
+    completed: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """The provider's Batch API state (``remote.batch.enabled``)."""
+
+    active: bool
+    mode: str  # "batch", or "inline" after too many failures
+    wait: bool
+    failures: int
+    failure_limit: int
+    last_error: str | None = None
+    disabled_reason: str | None = None
+    jobs_completed: int = 0
+    jobs: tuple[BatchJob, ...] = ()
+    #: Jobs submitted with ``wait = false`` whose results a later sync collects.
+    pending: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LocalModelStatus:
+    """The local GGUF model: its file, probe result and whether it is loaded."""
+
+    model_file: str
+    probe: str | None  # None before the probe ran, "ok" or "failed: ..."
+    loaded: bool
+    n_ctx: int | None
+    query_timeout_s: float
+    busy: bool  # a query the caller stopped waiting for still holds the model
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A memory file the last sync did not index, and why."""
+
+    path: str
+    reason: str
 
 
 @dataclass
@@ -18,15 +177,16 @@ class IndexStatus:
     chunks: dict[str, int]  # per source
     dirty: bool | None  # None: not checked (status(check_files=False))
     syncing: bool
-    last_sync: dict | None  # {"at", "duration_s", "rebuilt", ...}
-    provider: dict  # {"requested", "in_force", "model", "reason", "failed"}
-    fallback: dict | None  # {"from", "reason"} while a fallback is in force
-    vector: dict  # {"available", "store", "backend", "dims", "extension", "error"}
-    fts: dict  # {"available", "error"}
-    cache: dict  # {"enabled", "entries", "max_entries"}
-    batch: dict  # provider batch state, {} when not batching
-    sqlite: dict  # {"binding", "version"}
-    skipped: list[dict] = field(default_factory=list)  # [{"path", "reason"}]
+    last_sync: LastSync | None
+    provider: ProviderStatus
+    fallback: FallbackStatus | None  # while a fallback is in force
+    vector: VectorStatus
+    fts: FtsStatus
+    cache: CacheStatus
+    storage: StorageStatus
+    batch: BatchStatus | None = None  # None when the provider is not batching
+    local_model: LocalModelStatus | None = None  # the local provider's model
+    skipped: list[SkippedFile] = field(default_factory=list)
     last_error: str | None = None
     #: Why a search now would be keyword-only although a provider is in
     #: force (index built for another model, no vectors, query failures).
@@ -43,11 +203,13 @@ class IndexStatus:
     @property
     def mode(self) -> str:
         """"hybrid" or "keyword-only", as a search would run now."""
-        if self.provider.get("in_force") in (None, "none") or self.keyword_only_reason:
+        if self.provider.keyword_only or self.keyword_only_reason:
             return "keyword-only"
         return "hybrid"
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        """The JSON form (``fallback`` as ``{"from", "reason"}``; lists, not tuples)."""
+        d = asdict(self, dict_factory=lambda items: {k: list(v) if isinstance(v, tuple) else v for k, v in items})
+        d["fallback"] = self.fallback.to_dict() if self.fallback else None
         d["mode"] = self.mode
         return d

@@ -8,30 +8,28 @@ transaction, so an interrupted sync leaves a consistent index.
 
 When the index fingerprint (provider, model, chunking, sources...) changes,
 or on ``force``, the index is rebuilt into a shadow file seeded with the
-embedding cache and swapped in atomically (see :meth:`Store.copy_into`); a
+embedding cache and swapped in atomically (see :meth:`IndexStore.copy_into`); a
 failed rebuild leaves the old index in place and removes the shadow file.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import time
-import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
+from .chunking import Chunk, chunk_lines, chunk_markdown
 from .config import AgentConfig
 from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
 from .changes import discover_files, stat_matches
 from .sessions import parse_transcript
 from .sources import SourceFile, Skipped, read_text
-from .store import CacheKey, NewChunk, Store, remove_index_files
+from .store import CacheKey, IndexStore, NewChunk
+from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
 from .text import FTS_VERSION
 from .vectors import normalize
 
@@ -138,7 +136,7 @@ def check_workspace(agent: AgentConfig) -> None:
         raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} is not a folder (fix `workspace` in the config)")
 
 
-def needs_rebuild(store: Store, fp: dict, provider: EmbeddingProvider | None) -> bool:
+def needs_rebuild(store: IndexStore, fp: dict, provider: EmbeddingProvider | None) -> bool:
     stored = store.get_meta_json("fingerprint")
     if stored is None:
         return store.file_count() > 0  # an index from before fingerprints
@@ -154,7 +152,7 @@ class Syncer:
     def __init__(
         self,
         agent: AgentConfig,
-        store: Store,
+        store: IndexStore,
         provider: EmbeddingProvider | None,
         progress: ProgressCallback | None = None,
         cancel: "Cancel | None" = None,
@@ -187,16 +185,9 @@ class Syncer:
     def _rebuild(self, fp: dict) -> None:
         self.report.rebuilt = True
         target = self.store
-        shadow_path = target.path.with_name(f"{target.path.name}.rebuild-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         shadow = None
         try:
-            shadow = Store(
-                shadow_path,
-                vector_enabled=target._vector_enabled,
-                extension_path=target._extension_path,
-                vector_backend=target._vector_backend,
-            )
-            shadow.copy_cache_from(target.path)
+            shadow = target.open_shadow()
             with shadow.transaction():
                 shadow.set_meta_json("fingerprint", fp)
             self._sync_into(shadow, rebuild=True, sessions_all=True)
@@ -207,12 +198,11 @@ class Syncer:
             raise IndexBuildError(f"rebuilding {target.path} failed, the previous index is kept: {exc}") from exc
         finally:
             if shadow is not None:
-                shadow.close()
-            remove_index_files(shadow_path)
+                shadow.discard()
 
     # -- the work -------------------------------------------------------------
 
-    def _sync_into(self, store: Store, *, rebuild: bool, sessions_all: bool) -> None:
+    def _sync_into(self, store: IndexStore, *, rebuild: bool, sessions_all: bool) -> None:
         files, skipped = discover_files(self.agent)
         self.report.skipped = skipped
         self.report.files_seen = len(files)
@@ -267,7 +257,7 @@ class Syncer:
             return True
         return f.size - row.size >= d.delta_bytes or messages - row.messages >= d.delta_messages
 
-    def _write_all(self, store: Store, pending: list[_Pending], rebuild: bool) -> None:
+    def _write_all(self, store: IndexStore, pending: list[_Pending], rebuild: bool) -> None:
         total_chunks = sum(len(p.chunks) for p in pending)
         group_size = (self.provider.batch_group_size if self.provider else None) or max(total_chunks, 1)
         done_files = done_chunks = 0
@@ -285,7 +275,7 @@ class Syncer:
             self._write_group(store, group, rebuild, done_files, len(pending), done_chunks, total_chunks)
 
     def _write_group(
-        self, store: Store, group: list[_Pending], rebuild: bool, files_done: int, files_total: int, chunks_done: int, chunks_total: int
+        self, store: IndexStore, group: list[_Pending], rebuild: bool, files_done: int, files_total: int, chunks_done: int, chunks_total: int
     ) -> None:
         vectors = self._embed(store, [c for p in group for c in p.chunks], rebuild, chunks_done, chunks_total, files_done, files_total)
         model = self.provider.model if self.provider else ""
@@ -316,7 +306,7 @@ class Syncer:
             self._emit("write", files_done, files_total, chunks_done, chunks_total, rebuild)
 
     def _embed(
-        self, store: Store, chunks: Sequence[Chunk], rebuild: bool, chunks_done: int, chunks_total: int, files_done: int, files_total: int
+        self, store: IndexStore, chunks: Sequence[Chunk], rebuild: bool, chunks_done: int, chunks_total: int, files_done: int, files_total: int
     ) -> dict[str, np.ndarray]:
         """Vectors by text hash: from the cache, else from the provider."""
         if self.provider is None or not chunks:
@@ -397,12 +387,3 @@ class Syncer:
         elif phase == "done":
             eta = 0.0
         self.progress(SyncProgress(phase, files_done, files_total, chunks_done, chunks_total, elapsed, eta, rebuild))
-
-
-def clean_stale_shadows(db_path: Path) -> None:
-    """Remove rebuild files left by a crashed process (caller holds the lock)."""
-    for p in db_path.parent.glob(db_path.name + ".rebuild-*"):
-        try:
-            p.unlink()
-        except OSError:
-            pass

@@ -71,11 +71,11 @@ class FileLines(QuietDisplay, str):
 
 
 def _status_row(s: IndexStatus) -> dict[str, Any]:
-    last = s.last_sync or {}
+    last = s.last_sync
     prov = s.provider
-    provider = "none (keyword-only)" if prov.get("in_force") in (None, "none") else f"{prov['in_force']} {prov.get('model') or ''}".strip()
+    provider = "none (keyword-only)" if prov.keyword_only else f"{prov.in_force} {prov.model}".strip()
     if s.fallback:
-        provider += f" (fallback from {s.fallback.get('from')})"
+        provider += f" (fallback from {s.fallback.from_provider})"
     state = "syncing" if s.syncing else ("dirty" if s.dirty else "up to date")
     if not s.enabled:
         state = "disabled"
@@ -84,7 +84,7 @@ def _status_row(s: IndexStatus) -> dict[str, Any]:
         "files": s.total_files,
         "chunks": s.total_chunks,
         "provider": provider,
-        "last sync": f"{ago(last.get('at'))}" + (f" ({last.get('duration_s')} s)" if last.get("duration_s") is not None else ""),
+        "last sync": (ago(last.at) + f" ({last.duration_s} s)") if last else ago(None),
         "state": state,
         "workspace": s.workspace,
     }
@@ -132,11 +132,11 @@ class StatusTable(TextView):
     def _problems(self) -> list[tuple[str, str]]:
         out = []
         for s in self.statuses:
-            reason = s.provider.get("reason")
-            if s.provider.get("in_force") in (None, "none") and reason:
+            reason = s.provider.reason
+            if s.provider.keyword_only and reason:
                 out.append((s.agent, reason))
             for item in s.skipped:
-                out.append((s.agent, f"skipped {item['path']}: {item['reason']}"))
+                out.append((s.agent, f"skipped {item.path}: {item.reason}"))
             if s.last_error:
                 out.append((s.agent, f"error: {s.last_error}"))
         out += [(agent, f"error: {why}") for agent, why in self.errors.items()]
@@ -178,13 +178,13 @@ class SyncSummary(TextView):
         lines = [
             f"{self.agent}: {what} {r.files_indexed} of {r.files_seen} files ({r.files_unchanged} unchanged, "
             f"{r.files_deleted} removed), {st.total_chunks} chunks, {r.texts_embedded} embedded, "
-            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{st.mode}: {prov['in_force']} {prov['model']}]".replace(" ]", "]")
+            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{st.mode}: {prov.in_force} {prov.model}]".replace(" ]", "]")
         ]
         lines += [f"skipped {s.path}: {s.reason}" for s in r.skipped]
         if r.provider_error:
             lines.append(f"embedding failed ({r.provider_error}); those files are keyword-only until the next sync")
-        if prov["in_force"] == "none" and prov.get("reason"):
-            lines.append(f"note: {prov['reason']}")
+        if prov.keyword_only and prov.reason:
+            lines.append(f"note: {prov.reason}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

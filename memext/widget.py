@@ -269,10 +269,10 @@ class SearchWidget(w.VBox):
             self.status_line.value = f'<span style="{MUTED}">{esc(self.agent)}: {esc(exc)}</span>'
             return
         prov = st.provider
-        provider = "keyword-only" if prov.get("in_force") in (None, "none") else f"{prov['in_force']} {prov.get('model') or ''}".strip()
+        provider = "keyword-only" if prov.keyword_only else f"{prov.in_force} {prov.model}".strip()
         if st.fallback:
-            provider += f" (fallback from {st.fallback.get('from')})"
-        last = ago((st.last_sync or {}).get("at"))
+            provider += f" (fallback from {st.fallback.from_provider})"
+        last = ago(st.last_sync.at if st.last_sync else None)
         state = " · syncing" if st.syncing else ""
         self.status_line.value = (
             f'<div style="{MUTED};font-size:85%">agent <b>{esc(st.agent)}</b> · {st.total_files} files · '

@@ -107,12 +107,12 @@ def write_config(cfg: Path, agents: dict[str, tuple[Path, str | None]]) -> Path:
 
 def test_search_syncs_a_stale_index_first(config, workspace):
     assert run("index").exit_code == 0
-    assert json.loads(run("status", "--json", "-a", "w").output)["dirty"] is False
+    assert json.loads(run("status", "--json", "-a", "w").output)[0]["dirty"] is False
     (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
-    assert json.loads(run("status", "--json", "-a", "w").output)["dirty"] is True
+    assert json.loads(run("status", "--json", "-a", "w").output)[0]["dirty"] is True
     r = run("search", "pelican")
     assert r.exit_code == 0 and "memory/2026-01-09.md:1-1" in r.stdout and "syncing" not in r.stderr
-    assert json.loads(run("status", "--json", "-a", "w").output)["dirty"] is False
+    assert json.loads(run("status", "--json", "-a", "w").output)[0]["dirty"] is False
     (workspace / "memory" / "2026-01-10.md").write_text("- the walrus committee met\n")
     r = run("search", "walrus", "--no-sync")
     assert r.exit_code == 0 and r.stdout.strip() == "no results"
@@ -131,7 +131,7 @@ def test_search_honours_sync_on_search_false(config, workspace):
 def test_search_does_not_wait_for_another_processs_sync(config, workspace, tmp_path):
     run("index")
     (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
-    db = Path(json.loads(run("status", "--json", "-a", "w").output)["db_path"])
+    db = Path(json.loads(run("status", "--json", "-a", "w").output)[0]["db_path"])
     with WriterLock(db, timeout=1):  # e.g. the tray is syncing
         start = time.monotonic()
         r = run("search", "Anna")
@@ -161,6 +161,22 @@ def test_an_uncreatable_index_folder_is_one_line(tmp_path, workspace, monkeypatc
     r = run("status")
     assert r.exit_code == 1 and r.stderr.startswith("memext: error: ")
     assert "afile/idx/w.sqlite" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_status_json_is_a_list_of_agents_with_or_without_a(tmp_path, workspace, monkeypatch):
+    (tmp_path / "afile").write_text("not a folder")
+    cfg = write_config(tmp_path / "config.toml", {"w": (workspace, None), "broken": (workspace, str(tmp_path / "afile" / "b.sqlite"))})
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    every = run("status", "--json")
+    assert every.exit_code == 1  # an agent failed to open
+    rows = json.loads(every.stdout)
+    assert [r["agent"] for r in rows] == ["w", "broken"] and rows[0]["provider"]["in_force"] == "none"
+    assert set(rows[1]) == {"agent", "error"} and "afile/b.sqlite" in rows[1]["error"]
+    one = run("status", "--json", "-a", "w")
+    assert one.exit_code == 0 and [set(r) for r in json.loads(one.stdout)] == [set(rows[0])]
+    broken = run("status", "--json", "-a", "broken")
+    assert broken.exit_code == 1 and json.loads(broken.stdout) == [rows[1]]
+    assert broken.stderr.strip() == f"memext: error: broken: {rows[1]['error']}"
 
 
 def _group_raising(exc: BaseException) -> click.Group:
@@ -217,7 +233,7 @@ def test_a_missing_workspace_fails_the_index_command(tmp_path, workspace, monkey
     r = run("index", "--all")  # the other agents are still indexed
     assert r.exit_code == 1 and "w: indexed 3 of 3 files" in r.stdout and "gone: workspace" in r.stderr
     st = json.loads(run("status", "--json", "-a", "gone").output)
-    assert "does not exist" in st["last_error"]
+    assert len(st) == 1 and "does not exist" in st[0]["last_error"]
 
 
 def test_get_past_the_end_says_nothing_about_truncation(config, workspace):

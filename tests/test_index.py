@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HashingProvider, make_agent
-from memext.engine import MemoryIndex, open_index
+from memext.engine import MemoryIndex, ProviderStatus, SkippedFile, open_index
 from memext.engine.errors import ConfigError, SearchDisabled, UnknownAgentError, WorkspaceMissing
 from memext.engine.lock import WriterLock
 
@@ -79,14 +80,20 @@ def test_status_fields(workspace, tmp_path, hashing_provider):
         st = idx.status()
         assert st.dirty and st.last_sync is None
         idx.sync()
-        st = idx.status().to_dict()
+        typed = idx.status()
+        st = typed.to_dict()
+    assert typed.provider == ProviderStatus("auto", "hashing", "hash-v1") and typed.fallback is None
+    assert typed.last_sync.files_indexed == 3 and not typed.last_sync.rebuilt and typed.batch is None
+    assert typed.skipped == [SkippedFile("memory/big.md", "larger than the 4096 byte cap (5000 bytes)")]
+    assert typed.storage.backend == "sqlite" and typed.vector.store == "vec0" and typed.cache.enabled
+    assert json.loads(json.dumps(st)) == st  # plain JSON
     assert st["agent"] == "test" and st["workspace"] == str(workspace.resolve())
     assert st["files"] == {"memory": 3} and st["chunks"] == {"memory": 3}
     assert not st["dirty"] and st["last_sync"]["duration_s"] >= 0
     assert st["provider"] == {"requested": "auto", "in_force": "hashing", "model": "hash-v1", "reason": None, "failed": None}
     assert st["vector"]["available"] and st["vector"]["dims"] == 64 and st["vector"]["backend"] == "vec0"
     assert st["fts"]["available"] and st["cache"]["entries"] == 3
-    assert st["sqlite"]["binding"] in ("sqlite3", "sqlean", "pysqlite3") and st["sqlite"]["version"]
+    assert st["storage"]["binding"] in ("sqlite3", "sqlean", "pysqlite3") and st["storage"]["version"]
     assert st["skipped"] == [{"path": "memory/big.md", "reason": "larger than the 4096 byte cap (5000 bytes)"}]
     assert st["mode"] == "hybrid" and st["last_error"] is None
 

@@ -43,7 +43,7 @@ def fast_openai(server) -> OpenAIProvider:
 def assert_gemini_index(idx, server) -> None:
     stored = stored_vectors(idx.db_path)
     assert stored and all(np.allclose(v, unit(server.gemini_vector(t)), atol=1e-5) for t, v in stored.items())
-    assert idx.status().vector["dims"] == server.gemini_dims
+    assert idx.status().vector.dims == server.gemini_dims
 
 
 def test_a_rejected_key_at_the_first_sync_switches_to_the_fallback(workspace, tmp_path, api_server):
@@ -53,8 +53,8 @@ def test_a_rejected_key_at_the_first_sync_switches_to_the_fallback(workspace, tm
         assert report.rebuilt and report.provider_error is None and report.texts_embedded == 3
 
         st = idx.status()
-        assert st.provider["requested"] == "openai" and st.provider["in_force"] == "gemini"
-        assert st.fallback["from"] == "openai" and "HTTP 401: Incorrect API key provided" in st.fallback["reason"]
+        assert st.provider.requested == "openai" and st.provider.in_force == "gemini"
+        assert st.fallback.from_provider == "openai" and "HTTP 401: Incorrect API key provided" in st.fallback.reason
         assert len(api_server.requests("openai.embeddings")) == 1  # a 401 is not retried
         assert sorted(api_server.inputs("gemini.batchEmbedContents")) == sorted(stored_vectors(idx.db_path))
         assert_gemini_index(idx, api_server)
@@ -69,7 +69,7 @@ def test_server_errors_during_a_rebuild_switch_to_the_fallback(workspace, tmp_pa
     agent = agent_for(workspace, tmp_path, api_server)
     with MemoryIndex(agent, provider=fast_openai(api_server), env=KEYS) as idx:
         idx.sync()
-        assert idx.status().vector["dims"] == api_server.openai_dims and idx.status().fallback is None
+        assert idx.status().vector.dims == api_server.openai_dims and idx.status().fallback is None
 
         api_server.add_fault("openai.embeddings", 500, "The server had an error while processing your request.", times=None)
         note = workspace / "memory" / "2026-01-05.md"
@@ -79,7 +79,7 @@ def test_server_errors_during_a_rebuild_switch_to_the_fallback(workspace, tmp_pa
         assert len(api_server.requests("openai.embeddings")) == 1 + 4
         assert report.rebuilt and report.provider_error is None
         st = idx.status()
-        assert st.provider["in_force"] == "gemini" and "HTTP 500" in st.fallback["reason"]
+        assert st.provider.in_force == "gemini" and "HTTP 500" in st.fallback.reason
         assert_gemini_index(idx, api_server)
         hits = idx.search("staging certificates")
         assert hits.mode == "hybrid" and hits[0].path == "memory/2026-01-05.md" and hits.fallback["from"] == "openai"
@@ -128,7 +128,7 @@ def test_when_the_fallback_fails_too_sync_says_so_and_keeps_the_index(workspace,
         message = str(err.value)
         assert "gemini" in message and "User location is not supported" in message and "previous index is kept" in message
         assert len(api_server.requests("gemini.batchEmbedContents")) == 1  # tried once, not again
-        assert "HTTP 401" in idx.status().fallback["reason"]
+        assert "HTTP 401" in idx.status().fallback.reason
         hits = idx.search("green tea")  # the keyword index built before the switch still answers
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "keyword-only" in hits.notice
 
@@ -180,8 +180,8 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
         report = idx.sync()
         assert report.provider_error is None and report.texts_embedded == 3
         st = idx.status()
-        assert (st.provider["requested"], st.provider["in_force"], st.provider["model"]) == ("auto", "gemini", "gemini-embedding-001")
-        assert st.fallback["from"] == "openai" and "HTTP 403: Project does not have access" in st.fallback["reason"]
+        assert (st.provider.requested, st.provider.in_force, st.provider.model) == ("auto", "gemini", "gemini-embedding-001")
+        assert st.fallback.from_provider == "openai" and "HTTP 403: Project does not have access" in st.fallback.reason
         assert idx.search("green tea").mode == "hybrid"
 
     (rejected,) = api_server.requests("openai")  # the primary got its own settings
@@ -226,11 +226,11 @@ def test_a_primary_that_cannot_start_hands_over_to_the_fallback(workspace, tmp_p
         report = idx.sync()
         assert report.provider_error is None and report.texts_embedded == 3
         st = idx.status()
-        assert (st.provider["requested"], st.provider["in_force"]) == (primary, fallback)
-        assert st.fallback["from"] == primary and why in st.fallback["reason"]
+        assert (st.provider.requested, st.provider.in_force) == (primary, fallback)
+        assert st.fallback.from_provider == primary and why in st.fallback.reason
         hits = idx.search("who prefers green tea")
         assert hits.mode == "hybrid" and hits.provider == fallback and hits.fallback["from"] == primary
-        assert idx.status().vector["dims"] == (api_server.openai_dims if fallback == "openai" else api_server.gemini_dims)
+        assert idx.status().vector.dims == (api_server.openai_dims if fallback == "openai" else api_server.gemini_dims)
     recorded = Store(agent.db_path(app_paths())).get_meta_json("fallback")
     assert recorded["from"] == primary and recorded["to"] == fallback and why in recorded["reason"]
     if primary == "openai":
@@ -245,8 +245,8 @@ def test_auto_picks_gemini_when_only_a_gemini_key_is_set(workspace, tmp_path, ap
     assert choose_provider(agent, app_paths(), KEYS).name == "openai"  # both keys: OpenAI first
     with MemoryIndex(agent, env={"GEMINI_API_KEY": GEMINI_KEY}) as idx:
         st = idx.status()
-        assert (st.provider["requested"], st.provider["in_force"]) == ("auto", "gemini")
-        assert st.provider["reason"] == "auto: Gemini API key found" and st.fallback is None
+        assert (st.provider.requested, st.provider.in_force) == ("auto", "gemini")
+        assert st.provider.reason == "auto: Gemini API key found" and st.fallback is None
         idx.sync()
         assert_gemini_index(idx, api_server)
         assert idx.search("green tea").mode == "hybrid"
@@ -259,9 +259,9 @@ def test_status_names_a_provider_that_failed_to_start(workspace, tmp_path):
     broken = make_agent(workspace, db_path=tmp_path / "a.sqlite", provider="openai", fallback="none")
     with MemoryIndex(broken, env={}) as idx:
         st = idx.status()
-        assert st.provider["in_force"] == "none" and st.provider["failed"] == "openai"
-        assert "no API key for the openai embedding provider" in st.provider["reason"]
+        assert st.provider.in_force == "none" and st.provider.failed == "openai"
+        assert "no API key for the openai embedding provider" in st.provider.reason
     for choice in ("none", "auto"):
         agent = make_agent(workspace, db_path=tmp_path / f"{choice}.sqlite", provider=choice)
         with MemoryIndex(agent, env={}) as idx:
-            assert idx.status().provider["failed"] is None
+            assert idx.status().provider.failed is None

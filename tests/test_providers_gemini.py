@@ -163,5 +163,5 @@ def test_sync_and_search_with_gemini(workspace, tmp_path, api_server):
         hits = idx.search("green tea")
         assert hits.mode == "hybrid" and hits.provider == "gemini" and hits.model == DEFAULT_MODEL
         assert hits[0].path == "MEMORY.md"
-        assert idx.status().vector["dims"] == api_server.gemini_dims and idx.status().batch == {}
+        assert idx.status().vector.dims == api_server.gemini_dims and idx.status().batch is None
     assert api_server.requests("gemini.embedContent")[-1].task_types == ["RETRIEVAL_QUERY"]

@@ -89,7 +89,7 @@ def test_model_is_loaded_once_per_process(workspace, tmp_path):
     assert p1._loaded is p2._loaded
     assert loaded_model_files().count(MODEL_PATH.resolve()) == 1
     assert v1 == v2
-    assert p1.status()["loaded"] and p1.status()["probe"] == "ok"
+    assert p1.model_status().loaded and p1.model_status().probe == "ok"
 
 
 def fresh_model_copy(tmp_path):
@@ -103,7 +103,7 @@ def fresh_model_copy(tmp_path):
 
 def wait_until_idle(provider, limit_s: float = 60.0) -> None:
     end = time.monotonic() + limit_s
-    while provider.status()["busy"]:
+    while provider.model_status().busy:
         assert time.monotonic() < end, "the abandoned query never finished"
         time.sleep(0.02)
 
@@ -114,11 +114,11 @@ def test_the_model_is_loaded_lazily(workspace, tmp_path):
     with MemoryIndex(agent) as idx:
         st = idx.status()  # resolves and probes the provider (in a subprocess)
         provider = idx.provider_choice.provider
-        assert st.provider["in_force"] == "local" and provider.status()["probe"] == "ok"
-        assert not provider.status()["loaded"] and model.resolve() not in loaded_model_files()
+        assert st.provider.in_force == "local" and provider.model_status().probe == "ok"
+        assert not provider.model_status().loaded and model.resolve() not in loaded_model_files()
 
         assert len(provider.embed_query("first use")) == 384
-        assert provider.status()["loaded"] and model.resolve() in loaded_model_files()
+        assert provider.model_status().loaded and model.resolve() in loaded_model_files()
 
 
 def test_a_query_past_the_local_timeout_fails_while_the_model_runs_on(workspace, tmp_path):
@@ -152,7 +152,7 @@ def test_while_an_abandoned_query_is_pending_the_next_fails_fast_as_busy(provide
         started = time.monotonic()
         with pytest.raises(ProviderError, match=r"is busy: a query embedding started 0 s ago went past the 0.2 s local"):
             provider.embed_query("second")
-        assert time.monotonic() - started < 0.1 and provider.status()["busy"]
+        assert time.monotonic() - started < 0.1 and provider.model_status().busy
     wait_until_idle(provider)  # the abandoned query gives up once the model is free
 
     # A query waits for a sync batch that holds the model briefly.
@@ -183,7 +183,7 @@ def test_semantic_hit_that_keyword_search_misses(workspace, tmp_path):
         assert (res.mode, res.provider, res.model) == ("hybrid", "local", MODEL_PATH.name)
         assert "green tea" in res[0].snippet
         assert res[0].path == "MEMORY.md"
-        assert idx.status().vector["dims"] == 384
+        assert idx.status().vector.dims == 384
 
 
 def test_auto_picks_the_local_model_when_present(workspace, tmp_path):
@@ -226,9 +226,9 @@ def test_crashing_model_leaves_the_index_keyword_only_and_says_why(workspace, tm
         assert "SIGSEGV" in res.notice
         st = idx.status()
         assert st.mode == "keyword-only"
-        assert st.provider["requested"] == "local" and st.provider["in_force"] == "none"
-        assert "crashed the probe process (SIGSEGV)" in st.provider["reason"]
-        assert "keyword-only" in st.provider["reason"]
+        assert st.provider.requested == "local" and st.provider.in_force == "none"
+        assert "crashed the probe process (SIGSEGV)" in st.provider.reason
+        assert "keyword-only" in st.provider.reason
 
 
 def test_garbage_file_is_reported_unusable_with_a_clear_reason(workspace, tmp_path):

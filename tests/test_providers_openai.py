@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import make_agent
-from memext.engine import MemoryIndex
+from memext.engine import CacheStatus, MemoryIndex
 from memext.engine.config import BatchSettings
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
@@ -296,7 +296,7 @@ def test_cache_max_entries_prunes_the_cache_during_a_sync(example_workspace, tmp
         first = idx.sync()
         assert first.texts_embedded == len(api_server.inputs("openai.embeddings")) > 20
         st = idx.status()
-        assert st.cache == {"enabled": True, "entries": 5, "max_entries": 5}
+        assert st.cache == CacheStatus(enabled=True, entries=5, max_entries=5)
         assert sum(st.chunks.values()) > 20
         store = Store(idx.db_path)
         try:
@@ -309,7 +309,7 @@ def test_cache_max_entries_prunes_the_cache_during_a_sync(example_workspace, tmp
         rebuilt = idx.sync(force=True)
         assert rebuilt.cache_hits == 5 and rebuilt.texts_embedded == first.texts_embedded - 5
         assert len(api_server.inputs("openai.embeddings")) == rebuilt.texts_embedded
-        assert idx.status().cache["entries"] == 5
+        assert idx.status().cache.entries == 5
 
 
 # -- Batch API ------------------------------------------------------------------------
@@ -346,8 +346,8 @@ def test_one_batch_job_for_a_sync_across_files(workspace, tmp_path, api_server):
         assert any(p.phase == "embed" and p.chunks_done == report.texts_embedded for p in progress)
 
         st = idx.status().batch
-        assert st["active"] and st["failures"] == 0 and st["jobs_completed"] == 1
-        assert st["jobs"][0]["status"] == "completed" and st["jobs"][0]["requests"] == len(lines)
+        assert st.active and st.failures == 0 and st.jobs_completed == 1
+        assert st.jobs[0].status == "completed" and st.jobs[0].requests == len(lines)
         assert idx.search("who joined the search team").mode == "hybrid"
 
 
@@ -368,7 +368,7 @@ def test_closing_stops_waiting_for_a_job(api_server):
     p.close()
     worker.join(timeout=5)
     assert not worker.is_alive() and "the index is closing" in str(errors[0])
-    assert api_server.requests("openai.embeddings") == [] and p.status()["failures"] == 0
+    assert api_server.requests("openai.embeddings") == [] and p.batch_status().failures == 0
 
 
 def test_two_batch_failures_switch_to_inline_for_the_rest_of_the_process(workspace, tmp_path, api_server):
@@ -380,14 +380,14 @@ def test_two_batch_failures_switch_to_inline_for_the_rest_of_the_process(workspa
         assert first.provider_error is None and first.texts_embedded == 3
         assert len(api_server.requests("openai.batches.create")) == 1 and len(api_server.inputs("openai.embeddings")) == 3
         st = idx.status().batch
-        assert st["failures"] == 1 and st["active"] and "failed" in st["last_error"]
+        assert st.failures == 1 and st.active and "failed" in st.last_error
 
         note.write_text(note.read_text() + "- Second edit.\n")
         idx.sync()  # the batch path is tried once more, fails again
         st = idx.status().batch
         assert len(api_server.requests("openai.batches.create")) == 2
-        assert st["failures"] == 2 and not st["active"] and st["mode"] == "inline"
-        assert "failed 2 times" in st["disabled_reason"]
+        assert st.failures == 2 and not st.active and st.mode == "inline"
+        assert "failed 2 times" in st.disabled_reason
 
         api_server.reset_log()
         note.write_text(note.read_text() + "- Third edit.\n")
@@ -408,8 +408,8 @@ def test_a_batch_that_never_finishes_times_out_is_cancelled_and_goes_inline(api_
     assert len(api_server.requests("openai.batches.cancel")) == 1
     assert len(api_server.requests("openai.batches.retrieve")) >= 3  # polled until the deadline
     assert np.allclose(vectors[1], api_server.openai_vector("beta"), atol=1e-6)
-    st = p.status()
-    assert st["failures"] == 1 and "did not finish within 0.01 minutes" in st["last_error"]
+    st = p.batch_status()
+    assert st.failures == 1 and "did not finish within 0.01 minutes" in st.last_error
 
 
 def test_poll_intervals_grow():
@@ -435,8 +435,8 @@ def test_failed_lines_are_reported_from_the_error_file():
         p = provider(server, batch=BatchSettings(enabled=True, poll_interval_ms=10), max_input_tokens=1000)
         with pytest.raises(ProviderError, match="maximum context length is 20 tokens"):
             p.embed_batch(["short", "y" * 400])  # the batch line fails, then so does inline
-        assert "maximum context length is 20 tokens" in p.status()["last_error"]
-        assert "returned no embedding for 1 of 2 texts" in p.status()["last_error"]
+        assert "maximum context length is 20 tokens" in p.batch_status().last_error
+        assert "returned no embedding for 1 of 2 texts" in p.batch_status().last_error
 
 
 def test_wait_false_collects_the_job_in_a_later_call(api_server, tmp_path):
@@ -453,7 +453,7 @@ def test_wait_false_collects_the_job_in_a_later_call(api_server, tmp_path):
     vectors = later.embed_batch(["beta", "alpha"])
     assert np.allclose(vectors[0], api_server.openai_vector("beta"), atol=1e-6)
     assert len(api_server.requests("openai.batches.create")) == 1 and api_server.requests("openai.embeddings") == []
-    assert json.loads(state.read_text())["jobs"] == [] and later.status()["failures"] == 0
+    assert json.loads(state.read_text())["jobs"] == [] and later.batch_status().failures == 0
 
 
 def test_wait_false_through_the_index(workspace, tmp_path, api_server):
@@ -464,10 +464,10 @@ def test_wait_false_through_the_index(workspace, tmp_path, api_server):
         # Pending is not a failure: no provider error, and no switch to the fallback.
         assert "remote.batch.wait = false" in first.embeddings_pending and first.files_indexed == 3
         assert first.provider_error is None and idx.status().fallback is None
-        assert len(idx.status().batch["pending"]) == 1 and idx.search("green tea").mode == "keyword"
+        assert len(idx.status().batch.pending) == 1 and idx.search("green tea").mode == "keyword"
         idx.sync()  # the job is still running: nothing new is submitted
         third = idx.sync()  # finished: collected by custom_id
         assert third.provider_error is None and third.texts_embedded == 3
-        assert idx.status().batch["pending"] == [] and idx.search("green tea").mode == "hybrid"
+        assert idx.status().batch.pending == () and idx.search("green tea").mode == "hybrid"
     assert len(api_server.requests("openai.batches.create")) == 1
     assert api_server.inputs("openai.embeddings") == ["green tea"]  # only the query went inline

@@ -67,7 +67,7 @@ def test_keyword_only_mode_without_provider(workspace, tmp_path):
         assert resp.notice and "keyword-only" in resp.notice
         assert resp[0].path == "memory/2026-01-06.md"
         st = idx.status()
-        assert st.mode == "keyword-only" and st.vector["dims"] is None
+        assert st.mode == "keyword-only" and st.vector.dims is None
 
 
 def test_scores_lie_in_0_1_and_bm25_is_not_constant(workspace, tmp_path, hashing_provider):

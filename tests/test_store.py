@@ -14,7 +14,7 @@ import pytest
 from conftest import make_agent
 from memext.engine import MemoryIndex, db
 from memext.engine.errors import IndexOpenError, MemextError
-from memext.engine.store import CacheKey, NewChunk, Store, move_aside
+from memext.engine.store import CacheKey, NewChunk, Store, StoreOptions, move_aside
 from memext.engine.vectors import normalize
 
 TESTS = Path(__file__).resolve().parent
@@ -41,14 +41,14 @@ def test_binding_loads_sqlite_vec_and_fts5(tmp_path):
 
 
 def test_vec0_knn_and_numpy_agree(tmp_path):
-    store = Store(tmp_path / "a.sqlite", vector_backend="vec0")
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_backend="vec0"))
     fill(store)
     q = unit(7)
     assert store.vector_backend_in_use() == "vec0"
     via_vec0 = store.vector_search(q, 5)
     assert via_vec0[0][0] == 8 and via_vec0[0][1] == pytest.approx(1.0, abs=1e-5)  # rowid 8 holds unit(7)
     store.close()
-    numpy_store = Store(tmp_path / "a.sqlite", vector_backend="numpy")
+    numpy_store = Store(tmp_path / "a.sqlite", StoreOptions(vector_backend="numpy"))
     via_numpy = numpy_store.vector_search(q, 5)
     assert [r for r, _ in via_numpy] == [r for r, _ in via_vec0]
     assert np.allclose([s for _, s in via_numpy], [s for _, s in via_vec0], atol=1e-5)
@@ -65,7 +65,7 @@ def test_knn_filters_by_source(tmp_path):
 
 
 def test_numpy_matrix_follows_changes(tmp_path):
-    store = Store(tmp_path / "a.sqlite", vector_backend="numpy")
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_backend="numpy"))
     fill(store, 10)
     assert store.vector_search(unit(2), 1)[0][0] == 3
     store.delete_file("memory/f2.md")
@@ -76,7 +76,7 @@ def test_numpy_matrix_follows_changes(tmp_path):
 
 
 def test_without_the_extension_vectors_use_a_numpy_scan(tmp_path):
-    store = Store(tmp_path / "a.sqlite", vector_enabled=False)
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_enabled=False))
     assert store.caps.vec_version is None and "disabled" in store.caps.vec_error
     fill(store, 10)
     assert store.get_meta("vector_store") == "blob"
@@ -150,7 +150,7 @@ def test_reader_in_another_process_sees_the_index_after_a_swap(workspace, tmp_pa
 
 
 def test_chunk_vectors_are_the_same_from_matrix_cache_or_vector_table(tmp_path):
-    store = Store(tmp_path / "a.sqlite", vector_backend="vec0")
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_backend="vec0"))
     fill(store, 10)  # rowid i + 1 holds unit(i); its text hash is f"t{i}"
     expected = {i + 1: unit(i) for i in range(10)}
     ids = list(expected) + [999]
@@ -165,9 +165,9 @@ def test_chunk_vectors_are_the_same_from_matrix_cache_or_vector_table(tmp_path):
     store.cache_put(CacheKey("p", "m", "e"), {f"t{i}": unit(i) for i in range(0, 10, 2)})
     check(store.chunk_vectors(ids))  # half from the embedding cache
     store.close()
-    matrix_store = Store(tmp_path / "a.sqlite", vector_backend="numpy")
+    matrix_store = Store(tmp_path / "a.sqlite", StoreOptions(vector_backend="numpy"))
     matrix_store.vector_search(unit(0), 1)  # loads the matrix
-    assert matrix_store._matrix is not None
+    assert matrix_store.matrix_loaded
     check(matrix_store.chunk_vectors(ids))
     matrix_store.close()
 
@@ -207,3 +207,20 @@ def test_move_aside_keeps_the_files_under_a_new_name(tmp_path):
     assert first != second and not path.exists()
     assert first.read_bytes() == b"garbage" * 1000 and Path(f"{first}-wal").read_bytes() == b"wal"
     assert second.read_bytes() == b"garbage again" and second.name.startswith("x.sqlite.corrupt-")
+
+
+def test_a_rebuild_shadow_starts_with_the_embedding_cache(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    try:
+        store.cache_put(CacheKey("p", "m", "e"), {"h1": unit(1), "h2": unit(2)})
+        fill(store, 3)
+        shadow = store.open_shadow()
+        try:
+            assert shadow.path != store.path and shadow.path.name.startswith("a.sqlite.rebuild-")
+            assert shadow.cache_count() == 2 and shadow.chunk_count() == 0
+            assert np.allclose(shadow.cache_get(CacheKey("p", "m", "e"), ["h2"])["h2"], unit(2))
+        finally:
+            shadow.discard()
+        assert not shadow.path.exists() and store.chunk_count() == 3
+    finally:
+        store.close()

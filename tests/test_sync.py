@@ -143,7 +143,7 @@ def test_unreadable_and_bad_files_are_reported_not_fatal(workspace, tmp_path, ha
     (workspace / "memory" / "latin1.md").write_bytes("caf\xe9 notes".encode("latin-1"))
     with open_idx(workspace, tmp_path, hashing_provider) as idx:
         report = idx.sync()
-        reasons = {s["path"]: s["reason"] for s in idx.status().skipped}
+        reasons = {s.path: s.reason for s in idx.status().skipped}
     assert report.files_indexed == 4
     assert "invalid UTF-8" in reasons["memory/latin1.md"]
     assert "cannot read" in reasons["memory/gone.md"]

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import ProviderError
 from ..redact import NO_SECRETS, Redactor
 from .vectors import BadVectors, check_vectors
+
+if TYPE_CHECKING:
+    from ..status import BatchStatus, LocalModelStatus
 
 #: Called with (texts done, texts total) while a batch is embedded.
 EmbedProgress = Callable[[int, int], None]
@@ -75,9 +78,13 @@ class EmbeddingProvider(ABC):
     def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
         """Embed documents (chunks); one vector per text, in order."""
 
-    def status(self) -> dict:
-        """Provider-specific state for ``status()`` (e.g. batch failures)."""
-        return {}
+    def batch_status(self) -> "BatchStatus | None":
+        """The Batch API state when this provider batches documents, else None."""
+        return None
+
+    def model_status(self) -> "LocalModelStatus | None":
+        """The state of a model this provider runs in-process, else None."""
+        return None
 
     def close(self) -> None:
         """Release clients, threads or models."""

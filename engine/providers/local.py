@@ -48,6 +48,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..config import AgentConfig
 from ..errors import ProviderError
 from ..paths import AppPaths
+from ..status import LocalModelStatus
 from .base import EmbeddingProvider, EmbedProgress
 
 PROBE_TIMEOUT_S = 300
@@ -268,16 +269,16 @@ class LocalProvider(EmbeddingProvider):
             raise ProviderError(f"local model {self.model}: {exc}") from exc
         return [list(v) for v in vectors]
 
-    def status(self) -> dict:
+    def model_status(self) -> LocalModelStatus:
         p = self._probe
-        return {
-            "model_file": str(self.model_file),
-            "probe": None if p is None else ("ok" if p.ok else f"failed: {p.error}"),
-            "loaded": self._loaded is not None,
-            "n_ctx": self._loaded.n_ctx if self._loaded else None,
-            "query_timeout_s": self.query_timeout_s,
-            "busy": self._abandoned is not None and not self._abandoned.done.is_set(),
-        }
+        return LocalModelStatus(
+            model_file=str(self.model_file),
+            probe=None if p is None else ("ok" if p.ok else f"failed: {p.error}"),
+            loaded=self._loaded is not None,
+            n_ctx=self._loaded.n_ctx if self._loaded else None,
+            query_timeout_s=self.query_timeout_s,
+            busy=self._abandoned is not None and not self._abandoned.done.is_set(),
+        )
 
 
 class _QueryJob:

@@ -31,6 +31,7 @@ from ..config import AgentConfig, BatchSettings
 from ..errors import ProviderError
 from ..paths import AppPaths
 from ..redact import Redactor
+from ..status import BatchStatus
 from .base import EmbeddingProvider, EmbedProgress
 from .deadline import call_within, deadline_client
 from .openai_batch import BatchFailed, OpenAIBatchEmbedder, decode_embedding
@@ -182,8 +183,8 @@ class OpenAIProvider(EmbeddingProvider):
                 log.warning("OpenAI batch failed, embedding %d texts inline instead: %s", len(capped), self.redact(str(exc)))
         return self._embed_inline(capped, progress)
 
-    def status(self) -> dict:
-        return self._batch.status() if self._batch is not None else {}
+    def batch_status(self) -> BatchStatus | None:
+        return self._batch.status() if self._batch is not None else None
 
     def close(self) -> None:
         if self._batch is not None:

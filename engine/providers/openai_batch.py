@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -40,6 +40,7 @@ import numpy as np
 from ..config import BatchSettings
 from ..errors import EmbeddingsPending, ProviderError
 from ..paths import private_dir, write_private_text
+from ..status import BatchJob, BatchStatus
 from .base import EmbedProgress
 
 log = logging.getLogger("memext")
@@ -75,7 +76,7 @@ class BatchClosed(ProviderError):
 
 @dataclass
 class JobState:
-    """One batch job as :meth:`OpenAIBatchEmbedder.status` reports it."""
+    """One batch job while it runs (:meth:`OpenAIBatchEmbedder.status` reports a frozen copy)."""
 
     id: str
     status: str
@@ -168,22 +169,23 @@ class OpenAIBatchEmbedder:
         """Stop waiting for jobs (they keep running at OpenAI)."""
         self._closed.set()
 
-    def status(self) -> dict:
+    def status(self) -> BatchStatus:
+        """Failures so far, whether batching is still on, and the jobs."""
+        pending = tuple(j["id"] for j in self._load_state()) if not self.settings.wait else ()
         with self._lock:
-            jobs = [asdict(j) for j in self._jobs]
-        return {
-            "enabled": True,
-            "active": self.active,
-            "mode": "batch" if self.active else "inline",
-            "wait": self.settings.wait,
-            "failures": self.failures,
-            "failure_limit": self.failure_limit,
-            "last_error": self.last_error,
-            "disabled_reason": self.disabled_reason,
-            "jobs_completed": self.jobs_completed,
-            "jobs": jobs,
-            "pending": [j["id"] for j in self._load_state()] if not self.settings.wait else [],
-        }
+            jobs = tuple(BatchJob(j.id, j.status, j.requests, j.completed, j.failed) for j in self._jobs)
+            return BatchStatus(
+                active=self.active,
+                mode="batch" if self.active else "inline",
+                wait=self.settings.wait,
+                failures=self.failures,
+                failure_limit=self.failure_limit,
+                last_error=self.last_error,
+                disabled_reason=self.disabled_reason,
+                jobs_completed=self.jobs_completed,
+                jobs=jobs,
+                pending=pending,
+            )
 
     # -- failures ----------------------------------------------------------------
 

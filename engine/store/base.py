@@ -1,0 +1,208 @@
+"""The storage interface the search, sync and status code use.
+
+:class:`IndexStore` lists exactly what ``engine/search.py``,
+``engine/sync.py`` and ``MemoryIndex`` ask of an index; the SQLite
+:class:`~memext.engine.store.sqlite.Store` implements it, and a second
+backend (PostgreSQL, say) implements the same methods. The row types below
+are what crosses the interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..config import VectorSettings
+    from ..status import FtsStatus, StorageStatus, VectorStatus
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """An indexed file as the sync's fast path compares it with the disk."""
+
+    path: str
+    source: str
+    hash: str | None  # None: not fully indexed, the next sync retries it
+    mtime_ns: int
+    size: int
+    chunks: int
+    messages: int
+    note: str | None
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A stored chunk, as search and status read it."""
+
+    rowid: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk to write: its id, place, text and (optional) unit vector."""
+
+    id: str
+    start_line: int
+    end_line: int
+    hash: str
+    text: str
+    vector: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """Whose vectors an embedding-cache entry holds."""
+
+    provider: str
+    model: str
+    endpoint_key: str
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """How a store is opened (``memory_search.store.vector`` in the config)."""
+
+    vector_enabled: bool = True
+    #: A sqlite-vec build to load instead of the bundled one ("" = bundled).
+    extension_path: str = ""
+    #: "auto", "vec0" or "numpy": how vector searches run.
+    vector_backend: str = "auto"
+
+    @classmethod
+    def from_settings(cls, vector: "VectorSettings") -> "StoreOptions":
+        return cls(vector_enabled=vector.enabled, extension_path=vector.extension_path, vector_backend=vector.backend)
+
+
+class CorruptIndex(Exception):
+    """The file is not a usable index (garbage, truncated, wrong schema)."""
+
+
+@runtime_checkable
+class IndexStore(Protocol):
+    """One agent's index, as search, sync and status use it.
+
+    Writers hold the agent's writer lock (:mod:`memext.engine.lock`); each
+    write method is one transaction. Readers call :meth:`refresh` before
+    reading so they see an index another process rebuilt.
+    """
+
+    @property
+    def path(self) -> Path:
+        """Where the index lives (shown to users, names the writer lock)."""
+        ...
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def close(self) -> None: ...
+
+    def refresh(self) -> bool:
+        """Pick up an index another process swapped in; True if it did."""
+        ...
+
+    def transaction(self) -> ContextManager[Any]:
+        """``with store.transaction():`` groups meta writes atomically."""
+        ...
+
+    def open_shadow(self) -> "IndexStore":
+        """A new, empty store beside this one, seeded with this one's
+        embedding cache, to rebuild into (then :meth:`copy_into` and
+        :meth:`discard`)."""
+        ...
+
+    def copy_into(self, target: "IndexStore") -> None:
+        """Replace ``target``'s whole content with this store's, atomically
+        for its readers."""
+        ...
+
+    def discard(self) -> None:
+        """Close a shadow store and delete what it stored."""
+        ...
+
+    # -- bookkeeping ----------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def get_meta_json(self, key: str, default: Any = None) -> Any: ...
+
+    def set_meta_json(self, key: str, value: Any) -> None: ...
+
+    # -- files and chunks -----------------------------------------------------------
+
+    def file_rows(self) -> dict[str, FileRow]: ...
+
+    def file_count(self, source: str | None = None) -> int: ...
+
+    def chunk_count(self, source: str | None = None) -> int: ...
+
+    def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]: ...
+
+    def replace_file(
+        self,
+        path: str,
+        source: str,
+        file_hash: str | None,
+        mtime_ns: int,
+        size: int,
+        chunks: Sequence[NewChunk],
+        model: str,
+        *,
+        messages: int = 0,
+        note: str | None = None,
+    ) -> None:
+        """Swap a file's chunks (text, keyword index, vectors) for new ones."""
+        ...
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None: ...
+
+    def delete_file(self, path: str) -> None: ...
+
+    # -- keyword side -------------------------------------------------------------
+
+    def keyword_search(self, match: str, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression (bm25 < 0)."""
+        ...
+
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]: ...
+
+    # -- vector side ----------------------------------------------------------------
+
+    @property
+    def dims(self) -> int | None: ...
+
+    @property
+    def vector_store(self) -> str:
+        """Where vectors go in this store: part of the index fingerprint."""
+        ...
+
+    def vector_search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, cosine similarity)``."""
+        ...
+
+    def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]: ...
+
+    # -- embedding cache ------------------------------------------------------------
+
+    def cache_get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None: ...
+
+    def cache_prune(self, max_entries: int) -> int: ...
+
+    def cache_count(self) -> int: ...
+
+    # -- status -------------------------------------------------------------------------
+
+    def vector_status(self) -> "VectorStatus": ...
+
+    def fts_status(self) -> "FtsStatus": ...
+
+    def storage_status(self) -> "StorageStatus": ...

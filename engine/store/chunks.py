@@ -1,0 +1,164 @@
+"""Files, chunks and the keyword index (``files``, ``chunks``, ``chunks_fts``).
+
+``chunks_fts`` is a contentless FTS5 table over the CJK-aware text of
+:func:`memext.engine.text.fts_document`, keyed by the chunk's rowid. Write
+methods run inside a transaction the caller opened.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from ..text import fts_document
+from .base import ChunkRow, FileRow
+from .connection import Connection
+
+
+class ChunkTable:
+    """The text side of an index: what is indexed and the FTS5 search over it."""
+
+    def __init__(self, db: Connection):
+        self.db = db
+
+    @property
+    def fts(self) -> bool:
+        return self.db.caps.fts5
+
+    # -- reads --------------------------------------------------------------------
+
+    def keyword_search(self, match: str, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression.
+
+        FTS5's bm25() is negative, more negative meaning more relevant.
+        """
+        if not self.fts or k <= 0:
+            return []
+        if sources is None:
+            sql = "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?"
+            params: list[Any] = [match, k]
+        else:
+            marks = ",".join("?" * len(sources))
+            sql = (
+                "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
+                f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY r LIMIT ?"
+            )
+            params = [match, *sources, k]
+        with self.db.lock:
+            return [(r, float(s)) for r, s in self.db.conn.execute(sql, params).fetchall()]
+
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each term (from the FTS index).
+
+        Counted with a MATCH, so the term goes through the tokenizer (the
+        index holds Porter stems: "painting" is stored as "paint") at the
+        cost of an fts5vocab lookup (both walk the term's postings); counts
+        are remembered until the data changes.
+        """
+        if not self.fts or not terms:
+            return {}
+        with self.db.lock:
+            known: dict[str, int] = self.db.cached("doc_counts", dict)
+            missing = [t for t in terms if t not in known]
+            if missing:
+                if len(known) > 50_000:
+                    known.clear()
+                for t in missing:
+                    phrase = '"' + t.replace('"', '""') + '"'
+                    row = self.db.conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)).fetchone()
+                    known[t] = row[0] if row else 0
+            return {t: known[t] for t in terms}
+
+    def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]:
+        ids = list(rowids)
+        if not ids:
+            return {}
+        out: dict[int, ChunkRow] = {}
+        with self.db.lock:
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for row in self.db.conn.execute(
+                    f"SELECT rowid, path, source, start_line, end_line, text FROM chunks WHERE rowid IN ({marks})", part
+                ):
+                    out[row[0]] = ChunkRow(*row)
+        return out
+
+    def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        with self.db.lock:
+            return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid IN ({marks})", list(rowids)))
+
+    def file_rows(self) -> dict[str, FileRow]:
+        with self.db.lock:
+            rows = self.db.conn.execute(
+                "SELECT path, source, hash, mtime_ns, size, chunks, messages, note FROM files"
+            ).fetchall()
+        return {r[0]: FileRow(*r) for r in rows}
+
+    def chunk_count(self, source: str | None = None) -> int:
+        with self.db.lock:
+            if source is None:
+                return self.db.cached("count", lambda: self.db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            return self.db.conn.execute("SELECT count(*) FROM chunks WHERE source = ?", (source,)).fetchone()[0]
+
+    def file_count(self, source: str | None = None) -> int:
+        with self.db.lock:
+            if source is None:
+                return self.db.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+            return self.db.conn.execute("SELECT count(*) FROM files WHERE source = ?", (source,)).fetchone()[0]
+
+    # -- writes (inside the caller's transaction) ------------------------------------------
+
+    def insert_chunk(
+        self, path: str, source: str, chunk_id: str, start_line: int, end_line: int, text_hash: str, model: str, text: str, now: float
+    ) -> int:
+        """Add one chunk and its keyword entry; returns its rowid."""
+        cur = self.db.conn.execute(
+            "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (chunk_id, path, source, start_line, end_line, text_hash, model, text, now),
+        )
+        rowid = cur.lastrowid
+        if self.fts:
+            self.db.conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (rowid, fts_document(text)))
+        return rowid
+
+    def delete_chunks(self, path: str) -> list[int]:
+        """Remove a file's chunks and keyword entries; returns their rowids
+        (the caller removes their vectors)."""
+        rows = self.db.conn.execute("SELECT rowid, text FROM chunks WHERE path = ?", (path,)).fetchall()
+        if self.fts:
+            for rowid, text in rows:
+                # Contentless FTS5 deletes by replaying the indexed text.
+                self.db.conn.execute(
+                    "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)", (rowid, fts_document(text))
+                )
+        self.db.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+        return [r for r, _ in rows]
+
+    def put_file(
+        self,
+        path: str,
+        source: str,
+        file_hash: str | None,
+        mtime_ns: int,
+        size: int,
+        chunks: int,
+        messages: int,
+        note: str | None,
+        now: float,
+    ) -> None:
+        self.db.conn.execute(
+            "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (path, source, file_hash, mtime_ns, size, chunks, messages, note, now),
+        )
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        self.db.conn.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?", (mtime_ns, size, path))
+
+    def delete_file_row(self, path: str) -> None:
+        self.db.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+

@@ -1,0 +1,302 @@
+"""The SQLite connection of one index: open, schema, refresh after a swap,
+meta, transactions, and what to do with an unusable file.
+
+Readers check ``PRAGMA data_version`` before each read and reopen when
+another process swapped in a rebuilt index (the ``generation`` in ``meta``
+changed, or the file was replaced). One :class:`Connection` is shared by the
+parts of a :class:`~memext.engine.store.sqlite.Store`; they reach SQLite
+through :attr:`Connection.conn` under :attr:`Connection.lock`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from .. import db
+from ..errors import IndexOpenError, MemextError
+from ..text import FTS_TOKENIZER
+from .base import CorruptIndex, StoreOptions
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    hash TEXT,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    chunks INTEGER NOT NULL DEFAULT 0,
+    messages INTEGER NOT NULL DEFAULT 0,
+    note TEXT,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    source TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    endpoint_key TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    dims INTEGER NOT NULL,
+    embedding BLOB NOT NULL,
+    used_at REAL NOT NULL,
+    PRIMARY KEY (provider, model, endpoint_key, hash)
+);
+CREATE INDEX IF NOT EXISTS embedding_cache_used ON embedding_cache(used_at);
+"""
+_FTS_SCHEMA = f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, content='', tokenize=\"{FTS_TOKENIZER}\")"
+
+T = TypeVar("T")
+
+
+class Connection:
+    """One open connection to an index file (reopened after a swap)."""
+
+    def __init__(self, path: Path, options: StoreOptions):
+        self.path = path
+        self.options = options
+        #: Serialises use of :attr:`conn` across threads (reentrant: a write
+        #: method holds it around its transaction).
+        self.lock = threading.RLock()
+        #: Bumped at every (re)open, so work started on an older connection
+        #: (a background matrix load) can tell its result is stale.
+        self.epoch = 0
+        self._memo: dict[str, tuple[Any, Any]] = {}
+        self._open()
+
+    # -- opening ------------------------------------------------------------------
+
+    def _open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexOpenError(
+                f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)"
+            ) from exc
+        try:
+            self.conn, self.caps = self.connect()
+            self._init_schema()
+        except (CorruptIndex, MemextError):
+            self._close_quietly()
+            raise
+        except Exception as exc:
+            self._close_quietly()
+            if db.is_sqlite_error(exc) and _looks_corrupt(exc):
+                raise CorruptIndex(f"{self.path} is not a usable index ({exc})") from exc
+            if isinstance(exc, OSError) or db.is_sqlite_error(exc):
+                raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
+            raise
+        self._data_version = self._read_data_version()
+        self._generation = self.get_meta("generation")
+        self._inode = _inode(self.path)
+        self._memo = {}
+        self.epoch += 1
+
+    def connect(self) -> tuple[Any, db.Capabilities]:
+        """A new DB-API connection to the file with this store's options
+        (the background matrix loader reads through its own)."""
+        return db.connect(self.path, load_vec=self.options.vector_enabled, extension_path=self.options.extension_path)
+
+    def _init_schema(self) -> None:
+        # Readers must not take the write lock, so only write when needed.
+        exists = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
+        if not exists and self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            # Another program's database: adding our tables to it (or moving
+            # it aside as corrupt) would damage that program's data.
+            raise IndexOpenError(f"{self.path} is a SQLite database of another program, not a memext index (check store.path)")
+        if not exists or self.get_meta("schema_version") is None:
+            with self.transaction():
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+                if self.caps.fts5:
+                    self.conn.execute(_FTS_SCHEMA)
+                if self.get_meta("schema_version") is None:
+                    self.set_meta("schema_version", str(SCHEMA_VERSION))
+                    self.set_meta("generation", uuid.uuid4().hex)
+                    self.set_meta("created_at", str(time.time()))
+        version = int(self.get_meta("schema_version") or 0)
+        if version != SCHEMA_VERSION:
+            raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        with self.lock:
+            self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+    def reopen(self) -> None:
+        """Close and open again (after this file's content was replaced)."""
+        with self.lock:
+            self._close_quietly()
+            self._open()
+
+    # -- seeing other processes' changes -----------------------------------------------
+
+    def _read_data_version(self) -> int:
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def refresh(self) -> bool:
+        """Reopen when another process replaced the index; True if it did.
+
+        Cheap enough to call before every read: one stat and one pragma.
+        """
+        with self.lock:
+            if _inode(self.path) != self._inode:
+                self._close_quietly()
+                self._open()
+                return True
+            version = self._read_data_version()
+            if version == self._data_version:
+                return False
+            self._data_version = version
+            if self.get_meta("generation") != self._generation:
+                self._close_quietly()
+                self._open()
+                return True
+            return False
+
+    def data_key(self) -> tuple[int, int]:
+        """Changes whenever this or any other connection changed the data."""
+        return (self._read_data_version(), self.conn.total_changes)
+
+    def cached(self, name: str, compute: Callable[[], T]) -> T:
+        """``compute()`` remembered until the data changes (searches ask for
+        counts every time, and count(*) scans). Call it holding :attr:`lock`."""
+        key = self.data_key()
+        hit = self._memo.get(name)
+        if hit is None or hit[0] != key:
+            hit = (key, compute())
+            self._memo[name] = hit
+        return hit[1]
+
+    # -- transactions and meta -------------------------------------------------------
+
+    def transaction(self) -> "Transaction":
+        """``with connection.transaction():`` one write transaction (BEGIN IMMEDIATE)."""
+        return Transaction(self)
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def get_meta_json(self, key: str, default: Any = None) -> Any:
+        raw = self.get_meta(key)
+        return json.loads(raw) if raw else default
+
+    def set_meta_json(self, key: str, value: Any) -> None:
+        self.set_meta(key, json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
+class Transaction:
+    """A write transaction holding the connection's lock."""
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+
+    def __enter__(self) -> Connection:
+        self.connection.lock.acquire()
+        try:
+            self.connection.conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self.connection.lock.release()
+            raise
+        return self.connection
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            self.connection.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        finally:
+            self.connection.lock.release()
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _looks_corrupt(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(s in text for s in ("not a database", "malformed", "file is encrypted", "disk image", "no such table: meta"))
+
+
+# -- index files ------------------------------------------------------------------------
+
+INDEX_COMPANIONS = ("", "-wal", "-shm", "-journal")
+_SHADOW_MARK = ".rebuild-"
+
+
+def shadow_path(path: Path) -> Path:
+    """A fresh name beside ``path`` for a rebuild shadow of it."""
+    return path.with_name(f"{path.name}{_SHADOW_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+def clean_stale_shadows(path: Path) -> None:
+    """Remove rebuild shadows of ``path`` left by a crashed process (the
+    caller holds the writer lock, so no live rebuild owns them)."""
+    for p in path.parent.glob(path.name + _SHADOW_MARK + "*"):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+def move_aside(path: Path) -> Path:
+    """Rename an unusable index file and its WAL companions to
+    ``<name>.corrupt-<time>`` (never delete: ``store.path`` may name a file
+    that is not ours); returns the new name of the main file."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while any(Path(str(aside) + s).exists() for s in INDEX_COMPANIONS):
+        n += 1
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    try:
+        for suffix in INDEX_COMPANIONS:
+            src = Path(str(path) + suffix)
+            if src.exists():
+                os.replace(src, str(aside) + suffix)
+    except OSError as exc:
+        raise IndexOpenError(f"{path} is not a usable index and could not be moved aside: {exc.strerror or exc}") from exc
+    return aside
+
+
+def remove_index_files(path: Path) -> None:
+    """Delete an index file and its WAL companions (missing ones are fine).
+
+    Only for files memext made itself (rebuild shadows): an unusable index
+    is moved aside with :func:`move_aside` instead."""
+    for suffix in INDEX_COMPANIONS:
+        try:
+            os.remove(str(path) + suffix)
+        except FileNotFoundError:
+            pass

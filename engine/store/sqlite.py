@@ -1,0 +1,283 @@
+"""One agent's index in a SQLite file with FTS5, sqlite-vec and an embedding cache.
+
+Tables (DESIGN.md §4): ``meta`` (fingerprint and bookkeeping), ``files``,
+``chunks``, ``chunks_vec`` (vec0, created once the vector size is known),
+``chunks_fts`` (contentless FTS5) and ``embedding_cache``.
+
+A :class:`Store` is one connection (:mod:`.connection`) and the parts that
+use it: files, chunks and FTS (:mod:`.chunks`), vectors (:mod:`.vectors`)
+and the embedding cache (:mod:`.cache`). It implements
+:class:`~memext.engine.store.base.IndexStore`. Writers hold the agent's lock
+(:mod:`memext.engine.lock`) and write one transaction per file.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .. import db
+from ..status import FtsStatus, StorageStatus, VectorStatus
+from .base import CacheKey, ChunkRow, FileRow, IndexStore, NewChunk, StoreOptions
+from .cache import EmbeddingCache
+from .chunks import ChunkTable
+from .connection import Connection, Transaction, remove_index_files, shadow_path
+from .vectors import VectorTable
+
+
+class Store:
+    """A connection to one agent's index file."""
+
+    def __init__(self, path: str | Path, options: StoreOptions | None = None):
+        self._db = Connection(Path(path), options or StoreOptions())
+        self._chunks = ChunkTable(self._db)
+        self._vectors = VectorTable(self._db, self._chunks.chunk_count)
+        self._cache = EmbeddingCache(self._db)
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    @property
+    def options(self) -> StoreOptions:
+        return self._db.options
+
+    @property
+    def conn(self) -> Any:
+        """The DB-API connection (for tests and experiments; the engine goes
+        through the methods)."""
+        return self._db.conn
+
+    @property
+    def caps(self) -> db.Capabilities:
+        """What this connection can do: sqlite-vec and FTS5."""
+        return self._db.caps
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def refresh(self) -> bool:
+        """Reopen when another process replaced the index; True if it did.
+
+        Cheap enough to call before every read: one stat and one pragma.
+        """
+        with self._db.lock:
+            if not self._db.refresh():
+                return False
+            self._vectors.reset()
+            return True
+
+    def transaction(self) -> Transaction:
+        """``with store.transaction():`` one write transaction (BEGIN IMMEDIATE)."""
+        return self._db.transaction()
+
+    # -- rebuilding into a shadow and swapping it in -----------------------------------
+
+    def open_shadow(self) -> "Store":
+        """An empty index beside this one, with the same options and a copy
+        of this index's embedding cache (so a rebuild re-embeds nothing)."""
+        path = shadow_path(self.path)
+        try:
+            shadow = Store(path, self.options)
+        except BaseException:
+            remove_index_files(path)
+            raise
+        try:
+            shadow.copy_cache_from(self.path)
+        except BaseException:
+            shadow.discard()
+            raise
+        return shadow
+
+    def copy_into(self, target: IndexStore) -> None:
+        """Replace ``target``'s whole content with this index, atomically.
+
+        SQLite's backup API writes every page into the target in one write
+        transaction: readers of the target (in any process) keep their
+        snapshot until it commits, then see the new index (a new
+        ``generation``, so they reopen). Unlike renaming files over a live
+        WAL database, it cannot pair a new file with the old file's
+        ``-wal``/``-shm``.
+        """
+        with self._db.lock:
+            with self.transaction():
+                self._db.set_meta("generation", uuid.uuid4().hex)
+            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            dest, _ = db.connect(target.path, load_vec=False)
+            try:
+                self._db.conn.backup(dest)
+                dest.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            finally:
+                dest.close()
+        target.refresh()
+
+    def discard(self) -> None:
+        """Close this store and delete its files (rebuild shadows only)."""
+        self.close()
+        remove_index_files(self.path)
+
+    # -- meta ------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        return self._db.get_meta(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.set_meta(key, value)
+
+    def get_meta_json(self, key: str, default: Any = None) -> Any:
+        return self._db.get_meta_json(key, default)
+
+    def set_meta_json(self, key: str, value: Any) -> None:
+        self._db.set_meta_json(key, value)
+
+    # -- files and chunks ---------------------------------------------------------------
+
+    def file_rows(self) -> dict[str, FileRow]:
+        return self._chunks.file_rows()
+
+    def file_count(self, source: str | None = None) -> int:
+        return self._chunks.file_count(source)
+
+    def chunk_count(self, source: str | None = None) -> int:
+        return self._chunks.chunk_count(source)
+
+    def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]:
+        return self._chunks.chunks(rowids)
+
+    def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
+        return self._chunks.sources_of(rowids)
+
+    def replace_file(
+        self,
+        path: str,
+        source: str,
+        file_hash: str | None,
+        mtime_ns: int,
+        size: int,
+        chunks: Sequence[NewChunk],
+        model: str,
+        *,
+        messages: int = 0,
+        note: str | None = None,
+    ) -> None:
+        """Swap a file's chunks for new ones, in one transaction.
+
+        ``file_hash`` None records the file as not fully indexed (e.g. its
+        vectors are missing after a provider failure) so the next sync
+        tries it again.
+        """
+        now = time.time()
+        with self.transaction():
+            self._vectors.delete(self._chunks.delete_chunks(path))
+            dims = next((len(c.vector) for c in chunks if c.vector is not None), None)
+            if dims is not None:
+                self._vectors.ensure_table(dims)
+            for c in chunks:
+                rowid = self._chunks.insert_chunk(path, source, c.id, c.start_line, c.end_line, c.hash, model, c.text, now)
+                if c.vector is not None:
+                    self._vectors.insert(rowid, c.vector, source)
+            self._chunks.put_file(path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now)
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        """Record a new mtime/size for a file whose content did not change."""
+        with self.transaction():
+            self._chunks.touch_file(path, mtime_ns, size)
+
+    def delete_file(self, path: str) -> None:
+        with self.transaction():
+            self._vectors.delete(self._chunks.delete_chunks(path))
+            self._chunks.delete_file_row(path)
+
+    # -- keyword side -----------------------------------------------------------------
+
+    def keyword_search(self, match: str, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression (bm25 < 0)."""
+        return self._chunks.keyword_search(match, k, sources)
+
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each term (remembered until the data changes)."""
+        return self._chunks.term_doc_counts(terms)
+
+    # -- vector side --------------------------------------------------------------------
+
+    @property
+    def dims(self) -> int | None:
+        return self._vectors.dims
+
+    @property
+    def vector_store(self) -> str:
+        """"vec0" when sqlite-vec is loaded, else "blob" (numpy scan)."""
+        return self._vectors.vector_store
+
+    @property
+    def matrix_loaded(self) -> bool:
+        """True once the in-memory matrix for large indexes is loaded."""
+        return self._vectors.matrix_loaded
+
+    def ensure_vector_table(self, dims: int) -> None:
+        """Create ``chunks_vec`` for vectors of ``dims`` (inside a transaction)."""
+        self._vectors.ensure_table(dims)
+
+    def vector_search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, cosine similarity)``."""
+        return self._vectors.search(query, k, sources)
+
+    def vector_backend_in_use(self) -> str:
+        """"vec0", "numpy" or "none" as the next search would use it."""
+        return self._vectors.backend_in_use()
+
+    def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of some chunks (for MMR and hybrid scoring)."""
+        return self._vectors.chunk_vectors(rowids)
+
+    # -- embedding cache ----------------------------------------------------------------
+
+    def cache_get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash; hits are marked as recently used."""
+        return self._cache.get(key, hashes)
+
+    def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None:
+        self._cache.put(key, items)
+
+    def cache_prune(self, max_entries: int) -> int:
+        """Drop the least recently used entries above ``max_entries``."""
+        return self._cache.prune(max_entries)
+
+    def cache_count(self) -> int:
+        return self._cache.count()
+
+    def copy_cache_from(self, other_path: Path) -> int:
+        """Seed this index's embedding cache from another index file."""
+        return self._cache.copy_from(other_path)
+
+    # -- status ---------------------------------------------------------------------------
+
+    def vector_status(self) -> VectorStatus:
+        caps = self._db.caps
+        return VectorStatus(
+            available=caps.vec_version is not None,
+            extension=caps.vec_version,
+            store=self.get_meta("vector_store"),
+            backend=self.vector_backend_in_use(),
+            dims=self.dims,
+            error=caps.vec_error,
+        )
+
+    def fts_status(self) -> FtsStatus:
+        return FtsStatus(available=self._db.caps.fts5, error=self._db.caps.fts5_error)
+
+    def storage_status(self) -> StorageStatus:
+        b = db.binding()
+        return StorageStatus(binding=b.name, version=b.sqlite_version)

@@ -1,0 +1,240 @@
+"""The vector side of an index: ``chunks_vec`` and the in-memory matrix.
+
+``chunks_vec`` is a sqlite-vec ``vec0`` table when the extension loads, else
+a plain table of float32 blobs (``vector_store = "blob"``). Searches use vec0
+KNN for small indexes and an in-memory :class:`~memext.engine.vectors.MatrixIndex`
+for large ones (``store.vector.backend``; see engine/vectors.py for the
+measurements), loaded in the background on its own connection while vec0
+answers, so the first search never waits.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..vectors import MatrixIndex, l2_to_similarity, to_blob
+from .connection import Connection
+
+#: With ``store.vector.backend = "auto"``, indexes above this many chunks
+#: search an in-memory matrix (see engine.vectors for the measurements).
+VECTOR_AUTO_NUMPY_ABOVE = 20_000
+
+
+class VectorTable:
+    """``chunks_vec`` plus the matrix that serves large indexes.
+
+    ``chunk_count`` tells ``auto`` how large the index is.
+    """
+
+    def __init__(self, db: Connection, chunk_count: Callable[[], int]):
+        self.db = db
+        self._chunk_count = chunk_count
+        self._matrix: MatrixIndex | None = None
+        self._matrix_key: Any = None
+        self._matrix_loading = False
+
+    def reset(self) -> None:
+        """Forget the matrix (the connection was reopened on other data)."""
+        with self.db.lock:
+            self._matrix = None
+            self._matrix_key = None
+
+    @property
+    def matrix_loaded(self) -> bool:
+        """True once the in-memory matrix is loaded."""
+        return self._matrix is not None
+
+    # -- what is stored -----------------------------------------------------------------
+
+    @property
+    def dims(self) -> int | None:
+        raw = self.db.get_meta("dims")
+        return int(raw) if raw else None
+
+    @property
+    def vector_store(self) -> str:
+        """"vec0" when sqlite-vec is loaded, else "blob" (numpy scan)."""
+        return "vec0" if self.db.caps.vec_version else "blob"
+
+    def ensure_table(self, dims: int) -> None:
+        """Create ``chunks_vec`` for vectors of ``dims`` (inside a transaction)."""
+        current = self.dims
+        if current == dims:
+            return
+        if current is not None:
+            raise ValueError(f"index holds {current}-dim vectors, got {dims}; the index must be rebuilt")
+        if self.vector_store == "vec0":
+            # L2 on unit vectors orders like cosine and is the faster vec0 path.
+            self.db.conn.execute(f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{dims}], source text)")
+        else:
+            self.db.conn.execute("CREATE TABLE chunks_vec (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL, source TEXT NOT NULL)")
+        self.db.set_meta("dims", str(dims))
+        self.db.set_meta("vector_store", self.vector_store)
+
+    def insert(self, rowid: int, vector: np.ndarray, source: str) -> None:
+        """Store a chunk's vector (inside a transaction, after :meth:`ensure_table`)."""
+        self.db.conn.execute("INSERT INTO chunks_vec(rowid, embedding, source) VALUES (?, ?, ?)", (rowid, to_blob(vector), source))
+
+    def delete(self, rowids: Sequence[int]) -> None:
+        """Drop the vectors of some chunks (inside a transaction)."""
+        if not rowids or self.dims is None:
+            return
+        for rowid in rowids:
+            self.db.conn.execute("DELETE FROM chunks_vec WHERE rowid = ?", (rowid,))
+
+    # -- search ------------------------------------------------------------------------
+
+    def search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, cosine similarity)``.
+
+        vec0 KNN for small indexes; an in-memory matrix for large ones or
+        when sqlite-vec is unavailable.
+        """
+        if self.dims is None or k <= 0:
+            return []
+        if self._use_matrix():
+            matrix = self._matrix_ready()
+            if matrix is not None:
+                return matrix.search(query, k, sources)
+        if self.db.get_meta("vector_store") != "vec0":
+            return []
+        sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?"
+        params: list[Any] = [to_blob(query), k]
+        if sources is not None and len(sources) == 1:
+            sql += " AND source = ?"
+            params.append(sources[0])
+        with self.db.lock:
+            rows = self.db.conn.execute(sql, params).fetchall()
+        out = [(rowid, l2_to_similarity(dist)) for rowid, dist in rows]
+        if sources is not None and len(sources) > 1:
+            allowed = set(sources)
+            keep = self._sources_of([r for r, _ in out])
+            out = [(r, s) for r, s in out if keep.get(r) in allowed]
+        return out
+
+    def _sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        with self.db.lock:
+            # chunks, not chunks_vec: a vec0 point lookup is slow.
+            return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid IN ({marks})", list(rowids)))
+
+    def backend_in_use(self) -> str:
+        """"vec0", "numpy" or "none" as the next search would use it."""
+        if self.dims is None:
+            return "none"
+        return "numpy" if self._use_matrix() else "vec0"
+
+    def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of some chunks (for MMR and hybrid scoring).
+
+        From the in-memory matrix when it is loaded, else from the embedding
+        cache (the same vectors, by text hash: about 0.02 ms a chunk), else
+        from ``chunks_vec``, where a vec0 point lookup costs about 0.3 ms.
+        """
+        ids = list(rowids)
+        dims = self.dims
+        if not ids or dims is None:
+            return {}
+        out: dict[int, np.ndarray] = {}
+        matrix = self._matrix
+        if matrix is not None:
+            out.update(matrix.vectors(ids))
+        missing = [r for r in ids if r not in out]
+        fp = self.db.get_meta_json("fingerprint") or {}
+        if missing and fp.get("provider", "none") != "none":
+            marks = ",".join("?" * len(missing))
+            with self.db.lock:
+                rows = self.db.conn.execute(
+                    "SELECT c.rowid, e.embedding FROM chunks c JOIN embedding_cache e ON e.provider = ? AND e.model = ? "
+                    f"AND e.endpoint_key = ? AND e.hash = c.hash WHERE c.rowid IN ({marks})",
+                    [fp["provider"], fp.get("model", ""), fp.get("endpoint", ""), *missing],
+                ).fetchall()
+            out.update((r, np.frombuffer(b, dtype="<f4")) for r, b in rows if len(b) == 4 * dims)
+            missing = [r for r in missing if r not in out]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            with self.db.lock:
+                rows = self.db.conn.execute(f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", missing).fetchall()
+            out.update((r, np.frombuffer(b, dtype="<f4")) for r, b in rows)
+        return out
+
+    # -- the in-memory matrix ------------------------------------------------------------
+
+    def _use_matrix(self) -> bool:
+        if self.db.get_meta("vector_store") == "blob":
+            return True
+        backend = self.db.options.vector_backend
+        if backend == "numpy":
+            return True
+        if backend == "vec0":
+            return False
+        return self._chunk_count() > VECTOR_AUTO_NUMPY_ABOVE
+
+    def _matrix_ready(self) -> MatrixIndex | None:
+        """The up-to-date matrix, or None while it loads in the background
+        (the caller then uses vec0, so the first search never waits)."""
+        with self.db.lock:
+            if self._matrix is None:
+                if self.db.get_meta("vector_store") == "blob" or self.db.options.vector_backend == "numpy":
+                    self._matrix = self._load(self.db.conn, self.dims or 0)
+                elif not self._matrix_loading:
+                    self._matrix_loading = True
+                    threading.Thread(
+                        target=self._load_in_background, args=(self.db.epoch, self.dims or 0), name="memext-matrix", daemon=True
+                    ).start()
+                    return None
+                else:
+                    return None
+            matrix = self._matrix
+            key = self.db.data_key()
+            stale = key != self._matrix_key
+            self._matrix_key = key
+        if matrix is not None and stale:
+            matrix.refresh(self._rows_after, self._live_rowids)
+        return matrix
+
+    def _load(self, conn: Any, dims: int) -> MatrixIndex:
+        lock = self.db.lock if conn is self.db.conn else threading.RLock()
+        matrix = MatrixIndex(dims)
+        matrix.refresh(lambda after: _rows_after(conn, lock, after), lambda: _live_rowids(conn, lock))
+        return matrix
+
+    def _load_in_background(self, epoch: int, dims: int) -> None:
+        try:
+            # Its own connection: the main one stays free for searches.
+            conn, _ = self.db.connect()
+            try:
+                matrix = self._load(conn, dims)
+            finally:
+                conn.close()
+            with self.db.lock:
+                if self.db.epoch == epoch:  # else the index was swapped meanwhile: a stale load
+                    self._matrix = matrix
+        except Exception:
+            pass  # vec0 keeps serving; the next search tries again
+        finally:
+            self._matrix_loading = False
+
+    def _rows_after(self, rowid: int) -> Iterator[tuple[int, bytes, str]]:
+        return _rows_after(self.db.conn, self.db.lock, rowid)
+
+    def _live_rowids(self) -> np.ndarray:
+        return _live_rowids(self.db.conn, self.db.lock)
+
+
+def _rows_after(conn: Any, lock: Any, rowid: int) -> Iterator[tuple[int, bytes, str]]:
+    with lock:
+        rows = conn.execute("SELECT rowid, embedding, source FROM chunks_vec WHERE rowid > ?", (rowid,)).fetchall()
+    return iter(rows)
+
+
+def _live_rowids(conn: Any, lock: Any) -> np.ndarray:
+    with lock:
+        # chunks, not the vec0 table: same rowids, and a plain table scans faster.
+        rows = conn.execute("SELECT rowid FROM chunks").fetchall()
+    return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

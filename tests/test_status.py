@@ -1,0 +1,79 @@
+"""The typed status: its parts, the JSON form, and what faces read from it."""
+
+from __future__ import annotations
+
+import json
+
+from memext.engine import (
+    BatchJob,
+    BatchStatus,
+    CacheStatus,
+    FallbackStatus,
+    FtsStatus,
+    IndexStatus,
+    LastSync,
+    ProviderStatus,
+    SkippedFile,
+    StorageStatus,
+    VectorStatus,
+)
+
+
+def status(**changes) -> IndexStatus:
+    fields = dict(
+        agent="a",
+        workspace="/ws",
+        db_path="/ws/a.sqlite",
+        enabled=True,
+        files={"memory": 2},
+        chunks={"memory": 5, "sessions": 1},
+        dirty=False,
+        syncing=False,
+        last_sync=LastSync(at=1.0, duration_s=0.5, rebuilt=True, files_indexed=2),
+        provider=ProviderStatus("auto", "gemini", "gemini-embedding-001", "auto: Gemini API key found"),
+        fallback=FallbackStatus("openai", "HTTP 401"),
+        vector=VectorStatus(True, "v0.1.9", "vec0", "vec0", 768),
+        fts=FtsStatus(True),
+        cache=CacheStatus(True, 7, 100),
+        storage=StorageStatus("sqlean", "3.50.4"),
+        batch=BatchStatus(True, "batch", True, 0, 2, jobs=(BatchJob("b1", "completed", 3, 3),)),
+        skipped=[SkippedFile("memory/big.md", "too big")],
+    )
+    fields.update(changes)
+    return IndexStatus(**fields)
+
+
+def test_to_dict_is_plain_json_with_the_user_facing_keys():
+    d = status().to_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert d["fallback"] == {"from": "openai", "reason": "HTTP 401"}
+    assert d["provider"] == {
+        "requested": "auto", "in_force": "gemini", "model": "gemini-embedding-001", "reason": "auto: Gemini API key found", "failed": None,
+    }
+    assert d["storage"] == {"binding": "sqlean", "version": "3.50.4", "backend": "sqlite"}
+    assert d["last_sync"]["rebuilt"] and d["batch"]["jobs"][0]["id"] == "b1" and d["local_model"] is None
+    assert d["skipped"] == [{"path": "memory/big.md", "reason": "too big"}] and d["mode"] == "hybrid"
+    assert (status().total_files, status().total_chunks) == (2, 6)
+
+
+def test_mode_is_keyword_only_without_a_provider_or_with_a_reason():
+    assert status(provider=ProviderStatus("none", "none", "")).mode == "keyword-only"
+    assert status(keyword_only_reason="the index has no vectors yet").mode == "keyword-only"
+
+
+def test_a_provider_problem_only_when_a_wanted_provider_did_not_start():
+    assert ProviderStatus("none", "none", "", "provider = none").problem is None  # keyword-only by choice
+    assert ProviderStatus("auto", "none", "", "auto: no API key found").problem is None
+    failed = ProviderStatus("local", "none", "", "the local model crashed the probe process (SIGSEGV)", failed="local")
+    assert failed.problem == "the local model crashed the probe process (SIGSEGV)" and failed.keyword_only
+    assert ProviderStatus("openai", "none", "", None, failed="openai").problem == (
+        "the openai embedding provider is not available; keyword-only search"
+    )
+
+
+def test_last_sync_reads_what_a_sync_recorded_and_older_records():
+    assert LastSync.from_dict(None) is None and LastSync.from_dict({}) is None
+    recorded = {"at": 5.0, "duration_s": 1.25, "rebuilt": False, "files_indexed": 3, "provider_error": "HTTP 500", "embeddings_pending": None}
+    assert LastSync.from_dict(recorded) == LastSync(5.0, 1.25, False, 3, "HTTP 500", None)
+    assert LastSync.from_dict(recorded).to_dict() == recorded
+    assert LastSync.from_dict({"at": 5, "duration_s": 2}) == LastSync(5.0, 2.0)  # written before the other keys existed

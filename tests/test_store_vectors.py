@@ -1,0 +1,67 @@
+"""The vector side of the SQLite store: the background matrix load and what a
+swap does to a loaded matrix."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from memext.engine.store import NewChunk, Store, StoreOptions
+from memext.engine.store import vectors as store_vectors
+from memext.engine.vectors import normalize
+
+
+def unit(seed: int, dims: int = 16) -> np.ndarray:
+    return normalize(np.random.default_rng(seed).standard_normal(dims))
+
+
+def fill(store: Store, seeds: range, prefix: str = "f") -> None:
+    for i in seeds:
+        store.replace_file(
+            f"memory/{prefix}{i}.md", "memory", f"h{i}", 1, 1,
+            [NewChunk(f"{prefix}{i}", 1, 1, f"t{i}", f"text {prefix}{i}", unit(i))], "m",
+        )
+
+
+def wait_for(condition, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_auto_loads_the_matrix_in_the_background_while_vec0_answers(tmp_path, monkeypatch):
+    # The threshold is a setting of the engine, lowered so 30 chunks count as "large".
+    monkeypatch.setattr(store_vectors, "VECTOR_AUTO_NUMPY_ABOVE", 10)
+    store = Store(tmp_path / "a.sqlite")
+    try:
+        fill(store, range(30))
+        assert store.vector_backend_in_use() == "numpy" and not store.matrix_loaded
+        first = store.vector_search(unit(4), 3)  # answered by vec0 while the matrix loads
+        assert first[0][0] == 5 and wait_for(lambda: store.matrix_loaded)
+        from_matrix = store.vector_search(unit(4), 3)
+        assert [r for r, _ in from_matrix] == [r for r, _ in first]
+        assert np.allclose([s for _, s in from_matrix], [s for _, s in first], atol=1e-5)
+    finally:
+        store.close()
+
+
+def test_a_swapped_in_index_replaces_a_loaded_matrix(tmp_path):
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_backend="numpy"))
+    try:
+        fill(store, range(10))
+        assert store.vector_search(unit(3), 1)[0][0] == 4 and store.matrix_loaded
+        shadow = store.open_shadow()
+        try:
+            fill(shadow, range(50, 60), prefix="g")  # same rowids 1..10, other vectors
+            shadow.copy_into(store)
+        finally:
+            shadow.discard()
+        assert not list(tmp_path.glob("a.sqlite.rebuild-*"))
+        rowid, similarity = store.vector_search(unit(53), 1)[0]
+        assert rowid == 4 and similarity > 0.999  # the new rowid 4, not the old one's vector
+        assert store.chunks([4])[4].path == "memory/g53.md"
+    finally:
+        store.close()

@@ -19,6 +19,7 @@ if __name__ != "memext.engine":
     )
 
 
+from .append import LONG_TERM_FILE, AppendResult, append_entry
 from .chunking import Chunk, chunk_markdown
 from .config import AgentConfig, Config, MemorySearchSettings, load_config
 from .errors import (
@@ -45,6 +46,8 @@ from .sync import SyncProgress, SyncReport
 __all__ = [
     "AccessDenied",
     "AgentConfig",
+    "AppendResult",
+    "LONG_TERM_FILE",
     "BadLineRange",
     "Chunk",
     "Config",
@@ -67,6 +70,7 @@ __all__ = [
     "SyncReport",
     "UnknownAgentError",
     "WorkspaceMissing",
+    "append_entry",
     "chunk_markdown",
     "load_config",
     "open_index",

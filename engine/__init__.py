@@ -42,6 +42,7 @@ from .read import ReadResult
 from .search import SearchResponse, SearchResult
 from .status import IndexStatus
 from .sync import SyncProgress, SyncReport
+from .tools import TOOLS, Freshness, MemoryTools, SyncWhenNeeded, ToolError, ToolSpec, openai_tools
 
 __all__ = [
     "AccessDenied",
@@ -54,6 +55,7 @@ __all__ = [
     "ConfigError",
     "EmbeddingProvider",
     "EmbeddingsPending",
+    "Freshness",
     "IndexBuildError",
     "IndexOpenError",
     "IndexStatus",
@@ -61,6 +63,7 @@ __all__ = [
     "MemextError",
     "MemoryIndex",
     "MemorySearchSettings",
+    "MemoryTools",
     "ProviderError",
     "ReadResult",
     "SearchResponse",
@@ -68,10 +71,15 @@ __all__ = [
     "SearchResult",
     "SyncProgress",
     "SyncReport",
+    "SyncWhenNeeded",
+    "TOOLS",
+    "ToolError",
+    "ToolSpec",
     "UnknownAgentError",
     "WorkspaceMissing",
     "append_entry",
     "chunk_markdown",
     "load_config",
     "open_index",
+    "openai_tools",
 ]

@@ -57,6 +57,9 @@ log = logging.getLogger("memext")
 RESYNC_AFTER_S = 30.0
 #: After a query embedding fails, searches stay keyword-only this long.
 QUERY_RETRY_AFTER_S = 30.0
+#: After an append, how long its sync waits for another writer (a long
+#: rebuild elsewhere picks the entry up itself).
+APPEND_SYNC_LOCK_WAIT_S = 10.0
 _FROM_CONFIG: Any = object()
 
 
@@ -465,7 +468,7 @@ class MemoryIndex:
         sync, so the entry is searchable on return; see engine/append.py."""
         written = append_entry(self.agent, self.db_path, text, file=file, heading=heading)
         try:
-            self.sync(reason="note")
+            self.sync(reason="note", lock_timeout=APPEND_SYNC_LOCK_WAIT_S)
         except MemextError as exc:  # the entry is on disk; only its indexing waits
             return dataclasses.replace(written, indexed=False, notice=f"written, but not indexed yet: {exc}")
         return written

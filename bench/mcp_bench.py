@@ -61,7 +61,7 @@ def _percentiles(seconds: list[float]) -> tuple[float, float]:
 
 
 async def _through_mcp(config: Path, runs: int) -> list[float]:
-    env = {k: v for k, v in os.environ.items() if k.startswith("XDG_")} | {"MEMEXT_CONFIG": str(config)}
+    env = dict(os.environ) | {"MEMEXT_CONFIG": str(config)}
     params = StdioServerParameters(command=sys.executable, args=os.environ.get("BENCH_ARGS", "-m memext mcp").split(), env=env)
     times = []
     async with Client(params) as client:

@@ -21,9 +21,7 @@ import copy
 import json
 import threading
 from dataclasses import dataclass, is_dataclass
-from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Protocol, Sequence
 
 from .append import AppendResult
 from .config import Config, load_config
@@ -31,6 +29,9 @@ from .errors import LockTimeout, MemextError
 from .index import MemoryIndex
 from .read import ReadResult
 from .search import SearchResponse
+
+if TYPE_CHECKING:
+    import jsonschema
 
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50
@@ -247,7 +248,12 @@ class MemoryTools:
         self._lock = threading.RLock()
         self.specs: tuple[ToolSpec, ...] = tuple(t.with_agents(self.agents) for t in TOOLS)
         self._by_name = {t.name: t for t in self.specs}
-        self._validators = {t.name: jsonschema.Draft202012Validator(dict(t.parameters)) for t in self.specs}
+        # Imported here, not at the top: `import jsonschema` takes about 2 s
+        # (its URI format checker compiles grammars), which every
+        # `import memext.engine` would pay.
+        from jsonschema import Draft202012Validator
+
+        self._validators = {t.name: Draft202012Validator(dict(t.parameters)) for t in self.specs}
 
     @classmethod
     def from_config(
@@ -362,7 +368,7 @@ class MemoryTools:
         return append_result(written)
 
 
-def _describe(error: jsonschema.ValidationError, props: Mapping[str, Any]) -> str:
+def _describe(error: "jsonschema.ValidationError", props: Mapping[str, Any]) -> str:
     """One validation error in words an agent can act on."""
     where = "/".join(str(p) for p in error.absolute_path)
     if error.validator == "additionalProperties":

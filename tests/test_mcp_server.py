@@ -44,9 +44,8 @@ async def connect(transport: str, config: Path, *args: str) -> AsyncIterator[Cli
     argv = ["-m", "memext", "mcp", *args]
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=argv, env=_env(config))
-        with open(os.devnull, "w") as quiet:
-            async with Client(params) as client:
-                yield client
+        async with Client(params) as client:
+            yield client
         return
     port = _free_port()
     proc = subprocess.Popen([sys.executable, *argv, "--http", str(port)], env={**os.environ, **_env(config)},

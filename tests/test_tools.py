@@ -217,3 +217,13 @@ def test_agents_are_listed_and_picked(workspace, example_workspace, tmp_path):
             t.call_tool("memory_get", {"path": "MEMORY.md", "agent": "play"})
     with pytest.raises(Exception, match="no agents to serve"):
         MemoryTools(lambda a: None, [])
+
+
+def test_importing_the_engine_does_not_import_jsonschema():
+    # `import jsonschema` costs about 2 s (grammar compilation in its format
+    # checker); the CLI, notebook and tray must not pay it for the tools.
+    import subprocess
+    import sys
+
+    code = "import sys, memext.engine; print('jsonschema' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip() == "False"

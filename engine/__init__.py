@@ -22,6 +22,7 @@ if __name__ != "memext.engine":
     )
 
 
+from .append import LONG_TERM_FILE, AppendResult, append_entry
 from .chunking import Chunk, chunk_markdown
 from .config import AgentConfig, Config, MemorySearchSettings, load_config
 from .errors import (
@@ -64,11 +65,14 @@ from .status import (
 from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
 from .sync import SyncCancelled, SyncProgress, SyncReport
 from .text import term_spans
+from .tools import TOOLS, Freshness, MemoryTools, SyncWhenNeeded, ToolError, ToolSpec, openai_tools
 
 __all__ = [
     "AccessDenied",
     "AgentConfig",
     "app_paths",
+    "append_entry",
+    "AppendResult",
     "AppPaths",
     "BadLineRange",
     "BadPath",
@@ -86,6 +90,7 @@ __all__ = [
     "EmbeddingProvider",
     "EmbeddingsPending",
     "FallbackStatus",
+    "Freshness",
     "FreshnessKeeper",
     "FtsStatus",
     "IndexBuildError",
@@ -98,11 +103,14 @@ __all__ = [
     "load_config",
     "LocalModelStatus",
     "LockTimeout",
+    "LONG_TERM_FILE",
     "MemextError",
     "MemoryIndex",
     "MemoryRoots",
     "MemorySearchSettings",
+    "MemoryTools",
     "open_index",
+    "openai_tools",
     "parse_get_spec",
     "private_dir",
     "PRIVATE_DIR_MODE",
@@ -122,8 +130,12 @@ __all__ = [
     "SyncProgress",
     "SyncReport",
     "SyncRequest",
+    "SyncWhenNeeded",
     "term_spans",
     "TextProgress",
+    "ToolError",
+    "TOOLS",
+    "ToolSpec",
     "UnknownAgentError",
     "VectorStatus",
     "WorkspaceMissing",

@@ -35,10 +35,12 @@ from .errors import (
     UnknownAgentError,
     WorkspaceMissing,
 )
+from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
 from .index import MemoryIndex, open_index
 from .providers.base import EmbeddingProvider
 from .read import ReadResult
 from .search import SearchResponse, SearchResult
+from .session_memory import SavedSession, save_session_memory
 from .status import IndexStatus
 from .sync import SyncProgress, SyncReport
 
@@ -51,15 +53,19 @@ __all__ = [
     "ConfigError",
     "EmbeddingProvider",
     "EmbeddingsPending",
+    "FlushDecision",
+    "FlushPrompts",
     "IndexBuildError",
     "IndexOpenError",
     "IndexStatus",
     "LockTimeout",
     "MemextError",
+    "MemoryFlush",
     "MemoryIndex",
     "MemorySearchSettings",
     "ProviderError",
     "ReadResult",
+    "SavedSession",
     "SearchResponse",
     "SearchDisabled",
     "SearchResult",
@@ -68,6 +74,9 @@ __all__ = [
     "UnknownAgentError",
     "WorkspaceMissing",
     "chunk_markdown",
+    "flush_prompts",
+    "is_no_reply",
     "load_config",
     "open_index",
+    "save_session_memory",
 ]

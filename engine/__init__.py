@@ -19,6 +19,7 @@ if __name__ != "memext.engine":
     )
 
 
+from .append import LONG_TERM_FILE, AppendResult, append_entry
 from .chunking import Chunk, chunk_markdown
 from .config import AgentConfig, Config, MemorySearchSettings, load_config
 from .errors import (
@@ -43,10 +44,13 @@ from .search import SearchResponse, SearchResult
 from .session_memory import SavedSession, save_session_memory
 from .status import IndexStatus
 from .sync import SyncProgress, SyncReport
+from .tools import TOOLS, Freshness, MemoryTools, SyncWhenNeeded, ToolError, ToolSpec, openai_tools
 
 __all__ = [
     "AccessDenied",
     "AgentConfig",
+    "AppendResult",
+    "LONG_TERM_FILE",
     "BadLineRange",
     "Chunk",
     "Config",
@@ -55,6 +59,7 @@ __all__ = [
     "EmbeddingsPending",
     "FlushDecision",
     "FlushPrompts",
+    "Freshness",
     "IndexBuildError",
     "IndexOpenError",
     "IndexStatus",
@@ -63,6 +68,7 @@ __all__ = [
     "MemoryFlush",
     "MemoryIndex",
     "MemorySearchSettings",
+    "MemoryTools",
     "ProviderError",
     "ReadResult",
     "SavedSession",
@@ -71,12 +77,18 @@ __all__ = [
     "SearchResult",
     "SyncProgress",
     "SyncReport",
+    "SyncWhenNeeded",
+    "TOOLS",
+    "ToolError",
+    "ToolSpec",
     "UnknownAgentError",
     "WorkspaceMissing",
+    "append_entry",
     "chunk_markdown",
     "flush_prompts",
     "is_no_reply",
     "load_config",
     "open_index",
+    "openai_tools",
     "save_session_memory",
 ]

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import click
 
+from .append import LONG_TERM_FILE
 from .config import AgentConfig, Config, add_agent, load_config
 from .errors import BadLineRange, IndexBuildError, LockTimeout, MemextError
 from .index import MemoryIndex
@@ -434,6 +435,55 @@ def config_cmd(ctx) -> None:
     click.echo(f"cache    {p.cache_dir}")
     click.echo(f"logs     {p.log_dir}")
     click.echo(f"agents   {', '.join(a.id for a in cfg.agents)}")
+
+
+# -- note and mcp -----------------------------------------------------------------------
+
+
+@cli.command("note")
+@click.argument("text", required=False)
+@agent_option
+@click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
+@click.option("--heading", help="The entry's heading (default: the current time).")
+@click.option("--long-term", is_flag=True, help="Append to MEMORY.md instead.")
+@json_option
+@click.pass_context
+@handle_errors
+def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
+    """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
+
+    Append-only: nothing already in the file is changed."""
+    if file and long_term:
+        raise MemextError("use either --file or --long-term, not both")
+    if text is None or text == "-":
+        if sys.stdin.isatty() and text is None:
+            raise MemextError('give the note as an argument (memext note "...") or on stdin')
+        text = sys.stdin.read()
+    with _open(ctx, agent) as idx:
+        written = idx.append(text, file=LONG_TERM_FILE if long_term else file, heading=heading)
+    if as_json:
+        _print_json(written.to_dict())
+        return
+    click.echo(f"noted in {written.citation}" + (" (new file)" if written.created else ""))
+    if written.notice:
+        click.echo(f"memext: {written.notice}", err=True)
+
+
+@cli.command("mcp")
+@agent_option
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
+@click.pass_context
+@handle_errors
+def mcp_cmd(ctx, agent, http_port) -> None:
+    """Serve memory_search, memory_get and memory_append over MCP (stdio by default).
+
+    One agent with -a, else every configured agent (the tools' `agent` argument)."""
+    try:
+        from .mcp_server import serve
+    except ImportError as exc:
+        raise MemextError(f"the MCP server needs the mcp extra: pip install 'memext[mcp]' ({exc})") from None
+    cfg = _config(ctx)
+    serve(cfg, [cfg.agent(agent).id] if agent else None, http_port=http_port)
 
 
 from .model_cli import model_group  # noqa: E402  (kept beside its registration)

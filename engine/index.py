@@ -15,6 +15,7 @@ keyword-only and says so in the response.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -25,6 +26,7 @@ from typing import Any, Mapping, Sequence
 import filelock
 
 from . import db
+from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
 from .errors import ConfigError, IndexBuildError, LockTimeout, MemextError, SearchDisabled, WorkspaceMissing
 from .lock import WriterLock
@@ -55,6 +57,9 @@ log = logging.getLogger("memext")
 RESYNC_AFTER_S = 30.0
 #: After a query embedding fails, searches stay keyword-only this long.
 QUERY_RETRY_AFTER_S = 30.0
+#: After an append, how long its sync waits for another writer (a long
+#: rebuild elsewhere picks the entry up itself).
+APPEND_SYNC_LOCK_WAIT_S = 10.0
 _FROM_CONFIG: Any = object()
 
 
@@ -457,6 +462,16 @@ class MemoryIndex:
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> ReadResult:
         """Read lines of a memory file; paths outside memory are refused."""
         return read_lines(path, self.agent.workspace, self.agent.extra_path_list(), from_line, lines)
+
+    def append(self, text: str, file: str | None = None, heading: str | None = None) -> AppendResult:
+        """Append an entry to a memory file (today's daily log by default) and
+        sync, so the entry is searchable on return; see engine/append.py."""
+        written = append_entry(self.agent, self.db_path, text, file=file, heading=heading)
+        try:
+            self.sync(reason="note", lock_timeout=APPEND_SYNC_LOCK_WAIT_S)
+        except MemextError as exc:  # the entry is on disk; only its indexing waits
+            return dataclasses.replace(written, indexed=False, notice=f"written, but not indexed yet: {exc}")
+        return written
 
     # -- status --------------------------------------------------------------------
 

@@ -43,6 +43,8 @@ def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> t
     """Check ``raw`` against the rules; return (real path, display path)."""
     if not raw or not raw.strip():
         raise AccessDenied("no path given")
+    if "\0" in raw:
+        raise AccessDenied(f"{raw!r}: a path cannot contain a NUL character")
     roots = MemoryRoots.of(workspace, extra_paths)
     if not raw.lower().endswith(".md"):
         raise AccessDenied(f"{raw}: only Markdown (.md) memory files can be read")

@@ -1,0 +1,160 @@
+"""Appending entries to memory files: the one write path into memory.
+
+``memory_append``, ``memext note``, ``%%memnote`` and
+``MemoryIndex.append`` all come here. An entry is a ``##`` heading (a
+timestamp unless one is given) and the text, appended to today's daily log
+(``memory/YYYY-MM-DD.md``, created with a ``# YYYY-MM-DD`` title), to
+``MEMORY.md`` or to another memory file; the path rules are ``get()``'s
+(:func:`~.read.resolve_memory_path`), so nothing lands outside memory.
+
+Why it is safe:
+
+- the file is opened ``O_APPEND`` (and ``O_NOFOLLOW``) and the whole entry,
+  with the line break the file may lack, goes out in ONE ``os.write``: a
+  crash leaves the file as it was or with the whole entry, and text others
+  wrote is never rewritten or truncated;
+- the agent's writer lock is held from reading the file's length to the
+  ``fsync``, so two memext processes appending at once never interleave and
+  each knows the lines its entry landed on (its citation).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .chunking import split_lines
+from .config import AgentConfig
+from .errors import AccessDenied, MemextError
+from .lock import WriterLock
+from .read import resolve_memory_path
+
+LONG_TERM_FILE = "MEMORY.md"
+#: The longest entry accepted: memory is notes, not a place to dump files.
+MAX_ENTRY_CHARS = 100_000
+#: How long an append waits for a sync of the same agent to let go of the lock.
+APPEND_LOCK_TIMEOUT_S = 60.0
+_OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """Where an entry went: ``path:start_line-end_line`` like a search citation.
+
+    ``indexed`` is False when the sync after the write failed (the entry is
+    on disk all the same; ``notice`` says why it is not searchable yet).
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    created: bool
+    indexed: bool = True
+    notice: str | None = None
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "citation": self.citation}
+
+
+def daily_log_path(now: datetime) -> str:
+    """Today's daily log, workspace-relative."""
+    return f"memory/{now:%Y-%m-%d}.md"
+
+
+def entry_target(agent: AgentConfig, file: str | None, now: datetime) -> tuple[Path, str]:
+    """The real and display path an entry goes to (AccessDenied outside memory)."""
+    return resolve_memory_path(file or daily_log_path(now), agent.workspace, agent.extra_path_list())
+
+
+def format_entry(text: str, now: datetime, *, heading: str | None = None, dated: bool = True) -> str:
+    """The block appended: a ``##`` heading (``heading``, else a timestamp
+    with the date unless ``dated`` is False) and the text."""
+    if heading is not None:
+        title = " ".join(heading.split()).lstrip("#").strip()
+        if not title:
+            raise MemextError("the heading is empty: give a short title, or none for a timestamp")
+    else:
+        title = f"{now:%Y-%m-%d %H:%M}" if dated else f"{now:%H:%M}"
+    return f"## {title}\n{text.strip(chr(10)).rstrip()}\n"
+
+
+def append_entry(
+    agent: AgentConfig,
+    db_path: Path,
+    text: str,
+    *,
+    file: str | None = None,
+    heading: str | None = None,
+    now: datetime | None = None,
+    lock_timeout: float | None = APPEND_LOCK_TIMEOUT_S,
+) -> AppendResult:
+    """Append ``text`` as one entry to a memory file of ``agent``.
+
+    ``db_path`` is the agent's index (its writer lock is taken). The file
+    (and its folders) is created when missing. Raises AccessDenied for a
+    path outside memory and MemextError for an empty or oversized entry or
+    a file that cannot be written; nothing is written then.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise MemextError("the note is empty: give the text to remember")
+    if len(text) > MAX_ENTRY_CHARS:
+        raise MemextError(f"the note has {len(text):,} characters; the limit is {MAX_ENTRY_CHARS:,} (split it up)")
+    now = now or datetime.now()
+    real, shown = entry_target(agent, file, now)
+    is_daily = shown == daily_log_path(now)
+    entry = format_entry(text, now, heading=heading, dated=not is_daily)
+    try:
+        with WriterLock(db_path, timeout=lock_timeout):
+            return _write_locked(real, shown, entry, title=f"# {now:%Y-%m-%d}\n\n" if is_daily else "")
+    except OSError as exc:
+        raise MemextError(f"cannot write {shown}: {exc.strerror or exc}") from exc
+
+
+def _write_locked(real: Path, shown: str, entry: str, *, title: str) -> AppendResult:
+    if real.exists() and not real.is_file():
+        raise AccessDenied(f"{shown}: not a file")
+    real.parent.mkdir(parents=True, exist_ok=True)
+    created = not real.exists()
+    fd = os.open(real, _OPEN_FLAGS, 0o644)
+    try:
+        existing = _read_all(fd)
+        if not existing:
+            prefix = title if created else ""
+        elif existing.endswith((b"\n\n", b"\r\n\r\n", b"\r\r")):
+            prefix = ""
+        elif existing.endswith((b"\n", b"\r")):
+            prefix = "\n"
+        else:
+            prefix = "\n\n"
+        start = len(split_lines(existing.decode("utf-8", "replace") + prefix)) + 1
+        data = (prefix + entry).encode("utf-8")
+        # One write: O_APPEND places it at the end as a whole. A regular
+        # file takes all of it unless the disk fills up; finish a short
+        # write rather than leave half an entry.
+        written = os.write(fd, data)
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    end = start + entry.count("\n") - 1
+    return AppendResult(shown, start, end, created)
+
+
+def _read_all(fd: int) -> bytes:
+    """The file's bytes as they are now, read through the descriptor the
+    entry is written to (the writer lock keeps memext appenders out until
+    the entry is written)."""
+    chunks, offset = [], 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)

@@ -1,0 +1,178 @@
+"""``memext mcp``: the memory tools as an MCP server (official ``mcp`` SDK).
+
+Built on the SDK's low-level ``Server`` so the tools it lists are
+:data:`~.tools.TOOLS` as they are (names, descriptions, JSON Schemas), not
+restated as Python signatures; calls go to :meth:`MemoryTools.call_tool`,
+whose ToolErrors come back as tool results with ``isError`` set, so the
+model reads the message and the server keeps running.
+
+Transports: stdio (what Claude Desktop, Claude Code and Cursor launch) or
+Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import threading
+import time
+from typing import Sequence
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from .config import Config
+from .errors import LockTimeout, MemextError
+from .index import MemoryIndex
+from .tools import MemoryTools, ToolError
+
+log = logging.getLogger("memext")
+
+INSTRUCTIONS = """\
+memext is this user's long-term memory: Markdown notes (MEMORY.md for lasting facts, memory/YYYY-MM-DD.md daily notes).
+- Call memory_search before answering anything that may depend on earlier conversations or work: people, preferences, \
+decisions, dates, project history, "what did we ...". Cite what you use by its citation (path:start-end); \
+read more around a hit with memory_get.
+- Call memory_append when something should be remembered in later sessions: a decision, a preference, a fact learned, \
+work done, a promise. Default target: today's daily note; put durable facts and preferences in MEMORY.md (file="MEMORY.md"). \
+Write self-contained entries (names and dates, not "he" or "yesterday"); do not store secrets.
+- A tool result with isError holds a message saying what to change; fix the arguments and call again."""
+
+#: Least time between two freshness checks (a stat scan) of one agent.
+FRESHNESS_MIN_INTERVAL_S = 5.0
+
+
+class _Freshness:
+    """Keeps the served indexes fresh while the server runs.
+
+    For now: index each agent once at start (in the background), then sync
+    before a search when the files changed, checking at most once per
+    FRESHNESS_MIN_INTERVAL_S per agent. The engine's Supervisor /
+    FreshnessKeeper (watchers, interval sync) replaces this class: it is the
+    one place the server decides when to sync.
+    """
+
+    def __init__(self, min_interval_s: float = FRESHNESS_MIN_INTERVAL_S, lock_timeout: float = 2.0):
+        self.min_interval_s = min_interval_s
+        self.lock_timeout = lock_timeout
+        self._checked: dict[str, float] = {}
+        self._warmup: threading.Thread | None = None
+
+    def start(self, tools: MemoryTools) -> None:
+        """Index every served agent in the background, so the first search is quick."""
+
+        def warm() -> None:
+            for agent in tools.agents:
+                try:
+                    idx = tools.index(agent)
+                    if idx.needs_sync():
+                        idx.sync(reason="startup")
+                    self._checked[agent] = time.monotonic()
+                except Exception as exc:  # the first search retries and reports it
+                    log.warning("memext mcp: indexing %s at start failed: %s", agent, exc)
+
+        self._warmup = threading.Thread(target=warm, name="memext-mcp-warmup", daemon=True)
+        self._warmup.start()
+
+    def stop(self, timeout: float = 30) -> None:
+        if self._warmup is not None:
+            self._warmup.join(timeout)
+
+    def before_search(self, agent: str, index: MemoryIndex) -> str | None:
+        now = time.monotonic()
+        if not index.never_synced and now - self._checked.get(agent, float("-inf")) < self.min_interval_s:
+            return None
+        self._checked[agent] = now
+        if not index.needs_sync():
+            return None
+        try:
+            index.sync(reason="search", lock_timeout=self.lock_timeout)
+        except LockTimeout:
+            return "another process is syncing this index; answered from it as it is"
+        except MemextError as exc:
+            return f"the index could not be brought up to date ({exc}); answered from it as it is"
+        return None
+
+    def after_append(self, agent: str, index: MemoryIndex) -> None:
+        self._checked[agent] = time.monotonic()  # append synced just now
+
+
+def build_server(tools: MemoryTools) -> Server:
+    """An MCP server answering with ``tools``."""
+    listed = [
+        types.Tool(
+            name=spec.name,
+            title=spec.name.replace("_", " ").capitalize(),
+            description=spec.description,
+            input_schema=spec.input_schema,
+            annotations=types.ToolAnnotations(
+                title=spec.name.replace("_", " ").capitalize(),
+                read_only_hint=spec.read_only,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent,
+                open_world_hint=False,
+            ),
+        )
+        for spec in tools.specs
+    ]
+
+    async def list_tools(ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            result = await anyio.to_thread.run_sync(tools.call_tool, params.name, params.arguments)
+        except ToolError as exc:
+            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+        text = json.dumps(result, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
+
+    from importlib.metadata import version
+
+    return Server(
+        "memext",
+        version=version("memext"),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=lambda name: next((t.input_schema for t in listed if t.name == name), None),
+    )
+
+
+async def _serve_stdio(server: Server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def _serve_http(server: Server, port: int, host: str) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()
+
+
+def serve(config: Config, agents: Sequence[str] | None = None, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
+    """Run the server until stdin closes (stdio) or it is interrupted (HTTP).
+
+    ``agents``: the ids served (all configured agents when None).
+    """
+    freshness = _Freshness()
+    with MemoryTools.from_config(config, agents, freshness=freshness) as tools:
+        freshness.start(tools)
+        server = build_server(tools)
+        where = f"http://{host}:{http_port}/mcp" if http_port is not None else "stdio"
+        print(f"memext mcp: serving {', '.join(tools.agents)} on {where}", file=sys.stderr, flush=True)
+        try:
+            if http_port is None:
+                anyio.run(_serve_stdio, server)
+            else:
+                anyio.run(_serve_http, server, http_port, host)
+        finally:
+            tools.close()  # cancels a start-up sync still running
+            freshness.stop()

@@ -1,0 +1,434 @@
+"""The agent tools ``memory_search``, ``memory_get`` and ``memory_append``,
+defined once with JSON Schemas; the MCP server, the OpenAI definitions and
+the adapters are all generated from :data:`TOOLS`.
+
+Each schema is written for OpenAI strict function calling (every property
+listed in ``required``, optional ones nullable, ``additionalProperties:
+false``); :attr:`ToolSpec.input_schema` is the same schema with only the
+non-nullable properties required, the form MCP and Anthropic clients expect
+(a model need not send ``null`` for what it leaves out). Both are valid
+tool definitions for either side; tests/test_tools.py checks the rules.
+
+:class:`MemoryTools` answers calls: it validates the arguments against the
+schema (omitted optional ones count as null) and turns every failure,
+whatever its cause, into a :class:`ToolError` whose message tells the agent
+what to do, never a traceback.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from dataclasses import dataclass, is_dataclass
+from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
+
+import jsonschema
+
+from .append import AppendResult
+from .config import Config, load_config
+from .errors import LockTimeout, MemextError
+from .index import MemoryIndex
+from .read import ReadResult
+from .search import SearchResponse
+
+#: The most results one memory_search may ask for.
+MAX_RESULTS_LIMIT = 50
+
+
+class ToolError(MemextError):
+    """A tool call failed; the message is meant for the agent that made it."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, what it is for, and its arguments' JSON Schema
+    (OpenAI-strict form), plus MCP-style hints about its effects."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The schema with only its non-nullable properties required (MCP,
+        Anthropic): a client may leave the optional ones out."""
+        schema = copy.deepcopy(dict(self.parameters))
+        schema["required"] = [k for k in schema["required"] if not _nullable(schema["properties"][k])]
+        return schema
+
+    def with_agents(self, agents: Sequence[str]) -> "ToolSpec":
+        """This tool with the agents a server serves named in its descriptions."""
+        if not agents:
+            return self
+        listed = ", ".join(repr(a) for a in agents)
+        if len(agents) == 1:
+            note = f"Memory of agent {agents[0]!r}."
+            arg = f"The agent whose memory to use: only {agents[0]!r} is served (null picks it)."
+        else:
+            note = f"Serves the memory of agents {listed}; pick one with `agent` (null: {agents[0]!r})."
+            arg = f"The agent whose memory to use, one of {listed} (null: {agents[0]!r})."
+        params = copy.deepcopy(dict(self.parameters))
+        params["properties"]["agent"]["description"] = arg
+        return ToolSpec(self.name, f"{self.description} {note}", params, self.read_only, self.destructive, self.idempotent)
+
+
+def _nullable(prop: Mapping[str, Any]) -> bool:
+    t = prop.get("type")
+    return t == "null" or (isinstance(t, list) and "null" in t)
+
+
+def _object(properties: dict[str, dict]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+_AGENT = {"type": ["string", "null"], "description": "The agent whose memory to use (null: the default agent)."}
+
+MEMORY_SEARCH = ToolSpec(
+    name="memory_search",
+    description=(
+        "Search the long-term memory (MEMORY.md and the daily notes memory/*.md) for facts, decisions, "
+        "preferences, people and past work, by meaning and by keyword. Call it before answering anything "
+        "that may depend on earlier sessions. Each result has a `citation` (path:start-end); read more "
+        "around a hit with memory_get."
+    ),
+    parameters=_object(
+        {
+            "query": {"type": "string", "description": "What to look for, in natural language or keywords."},
+            "max_results": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "maximum": MAX_RESULTS_LIMIT,
+                "description": "How many results at most (null: the configured default, usually 6).",
+            },
+            "min_score": {
+                "type": ["number", "null"],
+                "minimum": 0,
+                "maximum": 1,
+                "description": "Drop results scoring below this, 0..1 (null: the configured default).",
+            },
+            "after": {
+                "type": ["string", "null"],
+                "description": "Only memory dated on or after this (ISO date like 2026-03-01, or relative like 7d, 2w). Not supported yet: pass null.",
+            },
+            "before": {
+                "type": ["string", "null"],
+                "description": "Only memory dated before this (ISO date or relative). Not supported yet: pass null.",
+            },
+            "agent": _AGENT,
+        }
+    ),
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+)
+
+MEMORY_GET = ToolSpec(
+    name="memory_get",
+    description=(
+        "Read lines of a memory file (MEMORY.md, memory/**/*.md), e.g. around a memory_search citation "
+        "path:start-end. Paths outside the agent's memory are refused. Long files come in windows: when "
+        "`truncated` is true, call again with `from` set to `to` + 1."
+    ),
+    parameters=_object(
+        {
+            "path": {"type": "string", "description": "Workspace-relative memory file, e.g. MEMORY.md or memory/2026-03-04.md."},
+            "from": {"type": ["integer", "null"], "minimum": 1, "description": "First line, 1-based (null: line 1)."},
+            "lines": {"type": ["integer", "null"], "minimum": 1, "description": "How many lines (null: to the end, within the output limit)."},
+            "agent": _AGENT,
+        }
+    ),
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+)
+
+MEMORY_APPEND = ToolSpec(
+    name="memory_append",
+    description=(
+        "Write to memory: append an entry (a short heading and the text) to today's daily note "
+        "memory/YYYY-MM-DD.md, or to MEMORY.md for lasting facts and preferences. Append-only: nothing "
+        "already in memory is changed. Use it for what should be remembered in later sessions: decisions, "
+        "preferences, facts learned, work done. The entry is searchable as soon as the call returns."
+    ),
+    parameters=_object(
+        {
+            "text": {"type": "string", "description": "The entry, in Markdown (lists welcome)."},
+            "file": {
+                "type": ["string", "null"],
+                "description": "Memory file to append to: MEMORY.md for long-term facts, or memory/<name>.md (null: today's daily note).",
+            },
+            "heading": {"type": ["string", "null"], "description": "A short title for the entry (null: the current time)."},
+            "agent": _AGENT,
+        }
+    ),
+    read_only=False,
+    destructive=False,
+    idempotent=False,
+)
+
+TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND)
+
+
+def openai_tools(api: Literal["chat", "responses"] = "chat", tools: Sequence[ToolSpec] = TOOLS) -> list[dict]:
+    """The tools as OpenAI function definitions (strict), for the Chat
+    Completions (``"chat"``) or the Responses (``"responses"``) API."""
+    if api == "chat":
+        return [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": copy.deepcopy(dict(t.parameters)), "strict": True}}
+            for t in tools
+        ]
+    if api == "responses":
+        return [
+            {"type": "function", "name": t.name, "description": t.description, "parameters": copy.deepcopy(dict(t.parameters)), "strict": True}
+            for t in tools
+        ]
+    raise ValueError(f"api must be 'chat' or 'responses', not {api!r}")
+
+
+class Freshness(Protocol):
+    """How a tool host keeps indexes fresh around tool calls."""
+
+    def before_search(self, agent: str, index: MemoryIndex) -> str | None:
+        """Make ``index`` fresh enough to search; a notice when it is known
+        not to be (the result then says ``stale``), else None."""
+
+    def after_append(self, agent: str, index: MemoryIndex) -> None:
+        """An entry was appended (and synced) through ``index``."""
+
+
+class SyncWhenNeeded:
+    """The default :class:`Freshness`: sync before a search when the files
+    changed (a stat scan), in the caller's thread, as `memext search` does."""
+
+    def __init__(self, lock_timeout: float = 2.0):
+        self.lock_timeout = lock_timeout
+
+    def before_search(self, agent: str, index: MemoryIndex) -> str | None:
+        if not index.needs_sync():
+            return None
+        try:
+            index.sync(reason="search", lock_timeout=self.lock_timeout)
+        except LockTimeout:
+            return "another process is syncing this index; answered from it as it is"
+        except MemextError as exc:
+            return f"the index could not be brought up to date ({exc}); answered from it as it is"
+        return None
+
+    def after_append(self, agent: str, index: MemoryIndex) -> None:
+        return None
+
+
+class MemoryTools:
+    """Answers tool calls for one or more agents.
+
+    ``open_index(agent_id)`` opens an agent's index; indexes are opened on
+    first use, kept, and closed by :meth:`close`. ``agents`` are the ids
+    served (the first is the default). Calls are serialised: one index is
+    not searched while it is being written through another call.
+    """
+
+    def __init__(
+        self,
+        open_index: Callable[[str], MemoryIndex],
+        agents: Sequence[str],
+        *,
+        freshness: Freshness | None = None,
+    ):
+        if not agents:
+            raise MemextError("no agents to serve: add one with `memext agents add ID WORKSPACE`")
+        self.agents: tuple[str, ...] = tuple(agents)
+        self.freshness: Freshness = freshness or SyncWhenNeeded()
+        self._open_index = open_index
+        self._indexes: dict[str, MemoryIndex] = {}
+        self._lock = threading.RLock()
+        self.specs: tuple[ToolSpec, ...] = tuple(t.with_agents(self.agents) for t in TOOLS)
+        self._by_name = {t.name: t for t in self.specs}
+        self._validators = {t.name: jsonschema.Draft202012Validator(dict(t.parameters)) for t in self.specs}
+
+    @classmethod
+    def from_config(
+        cls, config: Config | None = None, agents: Sequence[str] | None = None, *, freshness: Freshness | None = None
+    ) -> "MemoryTools":
+        """Tools over the agents of ``config`` (loaded from the usual place
+        when None): ``agents`` (ids) or all of them."""
+        cfg = config or load_config()
+        chosen = [cfg.agent(a) for a in agents] if agents else list(cfg.agents)
+        by_id = {a.id: a for a in chosen}
+        return cls(lambda agent_id: MemoryIndex(by_id[agent_id], config_file=cfg.path), list(by_id), freshness=freshness)
+
+    @property
+    def default_agent(self) -> str:
+        return self.agents[0]
+
+    def index(self, agent: str | None = None) -> MemoryIndex:
+        """The index of ``agent`` (the default agent when None), opened on first use."""
+        agent_id = self.default_agent if agent is None else agent
+        if agent_id not in self.agents:
+            served = ", ".join(repr(a) for a in self.agents)
+            raise ToolError(f"no agent {agent_id!r} here; this memory serves {served} (or pass agent=null for {self.default_agent!r})")
+        with self._lock:
+            if agent_id not in self._indexes:
+                self._indexes[agent_id] = self._open_index(agent_id)
+            return self._indexes[agent_id]
+
+    def openai_tools(self, api: Literal["chat", "responses"] = "chat") -> list[dict]:
+        """:func:`openai_tools` with the served agents named."""
+        return openai_tools(api, self.specs)
+
+    def close(self) -> None:
+        """Close the indexes opened so far (idempotent)."""
+        with self._lock:
+            indexes, self._indexes = list(self._indexes.values()), {}
+        for idx in indexes:
+            idx.close()
+
+    def __enter__(self) -> "MemoryTools":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- dispatch -------------------------------------------------------------
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> dict:
+        """Run tool ``name`` with ``arguments`` (a mapping, a JSON object as
+        text, as OpenAI sends it, or None); returns a JSON-ready dict.
+
+        Raises ToolError, with a message the agent can act on, for any
+        failure: unknown tool, bad arguments, a refused path, an index error.
+        """
+        spec = self._by_name.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
+        args = self._arguments(spec, arguments)
+        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append}[name]
+        try:
+            with self._lock:
+                return handler(args)
+        except ToolError:
+            raise
+        except MemextError as exc:
+            raise ToolError(str(exc)) from exc
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise ToolError(f"{name} failed: {where}{exc.strerror or exc}") from exc
+        except Exception as exc:  # the agent gets a message, the host keeps running
+            raise ToolError(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}") from exc
+
+    def _arguments(self, spec: ToolSpec, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
+        """The arguments as a dict with every property present (omitted
+        optional ones as None), checked against the schema."""
+        if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+            arguments = {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as exc:
+                raise ToolError(f"{spec.name}: the arguments are not valid JSON ({exc}); send a JSON object") from None
+        if not isinstance(arguments, Mapping):
+            raise ToolError(f"{spec.name}: the arguments must be a JSON object, not {type(arguments).__name__}")
+        props = spec.parameters["properties"]
+        args = {k: None for k, p in props.items() if _nullable(p)}
+        args.update(arguments)
+        errors = sorted(self._validators[spec.name].iter_errors(args), key=lambda e: list(e.absolute_path))
+        if errors:
+            raise ToolError(f"{spec.name}: bad arguments: {_describe(errors[0], props)}")
+        return args
+
+    def _search(self, args: dict[str, Any]) -> dict:
+        if args["after"] is not None or args["before"] is not None:
+            raise ToolError("time filters are not supported yet: call memory_search again with after and before set to null")
+        if not args["query"].strip():
+            raise ToolError("memory_search: the query is empty; say what to look for")
+        agent = args["agent"] or self.default_agent
+        idx = self.index(agent)
+        stale_notice = self.freshness.before_search(agent, idx)
+        resp = idx.search(args["query"], max_results=args["max_results"], min_score=args["min_score"])
+        return search_result(resp, stale_notice)
+
+    def _get(self, args: dict[str, Any]) -> dict:
+        res = self.index(args["agent"]).get(args["path"], args["from"], args["lines"])
+        return get_result(res)
+
+    def _append(self, args: dict[str, Any]) -> dict:
+        agent = args["agent"] or self.default_agent
+        idx = self.index(agent)
+        written = idx.append(args["text"], file=args["file"], heading=args["heading"])
+        self.freshness.after_append(agent, idx)
+        return append_result(written)
+
+
+def _describe(error: jsonschema.ValidationError, props: Mapping[str, Any]) -> str:
+    """One validation error in words an agent can act on."""
+    where = "/".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties":
+        return f"{error.message}; the arguments are {', '.join(props)}"
+    if error.validator == "required":
+        return error.message
+    if error.validator == "type":
+        want = error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value)
+        return f"{where} must be {want}, got {json.dumps(error.instance)}"
+    return f"{where}: {error.message}"
+
+
+def _plain(value: Any) -> Any:
+    """A dataclass (typed status) or a dict as a JSON-ready dict."""
+    if value is None or isinstance(value, dict):
+        return value
+    if is_dataclass(value):
+        return {k: v for k, v in vars(value).items()}
+    return value
+
+
+def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict:
+    """The memory_search result for a search response."""
+    fallback = _plain(resp.fallback)
+    if fallback is not None and "from_provider" in fallback:
+        fallback = {"from": fallback["from_provider"], "reason": fallback.get("reason")}
+    notices = [n for n in (stale_notice, resp.notice) if n]
+    return {
+        "results": [
+            {
+                "path": r.path,
+                "start_line": r.start_line,
+                "end_line": r.end_line,
+                "score": round(float(r.score), 4),
+                "snippet": r.snippet,
+                "source": r.source,
+                "citation": r.citation,
+            }
+            for r in resp.results
+        ],
+        "provider": resp.provider,
+        "model": resp.model,
+        "fallback": fallback,
+        "stale": stale_notice is not None,
+        "notice": "; ".join(notices) or None,
+    }
+
+
+def get_result(res: ReadResult) -> dict:
+    """The memory_get result for a read."""
+    notice = None
+    if res.missing:
+        notice = f"{res.path} does not exist yet (memory_append creates it)"
+    elif res.truncated:
+        notice = f"stopped at line {res.to_line} of {res.total_lines}; call again with from={res.to_line + 1}"
+    return {
+        "path": res.path,
+        "from": res.from_line,
+        "to": res.to_line,
+        "text": res.text,
+        "truncated": res.truncated,
+        "total_lines": res.total_lines,
+        "notice": notice,
+    }
+
+
+def append_result(written: AppendResult) -> dict:
+    """The memory_append result for a written entry."""
+    return written.to_dict()

@@ -1,0 +1,219 @@
+"""The agent tool layer: schemas valid under OpenAI strict function calling
+and as Anthropic/MCP tool definitions, the OpenAI definitions, and
+call_tool's results and every error path (all ToolErrors an agent can act on)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import jsonschema
+import mcp_types
+import pytest
+
+from conftest import make_agent
+from memext.engine import TOOLS, MemoryIndex, MemoryTools, SyncWhenNeeded, ToolError, openai_tools
+from memext.engine.lock import WriterLock
+
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
+#: Keywords OpenAI's strict mode (structured outputs) accepts in a schema.
+OPENAI_STRICT_KEYWORDS = {
+    "type", "description", "properties", "required", "additionalProperties", "enum", "const", "anyOf",
+    "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "pattern",
+    "format", "minItems", "maxItems", "$defs", "$ref", "title",
+}
+
+
+def _check_openai_strict(schema: dict, where: str) -> None:
+    assert set(schema) <= OPENAI_STRICT_KEYWORDS, f"{where}: {set(schema) - OPENAI_STRICT_KEYWORDS}"
+    types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    assert set(types) <= JSON_TYPES, where
+    if "object" in types:
+        assert schema["additionalProperties"] is False, where
+        assert sorted(schema["required"]) == sorted(schema["properties"]), f"{where}: every property must be required"
+        for key, prop in schema["properties"].items():
+            assert prop.get("description"), f"{where}.{key} has no description"
+            _check_openai_strict(prop, f"{where}.{key}")
+    if "array" in types:
+        _check_openai_strict(schema["items"], f"{where}[]")
+
+
+@pytest.mark.parametrize("spec", TOOLS, ids=lambda s: s.name)
+def test_schemas_follow_openai_strict_rules(spec):
+    assert NAME.match(spec.name) and spec.description
+    jsonschema.Draft202012Validator.check_schema(spec.parameters)
+    assert spec.parameters["type"] == "object"
+    _check_openai_strict(spec.parameters, spec.name)
+
+
+@pytest.mark.parametrize("spec", TOOLS, ids=lambda s: s.name)
+def test_schemas_follow_anthropic_and_mcp_rules(spec):
+    schema = spec.input_schema
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert NAME.match(spec.name) and schema["type"] == "object"
+    assert set(schema["required"]) <= set(schema["properties"])
+    # Only what a call cannot do without is required; the rest may be left out.
+    assert schema["required"] == {"memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"]}[spec.name]
+    assert schema["properties"] == spec.parameters["properties"]
+    # The SDK's own models accept it as an MCP tool definition (the Anthropic
+    # API takes the same name/description/input_schema triple).
+    tool = mcp_types.Tool(name=spec.name, description=spec.description, input_schema=schema)
+    assert tool.input_schema["properties"].keys() == spec.parameters["properties"].keys()
+    assert spec.parameters["required"] == list(spec.parameters["properties"])  # input_schema did not change it
+
+
+def test_annotations():
+    by_name = {t.name: t for t in TOOLS}
+    assert by_name["memory_search"].read_only and by_name["memory_search"].idempotent
+    assert by_name["memory_get"].read_only and by_name["memory_get"].idempotent
+    append = by_name["memory_append"]
+    assert not append.read_only and not append.destructive and not append.idempotent
+
+
+def test_openai_definitions():
+    chat = openai_tools("chat")
+    assert [t["function"]["name"] for t in chat] == ["memory_search", "memory_get", "memory_append"]
+    assert all(t["type"] == "function" and t["function"]["strict"] is True for t in chat)
+    assert chat[0]["function"]["parameters"] == TOOLS[0].parameters
+    responses = openai_tools("responses")
+    assert [t["name"] for t in responses] == ["memory_search", "memory_get", "memory_append"]
+    assert all(t["type"] == "function" and t["strict"] is True and "function" not in t for t in responses)
+    json.dumps(chat), json.dumps(responses)  # plain JSON
+    chat[0]["function"]["parameters"]["properties"].clear()  # a copy: TOOLS is untouched
+    assert TOOLS[0].parameters["properties"]
+    with pytest.raises(ValueError, match="'chat' or 'responses'"):
+        openai_tools("completions")
+
+
+@pytest.fixture
+def tools(workspace, tmp_path):
+    agent = make_agent(workspace, db_path=tmp_path / "index" / "test.sqlite")
+    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as t:
+        yield t
+
+
+def test_search_get_append_results(tools, workspace):
+    r = tools.call_tool("memory_search", {"query": "green tea"})
+    assert set(r) == {"results", "provider", "model", "fallback", "stale", "notice"}
+    top = r["results"][0]
+    assert set(top) == {"path", "start_line", "end_line", "score", "snippet", "source", "citation"}
+    assert top["path"] == "MEMORY.md" and "green tea" in top["snippet"]
+    assert top["citation"] == f"MEMORY.md:{top['start_line']}-{top['end_line']}"
+    assert r["provider"] == "none" and r["fallback"] is None and r["stale"] is False
+
+    g = tools.call_tool("memory_get", json.dumps({"path": "MEMORY.md", "from": 5, "lines": 1}))  # JSON text, as OpenAI sends it
+    assert g == {"path": "MEMORY.md", "from": 5, "to": 5, "text": "- Bob prefers green tea.", "truncated": False,
+                 "total_lines": 8, "notice": None}
+    assert "does not exist yet" in tools.call_tool("memory_get", {"path": "memory/later.md"})["notice"]
+
+    a = tools.call_tool("memory_append", {"text": "Carol joined the billing team.", "heading": "Team news", "file": "MEMORY.md"})
+    assert a["path"] == "MEMORY.md" and a["citation"] == f"MEMORY.md:{a['start_line']}-{a['end_line']}"
+    assert a["indexed"] and not a["created"]
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith("\n\n## Team news\nCarol joined the billing team.\n")
+    hit = tools.call_tool("memory_search", {"query": "Carol billing", "max_results": 1})["results"]
+    assert hit[0]["path"] == "MEMORY.md" and "Carol joined" in hit[0]["snippet"]  # searchable at once
+    assert hit[0]["start_line"] <= a["start_line"] <= a["end_line"] <= hit[0]["end_line"]
+
+
+def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
+    db = tmp_path / "index" / "test.sqlite"
+    agent = make_agent(workspace, db_path=db)
+    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"], freshness=SyncWhenNeeded(lock_timeout=0.2)) as t:
+        t.call_tool("memory_search", {"query": "tea"})
+        (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
+        with WriterLock(db, timeout=5):  # another process is writing the index
+            r = t.call_tool("memory_search", {"query": "oolong"})
+        assert r["stale"] is True and "another process is syncing" in r["notice"] and r["results"] == []
+        r = t.call_tool("memory_search", {"query": "oolong"})
+        assert r["stale"] is False and r["results"][0]["path"] == "memory/2026-01-07.md"
+
+
+@pytest.mark.parametrize(
+    "name, arguments, message",
+    [
+        ("memory_delete", {}, "no tool 'memory_delete'; the tools are memory_search, memory_get, memory_append"),
+        ("memory_search", {}, "'query' is a required property"),
+        ("memory_search", None, "'query' is a required property"),
+        ("memory_search", "{not json", "not valid JSON"),
+        ("memory_search", "[1, 2]", "must be a JSON object, not list"),
+        ("memory_search", ["query"], "must be a JSON object, not list"),
+        ("memory_search", {"query": 3}, "query must be string, got 3"),
+        ("memory_search", {"query": "tea", "limit": 3}, "'limit' was unexpected); the arguments are query, max_results"),
+        ("memory_search", {"query": "tea", "max_results": "3"}, 'max_results must be integer or null, got "3"'),
+        ("memory_search", {"query": "tea", "max_results": 0}, "max_results: 0 is less than the minimum of 1"),
+        ("memory_search", {"query": "tea", "max_results": 51}, "greater than the maximum of 50"),
+        ("memory_search", {"query": "tea", "min_score": 1.5}, "min_score: 1.5 is greater than the maximum of 1"),
+        ("memory_search", {"query": "   "}, "the query is empty"),
+        ("memory_search", {"query": "tea", "after": "7d"}, "time filters are not supported yet"),
+        ("memory_search", {"query": "tea", "before": "2026-01-01"}, "time filters are not supported yet"),
+        ("memory_search", {"query": "tea", "agent": "home"}, "no agent 'home' here; this memory serves 'test'"),
+        ("memory_get", {"path": "../secrets.md"}, "'..' may not leave"),
+        ("memory_get", {"path": "/etc/passwd"}, "only Markdown"),
+        ("memory_get", {"path": "memory/.hidden.md"}, "hidden files are not memory"),
+        ("memory_get", {"path": "notes/other.md"}, "not part of this agent's memory"),
+        ("memory_get", {"path": "MEMORY.md\x00.md"}, "NUL"),
+        ("memory_get", {"path": "MEMORY.md", "from": 0}, "from: 0 is less than the minimum of 1"),
+        ("memory_get", {"path": "MEMORY.md", "lines": True}, "lines must be integer or null, got true"),
+        ("memory_get", {"path": ""}, "no path given"),
+        ("memory_append", {"text": ""}, "the note is empty"),
+        ("memory_append", {"text": "x" * 100_001}, "the limit is 100,000"),
+        ("memory_append", {"text": "x", "heading": " ## "}, "the heading is empty"),
+        ("memory_append", {"text": "x", "file": "memory/notes.txt"}, "only Markdown"),
+        ("memory_append", {"text": "x", "file": "memory"}, "only Markdown"),
+        ("memory_append", {"text": "x", "file": "x" * 300 + ".md"}, "not part of this agent's memory"),
+        ("memory_append", {"text": "x", "file": "memory/" + "x" * 300 + ".md"}, "cannot write"),
+    ],
+)
+def test_errors_are_tool_errors_an_agent_can_act_on(tools, workspace, name, arguments, message):
+    before = sorted((p, p.stat().st_size) for p in workspace.rglob("*"))
+    with pytest.raises(ToolError) as err:
+        tools.call_tool(name, arguments)
+    assert message in str(err.value)
+    assert "Traceback" not in str(err.value)
+    assert sorted((p, p.stat().st_size) for p in workspace.rglob("*")) == before  # nothing written
+
+
+def test_symlinks_and_folders_are_refused(tools, workspace, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("keep\n", encoding="utf-8")
+    os.symlink(outside, workspace / "memory" / "link.md")
+    (workspace / "memory" / "dir.md").mkdir()
+    with pytest.raises(ToolError, match="symlink"):
+        tools.call_tool("memory_append", {"text": "x", "file": "memory/link.md"})
+    with pytest.raises(ToolError, match="not a file"):
+        tools.call_tool("memory_append", {"text": "x", "file": "memory/dir.md"})
+    assert outside.read_text(encoding="utf-8") == "keep\n"
+
+
+def test_search_disabled_is_a_tool_error(workspace, tmp_path):
+    agent = make_agent(workspace, db_path=tmp_path / "i.sqlite", enabled=False)
+    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as t:
+        with pytest.raises(ToolError, match="memory search is turned off"):
+            t.call_tool("memory_search", {"query": "tea"})
+
+
+def test_unexpected_failures_become_tool_errors(workspace):
+    def broken(_id):  # a fault no real index produces on demand: opening it raises
+        raise RuntimeError("disk on fire")
+
+    with MemoryTools(broken, ["test"]) as t, pytest.raises(ToolError, match="memory_search failed unexpectedly: RuntimeError: disk on fire"):
+        t.call_tool("memory_search", {"query": "tea"})
+
+
+def test_agents_are_listed_and_picked(workspace, example_workspace, tmp_path):
+    agents = {
+        "work": make_agent(workspace, "work", db_path=tmp_path / "work.sqlite"),
+        "home": make_agent(example_workspace, "home", db_path=tmp_path / "home.sqlite"),
+    }
+    with MemoryTools(lambda a: MemoryIndex(agents[a], provider=None), ["work", "home"]) as t:
+        search = next(s for s in t.specs if s.name == "memory_search")
+        assert "'work', 'home'" in search.description and "'work', 'home'" in search.parameters["properties"]["agent"]["description"]
+        assert t.openai_tools("chat")[0]["function"]["description"] == search.description
+        assert t.call_tool("memory_search", {"query": "Biscuit", "agent": "home"})["results"]
+        assert t.call_tool("memory_search", {"query": "Biscuit"})["results"] == []  # default: work
+        with pytest.raises(ToolError, match="this memory serves 'work', 'home'"):
+            t.call_tool("memory_get", {"path": "MEMORY.md", "agent": "play"})
+    with pytest.raises(Exception, match="no agents to serve"):
+        MemoryTools(lambda a: None, [])

@@ -83,3 +83,92 @@ def test_missing_extra_names_it():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'"
+
+
+# -- the memory tools as LangChain tools ---------------------------------------
+
+
+@pytest.fixture
+def tools(example_workspace, tmp_path):
+    from memext.engine import MemoryTools
+
+    with MemoryTools(lambda agent_id: example_index(example_workspace, tmp_path), ["ex"]) as t:
+        yield t
+
+
+def test_the_tools_are_the_engines_definitions(tools):
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from memext.engine import TOOLS
+    from memext.engine.adapters.langchain import memory_tools
+
+    lc = memory_tools(tools)
+    assert [t.name for t in lc] == [t.name for t in TOOLS] == ["memory_search", "memory_get", "memory_append"]
+    by_name = {t.name: t for t in tools.specs}
+    openai = {d["function"]["name"]: d["function"] for d in tools.openai_tools("chat")}
+    for tool in lc:
+        spec = by_name[tool.name]
+        assert tool.description == spec.description and "'ex'" in tool.description
+        assert tool.args_schema == dict(spec.parameters)
+        # What a chat model is given through bind_tools is the same schema.
+        fn = convert_to_openai_tool(tool)["function"]
+        assert fn["parameters"] == openai[tool.name]["parameters"]
+        assert tool.metadata == {"read_only": spec.read_only, "destructive": spec.destructive, "idempotent": spec.idempotent}
+
+
+def test_search_get_and_append_through_langchain(tools, example_workspace):
+    from memext.engine.adapters.langchain import memory_tools
+
+    search, get, append = memory_tools(tools)
+    found = search.invoke({"query": "Biscuit vet"})
+    assert found == tools.call_tool("memory_search", {"query": "Biscuit vet"})
+    top = found["results"][0]
+    assert top["citation"] == f"{top['path']}:{top['start_line']}-{top['end_line']}"
+    read = get.invoke({"path": top["path"], "from": top["start_line"], "lines": 2})
+    lines = (example_workspace / top["path"]).read_text(encoding="utf-8").splitlines()
+    assert read["text"] == "\n".join(lines[top["start_line"] - 1 : top["start_line"] + 1])
+    written = append.invoke({"text": "The spare office key is in the blue drawer.", "heading": "Keys"})
+    assert written
+    again = search.invoke({"query": "spare office key blue drawer", "max_results": 1, "agent": None})
+    assert "blue drawer" in again["results"][0]["snippet"]
+
+
+def test_a_model_tool_call_gets_a_tool_message(tools):
+    from langchain_core.messages import ToolMessage
+
+    from memext.engine.adapters.langchain import memory_tools
+
+    search = memory_tools(tools)[0]
+    call = {"name": "memory_search", "args": {"query": "green tea", "max_results": 2, "min_score": None,
+                                              "after": None, "before": None, "agent": None},
+            "id": "call_1", "type": "tool_call"}
+    msg = search.invoke(call)
+    assert isinstance(msg, ToolMessage) and msg.tool_call_id == "call_1" and msg.status == "success"
+    assert "citation" in msg.content and "MEMORY.md" in msg.content
+
+
+def test_failures_come_back_to_the_model_as_messages(tools, example_workspace):
+    from memext.engine.adapters.langchain import memory_tools
+
+    search, get, append = memory_tools(tools)
+    before = {p: p.read_bytes() for p in example_workspace.rglob("*") if p.is_file()}
+    refused = get.invoke({"path": "../../etc/passwd"})
+    assert isinstance(refused, str) and "passwd" in refused
+    bad = search.invoke({"query": 5})
+    assert isinstance(bad, str) and "query must be string" in bad
+    nobody = search.invoke({"query": "tea", "agent": "nobody"})
+    assert "no agent 'nobody'" in nobody and "'ex'" in nobody
+    outside = append.invoke({"text": "x", "file": "../notes.md"})
+    assert isinstance(outside, str)
+    msg = get.invoke({"name": "memory_get", "args": {"path": "secrets.txt"}, "id": "c2", "type": "tool_call"})
+    assert msg.status == "error" and msg.tool_call_id == "c2"
+    assert {p: p.read_bytes() for p in example_workspace.rglob("*") if p.is_file()} == before
+    assert not (example_workspace.parent / "notes.md").exists()
+
+
+def test_tools_run_async(tools):
+    from memext.engine.adapters.langchain import memory_tools
+
+    search = memory_tools(tools)[0]
+    found = asyncio.run(search.ainvoke({"query": "green tea", "max_results": 1}))
+    assert len(found["results"]) == 1

@@ -17,7 +17,8 @@ tool list, run through ``MemoryTools.call_tool``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+import copy
+from typing import Any, Optional
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -30,10 +31,8 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
         "the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'"
     ) from exc
 
+from ..tools import MemoryTools, ToolError, ToolSpec
 from .hits import Content, Searchable, search_hits
-
-if TYPE_CHECKING:
-    from ..tools import MemoryTools, ToolSpec
 
 __all__ = ["MemextRetriever", "memory_tools"]
 
@@ -75,22 +74,21 @@ class MemextRetriever(BaseRetriever):
         return [Document(page_content=h.text, metadata=h.metadata, id=h.id) for h in hits]
 
 
-def memory_tools(tools: "MemoryTools") -> list[StructuredTool]:
+def memory_tools(tools: MemoryTools) -> list[StructuredTool]:
     """``memory_search``, ``memory_get`` and ``memory_append`` as LangChain
     tools that run through ``tools.call_tool``.
 
+    Names, descriptions and argument schemas are the engine's (``tools.specs``:
+    :data:`memext.engine.TOOLS` with the served agents named), in their
+    OpenAI-strict form, which chat models' ``bind_tools`` accept as is.
     A failed call (bad arguments, a refused path, an unknown agent) comes
     back to the model as the tool's answer, the error's message, so it can
     correct itself; it is not raised into the agent loop.
     """
-    from ..tools import TOOLS
-
-    return [_langchain_tool(spec, tools) for spec in TOOLS]
+    return [_langchain_tool(spec, tools) for spec in tools.specs]
 
 
-def _langchain_tool(spec: "ToolSpec", tools: "MemoryTools") -> StructuredTool:
-    from ..tools import ToolError
-
+def _langchain_tool(spec: ToolSpec, tools: MemoryTools) -> StructuredTool:
     def run(**arguments: Any) -> dict:
         try:
             return tools.call_tool(spec.name, arguments)
@@ -101,7 +99,7 @@ def _langchain_tool(spec: "ToolSpec", tools: "MemoryTools") -> StructuredTool:
         func=run,
         name=spec.name,
         description=spec.description,
-        args_schema=spec.parameters,
+        args_schema=copy.deepcopy(dict(spec.parameters)),  # LangChain wants a plain dict
         handle_tool_error=True,
         metadata={"read_only": spec.read_only, "destructive": spec.destructive, "idempotent": spec.idempotent},
     )

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from adapter_helpers import example_index
+from adapter_helpers import example_index, shared_example_index
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
@@ -18,11 +18,22 @@ from memext.engine.adapters.langchain import MemextRetriever
 METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
 
 
-@pytest.fixture
-def index(example_workspace, tmp_path):
-    idx = example_index(example_workspace, tmp_path)
-    yield idx
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    idx, workspace = shared_example_index(tmp_path_factory)
+    yield idx, workspace
     idx.close()
+
+
+@pytest.fixture
+def index(shared):
+    return shared[0]
+
+
+@pytest.fixture
+def example_workspace(shared):
+    """The shared index's workspace (these tests only read it)."""
+    return shared[1]
 
 
 def test_documents_carry_the_search_results_with_citations(index):
@@ -89,11 +100,27 @@ def test_missing_extra_names_it():
 
 
 @pytest.fixture
-def tools(example_workspace, tmp_path):
+def tools(index):
+    """Tools over the shared index, for tests that write nothing (not
+    closed: the index stays open for the module's other tests)."""
     from memext.engine import MemoryTools
 
-    with MemoryTools(lambda agent_id: example_index(example_workspace, tmp_path), ["ex"]) as t:
-        yield t
+    return MemoryTools(lambda agent_id: index, ["ex"])
+
+
+@pytest.fixture
+def writable_tools(tmp_path):
+    """Tools over an index of their own (a test that appends)."""
+    import shutil
+
+    from conftest import EXAMPLE_WORKSPACE
+
+    from memext.engine import MemoryTools
+
+    workspace = tmp_path / "own"
+    shutil.copytree(EXAMPLE_WORKSPACE, workspace)
+    with MemoryTools(lambda agent_id: example_index(workspace, tmp_path), ["ex"]) as t:
+        yield t, workspace
 
 
 def test_the_tools_are_the_engines_definitions(tools):
@@ -116,9 +143,10 @@ def test_the_tools_are_the_engines_definitions(tools):
         assert tool.metadata == {"read_only": spec.read_only, "destructive": spec.destructive, "idempotent": spec.idempotent}
 
 
-def test_search_get_and_append_through_langchain(tools, example_workspace):
+def test_search_get_and_append_through_langchain(writable_tools):
     from memext.engine.adapters.langchain import memory_tools
 
+    tools, example_workspace = writable_tools
     search, get, append = memory_tools(tools)
     found = search.invoke({"query": "Biscuit vet"})
     assert found == tools.call_tool("memory_search", {"query": "Biscuit vet"})

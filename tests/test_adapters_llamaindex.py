@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from adapter_helpers import example_index
+from adapter_helpers import shared_example_index
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
 from memext.engine.adapters.llamaindex import MemextLlamaRetriever
@@ -18,11 +18,16 @@ from memext.engine.adapters.llamaindex import MemextLlamaRetriever
 METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
 
 
-@pytest.fixture
-def index(example_workspace, tmp_path):
-    idx = example_index(example_workspace, tmp_path)
-    yield idx
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    idx, workspace = shared_example_index(tmp_path_factory)
+    yield idx, workspace
     idx.close()
+
+
+@pytest.fixture
+def index(shared):
+    return shared[0]
 
 
 def test_nodes_carry_the_search_results_with_citations(index):
@@ -47,7 +52,8 @@ def test_the_llm_sees_the_citation_but_not_the_bookkeeping(index):
     assert hit.node.get_content(metadata_mode=MetadataMode.EMBED) == hit.node.get_content()
 
 
-def test_lines_content_query_bundle_and_async(index, example_workspace):
+def test_lines_content_query_bundle_and_async(index, shared):
+    example_workspace = shared[1]
     retriever = MemextLlamaRetriever(index, max_results=2, content="lines")
     hits = retriever.retrieve(QueryBundle("Biscuit vaccines"))
     assert hits

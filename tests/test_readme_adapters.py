@@ -32,13 +32,13 @@ def run_example(code: str, cwd) -> str:
     return out.stdout
 
 
-def test_the_section_has_the_four_examples():
-    assert len(EXAMPLES) == 4
+def test_the_section_has_the_five_examples():
+    assert len(EXAMPLES) == 5
 
 
 @pytest.mark.parametrize("which", ["langchain", "llamaindex"])
 def test_retriever_examples_print_cited_hits(which, example_workspace):
-    code = next(c for c in EXAMPLES if f"adapters.{which}" in c)
+    code = next(c for c in EXAMPLES if f"adapters.{which} import Memext" in c)
     lines = run_example(code, example_workspace).splitlines()
     assert 1 <= len(lines) <= 3
     for line in lines:
@@ -60,3 +60,10 @@ def test_session_example_saves_and_finds_the_session(example_workspace):
     assert path == f"memory/{date.today().isoformat()}-book-porto-offsite-march-team-wants.md"
     assert citation.startswith(path + ":")
     assert (example_workspace / path).is_file()
+
+
+def test_langchain_tools_example_cites_and_refuses(example_workspace):
+    code = next(c for c in EXAMPLES if "memory_tools" in c)
+    citation, refusal = run_example(code, example_workspace).splitlines()
+    assert re.fullmatch(r"(MEMORY\.md|memory/[\w-]+\.md):\d+-\d+", citation)
+    assert "notes.txt" in refusal and "Traceback" not in refusal

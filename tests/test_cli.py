@@ -199,3 +199,40 @@ def test_get_past_the_end_says_nothing_about_truncation(config, workspace):
     assert r.exit_code == 0 and r.stderr == "" and r.stdout.splitlines()[-1] == "line 10"
     data = json.loads(run("get", "memory/x.md", "--from", "3", "--lines", "100", "--json").output)
     assert (data["to_line"], data["truncated"]) == (10, False)
+
+
+# -- note --------------------------------------------------------------------------
+
+
+def test_note_appends_and_indexes(config, workspace):
+    from datetime import datetime
+
+    today = f"memory/{datetime.now():%Y-%m-%d}.md"
+    r = run("note", "Anna moved the standup to 9:30.", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert (data["path"], data["start_line"], data["end_line"], data["created"], data["indexed"]) == (today, 3, 4, True, True)
+    assert json.loads(run("search", "standup", "--json", "--no-sync").output)["results"][0]["path"] == today  # indexed on return
+
+    r = CliRunner().invoke(cli, ["note", "--long-term", "--heading", "People"], input="- Carol is the new designer.\n")
+    assert r.exit_code == 0 and r.output.startswith("noted in MEMORY.md:")
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith("\n\n## People\n- Carol is the new designer.\n")
+    r = CliRunner().invoke(cli, ["note", "-", "--file", "memory/projects/x.md"], input="From stdin.")
+    assert r.exit_code == 0 and "memory/projects/x.md:1-2 (new file)" in r.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["note", "x", "--file", "../out.md"], "may not leave"),
+        (["note", "x", "--file", "memory/a.txt"], "only Markdown"),
+        (["note", "x", "--file", "memory/a.md", "--long-term"], "either --file or --long-term"),
+        (["note", "   "], "the note is empty"),
+        (["note", "x", "-a", "nobody"], "no agent 'nobody'"),
+    ],
+)
+def test_note_refusals_are_one_line(config, workspace, args, message):
+    before = sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts)
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 1 and message in r.output and len(r.output.strip().splitlines()) == 1
+    assert sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts) == before

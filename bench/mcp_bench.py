@@ -1,0 +1,115 @@
+"""Latency of a ``memory_search`` tool call through MCP stdio, next to its floor.
+
+    python bench/mcp_bench.py [--runs 200] [--provider local|none] [--model PATH]
+
+Starts the real ``memext mcp`` process on a copy of the example memory
+(example/), connects the mcp SDK's client over stdio, makes the index and
+the server warm (first build, first query), then times ``runs`` calls of
+``memory_search`` with a set of questions and prints p50/p95. The floor is
+the same searches through ``MemoryIndex.search`` in this process (same
+index, same provider): the difference is what the protocol, JSON and the
+process hop cost. ``local`` uses the real all-MiniLM-L6-v2 GGUF model
+(query embedding included in both figures); ``none`` is keyword-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from memext.engine import MemoryIndex, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-minilm-l6-v2-f16.gguf"
+QUESTIONS = [
+    "How much food does Biscuit get per day?",
+    "Which commit fixed the flaky refund test?",
+    "Where does Dana's sister live?",
+    "What did we decide about the deploy checklist?",
+    "Who is Miguel?",
+    "vet appointment",
+    "caching",
+    "What is Dana allergic to?",
+]
+
+
+def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
+    lines = ["[memory_search]", f"provider = {json.dumps(provider)}"]
+    if provider == "local":
+        lines += ["[memory_search.local]", f"model_path = {json.dumps(str(model))}"]
+    lines += ["[memory_search.store]", f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
+              "", "[[agents]]", 'id = "example"', f"workspace = {json.dumps(str(workspace))}"]
+    path = folder / "config.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _percentiles(seconds: list[float]) -> tuple[float, float]:
+    ms = sorted(s * 1000 for s in seconds)
+    return statistics.median(ms), ms[min(len(ms) - 1, int(0.95 * len(ms)))]
+
+
+async def _through_mcp(config: Path, runs: int) -> list[float]:
+    env = dict(os.environ) | {"MEMEXT_CONFIG": str(config)}
+    params = StdioServerParameters(command=sys.executable, args=os.environ.get("BENCH_ARGS", "-m memext mcp").split(), env=env)
+    times = []
+    async with Client(params) as client:
+        for q in QUESTIONS * 3:  # warm: index built, model loaded, caches filled
+            r = await client.call_tool("memory_search", {"query": q})
+            assert not r.is_error, r.content[0].text
+        for i in range(runs):
+            t0 = time.perf_counter()
+            r = await client.call_tool("memory_search", {"query": QUESTIONS[i % len(QUESTIONS)]})
+            times.append(time.perf_counter() - t0)
+            assert not r.is_error
+    return times
+
+
+def _in_process(config: Path, runs: int) -> list[float]:
+    cfg = load_config(config)
+    times = []
+    with MemoryIndex(cfg.agent("example"), config_file=cfg.path) as idx:
+        idx.sync()
+        for q in QUESTIONS * 3:
+            idx.search(q)
+        for i in range(runs):
+            t0 = time.perf_counter()
+            idx.search(QUESTIONS[i % len(QUESTIONS)])
+            times.append(time.perf_counter() - t0)
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--provider", choices=["local", "none"], default="local")
+    ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    args = ap.parse_args()
+    if args.provider == "local" and not args.model.is_file():
+        sys.exit(f"no model at {args.model}; pass --model PATH or --provider none")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copytree(ROOT / "example", folder / "workspace")
+        config = _config(folder, folder / "workspace", args.provider, args.model)
+        floor = _in_process(config, args.runs)
+        mcp = anyio.run(_through_mcp, config, args.runs)
+    (m50, m95), (f50, f95) = _percentiles(mcp), _percentiles(floor)
+    print(f"example memory, provider {args.provider}, {args.runs} warm searches each")
+    print(f"memory_search via MCP stdio : p50 {m50:.2f} ms  p95 {m95:.2f} ms")
+    print(f"MemoryIndex.search (floor)  : p50 {f50:.2f} ms  p95 {f95:.2f} ms")
+    print(f"MCP overhead at p50         : {m50 - f50:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

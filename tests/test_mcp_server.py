@@ -1,0 +1,165 @@
+"""`memext mcp`: the real server process, driven by the mcp SDK's real
+client over stdio and over Streamable HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import AsyncIterator
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from memext.engine import TOOLS
+from memext.engine.mcp_server import INSTRUCTIONS
+from memext_helpers import write_config
+
+TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
+
+
+def _env(config: Path) -> dict[str, str]:
+    """What the server needs of this test's environment (the SDK starts
+    stdio servers with a minimal one)."""
+    keep = {k: v for k, v in os.environ.items() if k.startswith("XDG_")}
+    return {**keep, "MEMEXT_CONFIG": str(config)}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@asynccontextmanager
+async def connect(transport: str, config: Path, *args: str) -> AsyncIterator[Client]:
+    """A client session with a `memext mcp` process started for it."""
+    argv = ["-m", "memext", "mcp", *args]
+    if transport == "stdio":
+        params = StdioServerParameters(command=sys.executable, args=argv, env=_env(config))
+        with open(os.devnull, "w") as quiet:
+            async with Client(params) as client:
+                yield client
+        return
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, *argv, "--http", str(port)], env={**os.environ, **_env(config)},
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read()
+                assert time.monotonic() < deadline, "the HTTP server did not start"
+                await anyio.sleep(0.1)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            yield client
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        proc.stderr.close()
+
+
+def _text(result) -> str:
+    return result.content[0].text
+
+
+async def _scenario(client: Client, workspace: Path) -> None:
+    assert client.instructions == INSTRUCTIONS
+    listed = {t.name: t for t in (await client.list_tools()).tools}
+    assert list(listed) == [t.name for t in TOOLS]
+    for spec in TOOLS:
+        tool = listed[spec.name]
+        assert tool.input_schema["properties"].keys() == spec.parameters["properties"].keys()
+        assert tool.input_schema["required"] == spec.input_schema["required"]
+        assert "'example'" in tool.description
+        a = tool.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint) == (spec.read_only, spec.destructive, spec.idempotent)
+
+    found = await client.call_tool("memory_search", {"query": "How much food does Biscuit get per day?"})
+    assert not found.is_error, _text(found)
+    hits = found.structured_content["results"]
+    assert hits and hits[0]["path"].startswith("memory/") and "55 g" in hits[0]["snippet"]
+    assert found.structured_content["stale"] is False
+
+    first = hits[0]
+    got = await client.call_tool("memory_get", {"path": first["path"], "from": first["start_line"], "lines": 3})
+    assert not got.is_error and got.structured_content["from"] == first["start_line"]
+    assert got.structured_content["text"].splitlines()[0] == (workspace / first["path"]).read_text(encoding="utf-8").splitlines()[first["start_line"] - 1]
+
+    wrote = await client.call_tool("memory_append", {"text": "Biscuit's new vet is Dr. Quillfeather.", "heading": "Vet"})
+    assert not wrote.is_error, _text(wrote)
+    assert wrote.structured_content["path"] == TODAY and wrote.structured_content["indexed"]
+    again = await client.call_tool("memory_search", {"query": "Quillfeather"})
+    assert again.structured_content["results"][0]["path"] == TODAY
+
+    for name, args, message in [
+        ("memory_get", {"path": "../outside.md"}, "'..' may not leave"),
+        ("memory_get", {"path": "/etc/passwd"}, "only Markdown"),
+        ("memory_append", {"text": "x", "file": "/tmp/evil.md"}, "not part of this agent's memory"),
+        ("memory_search", {"query": "x", "max_results": "many"}, "max_results must be integer or null"),
+        ("memory_search", {"query": "x", "colour": "red"}, "'colour' was unexpected"),
+        ("memory_search", {}, "'query' is a required property"),
+        ("memory_search", {"query": "x", "after": "7d"}, "time filters are not supported yet"),
+        ("memory_search", {"query": "x", "agent": "nobody"}, "no agent 'nobody' here"),
+        ("memory_forget", {}, "no tool 'memory_forget'"),
+    ]:
+        bad = await client.call_tool(name, args)
+        assert bad.is_error and message in _text(bad), (name, args, _text(bad))
+    assert not Path("/tmp/evil.md").exists()
+    # The server is still there and still answers.
+    assert (await client.call_tool("memory_search", {"query": "Biscuit"})).structured_content["results"]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_server_over(transport, example_workspace, tmp_path):
+    config = write_config(tmp_path / "cfg", {"example": example_workspace})
+
+    async def main():
+        async with connect(transport, config) as client:
+            await _scenario(client, example_workspace)
+
+    anyio.run(main)
+
+
+def test_all_agents_or_one(example_workspace, workspace, tmp_path):
+    config = write_config(tmp_path / "cfg", {"home": example_workspace, "work": workspace})
+
+    async def main():
+        async with connect("stdio", config) as client:
+            tool = (await client.list_tools()).tools[0]
+            assert "'home', 'work'" in tool.description
+            work = await client.call_tool("memory_search", {"query": "Bob", "agent": "work"})
+            assert work.structured_content["results"][0]["path"] == "MEMORY.md"
+            home = await client.call_tool("memory_search", {"query": "Bob"})  # the first agent
+            assert home.structured_content["results"] == []
+            wrote = await client.call_tool("memory_append", {"text": "Dana likes rooibos.", "agent": "work", "file": "MEMORY.md"})
+            assert not wrote.is_error
+        assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith("Dana likes rooibos.\n")
+        async with connect("stdio", config, "-a", "work") as client:
+            refused = await client.call_tool("memory_search", {"query": "Biscuit", "agent": "home"})
+            assert refused.is_error and "this memory serves 'work'" in _text(refused)
+            assert (await client.call_tool("memory_search", {"query": "rooibos"})).structured_content["results"]
+
+    anyio.run(main)
+
+
+def test_command_line_errors(tmp_path, example_workspace):
+    config = write_config(tmp_path / "cfg", {"example": example_workspace})
+    env = {**os.environ, **_env(config)}
+    r = subprocess.run([sys.executable, "-m", "memext", "mcp", "-a", "nobody"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "no agent 'nobody'" in r.stderr and r.stdout == ""
+    # Without the extra installed: one line that names it (the import is
+    # blocked here, as an install without it would fail it).
+    block = "import sys; sys.modules['mcp'] = None; from memext.engine.cli import main; sys.argv = ['memext', 'mcp']; main()"
+    r = subprocess.run([sys.executable, "-c", block], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "pip install 'memext[mcp]'" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -178,7 +178,8 @@ class MemoryFlush:
         """A flush helper for an agent's index: state beside its ``.sqlite``
         file, the agent's workspace; ``options`` as for the constructor."""
         db = Path(index.db_path)
-        return cls(db.with_name(db.stem + ".flush.json"), index.agent.workspace, context_window=context_window, **options)
+        state = db.with_name(db.stem + ".flush.json")
+        return cls(state, index.agent.workspace, context_window=context_window, **options)
 
     @property
     def threshold(self) -> int:

@@ -140,7 +140,10 @@ def save_session_memory(
         raise MemextError(f"the workspace {ws} does not exist; create it or pass the agent's workspace")
     lines = session_lines(transcript)
     if not lines:
-        raise MemextError("the transcript holds no user or assistant messages with text: nothing to save")
+        hint = ""
+        if isinstance(transcript, str):
+            hint = " (a transcript file must be given as a pathlib.Path; a str is read as JSONL text)"
+        raise MemextError(f"the transcript holds no user or assistant messages with text: nothing to save{hint}")
     kept = lines[-messages:]
     when = (when or datetime.now(timezone.utc)).astimezone(timezone.utc)
     name = make_slug(slug(kept)) if slug is not None else ""

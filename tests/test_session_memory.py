@@ -118,8 +118,8 @@ def test_two_processes_saving_at_once_both_keep_their_file(workspace):
     assert all(t.endswith("\n") and "## Conversation" in t for t in texts)
 
 
-def test_the_saved_session_is_searchable_after_a_sync(workspace, tmp_path, hashing_provider):
-    idx = MemoryIndex(make_agent(workspace, db_path=tmp_path / "i.sqlite"), provider=hashing_provider)
+def test_the_saved_session_is_searchable_after_a_sync(workspace, tmp_path):
+    idx = MemoryIndex(make_agent(workspace, db_path=tmp_path / "i.sqlite"), provider=None)
     try:
         idx.sync()
         chat = [
@@ -152,4 +152,6 @@ def test_bad_input_is_refused_and_writes_nothing(workspace, tmp_path):
         save_session_memory(workspace, [{"role": "user", "content": "hi"}, "oops"])
     with pytest.raises(MemextError, match="cannot read the transcript"):
         save_session_memory(workspace, tmp_path / "missing.jsonl")
+    with pytest.raises(MemextError, match="must be given as a pathlib.Path"):
+        save_session_memory(workspace, str(tmp_path / "chat.jsonl"))
     assert sorted(p.name for p in (workspace / "memory").iterdir()) == before

@@ -40,6 +40,7 @@ from .errors import (
     UnknownAgentError,
     WorkspaceMissing,
 )
+from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
 from .index import MemoryIndex, open_index
 from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
 from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
@@ -48,6 +49,7 @@ from .roots import MemoryRoots
 from .providers.base import EmbeddingProvider
 from .read import ReadResult, parse_get_spec, resolve_memory_path
 from .search import SearchResponse, SearchResult
+from .session_memory import SavedSession, save_session_memory
 from .status import (
     BatchJob,
     BatchStatus,
@@ -90,6 +92,9 @@ __all__ = [
     "EmbeddingProvider",
     "EmbeddingsPending",
     "FallbackStatus",
+    "flush_prompts",
+    "FlushDecision",
+    "FlushPrompts",
     "Freshness",
     "FreshnessKeeper",
     "FtsStatus",
@@ -97,6 +102,7 @@ __all__ = [
     "IndexFactory",
     "IndexOpenError",
     "IndexStatus",
+    "is_no_reply",
     "KeeperSnapshot",
     "KeeperState",
     "LastSync",
@@ -105,6 +111,7 @@ __all__ = [
     "LockTimeout",
     "LONG_TERM_FILE",
     "MemextError",
+    "MemoryFlush",
     "MemoryIndex",
     "MemoryRoots",
     "MemorySearchSettings",
@@ -120,6 +127,8 @@ __all__ = [
     "ProviderStatus",
     "ReadResult",
     "resolve_memory_path",
+    "save_session_memory",
+    "SavedSession",
     "SearchDisabled",
     "SearchResponse",
     "SearchResult",

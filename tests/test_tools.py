@@ -162,8 +162,8 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_append", {"text": "x", "heading": " ## "}, "the heading is empty"),
         ("memory_append", {"text": "x", "file": "memory/notes.txt"}, "only Markdown"),
         ("memory_append", {"text": "x", "file": "memory"}, "only Markdown"),
-        ("memory_append", {"text": "x", "file": "x" * 300 + ".md"}, "not part of this agent's memory"),
-        ("memory_append", {"text": "x", "file": "memory/" + "x" * 300 + ".md"}, "cannot write"),
+        ("memory_append", {"text": "x", "file": "x" * 300 + ".md"}, "is too long"),
+        ("memory_append", {"text": "x", "file": "memory/" + "x" * 300 + ".md"}, "is too long"),
     ],
 )
 def test_errors_are_tool_errors_an_agent_can_act_on(tools, workspace, name, arguments, message):

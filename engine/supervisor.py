@@ -236,10 +236,11 @@ class Supervisor:
 
     def set_paused(self, paused: bool) -> None:
         """Pause or resume watching and timed syncs of every agent."""
-        self._paused = paused
         log.info("watching %s", "paused" if paused else "resumed")
         for k in self.keepers():
             k.set_paused(paused)
+        # After the keepers: whoever sees the supervisor paused sees them paused.
+        self._paused = paused
         self._changed()
 
     # -- config --------------------------------------------------------------------------

@@ -152,7 +152,8 @@ def test_menu_items_drive_the_daemon(tmp_path):
         # Pause is a check item that follows the daemon.
         find(app.menu_entries(), "Pause watching").action()
         wait_for(lambda: find(app.menu_entries(), "Pause watching").checked, what="the pause check")
-        assert find(app.menu_entries(), "work").text == "work: paused"
+        # A sync a watcher event started just before may still be ending.
+        wait_for(lambda: find(app.menu_entries(), "work").text == "work: paused", what="the agent shown paused")
         find(app.menu_entries(), "Pause watching").action()
         wait_for(lambda: not daemon.paused and daemon.snapshot().agent("work").watch_mode == "native", what="resume")
         # Start at login writes and removes the autostart file.

@@ -17,24 +17,23 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import filelock
 
 from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
-from .errors import ConfigError, IndexBuildError, LockTimeout, MemextError, SearchDisabled, WorkspaceMissing
+from .errors import IndexBuildError, LockTimeout, MemextError, SearchDisabled
+from .index_checks import check_store_path, workspace_problem, writer_lock_held
 from .lock import WriterLock
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
+from .query_embedding import QueryEmbedder
 from .read import ReadResult, read_lines
 from .search import SearchResponse, run_search
 from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
-from .sources import MemoryRoots
 from .store import CorruptIndex, Store, StoreOptions, move_aside
 from .sync import (
     ProgressCallback,
@@ -42,17 +41,13 @@ from .sync import (
     SyncCancelled,
     SyncReport,
     Syncer,
-    check_workspace,
     clean_stale_shadows,
     fingerprint,
 )
 from .changes import files_changed
-from .vectors import normalize
 
 log = logging.getLogger("memext")
 
-#: After a query embedding fails, searches stay keyword-only this long.
-QUERY_RETRY_AFTER_S = 30.0
 #: After an append, how long its sync waits for another writer (a long
 #: rebuild elsewhere picks the entry up itself).
 APPEND_SYNC_LOCK_WAIT_S = 10.0
@@ -92,8 +87,7 @@ class MemoryIndex:
         self._cancel = threading.Event()
         self._syncing = False
         self._last_error: str | None = None
-        self._query_error: str | None = None
-        self._query_failed_at = 0.0
+        self._queries = QueryEmbedder()
         self._store = self._open_store()
 
     # -- lifecycle ----------------------------------------------------------
@@ -273,7 +267,7 @@ class MemoryIndex:
         """True while this or another process is writing the index."""
         if self._syncing:
             return True
-        return _writer_lock_held(self.db_path)
+        return writer_lock_held(self.db_path)
 
     def settings_changed(self) -> bool:
         """True when the index was built for another provider, model or
@@ -383,31 +377,14 @@ class MemoryIndex:
         if self._store.dims is None:
             error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
             return f"the index has no vectors ({error})" if error else "the index has no vectors yet"
-        if self._query_error and time.monotonic() - self._query_failed_at < QUERY_RETRY_AFTER_S:
-            return f"embedding queries failed ({self._query_error})"
+        failing = self._queries.backing_off()
+        if failing:
+            return f"embedding queries failed ({failing})"
         return None
 
     def _query_vector(self, provider: EmbeddingProvider, query: str):
-        """(vector, error, notice) for a query.
-
-        After a failure the provider is left alone for QUERY_RETRY_AFTER_S,
-        so that during an outage every search is keyword-only at once
-        instead of waiting through the provider's retries each time.
-        """
-        since = time.monotonic() - self._query_failed_at
-        if self._query_error and since < QUERY_RETRY_AFTER_S:
-            error = self._query_error
-            return None, error, f"embedding queries failed {since:.0f} s ago ({error}): keyword-only results"
-        try:
-            qvec = normalize(provider.embed_query(query))
-            if len(qvec) != self._store.dims:
-                raise MemextError(f"query vector has {len(qvec)} dims, the index {self._store.dims}")
-        except Exception as exc:
-            self._query_error = f"{provider.id}: {exc}"
-            self._query_failed_at = time.monotonic()
-            return None, self._query_error, f"embedding the query failed ({self._query_error}): keyword-only results"
-        self._query_error = None
-        return qvec, None, None
+        """(vector, error, notice) for a query (see :class:`QueryEmbedder`)."""
+        return self._queries.vector(provider, query, self._store.dims)
 
     def _source_filter(self, sources: Sequence[str] | None) -> list[str] | None:
         configured = self.agent.settings.sources
@@ -474,7 +451,7 @@ class MemoryIndex:
             batch=provider.batch_status() if provider else None,
             local_model=provider.model_status() if provider else None,
             skipped=[SkippedFile(p, r) for p, r in st.get_meta_json("skipped", [])],
-            last_error=self._last_error or _workspace_problem(self.agent) or (last_sync.provider_error if last_sync else None),
+            last_error=self._last_error or workspace_problem(self.agent) or (last_sync.provider_error if last_sync else None),
             keyword_only_reason=self._keyword_only_reason(provider),
         )
 
@@ -504,46 +481,3 @@ def open_index(
     """
     cfg = config or load_config(config_path)
     return MemoryIndex(cfg.agent(agent), provider=provider, config_file=cfg.path)
-
-
-def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path | None = None) -> None:
-    """Refuse an index path among the memory files.
-
-    The index file is rewritten, and moved aside when it is unreadable:
-    pointed at MEMORY.md it would take the notes with it.
-    """
-    real = Path(os.path.realpath(db_path))
-    roots = MemoryRoots.of(agent.workspace, agent.extra_path_list())
-    if real.suffix.lower() == ".md":
-        why = "is a Markdown file"
-    elif any(real.is_relative_to(d) for d in roots.recursive_dirs):
-        why = "lies inside the agent's memory folders"
-    else:
-        return
-    raise ConfigError(
-        f"the index path {db_path} {why}; point it at a .sqlite file outside the memory "
-        "(or remove it to use the default location)",
-        key="memory_search.store.path",
-        path=str(config_file) if config_file else None,
-    )
-
-
-def _workspace_problem(agent: AgentConfig) -> str | None:
-    try:
-        check_workspace(agent)
-    except WorkspaceMissing as exc:
-        return str(exc)
-    return None
-
-
-def _writer_lock_held(db_path: Path) -> bool:
-    """Probe the writer lock without waiting (released at once if free)."""
-    probe = filelock.FileLock(str(db_path) + ".lock", timeout=0)
-    try:
-        probe.acquire()
-    except filelock.Timeout:
-        return True
-    except OSError:
-        return False  # no lock file can be made there: nobody holds one
-    probe.release()
-    return False

@@ -1,0 +1,59 @@
+"""Checks a MemoryIndex makes about its surroundings: where the index file
+may live, whether the workspace is there, and whether another process is
+writing the index."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import filelock
+
+from .config import AgentConfig
+from .errors import ConfigError, WorkspaceMissing
+from .roots import MemoryRoots
+from .sync import check_workspace
+
+
+def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path | None = None) -> None:
+    """Refuse an index path among the memory files.
+
+    The index file is rewritten, and moved aside when it is unreadable:
+    pointed at MEMORY.md it would take the notes with it.
+    """
+    real = Path(os.path.realpath(db_path))
+    roots = MemoryRoots.of(agent.workspace, agent.extra_path_list())
+    if real.suffix.lower() == ".md":
+        why = "is a Markdown file"
+    elif any(real.is_relative_to(d) for d in roots.recursive_dirs):
+        why = "lies inside the agent's memory folders"
+    else:
+        return
+    raise ConfigError(
+        f"the index path {db_path} {why}; point it at a .sqlite file outside the memory "
+        "(or remove it to use the default location)",
+        key="memory_search.store.path",
+        path=str(config_file) if config_file else None,
+    )
+
+
+def workspace_problem(agent: AgentConfig) -> str | None:
+    """Why the workspace cannot be synced (missing, not a folder), or None."""
+    try:
+        check_workspace(agent)
+    except WorkspaceMissing as exc:
+        return str(exc)
+    return None
+
+
+def writer_lock_held(db_path: Path) -> bool:
+    """Probe the writer lock without waiting (released at once if free)."""
+    probe = filelock.FileLock(str(db_path) + ".lock", timeout=0)
+    try:
+        probe.acquire()
+    except filelock.Timeout:
+        return True
+    except OSError:
+        return False  # no lock file can be made there: nobody holds one
+    probe.release()
+    return False

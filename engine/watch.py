@@ -86,7 +86,7 @@ class _Handler(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         # An exception here would kill the observer thread silently.
         try:
-            self._watcher._on_event(event)
+            self._watcher.on_event(event)
         except Exception:
             log.exception("watcher event handling failed")
 
@@ -235,7 +235,8 @@ class MemoryWatcher:
 
     # -- events -------------------------------------------------------------------
 
-    def _on_event(self, event: FileSystemEvent) -> None:
+    def on_event(self, event: FileSystemEvent) -> None:
+        """Take one watchdog event (the observer's handler forwards them here)."""
         if not isinstance(event, WATCHED_EVENTS):
             return
         if any(self.roots.is_relevant(p, event.is_directory) for p in event_paths(event)):

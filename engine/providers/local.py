@@ -247,14 +247,14 @@ class LocalProvider(EmbeddingProvider):
     def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), EMBED_BATCH):
-            vectors = self._embed(texts[start : start + EMBED_BATCH])
+            vectors = self.embed_texts(texts[start : start + EMBED_BATCH])
             assert vectors is not None  # nothing to skip without ``skip``
             out.extend(vectors)
             if progress:
                 progress(len(out), len(texts))
         return out
 
-    def _embed(self, texts: Sequence[str], skip: Callable[[], bool] | None = None) -> list[list[float]] | None:
+    def embed_texts(self, texts: Sequence[str], skip: Callable[[], bool] | None = None) -> list[list[float]] | None:
         """Vectors for ``texts``; None when ``skip()`` says, once the model
         is free, that nobody waits for them any more."""
         m = self._ensure_loaded()
@@ -297,7 +297,7 @@ class _QueryJob:
 
     def run(self) -> None:
         try:
-            vectors = self.provider._embed([self.text], skip=lambda: self.abandoned)
+            vectors = self.provider.embed_texts([self.text], skip=lambda: self.abandoned)
             if vectors is not None:
                 self.vector = vectors[0]
         except BaseException as exc:  # handed to the caller

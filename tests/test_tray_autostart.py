@@ -8,6 +8,7 @@ import plistlib
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from memext.tray.autostart import LAUNCH_AGENT_LABEL, autostart_entry, desktop_exec, tray_command
@@ -90,3 +91,38 @@ def test_linux_entry_is_written_and_removed(isolated_user_dirs):
     assert not entry.path.exists()
     entry.disable()  # idempotent
     assert list(entry.path.parent.iterdir()) == []
+
+
+def test_refresh_rewrites_only_an_outdated_enabled_entry(tmp_path):
+    entry = autostart_entry("linux", command=["/usr/bin/python3", "-m", "memext.tray"], env={"XDG_CONFIG_HOME": str(tmp_path)})
+    assert entry.refresh() is False and not entry.enabled  # not enabled: nothing written
+    entry.enable()
+    assert entry.refresh() is False  # up to date
+    entry.path.write_text(entry.content.replace("-m memext.tray", "-m tray"))
+    assert entry.refresh() is True
+    assert entry.path.read_text() == entry.content
+
+
+def test_an_entry_from_an_older_version_is_rewritten_when_the_tray_starts(isolated_user_dirs, tmp_path):
+    """Before memext.tray, the login entry ran `python -m tray`, which now
+    means the user's own `tray` module (or nothing): the tray rewrites it."""
+    entry = autostart_entry("linux")
+    old = "[Desktop Entry]\nType=Application\nName=memext\nExec=/usr/bin/python3 -m tray\n"
+    entry.path.parent.mkdir(parents=True, exist_ok=True)
+    entry.path.write_text(old)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memext.tray", "--headless", "--config", str(cfg)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while entry.path.read_text() == old and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    argv = shlex.split(parse_desktop(entry.path.read_text())["Exec"].replace("\\\\", "\\"))
+    assert argv == [sys.executable, "-m", "memext.tray", "--config", str(cfg.resolve())]

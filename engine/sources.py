@@ -16,7 +16,7 @@ from typing import Iterator
 
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 
-__all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "discover_memory_files", "read_text"]
+__all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "NotText", "discover_memory_files", "looks_binary", "read_text"]
 
 
 @dataclass(frozen=True)
@@ -154,12 +154,39 @@ def _inside_memory_folders(target: Path, roots: MemoryRoots) -> bool:
     return any(is_within(target, r) or target == r for r in roots.recursive_dirs)
 
 
+#: How much of a file :func:`looks_binary` inspects.
+BINARY_SNIFF_BYTES = 8192
+#: Share of undecodable bytes above which a file is binary, not text with a
+#: few stray bytes.
+BINARY_BAD_SHARE = 0.1
+#: Why a binary file is not indexed (one reason, shown once by status).
+BINARY_REASON = "binary content, not text: not indexed"
+
+
+class NotText(ValueError):
+    """The file holds binary data (an image or archive renamed ``.md``)."""
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for bytes no Markdown file holds: a NUL byte, or mostly invalid
+    UTF-8, in the first BINARY_SNIFF_BYTES."""
+    head = data[:BINARY_SNIFF_BYTES]
+    if b"\x00" in head:
+        return True
+    decoded = head.decode("utf-8", errors="replace")
+    # The cut may split one multi-byte character: that is not binary.
+    return decoded.count("\ufffd") > max(1, BINARY_BAD_SHARE * len(decoded))
+
+
 def read_text(path: Path) -> tuple[str, bool]:
     """Read a file as UTF-8; undecodable bytes become U+FFFD.
 
-    Returns ``(text, had_bad_bytes)``; a leading BOM is dropped.
+    Returns ``(text, had_bad_bytes)``; a leading BOM is dropped. Raises
+    :class:`NotText` for binary content (see :func:`looks_binary`).
     """
     data = path.read_bytes()
+    if looks_binary(data):
+        raise NotText(BINARY_REASON)
     try:
         text = data.decode("utf-8")
         bad = False

@@ -14,21 +14,12 @@ from .explain import explain_table
 from .search import SearchResult
 from .status import IndexStatus
 from .text import term_spans
+from .units import human_size
+
+__all__ = ["human_size", "result_lines", "search_kind", "status_lines"]
 
 #: Marks lines of a chunk left out of the excerpt.
 GAP = "⋮"
-
-
-def human_size(n: int | None) -> str:
-    """``10485760`` -> ``"10 MB"`` (binary units, as file managers show)."""
-    if n is None:
-        return "-"
-    size = float(n)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{int(size)} {unit}" if unit == "bytes" or size == int(size) else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} bytes"  # pragma: no cover - the loop always returns
 
 
 def highlight(text: str, query: str) -> str:
@@ -93,8 +84,8 @@ def status_lines(s: IndexStatus) -> list[str]:
 
     row("workspace", s.workspace)
     row("index", s.db_path)
-    row("files", ", ".join(f"{v} {k}" for k, v in s.files.items()) or "none indexed yet")
-    row("chunks", ", ".join(f"{v} {k}" for k, v in s.chunks.items()) or "none yet")
+    row("files", ", ".join(f"{k} {v}" for k, v in s.files.items()) or "none indexed yet")
+    row("chunks", ", ".join(f"{k} {v}" for k, v in s.chunks.items()) or "none yet")
     prov = s.provider
     if prov.in_force == "none":
         row("provider", f"none (requested {prov.requested})")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
+from .units import human_size
 
 __all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "NotText", "discover_memory_files", "looks_binary", "read_text"]
 
@@ -130,7 +131,7 @@ def _consider(
     if key in found or not real.is_file():
         return
     if st.st_size > max_bytes:
-        skipped.append(Skipped(roots.display_path(real), f"larger than the {max_bytes} byte cap ({st.st_size} bytes)"))
+        skipped.append(Skipped(roots.display_path(real), f"larger than the {human_size(max_bytes)} limit ({human_size(st.st_size)}; max_file_bytes)"))
         return
     found[key] = SourceFile(
         path=roots.display_path(real), abs_path=real, source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size
@@ -158,7 +159,7 @@ def _inside_memory_folders(target: Path, roots: MemoryRoots) -> bool:
 BINARY_SNIFF_BYTES = 8192
 #: Share of undecodable bytes above which a file is binary, not text with a
 #: few stray bytes.
-BINARY_BAD_SHARE = 0.1
+BINARY_BAD_SHARE = 0.3
 #: Why a binary file is not indexed (one reason, shown once by status).
 BINARY_REASON = "binary content, not text: not indexed"
 
@@ -174,8 +175,8 @@ def looks_binary(data: bytes) -> bool:
     if b"\x00" in head:
         return True
     decoded = head.decode("utf-8", errors="replace")
-    # The cut may split one multi-byte character: that is not binary.
-    return decoded.count("\ufffd") > max(1, BINARY_BAD_SHARE * len(decoded))
+    # Short files with a few stray bytes stay text (their bytes are replaced).
+    return len(decoded) >= 256 and decoded.count("\ufffd") > BINARY_BAD_SHARE * len(decoded)
 
 
 def read_text(path: Path) -> tuple[str, bool]:

@@ -56,7 +56,7 @@ def test_text_output(config):
     run("index")
     r = run("search", "green", "tea")
     assert "1. MEMORY.md:1-8" in r.output and "score" in r.output and "Bob prefers green tea" in r.output
-    r = run("get", "MEMORY.md", "--from", "4", "--lines", "1", "-n")
+    r = run("get", "MEMORY.md", "--from", "4", "--lines", "1", "-N")
     assert r.output.strip() == "4  - Anna is the tech lead of the billing team."
     r = run("status")
     assert "keyword-only" in r.output and "files      memory 3" in r.output

@@ -70,7 +70,7 @@ def test_size_cap_skips_and_reports(workspace):
     (workspace / "memory" / "big.md").write_text("x" * 2000)
     files, skipped = discover_memory_files(workspace, [], 1000)
     assert "memory/big.md" not in paths(files)
-    assert skipped[0].path == "memory/big.md" and "cap" in skipped[0].reason
+    assert skipped[0].path == "memory/big.md" and "limit (2.0 KB; max_file_bytes)" in skipped[0].reason
 
 
 def test_bad_utf8_is_replaced_not_fatal(tmp_path):

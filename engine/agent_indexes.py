@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .config import Config, adhoc_agent_id
 from .roots import MEMORY_DIR, ROOT_FILES
+from .lock import WriterLock
 from .store import remove_index_files
 
 _ADHOC_NAME = re.compile(r".+-[0-9a-f]{10}\.sqlite$")
@@ -76,5 +77,12 @@ def orphaned_indexes(cfg: Config, index_dir: Path) -> list[OrphanedIndex]:
 
 
 def remove_index(path: Path) -> None:
-    """Delete an index file and its SQLite companions."""
-    remove_index_files(path)
+    """Delete an index file, its SQLite companions and its lock file,
+    holding the index's writer lock meanwhile (LockTimeout when a process
+    is writing it: then nothing is deleted)."""
+    with WriterLock(path, timeout=0):
+        remove_index_files(path)
+    try:
+        Path(str(path) + ".lock").unlink()
+    except OSError:
+        pass  # another process took the lock meanwhile: it may keep its file

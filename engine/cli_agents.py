@@ -86,7 +86,7 @@ def agents_prune(ctx, yes, as_json) -> None:
     found = orphaned_indexes(ctx_config(ctx), app_paths().index_dir)
     if yes:
         for o in found:
-            remove_index(o.path)
+            remove_index(o.path)  # LockTimeout (a process writes it): one line, exit 1
     if as_json:
         print_json({"deleted": yes, "indexes": [{"agent": o.agent_id, "path": str(o.path), "workspace": o.workspace, "reason": o.reason, "size": o.size} for o in found]})
         return

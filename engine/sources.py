@@ -133,6 +133,9 @@ def _consider(
     if st.st_size > max_bytes:
         skipped.append(Skipped(roots.display_path(real), f"larger than the {human_size(max_bytes)} limit ({human_size(st.st_size)}; max_file_bytes)"))
         return
+    if _starts_binary(real):
+        skipped.append(Skipped(roots.display_path(real), BINARY_REASON))
+        return
     found[key] = SourceFile(
         path=roots.display_path(real), abs_path=real, source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size
     )
@@ -177,6 +180,21 @@ def looks_binary(data: bytes) -> bool:
     decoded = head.decode("utf-8", errors="replace")
     # Short files with a few stray bytes stay text (their bytes are replaced).
     return len(decoded) >= 256 and decoded.count("\ufffd") > BINARY_BAD_SHARE * len(decoded)
+
+
+#: Bytes read per file at discovery: enough for the NUL bytes that image,
+#: archive and PDF headers hold, cheap enough for every scan.
+BINARY_HEAD_BYTES = 1024
+
+
+def _starts_binary(path: Path) -> bool:
+    """Whether the file's first bytes are binary. Checked at discovery, so a
+    binary file is never a pending change (a sync would skip it every time)."""
+    try:
+        with open(path, "rb") as fh:
+            return looks_binary(fh.read(BINARY_HEAD_BYTES))
+    except OSError:
+        return False  # the sync's read reports why it cannot be read
 
 
 def read_text(path: Path) -> tuple[str, bool]:

@@ -144,7 +144,14 @@ def test_a_binary_file_is_skipped_once_with_one_reason(config, workspace):
     assert st["files"] == {"memory": 3} and len(st["skipped"]) == 1
     r = run("status")
     assert r.stdout.count("photo.md") == 1 and "(indexed)" not in r.stdout
+    assert "changes" not in r.stdout and st["dirty"] is False  # not a pending change forever
     assert json.loads(run("search", "PNG", "IHDR", "--json").output)["results"] == []
+    # A note that turns binary (overwritten by an image) leaves the index.
+    note = workspace / "memory" / "2026-01-05.md"
+    note.write_bytes(b"GIF89a\x00\x01" + bytes(range(256)) * 8)
+    report = json.loads(run("index", "--json").output)
+    assert report["files_deleted"] == 1 and len(report["skipped"]) == 2
+    assert json.loads(run("search", "a828e60", "--json").output)["results"] == []
 
 
 def test_human_sizes():

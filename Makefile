@@ -16,7 +16,9 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 demo: $(BIN)/python
+	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || echo "make demo: installing memext[local]; pip compiles llama-cpp-python from source first, which prints nothing for about 5-15 minutes (2-4 CPU cores); later runs reuse the build"
 	$(BIN)/python -m pip install -q -e ".[local]"
+	@echo "make demo: installed; running scripts/demo.py (the first run also builds the minilm model, about 1-2 minutes)"
 	$(BIN)/python scripts/demo.py
 
 test: $(BIN)/python

@@ -40,6 +40,8 @@ from .errors import (
     UnknownAgentError,
     WorkspaceMissing,
 )
+from .excerpt import Excerpt, ExcerptLine
+from .explain import ExplainRow, explain_rows, explain_table
 from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
 from .index import MemoryIndex, open_index
 from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
@@ -141,6 +143,11 @@ __all__ = [
     "SyncRequest",
     "SyncWhenNeeded",
     "term_spans",
+    "Excerpt",
+    "ExcerptLine",
+    "ExplainRow",
+    "explain_rows",
+    "explain_table",
     "TextProgress",
     "ToolError",
     "TOOLS",

@@ -11,21 +11,22 @@ thread.
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import IO, Any
 
 import click
 
 from .append import LONG_TERM_FILE
-from .config import AgentConfig, Config, add_agent, load_config
+from .cli_common import agent_option, ctx_config as _config, json_option, print_json as _print_json
+from .cli_agents import agents_cmd, config_cmd
+from .cli_output import result_lines, search_kind, status_lines
+from .config import AgentConfig, Config
 from .errors import IndexBuildError, LockTimeout, MemextError
 from .index import MemoryIndex
 from .model_cli import model_group
-from .paths import app_paths
 from .progress import TextProgress
 from .read import parse_get_spec
+from .roots import MEMORY_DIR, ROOT_FILES
 from .status import IndexStatus
 from .sync import SyncReport
 
@@ -52,8 +53,10 @@ class MemextGroup(click.Group):
         except MemextError as exc:
             raise CommandError(str(exc)) from exc
         except BrokenPipeError:
-            # The reader went away (`memext search x | head`): click's main()
-            # exits with status 1 without a message, as it should.
+            # The reader went away (`memext search x | head -1`): stop quietly.
+            # stdout goes to devnull so the interpreter's last flush cannot
+            # print a second Broken pipe error; click's main() exits with 1.
+            _silence_stdout()
             raise
         except OSError as exc:
             raise CommandError(_os_error_line(exc)) from exc
@@ -61,13 +64,19 @@ class MemextGroup(click.Group):
             raise CommandError("interrupted") from None
 
 
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer)
+        pass
+
+
 def _os_error_line(exc: OSError) -> str:
     where = f"{exc.filename}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"
-
-
-def _config(ctx: click.Context) -> Config:
-    return load_config(ctx.obj.get("config_path"))
 
 
 def _index(cfg: Config, agent: AgentConfig) -> MemoryIndex:
@@ -78,10 +87,6 @@ def _index(cfg: Config, agent: AgentConfig) -> MemoryIndex:
 def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
     cfg = _config(ctx)
     return _index(cfg, cfg.agent(agent))
-
-
-def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 @click.group(cls=MemextGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -95,8 +100,6 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
     ctx.obj["config_path"] = config_path
 
 
-agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 # -- index -----------------------------------------------------------------
@@ -150,7 +153,7 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
                 f"{a.id}: {what} {report.files_indexed} of {report.files_seen} files "
                 f"({report.files_unchanged} unchanged, {report.files_deleted} removed), "
                 f"{st.total_chunks} chunks, {report.texts_embedded} embedded, {report.cache_hits} from cache, "
-                f"in {report.duration_s:.2f} s [{st.mode}: {st.provider.in_force} {st.provider.model}]".rstrip()
+                f"in {report.duration_s:.2f} s [{search_kind(st)}]"
             )
             for s in report.skipped:
                 click.echo(f"  skipped {s.path}: {s.reason}")
@@ -196,6 +199,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sy
     text = " ".join(query)
     cfg = _config(ctx)
     agent_cfg = cfg.agent(agent)
+    if agent_cfg.adhoc:
+        _check_has_memory(agent_cfg)
     with _index(cfg, agent_cfg) as idx:
         note = None
         # The index never syncs by itself: a one-shot process syncs a stale
@@ -219,11 +224,21 @@ def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sy
         return
     for i, r in enumerate(resp.results, start=1):
         click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
-        for line in r.snippet.splitlines()[:12]:
-            click.echo(f"   {line}")
-        if explain and r.explain:
-            click.echo(click.style("   explain: " + json.dumps(r.explain, default=str), dim=True))
+        for line in result_lines(r, text, explain=explain):
+            click.echo(line)
         click.echo()
+
+
+def _check_has_memory(agent: AgentConfig) -> None:
+    """An ad-hoc agent (no config: the current folder) with no memory files
+    would silently get an empty index: say where memory is looked for."""
+    ws = agent.workspace
+    if any((ws / name).is_file() for name in ROOT_FILES) or (ws / MEMORY_DIR).is_dir() or agent.extra_path_list():
+        return
+    raise MemextError(
+        f"no memory files found in {ws} (no MEMORY.md and no {MEMORY_DIR}/ folder): run memext in an agent's "
+        "workspace, or add one with `memext agents add ID WORKSPACE`"
+    )
 
 
 def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
@@ -253,19 +268,22 @@ def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
 @agent_option
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
 @click.option("--lines", type=click.IntRange(1), help="How many lines.")
-@click.option("-n", "--line-numbers", is_flag=True, help="Prefix each line with its number.")
+@click.option("-N", "--line-numbers", is_flag=True, help="Prefix each line with its number.")
 @json_option
 @click.pass_context
 def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
-    """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO."""
+    """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
+
+    A missing file or a first line past the end is an error (exit 1)."""
     path, start, count = parse_get_spec(spec)
     with _open(ctx, agent) as idx:
         res = idx.get(path, from_line or start, lines or count)
+    if res.missing:
+        raise MemextError(f"{res.path} does not exist")
+    if res.from_line > max(res.total_lines, 1):
+        raise MemextError(f"{res.path} has {res.total_lines} line(s); line {res.from_line} is past the end")
     if as_json:
         _print_json(res.to_dict())
-        return
-    if res.missing:
-        click.echo(f"memext: {res.path} does not exist (yet)", err=True)
         return
     if line_numbers:
         width = len(str(res.to_line))
@@ -301,116 +319,15 @@ def status_cmd(ctx, agent, as_json) -> None:
     else:
         for r in rows:
             if isinstance(r, IndexStatus):
-                _print_status(r)
+                for line in status_lines(r):
+                    click.echo(line)
     errors = [r for r in rows if not isinstance(r, IndexStatus)]
     for e in errors:
         click.echo(f"memext: error: {e['agent']}: {e['error']}", err=True)
-    if errors:
+    # An agent whose index reports an error fails the command too, so a
+    # script (or a health check) sees it without parsing the text.
+    if errors or any(isinstance(r, IndexStatus) and r.last_error for r in rows):
         sys.exit(1)
-
-
-def _print_status(s: IndexStatus) -> None:
-    """The text form of one agent's status."""
-    last = s.last_sync
-    click.echo(click.style(s.agent, bold=True) + f"  ({s.mode})")
-    click.echo(f"  workspace  {s.workspace}")
-    click.echo(f"  index      {s.db_path}")
-    click.echo(f"  files      {', '.join(f'{k} {v}' for k, v in s.files.items())}")
-    click.echo(f"  chunks     {', '.join(f'{k} {v}' for k, v in s.chunks.items())}")
-    prov = s.provider
-    click.echo(f"  provider   {prov.in_force} {prov.model} (requested {prov.requested})".rstrip())
-    if prov.reason:
-        click.echo(f"             {prov.reason}")
-    if s.keyword_only_reason:
-        click.echo(f"             keyword-only: {s.keyword_only_reason}")
-    if s.fallback:
-        click.echo(f"  fallback   from {s.fallback.from_provider}: {s.fallback.reason}")
-    vec = s.vector
-    vec_line = f"sqlite-vec {vec.extension}" if vec.available else f"unavailable ({vec.error})"
-    click.echo(f"  vectors    {vec_line}; search {vec.backend}, dims {vec.dims}")
-    click.echo(f"  keyword    {'FTS5' if s.fts.available else 'unavailable: ' + str(s.fts.error)}")
-    click.echo(f"  sqlite     {s.storage.binding} {s.storage.version}")
-    click.echo(f"  cache      {s.cache.entries} embeddings")
-    if s.batch:
-        b = s.batch
-        extra = f", {len(b.pending)} pending job(s)" if b.pending else ""
-        reason = f" ({b.disabled_reason})" if b.disabled_reason else ""
-        click.echo(f"  batch      {b.mode}, {b.failures} failure(s){extra}{reason}")
-    if last:
-        click.echo(f"  last sync  {_ago(last.at)}, {last.duration_s} s")
-    else:
-        click.echo("  last sync  never (run `memext index`)")
-    if s.dirty:
-        click.echo("  changes    memory files changed since the last sync (`memext index` or a search syncs them)")
-    for item in s.skipped:
-        click.echo(f"  skipped    {item.path}: {item.reason}")
-    if s.last_error:
-        click.echo(click.style(f"  error      {s.last_error}", fg="red"))
-
-
-def _ago(ts: float | None) -> str:
-    if not ts:
-        return "never"
-    import time
-
-    secs = max(0, time.time() - ts)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if secs >= size:
-            return f"{secs / size:.0f} {unit} ago"
-    return f"{secs:.0f} s ago"
-
-
-# -- agents and config ---------------------------------------------------------------
-
-
-@cli.group("agents", invoke_without_command=True)
-@json_option
-@click.pass_context
-def agents_cmd(ctx, as_json) -> None:
-    """List agents (or add one: memext agents add ID WORKSPACE)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    cfg = _config(ctx)
-    rows = [
-        {"id": a.id, "workspace": str(a.workspace), "index": str(a.db_path()), "adhoc": a.adhoc, "provider": a.settings.provider}
-        for a in cfg.agents
-    ]
-    if as_json:
-        _print_json(rows)
-        return
-    if cfg.path is None:
-        click.echo(f"no config file ({app_paths().config_file}); using the current folder as an ad-hoc agent:")
-    for r in rows:
-        click.echo(f"{r['id']}  {r['workspace']}")
-
-
-@agents_cmd.command("add")
-@click.argument("agent_id")
-@click.argument("workspace", type=click.Path(file_okay=False))
-@click.option("--extra-path", multiple=True, help="More folders or .md files to index (repeatable).")
-@click.pass_context
-def agents_add(ctx, agent_id, workspace, extra_path) -> None:
-    """Add an agent to the config file (created if missing)."""
-    path = Path(ctx.obj.get("config_path") or app_paths().config_file)
-    ws = Path(workspace).expanduser().resolve()
-    if not ws.is_dir():
-        raise MemextError(f"workspace {ws} is not a folder")
-    add_agent(path, agent_id, ws, list(extra_path))
-    click.echo(f"added agent {agent_id} ({ws}) to {path}")
-
-
-@cli.command("config")
-@click.pass_context
-def config_cmd(ctx) -> None:
-    """Show where the config file is and check that it loads."""
-    p = app_paths()
-    path = ctx.obj.get("config_path") or p.config_file
-    cfg = load_config(ctx.obj.get("config_path"))
-    click.echo(f"config   {path}{'' if cfg.path else ' (not present: ad-hoc agent)'}")
-    click.echo(f"indexes  {p.index_dir}")
-    click.echo(f"cache    {p.cache_dir}")
-    click.echo(f"logs     {p.log_dir}")
-    click.echo(f"agents   {', '.join(a.id for a in cfg.agents)}")
 
 
 # -- note and mcp -----------------------------------------------------------------------
@@ -460,4 +377,6 @@ def mcp_cmd(ctx, agent, http_port) -> None:
     serve(cfg, [cfg.agent(agent).id] if agent else None, http_port=http_port)
 
 
+cli.add_command(agents_cmd)
+cli.add_command(config_cmd)
 cli.add_command(model_group)

@@ -1,4 +1,5 @@
-"""Setting one ``memory_search`` key in the config file, keeping the user's text.
+"""Editing the config file (one ``memory_search`` key, removing an agent),
+keeping the user's text.
 
 The file is edited with ``tomlkit`` (comments, order and formatting stay),
 validated with the real config parser before anything is written, and
@@ -65,6 +66,38 @@ def set_memory_search_value(config_path: Path, keys: Sequence[str], value: Any, 
     private_dir(folder, tighten=folder.resolve() == app_paths().config_dir.resolve())
     write_private_text(config_path, new_text)
     return ".".join([where, *keys])
+
+
+def remove_agent(config_path: Path, agent_id: str) -> None:
+    """Remove the ``[[agents]]`` entry ``agent_id`` from the config file,
+    keeping the rest of its text; the agent's index is left alone."""
+    try:
+        import tomlkit
+    except ImportError as exc:  # pragma: no cover - tomlkit comes with memext[local]
+        raise ConfigError(f"editing the config needs tomlkit ({exc}); pip install 'memext[local]'") from exc
+
+    config_path = Path(config_path)
+    if not config_path.exists():
+        raise UnknownAgentError(f"no config file {config_path}, so no agent {agent_id!r} to remove")
+    text = config_path.read_text(encoding="utf-8")
+    try:
+        doc = tomlkit.parse(text)
+    except Exception as exc:
+        raise ConfigError(f"not valid TOML, not changed: {exc}", path=str(config_path)) from exc
+    parse_config(tomllib.loads(text), path=config_path)
+    agents = doc.get("agents")
+    keep = [i for i, entry in enumerate(agents or []) if entry.get("id") != agent_id]
+    if agents is None or len(keep) == len(agents):
+        raise UnknownAgentError(f"no agent {agent_id!r} in {config_path}")
+    if keep:
+        for i in reversed(range(len(agents))):
+            if i not in keep:
+                del agents[i]
+    else:
+        del doc["agents"]
+    new_text = tomlkit.dumps(doc)
+    parse_config(tomllib.loads(new_text), path=config_path)  # refuse to write something that won't load
+    write_private_text(config_path, new_text)
 
 
 def _agent_table(doc: Any, agent_id: str, config_path: Path) -> Any:

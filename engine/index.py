@@ -35,6 +35,7 @@ from .read import ReadResult, read_lines
 from .search import SearchResponse, run_search
 from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
 from .store import CorruptIndex, Store, StoreOptions, move_aside
+from .text import has_searchable_words
 from .sync import (
     ProgressCallback,
     ProviderFailed,
@@ -310,6 +311,9 @@ class MemoryIndex:
             )
         if not query or not query.strip():
             raise MemextError("the query is empty")
+        if not has_searchable_words(query):
+            # Embedding punctuation alone finds arbitrary chunks: say so instead.
+            raise MemextError(f"the query {query.strip()!r} has no searchable words (letters or digits)")
         q = self.agent.settings.query
         max_results = q.max_results if max_results is None else int(max_results)
         if max_results < 1:

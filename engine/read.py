@@ -272,11 +272,21 @@ def _parts_below_root(path: Path, roots: MemoryRoots) -> tuple[str, ...]:
 
 
 _GET_SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
+#: ``something.md:rest``: a citation whose range part must then be valid.
+_MD_WITH_RANGE = re.compile(r"^(?P<path>.+?\.md):(?P<range>.*)$", re.IGNORECASE)
 
 
 def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
     """``path``, ``path:FROM`` or ``path:FROM-TO`` -> (path, from, lines),
-    the citation form every face accepts (``memext get``, ``%memget``)."""
+    the citation form every face accepts (``memext get``, ``%memget``).
+
+    A malformed range after ``.md:`` (``MEMORY.md:abc``, ``MEMORY.md:3-``)
+    is a :class:`BadLineRange` that says which forms are accepted."""
+    ranged = _MD_WITH_RANGE.match(spec)
+    if ranged and not re.fullmatch(r"\d+(?:-\d+)?", ranged.group("range")):
+        raise BadLineRange(
+            f"{spec}: {ranged.group('range')!r} is not a line range; use {ranged.group('path')}:FROM or {ranged.group('path')}:FROM-TO"
+        )
     m = _GET_SPEC.match(spec)
     if not m:
         return spec, None, None

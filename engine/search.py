@@ -36,8 +36,9 @@ from typing import Sequence
 import numpy as np
 
 from .config import QuerySettings
+from .excerpt import Excerpt, make_excerpt
 from .store import ChunkRow, IndexStore
-from .text import contains_all_terms, fold, fts_match_expression, is_cjk, query_terms, safe_cut, words
+from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_regex, words
 
 SNIPPET_CHARS = 700
 #: Characters of context shown before a hit that starts a snippet mid-line.
@@ -50,7 +51,8 @@ _DATED = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})\.md$")
 
 @dataclass
 class SearchResult:
-    """One hit: where it is, how well it scored, and a snippet."""
+    """One hit: where it is, how well it scored, a snippet, and an
+    excerpt (the lines around the best-matching line, with line numbers)."""
 
     path: str
     start_line: int
@@ -59,6 +61,12 @@ class SearchResult:
     snippet: str
     source: str
     explain: dict | None = None
+    excerpt: Excerpt | None = None
+
+    @property
+    def best_line(self) -> int:
+        """The file line that matched best (the chunk's first without an excerpt)."""
+        return self.excerpt.best_line if self.excerpt else self.start_line
 
     @property
     def citation(self) -> str:
@@ -69,7 +77,10 @@ class SearchResult:
         d = asdict(self)
         if d["explain"] is None:
             del d["explain"]
+        if d["excerpt"] is None:
+            del d["excerpt"]
         d["citation"] = self.citation
+        d["best_line"] = self.best_line
         return d
 
 
@@ -218,10 +229,9 @@ def run_search(
     if h.mmr.enabled:
         ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
     kept = [c for c in ranked if c.score >= min_score or c.exact][:max_results]
-    weights = {}
-    if any(len(rows[c.rowid].text) > SNIPPET_CHARS for c in kept):
-        # IDF-like: rare terms say more about where the snippet should start.
-        weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
+    # IDF-like: rare terms say more about where the snippet should start
+    # and which line matched best.
+    weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
     results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain) for c in kept]
     return results, mode
 
@@ -347,8 +357,7 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
     folded = fold(text)  # same folding as the query terms, same length as text
     hits: list[tuple[int, str]] = []
     for t in terms:
-        pattern = re.escape(t) if is_cjk(t[0]) else rf"(?<!\w){re.escape(t)}(?!\w)"
-        hits += [(m.start(), t) for m in re.finditer(pattern, folded)]
+        hits += [(m.start(), t) for m in re.finditer(term_regex(t), folded)]
     starts = [0] + [m.end() for m in re.finditer("\n", text) if m.end() < len(text)]
     # A hit deep inside a long line: also try starting at a word boundary
     # shortly before it.
@@ -391,4 +400,5 @@ def _result(
         snippet=make_snippet(row.text, terms, weights=weights),
         source=row.source,
         explain=info,
+        excerpt=make_excerpt(row.text, row.start_line, terms, weights),
     )

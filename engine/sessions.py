@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .sources import SourceFile, Skipped
+from .units import human_size
 
 SESSIONS_PREFIX = "sessions/"
 
@@ -42,7 +43,7 @@ def discover_session_files(folder: Path, max_bytes: int) -> tuple[list[SourceFil
         if not entry.is_file():
             continue
         if st.st_size > max_bytes:
-            skipped.append(Skipped(SESSIONS_PREFIX + entry.name, f"larger than the {max_bytes} byte cap"))
+            skipped.append(Skipped(SESSIONS_PREFIX + entry.name, f"larger than the {human_size(max_bytes)} limit"))
             continue
         files.append(
             SourceFile(SESSIONS_PREFIX + entry.name, Path(entry.path), "sessions", st.st_mtime_ns, st.st_size)

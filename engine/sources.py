@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Iterator
 
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
+from .units import human_size
 
-__all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "discover_memory_files", "read_text"]
+__all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "NotText", "discover_memory_files", "looks_binary", "read_text"]
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,10 @@ def _consider(
     if key in found or not real.is_file():
         return
     if st.st_size > max_bytes:
-        skipped.append(Skipped(roots.display_path(real), f"larger than the {max_bytes} byte cap ({st.st_size} bytes)"))
+        skipped.append(Skipped(roots.display_path(real), f"larger than the {human_size(max_bytes)} limit ({human_size(st.st_size)}; max_file_bytes)"))
+        return
+    if _starts_binary(real):
+        skipped.append(Skipped(roots.display_path(real), BINARY_REASON))
         return
     found[key] = SourceFile(
         path=roots.display_path(real), abs_path=real, source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size
@@ -154,12 +158,54 @@ def _inside_memory_folders(target: Path, roots: MemoryRoots) -> bool:
     return any(is_within(target, r) or target == r for r in roots.recursive_dirs)
 
 
+#: How much of a file :func:`looks_binary` inspects.
+BINARY_SNIFF_BYTES = 8192
+#: Share of undecodable bytes above which a file is binary, not text with a
+#: few stray bytes.
+BINARY_BAD_SHARE = 0.3
+#: Why a binary file is not indexed (one reason, shown once by status).
+BINARY_REASON = "binary content, not text: not indexed"
+
+
+class NotText(ValueError):
+    """The file holds binary data (an image or archive renamed ``.md``)."""
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for bytes no Markdown file holds: a NUL byte, or mostly invalid
+    UTF-8, in the first BINARY_SNIFF_BYTES."""
+    head = data[:BINARY_SNIFF_BYTES]
+    if b"\x00" in head:
+        return True
+    decoded = head.decode("utf-8", errors="replace")
+    # Short files with a few stray bytes stay text (their bytes are replaced).
+    return len(decoded) >= 256 and decoded.count("\ufffd") > BINARY_BAD_SHARE * len(decoded)
+
+
+#: Bytes read per file at discovery: enough for the NUL bytes that image,
+#: archive and PDF headers hold, cheap enough for every scan.
+BINARY_HEAD_BYTES = 1024
+
+
+def _starts_binary(path: Path) -> bool:
+    """Whether the file's first bytes are binary. Checked at discovery, so a
+    binary file is never a pending change (a sync would skip it every time)."""
+    try:
+        with open(path, "rb") as fh:
+            return looks_binary(fh.read(BINARY_HEAD_BYTES))
+    except OSError:
+        return False  # the sync's read reports why it cannot be read
+
+
 def read_text(path: Path) -> tuple[str, bool]:
     """Read a file as UTF-8; undecodable bytes become U+FFFD.
 
-    Returns ``(text, had_bad_bytes)``; a leading BOM is dropped.
+    Returns ``(text, had_bad_bytes)``; a leading BOM is dropped. Raises
+    :class:`NotText` for binary content (see :func:`looks_binary`).
     """
     data = path.read_bytes()
+    if looks_binary(data):
+        raise NotText(BINARY_REASON)
     try:
         text = data.decode("utf-8")
         bad = False

@@ -27,7 +27,7 @@ from .errors import EmbeddingsPending, IndexBuildError, ProviderError, Workspace
 from .providers import EmbeddingProvider
 from .changes import discover_files, stat_matches
 from .sessions import parse_transcript
-from .sources import SourceFile, Skipped, read_text
+from .sources import NotText, SourceFile, Skipped, read_text
 from .store import CacheKey, IndexStore, NewChunk
 from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
 from .text import FTS_VERSION
@@ -220,7 +220,7 @@ class Syncer:
             if row is not None and row.hash is not None and stat_matches(row, f):
                 self.report.files_unchanged += 1
                 continue
-            item = self._prepare(f, row, skipped, sessions_all)
+            item = self._prepare(f, row, skipped, sessions_all, store)
             if item is None:
                 continue
             if row is not None and row.hash == item.hash:
@@ -232,12 +232,18 @@ class Syncer:
                 self._emit("scan", n, len(files), 0, 0, rebuild)
         self._write_all(store, pending, rebuild)
 
-    def _prepare(self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool) -> _Pending | None:
+    def _prepare(self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool, store: IndexStore) -> _Pending | None:
         tokens, overlap = self.agent.settings.chunking.tokens, self.agent.settings.chunking.overlap
         try:
             text, bad_bytes = read_text(f.abs_path)
         except OSError as exc:
             skipped.append(Skipped(f.path, f"cannot read: {exc.strerror or exc}"))
+            return None
+        except NotText as exc:
+            skipped.append(Skipped(f.path, str(exc)))
+            if row is not None:  # was text once: its old chunks must not linger
+                store.delete_file(f.path)
+                self.report.files_deleted += 1
             return None
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         note = "invalid UTF-8 bytes replaced with U+FFFD" if bad_bytes else None

@@ -196,12 +196,49 @@ def _split_cjk(word: str) -> list[str]:
     return parts
 
 
+#: A hex-ish token of 7+ characters with a digit in it (a commit or
+#: content hash): people quote such IDs shortened, so they match as prefixes.
+_ID_LIKE = re.compile(r"(?=[0-9a-f]*[0-9])[0-9a-f]{7,}")
+
+#: Words too common to say why a chunk matched: never highlighted.
+STOP_WORDS = frozenset(
+    """a about above after again all also am an and any are as at be been before being below between both but by
+    can could did do does doing down during each few for from further had has have having he her here hers him
+    his how i if in into is it its itself just me more most my no nor not now of off on once only or other our
+    ours out over own same she should so some such than that the their theirs them then there these they this
+    those through to too under until up very was we were what when where which while who whom why will with
+    would you your yours""".split()
+)
+
+
+def is_id_like(term: str) -> bool:
+    """True for a folded term that looks like a (possibly shortened) hash ID."""
+    return _ID_LIKE.fullmatch(term) is not None
+
+
+def term_regex(term: str) -> str:
+    """The regular expression that finds a folded query term in folded
+    text: CJK grams as substrings, ID-like terms as word prefixes, other
+    terms as whole words."""
+    if is_cjk(term[0]):
+        return re.escape(term)
+    if is_id_like(term):
+        return rf"(?<![^\W_]){re.escape(term)}[^\W_]*"
+    return rf"(?<![^\W_]){re.escape(term)}(?![^\W_])"
+
+
 def fts_match_expression(terms: list[str]) -> str | None:
     """An FTS5 MATCH string that ORs the terms (each quoted, so any
-    character in them is literal)."""
+    character in them is literal); ID-like terms are prefix queries."""
     if not terms:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return " OR ".join('"' + t.replace('"', '""') + '"' + ("*" if is_id_like(t) else "") for t in terms)
+
+
+def has_searchable_words(query: str) -> bool:
+    """False for a query of punctuation or symbols only (``'?!...'``, ``'*'``):
+    nothing in it can match a word, so a search would return noise."""
+    return bool(query_terms(query))
 
 
 def contains_all_terms(text: str, terms: list[str]) -> bool:
@@ -218,7 +255,7 @@ def contains_all_terms(text: str, terms: list[str]) -> bool:
         else:
             if doc_words is None:
                 doc_words = set(words(folded))
-            if term not in doc_words:
+            if term not in doc_words and not (is_id_like(term) and any(w.startswith(term) for w in doc_words)):
                 return False
     return True
 
@@ -236,18 +273,24 @@ def safe_cut(text: str, limit: int) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _term_pattern(query: str) -> re.Pattern | None:
-    terms = query_terms(query)
+    terms = highlight_terms(query_terms(query))
     if not terms:
         return None
     # Longest first so "deploys" wins over "deploy" where both are terms.
     terms = sorted(terms, key=len, reverse=True)
-    alts = [re.escape(t) if is_cjk(t[0]) else rf"(?<![^\W_]){re.escape(t)}(?![^\W_])" for t in terms]
-    return re.compile("|".join(alts), re.IGNORECASE)
+    return re.compile("|".join(term_regex(t) for t in terms), re.IGNORECASE)
+
+
+def highlight_terms(terms: list[str]) -> list[str]:
+    """The terms that can say why a chunk matched: no stop words and no
+    single letters or digits (a single CJK character stays: it is a word)."""
+    return [t for t in terms if t not in STOP_WORDS and (len(t) > 1 or is_cjk(t))]
 
 
 def term_spans(text: str, query: str) -> list[tuple[int, int]]:
-    """Where the query's terms occur in ``text`` as whole words (CJK grams
-    as substrings), as (start, end) pairs: what a face highlights."""
+    """Where the query's meaningful terms (see :func:`highlight_terms`)
+    occur in ``text`` as whole words (CJK grams as substrings, ID-like
+    terms as word prefixes), as (start, end) pairs: what a face highlights."""
     pattern = _term_pattern(query)
     if pattern is None:
         return []

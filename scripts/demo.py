@@ -37,7 +37,7 @@ def provider_in_use() -> str:
     out = subprocess.run(
         [sys.executable, "-m", "memext", "status", "-a", "example", "--json"], check=True, capture_output=True, text=True
     ).stdout
-    st = json.loads(out)
+    st = json.loads(out)[0]  # status --json is a list of agents, with -a too
     prov = st["provider"]
     line = f"{st['mode']} search with provider {prov['in_force']}"
     if prov["model"]:

@@ -56,7 +56,7 @@ def test_text_output(config):
     run("index")
     r = run("search", "green", "tea")
     assert "1. MEMORY.md:1-8" in r.output and "score" in r.output and "Bob prefers green tea" in r.output
-    r = run("get", "MEMORY.md", "--from", "4", "--lines", "1", "-n")
+    r = run("get", "MEMORY.md", "--from", "4", "--lines", "1", "-N")
     assert r.output.strip() == "4  - Anna is the tech lead of the billing team."
     r = run("status")
     assert "keyword-only" in r.output and "files      memory 3" in r.output
@@ -279,3 +279,28 @@ def test_note_refusals_are_one_line(config, workspace, args, message):
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 1 and message in r.output and len(r.output.strip().splitlines()) == 1
     assert sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts) == before
+
+
+# -- get: clear refusals (issue 11) --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("MEMORY.md:100-120", "MEMORY.md has 8 line(s); line 100 is past the end"),
+        ("MEMORY.md:abc", "'abc' is not a line range; use MEMORY.md:FROM or MEMORY.md:FROM-TO"),
+        ("MEMORY.md:3-", "'3-' is not a line range"),
+        ("memory/2099-01-01.md", "memory/2099-01-01.md does not exist"),
+    ],
+)
+def test_get_refusals_exit_1_with_a_clear_line(config, spec, message):
+    for extra in ([], ["--json"]):
+        r = run("get", spec, *extra)
+        assert r.exit_code == 1 and message in r.stderr and r.stdout == "", (spec, extra, r.output)
+        assert "only Markdown" not in r.stderr
+
+
+def test_n_is_a_count_only_and_get_numbers_lines_with_capital_n(config):
+    assert run("get", "MEMORY.md:4-4", "-n").exit_code == 2  # no such option any more
+    assert run("get", "MEMORY.md:4-4", "--line-numbers").stdout.strip() == "4  - Anna is the tech lead of the billing team."
+    assert len(json.loads(run("search", "the", "-n", "1", "--json").stdout)["results"]) == 1

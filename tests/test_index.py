@@ -84,7 +84,7 @@ def test_status_fields(workspace, tmp_path, hashing_provider):
         st = typed.to_dict()
     assert typed.provider == ProviderStatus("auto", "hashing", "hash-v1") and typed.fallback is None
     assert typed.last_sync.files_indexed == 3 and not typed.last_sync.rebuilt and typed.batch is None
-    assert typed.skipped == [SkippedFile("memory/big.md", "larger than the 4096 byte cap (5000 bytes)")]
+    assert typed.skipped == [SkippedFile("memory/big.md", "larger than the 4 KB limit (4.9 KB; max_file_bytes)")]
     assert typed.storage.backend == "sqlite" and typed.vector.store == "vec0" and typed.cache.enabled
     assert json.loads(json.dumps(st)) == st  # plain JSON
     assert st["agent"] == "test" and st["workspace"] == str(workspace.resolve())
@@ -94,7 +94,7 @@ def test_status_fields(workspace, tmp_path, hashing_provider):
     assert st["vector"]["available"] and st["vector"]["dims"] == 64 and st["vector"]["backend"] == "vec0"
     assert st["fts"]["available"] and st["cache"]["entries"] == 3
     assert st["storage"]["binding"] in ("sqlite3", "sqlean", "pysqlite3") and st["storage"]["version"]
-    assert st["skipped"] == [{"path": "memory/big.md", "reason": "larger than the 4096 byte cap (5000 bytes)"}]
+    assert st["skipped"] == [{"path": "memory/big.md", "reason": "larger than the 4 KB limit (4.9 KB; max_file_bytes)"}]
     assert st["mode"] == "hybrid" and st["last_error"] is None
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -122,3 +125,21 @@ def test_status_reports_a_crashing_model_and_reprobes(config, monkeypatch):
 def test_status_without_a_model_says_how_to_get_one(config):
     r = run("model", "status")
     assert r.exit_code == 0 and r.output.count("memext model install minilm") == 2
+
+
+def test_a_missing_local_extra_is_named_before_any_download(config, tmp_path):
+    # A plain `pip install memext`: gguf (and llama-cpp-python) cannot be
+    # imported. Uninstalling them from the shared venv is not an option, so
+    # the child process blocks their import (the one stand-in here); a
+    # download would need the network and is refused by PIP_INDEX_URL.
+    code = (
+        "import sys\n"
+        "sys.modules['gguf'] = None\nsys.modules['llama_cpp'] = None\n"
+        "from memext.cli import main\nsys.argv = ['memext', 'model', 'install', 'minilm']\nmain()\n"
+    )
+    env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_NO_INDEX": "1"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 1, r.stderr
+    assert "needs the local extra (missing: gguf, llama-cpp-python): pip install 'memext[local]'" in r.stderr
+    assert "Traceback" not in r.stderr and "download" not in (r.stdout + r.stderr).lower()
+    assert "model_path" not in config.read_text()  # nothing configured

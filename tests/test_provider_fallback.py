@@ -265,3 +265,12 @@ def test_status_names_a_provider_that_failed_to_start(workspace, tmp_path):
         agent = make_agent(workspace, db_path=tmp_path / f"{choice}.sqlite", provider=choice)
         with MemoryIndex(agent, env={}) as idx:
             assert idx.status().provider.failed is None
+
+
+def test_auto_names_a_configured_model_file_that_is_missing(workspace, tmp_path):
+    gone = tmp_path / "models" / "moved-away.gguf"
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", local={"model_path": str(gone)})
+    with MemoryIndex(agent, env={}) as idx:
+        reason = idx.status().provider.reason or ""
+    assert str(gone) in reason and "is missing" in reason and "no local model" not in reason
+    assert "local.model_path" in reason

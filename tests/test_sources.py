@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from memext.engine.sessions import discover_session_files, parse_transcript
 from memext.engine.sources import discover_memory_files, read_text
 
@@ -70,7 +72,7 @@ def test_size_cap_skips_and_reports(workspace):
     (workspace / "memory" / "big.md").write_text("x" * 2000)
     files, skipped = discover_memory_files(workspace, [], 1000)
     assert "memory/big.md" not in paths(files)
-    assert skipped[0].path == "memory/big.md" and "cap" in skipped[0].reason
+    assert skipped[0].path == "memory/big.md" and "limit (2.0 KB; max_file_bytes)" in skipped[0].reason
 
 
 def test_bad_utf8_is_replaced_not_fatal(tmp_path):
@@ -124,3 +126,14 @@ def test_two_symlink_loops_end_the_walk(workspace):
     assert time.monotonic() - started < 20
     got = out.stdout.split()
     assert got.count("memory/sub/deep.md") == 1 and len(got) == len(set(got))
+
+
+def test_binary_content_is_not_text(tmp_path):
+    from memext.engine.sources import NotText, looks_binary
+
+    assert looks_binary(b"GIF89a\x00\x01") and looks_binary(bytes(range(128, 256)) * 4)
+    assert not looks_binary("# Notes\n- café ☕\n".encode()) and not looks_binary(b"ok \xff\xfe bytes")
+    p = tmp_path / "photo.md"
+    p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    with pytest.raises(NotText, match="binary content"):
+        read_text(p)

@@ -55,3 +55,20 @@ def test_term_spans_find_whole_words_and_cjk_grams():
     assert term_spans("今天喝咖啡", "咖啡") == [(3, 5)]
     assert term_spans("deploys and deploy", "deploy deploys") == [(0, 7), (12, 18)]  # the longer term wins
     assert term_spans("anything", "?!") == []
+
+
+def test_highlights_skip_stop_words_and_single_letters():
+    text = "When is the deploy? It is on Tuesday, a plan B."
+    spans = [text[a:b] for a, b in term_spans(text, "when is the deploy on a b plan")]
+    assert spans == ["deploy", "plan"]
+    assert term_spans("今天喝咖啡", "咖") == [(3, 4)]  # one CJK character is a word
+
+
+def test_id_like_terms_match_as_prefixes():
+    from memext.engine.text import has_searchable_words, is_id_like
+
+    assert is_id_like("9f3c2ab") and is_id_like("a828e60") and not is_id_like("deadbeef") and not is_id_like("9f3c2a")
+    assert fts_match_expression(["9f3c2ab", "revert"]) == '"9f3c2ab"* OR "revert"'
+    assert contains_all_terms("Reverted 9f3c2ab1e7.", query_terms("9f3c2ab"))
+    assert term_spans("Reverted 9f3c2ab1e7.", "9f3c2ab") == [(9, 19)]
+    assert not has_searchable_words("?!...;;") and not has_searchable_words("*") and has_searchable_words("咖啡")

@@ -159,7 +159,23 @@ def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[
         return "openai", "auto: OpenAI API key found"
     if resolve_api_key("gemini", agent, env):
         return "gemini", "auto: Gemini API key found"
+    spec = agent.settings.local.model_path
+    if spec:
+        # The user configured a model: name the file that is missing rather
+        # than suggest installing one they may already have moved.
+        return None, (
+            f"auto: the local model {_shown_model_path(spec, agent)} (local.model_path) is missing, "
+            "and there is no OPENAI_API_KEY or GEMINI_API_KEY: keyword-only search; restore the file, fix "
+            "local.model_path, or run `memext model install minilm`"
+        )
     return None, (
         "auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY: keyword-only search; "
         "run `memext model install minilm` for local semantic search"
     )
+
+
+def _shown_model_path(spec: str, agent: AgentConfig) -> str:
+    if spec.startswith("hf:"):
+        return f"{spec} (not downloaded yet)"
+    p = Path(os.path.expanduser(spec))
+    return str(p if p.is_absolute() else agent.workspace / p)

@@ -1,0 +1,131 @@
+"""``memext agents`` (list, add, remove, prune) and ``memext config``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .agent_indexes import orphaned_indexes, remove_index
+from .cli_common import agent_option, ctx_config, json_option, print_json
+from .cli_output import human_size
+from .config import AgentConfig, add_agent
+from .config_edit import remove_agent
+from .errors import MemextError
+from .paths import app_paths
+
+
+def _config_file(ctx: click.Context) -> Path:
+    return Path((ctx.obj or {}).get("config_path") or app_paths().config_file)
+
+
+def _agent_row(a: AgentConfig) -> dict:
+    return {"id": a.id, "workspace": str(a.workspace), "index": str(a.db_path()), "adhoc": a.adhoc, "provider": a.settings.provider}
+
+
+@click.group("agents", invoke_without_command=True)
+@agent_option
+@json_option
+@click.pass_context
+def agents_cmd(ctx, agent, as_json) -> None:
+    """List agents (or add, remove, prune: memext agents add ID WORKSPACE)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    cfg = ctx_config(ctx)
+    rows = [_agent_row(a) for a in ([cfg.agent(agent)] if agent else cfg.agents)]
+    if as_json:
+        print_json(rows)
+        return
+    if cfg.path is None:
+        click.echo(f"no config file ({app_paths().config_file}); using the current folder as an ad-hoc agent:")
+    for r in rows:
+        click.echo(f"{r['id']}  {r['workspace']}")
+
+
+@agents_cmd.command("add")
+@click.argument("agent_id")
+@click.argument("workspace", type=click.Path(file_okay=False))
+@click.option("--extra-path", multiple=True, help="More folders or .md files to index (repeatable).")
+@json_option
+@click.pass_context
+def agents_add(ctx, agent_id, workspace, extra_path, as_json) -> None:
+    """Add an agent to the config file (created if missing)."""
+    path = _config_file(ctx)
+    ws = Path(workspace).expanduser().resolve()
+    if not ws.is_dir():
+        raise MemextError(f"workspace {ws} is not a folder")
+    add_agent(path, agent_id, ws, list(extra_path))
+    if as_json:
+        print_json({"added": agent_id, "workspace": str(ws), "config": str(path)})
+    else:
+        click.echo(f"added agent {agent_id} ({ws}) to {path}")
+
+
+@agents_cmd.command("remove")
+@click.argument("agent_id")
+@json_option
+@click.pass_context
+def agents_remove(ctx, agent_id, as_json) -> None:
+    """Remove an agent from the config file (its memory files and index stay;
+    `memext agents prune` lists indexes nothing uses)."""
+    path = _config_file(ctx)
+    remove_agent(path, agent_id)
+    if as_json:
+        print_json({"removed": agent_id, "config": str(path)})
+    else:
+        click.echo(f"removed agent {agent_id} from {path}")
+
+
+@agents_cmd.command("prune")
+@click.option("--yes", is_flag=True, help="Delete the listed index files (default: only list them).")
+@json_option
+@click.pass_context
+def agents_prune(ctx, yes, as_json) -> None:
+    """List (or with --yes delete) indexes of ad-hoc agents whose folder is
+    gone or holds no memory files any more."""
+    found = orphaned_indexes(ctx_config(ctx), app_paths().index_dir)
+    if yes:
+        for o in found:
+            remove_index(o.path)  # LockTimeout (a process writes it): one line, exit 1
+    if as_json:
+        print_json({"deleted": yes, "indexes": [{"agent": o.agent_id, "path": str(o.path), "workspace": o.workspace, "reason": o.reason, "size": o.size} for o in found]})
+        return
+    if not found:
+        click.echo("no unused ad-hoc indexes")
+        return
+    for o in found:
+        click.echo(f"{'deleted' if yes else 'unused'}  {o.path} ({human_size(o.size)}): {o.workspace}: {o.reason}")
+    if not yes:
+        click.echo("run `memext agents prune --yes` to delete them")
+
+
+@click.command("config")
+@agent_option
+@json_option
+@click.pass_context
+def config_cmd(ctx, agent, as_json) -> None:
+    """Show where the config file is and check that it loads (-a: one agent's index)."""
+    p = app_paths()
+    path = _config_file(ctx)
+    cfg = ctx_config(ctx)
+    agents = [cfg.agent(agent)] if agent else cfg.agents
+    data = {
+        "config": str(path),
+        "config_exists": cfg.path is not None,
+        "indexes": str(p.index_dir),
+        "cache": str(p.cache_dir),
+        "logs": str(p.log_dir),
+        "agents": [_agent_row(a) for a in agents],
+    }
+    if as_json:
+        print_json(data)
+        return
+    click.echo(f"config   {path}{'' if cfg.path else ' (not present: ad-hoc agent)'}")
+    click.echo(f"indexes  {p.index_dir}")
+    click.echo(f"cache    {p.cache_dir}")
+    click.echo(f"logs     {p.log_dir}")
+    if agent:
+        a = agents[0]
+        click.echo(f"agent    {a.id}: {a.workspace}, index {a.db_path()}")
+    else:
+        click.echo(f"agents   {', '.join(a.id for a in agents)}")

@@ -1,0 +1,82 @@
+"""`memext agents` (list, add, remove, prune), `memext config` and `-a`/`--json`
+on every command (engine/cli_agents.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memext.engine import app_paths
+from memext.engine.cli import cli
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def config(tmp_path, workspace, monkeypatch) -> Path:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        "# my agents\n"
+        f'[memory_search]\nprovider = "none"\n\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n\n'
+        f'[[agents]]\nid = "other"  # keep me\nworkspace = "{workspace}"\n'
+    )
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    return cfg
+
+
+def test_config_and_agents_take_a_and_json(config, workspace):
+    data = json.loads(run("config", "--json").stdout)
+    assert data["config"] == str(config) and [a["id"] for a in data["agents"]] == ["w", "other"]
+    one = json.loads(run("config", "-a", "other", "--json").stdout)
+    assert [a["id"] for a in one["agents"]] == ["other"]
+    assert "agent    other:" in run("config", "-a", "other").stdout
+    assert [a["id"] for a in json.loads(run("agents", "-a", "w", "--json").stdout)] == ["w"]
+    models = json.loads(run("model", "list", "-a", "w", "--json").stdout)
+    assert models["cache_dir"] and models["models"][0]["model"] == "minilm"
+    r = run("config", "-a", "nobody")
+    assert r.exit_code == 1 and "nobody" in r.stderr
+
+
+def test_agents_remove_keeps_the_rest_of_the_file(config, workspace):
+    r = run("agents", "remove", "w", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout) == {"removed": "w", "config": str(config)}
+    text = config.read_text()
+    assert "# my agents" in text and '"other"  # keep me' in text and 'id = "w"' not in text
+    assert [a["id"] for a in json.loads(run("agents", "--json").stdout)] == ["other"]
+    r = run("agents", "remove", "w")
+    assert r.exit_code == 1 and "no agent 'w'" in r.stderr
+    assert run("agents", "remove", "other").exit_code == 0
+    assert "[[agents]]" not in config.read_text() and 'provider = "none"' in config.read_text()
+
+
+def test_prune_lists_then_deletes_indexes_of_vanished_adhoc_folders(tmp_path, monkeypatch, workspace):
+    monkeypatch.delenv("MEMEXT_CONFIG", raising=False)
+    gone = tmp_path / "gone"
+    shutil.copytree(workspace, gone)
+    for folder in (gone, workspace):
+        monkeypatch.setenv("MEMEXT_WORKSPACE", str(folder))
+        assert run("index").exit_code == 0
+    shutil.rmtree(gone)
+    monkeypatch.setenv("MEMEXT_WORKSPACE", str(workspace))
+    index_dir = app_paths().index_dir
+    before = sorted(p.name for p in index_dir.glob("*.sqlite"))
+    assert len(before) == 2
+
+    listed = json.loads(run("agents", "prune", "--json").stdout)
+    assert listed["deleted"] is False and [i["workspace"] for i in listed["indexes"]] == [str(gone.resolve())]
+    assert listed["indexes"][0]["reason"] == "folder no longer exists"
+    r = run("agents", "prune")
+    assert "unused" in r.stdout and "memext agents prune --yes" in r.stdout
+    assert sorted(p.name for p in index_dir.glob("*.sqlite")) == before  # a dry run by default
+
+    r = run("agents", "prune", "--yes")
+    assert r.exit_code == 0 and "deleted" in r.stdout
+    left = sorted(p.name for p in index_dir.glob("*.sqlite*"))
+    assert len(left) >= 1 and all(name.startswith("ws-") for name in left)
+    assert run("agents", "prune").stdout.strip() == "no unused ad-hoc indexes"

@@ -1,0 +1,158 @@
+"""What `memext search` and `memext status` print (engine/cli_output.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memext.engine.cli import cli
+from memext.engine.cli_output import human_size
+
+
+@pytest.fixture
+def config(tmp_path, workspace, monkeypatch) -> Path:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n')
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    return cfg
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_the_matching_line_is_shown_with_its_number_and_gaps_are_marked(config, workspace):
+    # issue 11: `memext search PAYMENTS_API_KEY` showed MEMORY.md:1-17 without line 16.
+    lines = [f"- filler line {i} about nothing in particular" for i in range(1, 18)]
+    lines[15] = "- PAYMENTS_API_KEY lives in the team vault, not in .env"
+    (workspace / "MEMORY.md").write_text("\n".join(lines) + "\n")
+    r = run("search", "PAYMENTS_API_KEY")
+    assert r.exit_code == 0, r.stdout
+    out = r.stdout.splitlines()
+    assert out[0].startswith("1. MEMORY.md:1-17")
+    assert " > 16  - PAYMENTS_API_KEY lives in the team vault, not in .env" in out
+    assert out[1].strip() == "⋮"  # lines 1-13 left out
+    assert not any("filler line 1 " in line for line in out)
+    data = json.loads(run("search", "PAYMENTS_API_KEY", "--json").output)["results"][0]
+    assert data["best_line"] == 16 and data["excerpt"]["best_line"] == 16
+    assert [ln["number"] for ln in data["excerpt"]["lines"]] == [14, 15, 16, 17]
+
+
+def test_cjk_query_shows_the_sentence_not_the_heading(config, workspace):
+    (workspace / "memory" / "2026-01-07.md").write_text(
+        "# 2026-01-07\n\n## 早上\n" + "".join(f"- 第{i}项工作记录。\n" for i in range(12)) + "- 下午和同事喝咖啡。\n"
+    )
+    r = run("search", "咖啡")
+    assert "下午和同事喝咖啡" in r.stdout and " > 16  - 下午和同事喝咖啡。" in r.stdout
+
+
+def test_explain_is_a_small_table_not_json(config):
+    r = run("search", "green", "tea", "--explain")
+    assert r.exit_code == 0 and "{" not in r.stdout
+    table = [line.split() for line in r.stdout.splitlines() if line.strip().split(" ")[0] in ("vector", "keyword", "fusion", "decay")]
+    assert [row[0] for row in table[:4]] == ["vector", "keyword", "fusion", "decay"]
+    keyword = table[1]
+    assert keyword[1] == "#1" and keyword[2] == "1.000"  # rank and a 3-decimal score
+    assert not any(len(tok.split(".")[-1]) > 3 for row in table for tok in row if tok.replace(".", "").replace("-", "").isdigit())
+
+
+def test_highlights_are_only_the_terms_that_matched(config, workspace):
+    r = CliRunner().invoke(cli, ["search", "when", "is", "the", "tea"], color=True, catch_exceptions=False)
+    lines = r.stdout.splitlines()
+    # "tea" carried the match and is bold; "is", "the", "when" (stop words) are not.
+    assert " > 5  - Bob prefers green \x1b[33m\x1b[1mtea\x1b[0m." in lines
+    assert "   4  - Anna is the tech lead of the billing team." in lines
+
+
+@pytest.mark.parametrize("query", ["?!...;;", "*", '"'])
+def test_a_query_without_words_is_refused(config, query):
+    r = run("search", query)
+    assert r.exit_code == 1 and "has no searchable words" in r.stderr and r.stdout == ""
+
+
+def test_a_short_hash_finds_the_full_id(config, workspace):
+    (workspace / "memory" / "2026-01-08.md").write_text("# 2026-01-08\n\n- Reverted commit 9f3c2ab1e7 after the outage.\n")
+    hits = json.loads(run("search", "9f3c2ab", "--json").output)["results"]
+    assert hits and hits[0]["path"] == "memory/2026-01-08.md" and hits[0]["best_line"] == 3
+
+
+def test_search_in_a_folder_without_memory_says_so(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.delenv("MEMEXT_CONFIG", raising=False)
+    monkeypatch.setenv("MEMEXT_WORKSPACE", str(empty))
+    r = run("search", "anything")
+    assert r.exit_code == 1 and "no memory files found in" in r.stderr and "memext agents add" in r.stderr
+    assert r.stdout == "" and not list(Path(os.environ["XDG_STATE_HOME"] if "XDG_STATE_HOME" in os.environ else tmp_path).rglob("empty-*.sqlite"))
+
+
+def test_a_closed_pipe_ends_the_search_quietly(config, workspace):
+    # `memext search x | head -1` with a real pipe: enough output to fill it.
+    for i in range(150):
+        (workspace / "memory" / f"n{i}.md").write_text("".join(f"- deploy note {i}.{j} " + "word " * 40 + "\n" for j in range(10)))
+    run("index")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memext", "search", "-n", "200", "deploy", "note"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert first.startswith(b"1. ")
+    assert "Broken pipe" not in err and "Traceback" not in err and "Exception ignored" not in err
+
+
+def test_status_is_plain_words_and_fails_on_an_agent_in_error(config, workspace, tmp_path, monkeypatch):
+    (workspace / "memory" / "big.md").write_text("x" * 20000)
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\nmax_file_bytes = 10240\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n'
+    )
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    run("index")
+    r = run("status")
+    assert r.exit_code == 0, r.stdout
+    assert "None" not in r.stdout and "[keyword-only" not in r.stdout and "dims" not in r.stdout
+    assert "w  (keyword-only)" in r.stdout and "vectors    none stored yet" in r.stdout
+    assert "memory/big.md: larger than the 10 KB limit (19.5 KB; max_file_bytes)" in r.stdout
+    r = run("index")
+    assert "[keyword-only]" in r.stdout and "[keyword-only: none" not in r.stdout
+    # The workspace disappears: status shows the error line and exits 1.
+    workspace.rename(tmp_path / "moved")
+    run("index")
+    r = run("status")
+    assert r.exit_code == 1 and "error" in r.stdout and "does not exist" in r.stdout
+
+
+def test_a_binary_file_is_skipped_once_with_one_reason(config, workspace):
+    (workspace / "memory" / "photo.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 40)
+    r = run("index", "--json")
+    report = json.loads(r.stdout)
+    assert report["files_indexed"] == 3 and report["skipped"] == [
+        {"path": "memory/photo.md", "reason": "binary content, not text: not indexed"}
+    ]
+    st = json.loads(run("status", "--json").output)[0]
+    assert st["files"] == {"memory": 3} and len(st["skipped"]) == 1
+    r = run("status")
+    assert r.stdout.count("photo.md") == 1 and "(indexed)" not in r.stdout
+    assert "changes" not in r.stdout and st["dirty"] is False  # not a pending change forever
+    assert json.loads(run("search", "PNG", "IHDR", "--json").output)["results"] == []
+    # A note that turns binary (overwritten by an image) leaves the index.
+    note = workspace / "memory" / "2026-01-05.md"
+    note.write_bytes(b"GIF89a\x00\x01" + bytes(range(256)) * 8)
+    report = json.loads(run("index", "--json").output)
+    assert report["files_deleted"] == 1 and len(report["skipped"]) == 2
+    assert json.loads(run("search", "a828e60", "--json").output)["results"] == []
+
+
+def test_human_sizes():
+    assert [human_size(n) for n in (0, 512, 1024, 1536, 10 * 1024 * 1024)] == ["0 bytes", "512 bytes", "1 KB", "1.5 KB", "10 MB"]

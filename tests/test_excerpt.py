@@ -1,0 +1,25 @@
+"""The lines around a hit's best-matching line (engine/excerpt.py)."""
+
+from memext.engine.excerpt import LINE_CHARS, make_excerpt
+from memext.engine.text import query_terms
+
+
+def test_the_best_line_is_the_one_with_the_rarest_terms():
+    text = "\n".join(["# Notes", "the plan", "x", "y", "fusion decision: weighted", "z", "a", "b", "c", "d"])
+    ex = make_excerpt(text, 11, query_terms("what did we decide about fusion plan"), {"fusion": 5.0, "plan": 1.0})
+    assert ex.best_line == 15 and ex.omitted_before and ex.omitted_after
+    assert [ln.number for ln in ex.lines] == [13, 14, 15, 16, 17, 18]
+    assert [ln.hit for ln in ex.lines] == [False, False, True, False, False, False]
+
+
+def test_a_hit_without_terms_shows_the_first_lines():
+    ex = make_excerpt("one\ntwo\nthree", 1, query_terms("nothing here"))
+    assert ex.best_line == 1 and not ex.omitted_before and not ex.omitted_after
+    assert [ln.text for ln in ex.lines] == ["one", "two", "three"] and not any(ln.hit for ln in ex.lines)
+
+
+def test_long_lines_are_cut_around_their_hit():
+    line = "word " * 200 + "needle " + "tail " * 100
+    ex = make_excerpt(line, 1, ["needle"])
+    shown = ex.lines[0].text
+    assert "needle" in shown and shown.startswith("…") and len(shown) <= LINE_CHARS + 2

@@ -25,9 +25,8 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from .config import Config
-from .errors import LockTimeout, MemextError
 from .index import MemoryIndex
-from .tools import MemoryTools, ToolError
+from .tools import MemoryTools, SyncWhenNeeded, ToolError
 
 log = logging.getLogger("memext")
 
@@ -45,7 +44,7 @@ Write self-contained entries (names and dates, not "he" or "yesterday"); do not 
 FRESHNESS_MIN_INTERVAL_S = 5.0
 
 
-class _Freshness:
+class _Freshness(SyncWhenNeeded):
     """Keeps the served indexes fresh while the server runs.
 
     For now: index each agent once at start (in the background), then sync
@@ -56,8 +55,8 @@ class _Freshness:
     """
 
     def __init__(self, min_interval_s: float = FRESHNESS_MIN_INTERVAL_S, lock_timeout: float = 2.0):
+        super().__init__(lock_timeout)
         self.min_interval_s = min_interval_s
-        self.lock_timeout = lock_timeout
         self._checked: dict[str, float] = {}
         self._warmup: threading.Thread | None = None
 
@@ -86,15 +85,7 @@ class _Freshness:
         if not index.never_synced and now - self._checked.get(agent, float("-inf")) < self.min_interval_s:
             return None
         self._checked[agent] = now
-        if not index.needs_sync():
-            return None
-        try:
-            index.sync(reason="search", lock_timeout=self.lock_timeout)
-        except LockTimeout:
-            return "another process is syncing this index; answered from it as it is"
-        except MemextError as exc:
-            return f"the index could not be brought up to date ({exc}); answered from it as it is"
-        return None
+        return super().before_search(agent, index)
 
     def after_append(self, agent: str, index: MemoryIndex) -> None:
         self._checked[agent] = time.monotonic()  # append synced just now

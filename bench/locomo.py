@@ -1,4 +1,4 @@
-"""LoCoMo retrieval benchmark (``/work/shared/bench/LOCOMO_PROTOCOL.md``, v1).
+"""LoCoMo retrieval benchmark (``/work/shared/bench/LOCOMO_PROTOCOL.md``, v2).
 
     python bench/locomo.py [--data PATH] [--model PATH] [--out bench/out/locomo] [--json]
 
@@ -15,11 +15,18 @@ and ranking mode the engine has, all on that one index:
   the conversation's last session), each at ``min_score`` 0 via
   :func:`engine.search.run_search` with modified ``QuerySettings``.
 
+Every mode is also scored at an equal reading budget, ``recall@L60``
+(protocol v2): up to 80 results, kept in rank order while their lines add up
+to at most 60.
+
 Prints a table (``--json``: the figures as JSON on stdout, the default
 configuration's under ``"default"``); the JSON is also written to
 ``<out>/results.json``. Index files live in ``--out`` and are reused, so only
 the first run pays for embedding (later runs find the chunks unchanged, and a
 rebuild after a chunking/FTS change gets its vectors from the embedding cache).
+
+Over 500 lines because it is one runnable script: the protocol's workspace,
+questions, scoring, modes and report stay together, as the protocol reads.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine.config import AgentConfig, QuerySettings, parse_config  # noqa: E402
+from memext.engine.config import AgentConfig, ChunkingSettings, QuerySettings, parse_config  # noqa: E402
 from memext.engine.search import SearchResult, run_search  # noqa: E402
 from memext.engine.store import Store, StoreOptions  # noqa: E402
 from memext.engine.vectors import normalize  # noqa: E402
@@ -52,6 +59,10 @@ KS = (6, 10)
 CATEGORIES = (1, 2, 3, 4)
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 METRICS = ("turn_recall", "turn_hit", "session_recall", "mrr", "lines")
+#: recall@L60 (protocol v2): results asked for, and the line budget they must fit.
+BUDGET_RESULTS = 80
+BUDGET_LINES = 60
+BUDGET_KEY = "L60"
 _EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
 
 
@@ -193,6 +204,19 @@ def score(results: Sequence[SearchResult], q: Question) -> dict[str, float]:
     }
 
 
+def within_budget(results: Sequence[SearchResult], budget: int = BUDGET_LINES) -> list[SearchResult]:
+    """The results in rank order while their lines add up to at most
+    ``budget``; stops at the first that would pass it (protocol v2)."""
+    kept: list[SearchResult] = []
+    used = 0
+    for r in results:
+        used += r.end_line - r.start_line + 1
+        if used > budget:
+            break
+        kept.append(r)
+    return kept
+
+
 # ---------------------------------------------------------------------------
 # Modes
 
@@ -207,6 +231,7 @@ class Mode:
     min_score: float = 0.0
     vector: bool = True  # pass the query vector to run_search
     decay_today: bool = False  # temporal decay relative to the last session
+    merge: bool = False  # recall@L60 through the engine's max_lines (overlapping hits merged)
 
 
 def modes_for(q: QuerySettings) -> list[Mode]:
@@ -219,6 +244,7 @@ def modes_for(q: QuerySettings) -> list[Mode]:
     out = [
         Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g})", None, q.min_score),
         Mode("default@0", f"defaults, min_score 0 ({h.fusion})", None, 0.0),
+        Mode("default+merge", "defaults, min_score 0; at L60 the engine's max_lines (hits of a file merged)", q, merge=True),
         Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf")),
         Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted")),
         Mode("vector", "vector only", with_hybrid(enabled=False)),
@@ -260,7 +286,7 @@ class ConversationRun:
     files: int
     chunks: int
     index: dict
-    per_mode: dict[str, dict[int, list[tuple[int, dict[str, float]]]]]  # mode -> k -> [(category, scores)]
+    per_mode: dict[str, dict[int | str, list[tuple[int, dict[str, float]]]]]  # mode -> k or "L60" -> [(category, scores)]
     latency_ms: dict[str, list[float]]
 
 
@@ -298,7 +324,7 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
             f"({report.texts_embedded} embedded in {report.embed_calls} calls, {report.cache_hits} from cache); "
             f"{len(questions)} questions")
         modes = (modes_override or modes_for)(agent.settings.query)
-        per_mode = {m.name: {k: [] for k in KS} for m in modes}
+        per_mode: dict[str, dict[int | str, list]] = {m.name: {**{k: [] for k in KS}, BUDGET_KEY: []} for m in modes}
         latency: dict[str, list[float]] = {m.name: [] for m in modes}
         provider = idx.provider_choice.provider
         # The same index file the user's search reads, on a connection of its own.
@@ -308,9 +334,11 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
             qvec = normalize(provider.embed_query(q.query))
             embed_ms = (time.perf_counter() - t0) * 1000
             for m in modes:
-                for k in KS:
+                for k in (*KS, BUDGET_RESULTS):
                     t0 = time.perf_counter()
-                    if m.settings is None:
+                    if m.settings is None and k == KS[0]:
+                        # The user's path, timed; other sizes run the same
+                        # search on the query vector already made.
                         resp = idx.search(q.query, max_results=k, min_score=m.min_score)
                         if resp.mode != "hybrid":
                             raise SystemExit(f"{sid}: search degraded to {resp.mode}: {resp.notice}")
@@ -318,11 +346,15 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
                         ms = (time.perf_counter() - t0) * 1000
                     else:
                         results, _ = run_search(
-                            store, q.query, qvec if m.vector else None, m.settings,
+                            store, q.query, qvec if m.vector else None, m.settings or agent.settings.query,
                             max_results=k, min_score=m.min_score, sources=None,
                             today=layout.last_day if m.decay_today else None,
+                            max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None,
                         )
                         ms = (time.perf_counter() - t0) * 1000 + (embed_ms if m.vector else 0.0)
+                    if k == BUDGET_RESULTS:
+                        per_mode[m.name][BUDGET_KEY].append((q.category, score(within_budget(results), q)))
+                        continue
                     per_mode[m.name][k].append((q.category, score(results, q)))
                     if k == KS[0]:
                         latency[m.name].append(ms)
@@ -353,6 +385,11 @@ def aggregate(runs: list[ConversationRun], modes: list[Mode]) -> dict:
                 "overall": mean_metrics(s for _, s in rows),
                 **{CATEGORY_NAMES[c]: mean_metrics(s for cat, s in rows if cat == c) for c in CATEGORIES},
             }
+        rows = [r for run in runs for r in run.per_mode[m.name][BUDGET_KEY]]
+        entry[BUDGET_KEY] = {
+            "overall": mean_metrics(s for _, s in rows),
+            **{CATEGORY_NAMES[c]: mean_metrics(s for cat, s in rows if cat == c) for c in CATEGORIES},
+        }
         lat = [x for run in runs for x in run.latency_ms[m.name]]
         entry["latency_ms"] = {"p50": round(percentile(lat, 50), 2), "p95": round(percentile(lat, 95), 2)}
         figures[m.name] = entry
@@ -367,18 +404,20 @@ def _sum_build(runs: list[ConversationRun], key: str) -> float | None:
 
 
 def render_table(figures: dict, meta: dict) -> str:
-    head = ["mode", "min", "recall@6", "hit@6", "sess@6", "mrr@6", "lines@6", "recall@10", "hit@10", "mrr@10", "lines@10", "p50 ms", "p95 ms"]
+    head = ["mode", "min", "recall@L60", "lines@L60", "recall@6", "hit@6", "sess@6", "mrr@6", "lines@6", "recall@10", "hit@10", "mrr@10", "lines@10", "p50 ms", "p95 ms"]
     rows = []
     for name, e in figures.items():
-        a, b = e["k6"]["overall"], e["k10"]["overall"]
+        a, b, c = e["k6"]["overall"], e["k10"]["overall"], e[BUDGET_KEY]["overall"]
         rows.append([
-            name, f"{e['min_score']:g}", f"{a['turn_recall']:.3f}", f"{a['turn_hit']:.3f}", f"{a['session_recall']:.3f}",
+            name, f"{e['min_score']:g}", f"{c['turn_recall']:.3f}", f"{c['lines']:.0f}", f"{a['turn_recall']:.3f}", f"{a['turn_hit']:.3f}", f"{a['session_recall']:.3f}",
             f"{a['mrr']:.3f}", f"{a['lines']:.0f}", f"{b['turn_recall']:.3f}", f"{b['turn_hit']:.3f}", f"{b['mrr']:.3f}",
             f"{b['lines']:.0f}", f"{e['latency_ms']['p50']:.1f}", f"{e['latency_ms']['p95']:.1f}",
         ])
     lines = [_md_table(head, rows), ""]
-    head2 = ["mode"] + [f"{CATEGORY_NAMES[c]} @6" for c in CATEGORIES] + [f"{CATEGORY_NAMES[c]} @10" for c in CATEGORIES]
-    rows2 = [[name] + [f"{e['k6'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
+    head2 = (["mode"] + [f"{CATEGORY_NAMES[c]} @L60" for c in CATEGORIES] + [f"{CATEGORY_NAMES[c]} @6" for c in CATEGORIES]
+             + [f"{CATEGORY_NAMES[c]} @10" for c in CATEGORIES])
+    rows2 = [[name] + [f"{e[BUDGET_KEY][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
+             + [f"{e['k6'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
              + [f"{e['k10'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES] for name, e in figures.items()]
     lines += ["turn_recall per category (questions: " + ", ".join(
         f"{CATEGORY_NAMES[c]} {meta['questions_per_category'][CATEGORY_NAMES[c]]}" for c in CATEGORIES) + ")", "",
@@ -399,6 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="workspaces and index files (reused)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
     ap.add_argument("--only", default="", help="comma-separated sample ids to run (default: all)")
+    ap.add_argument("--modes", default="", help="comma-separated modes to score (default: all), e.g. default,default@0")
+    ap.add_argument("--chunking", default="", metavar="TOKENS/OVERLAP",
+                    help="chunking to index with instead of the default (use its own --out), e.g. 200/40")
     args = ap.parse_args(argv)
     if not args.data.is_file():
         ap.error(f"no data file at {args.data} (pass --data PATH)")
@@ -410,18 +452,29 @@ def main(argv: list[str] | None = None) -> int:
         data = [s for s in data if s["sample_id"] in wanted]
     args.out.mkdir(parents=True, exist_ok=True)
     log = (lambda s: print(s, file=sys.stderr)) if args.json else print
-    runs = [run_conversation(sample, args.out, args.model, log=log) for sample in data]
-    modes = modes_for(QuerySettings())
+    overrides = None
+    chunking = ChunkingSettings()
+    if args.chunking:
+        tokens, _, overlap = args.chunking.partition("/")
+        chunking = ChunkingSettings(int(tokens), int(overlap or 0))
+        overrides = {"chunking": {"tokens": chunking.tokens, "overlap": chunking.overlap}}
+    wanted_modes = set(filter(None, args.modes.split(",")))
+
+    def chosen_modes(q: QuerySettings) -> list[Mode]:
+        return [m for m in modes_for(q) if not wanted_modes or m.name in wanted_modes]
+
+    runs = [run_conversation(sample, args.out, args.model, chosen_modes, log=log, overrides=overrides) for sample in data]
+    modes = chosen_modes(QuerySettings())
     figures = aggregate(runs, modes)
     meta = {
-        "protocol": "LOCOMO_PROTOCOL v1",
+        "protocol": "LOCOMO_PROTOCOL v2",
         "data": str(args.data),
         "model": args.model.name,
-        "chunking": [400, 80],
+        "chunking": [chunking.tokens, chunking.overlap],
         "conversations": [r.sample_id for r in runs],
         "questions": sum(r.questions for r in runs),
         "questions_per_category": {
-            CATEGORY_NAMES[c]: figures["default"]["k6"][CATEGORY_NAMES[c]]["n"] for c in CATEGORIES
+            CATEGORY_NAMES[c]: figures[modes[0].name]["k6"][CATEGORY_NAMES[c]]["n"] for c in CATEGORIES
         },
         "files": sum(r.files for r in runs),
         "chunks": sum(r.chunks for r in runs),

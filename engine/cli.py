@@ -186,12 +186,13 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @agent_option
 @click.option("-n", "--max-results", type=click.IntRange(1, 200), help="How many results (default: query.max_results).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results below this score (default: query.min_score).")
+@click.option("--max-lines", type=click.IntRange(1), help="Reading budget: as many results as fit in this many lines, overlapping hits merged.")
 @click.option("--source", type=click.Choice(["memory", "sessions"]), help="Search one source only.")
 @click.option("--explain", is_flag=True, help="Show how each score was made.")
 @click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
 @json_option
 @click.pass_context
-def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sync, as_json) -> None:
+def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, explain, no_sync, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result.
 
     Files changed since the last sync are indexed first (--no-sync, or
@@ -209,7 +210,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, source, explain, no_sy
         # for `memext index` or the tray.
         if not no_sync and (agent_cfg.settings.sync.on_search or idx.never_synced):
             note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
-        resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain)
+        resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain,
+                          max_lines=max_lines)
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:

@@ -32,7 +32,7 @@ from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .query_embedding import QueryEmbedder
 from .read import ReadResult, read_lines
-from .search import SearchResponse, run_search
+from .search import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
 from .store import CorruptIndex, Store, StoreOptions, move_aside
 from .text import has_searchable_words
@@ -297,8 +297,14 @@ class MemoryIndex:
         min_score: float | None = None,
         sources: Sequence[str] | None = None,
         explain: bool = False,
+        max_lines: int | None = None,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
+
+        ``max_lines`` is a reading budget: as many results as fit in that
+        many lines (``max_results`` still caps them, default
+        ``BUDGET_MAX_RESULTS`` then), hits of one file that overlap or touch
+        returned as one span.
 
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
@@ -315,7 +321,10 @@ class MemoryIndex:
             # Embedding punctuation alone finds arbitrary chunks: say so instead.
             raise MemextError(f"the query {query.strip()!r} has no searchable words (letters or digits)")
         q = self.agent.settings.query
-        max_results = q.max_results if max_results is None else int(max_results)
+        if max_lines is not None and int(max_lines) < 1:
+            raise MemextError(f"max_lines must be at least 1, got {max_lines}")
+        default_results = q.max_results if max_lines is None else BUDGET_MAX_RESULTS
+        max_results = default_results if max_results is None else int(max_results)
         if max_results < 1:
             raise MemextError("max_results must be at least 1")
         min_score = q.min_score if min_score is None else float(min_score)
@@ -345,6 +354,7 @@ class MemoryIndex:
             min_score=min_score,
             sources=source_filter,
             explain=explain,
+            max_lines=None if max_lines is None else int(max_lines),
         )
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
         return SearchResponse(

@@ -37,6 +37,7 @@ import numpy as np
 
 from .config import QuerySettings
 from .excerpt import Excerpt, make_excerpt
+from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
 from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_regex, words
 
@@ -46,6 +47,10 @@ SNIPPET_LEAD = 80
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
 MAX_POOL = 200
+#: Results a ``max_lines`` search may return when no ``max_results`` is
+#: given: the budget, not a count, is the limit then (LoCoMo protocol v2
+#: asks for 80).
+BUDGET_MAX_RESULTS = 80
 _DATED = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})\.md$")
 
 
@@ -180,8 +185,14 @@ def run_search(
     sources: Sequence[str] | None,
     explain: bool = False,
     today: date | None = None,
+    max_lines: int | None = None,
 ) -> tuple[list[SearchResult], str]:
-    """Search one store; returns (results, mode)."""
+    """Search one store; returns (results, mode).
+
+    With ``max_lines``, returns as many results (at most ``max_results``) as
+    fit in that many lines, hits of one file that overlap or touch merged
+    into one span (:mod:`engine.spans`).
+    """
     h = settings.hybrid
     pool = pool_size(max_results, h.candidate_multiplier)
     terms = query_terms(query)
@@ -228,12 +239,35 @@ def run_search(
     ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
     if h.mmr.enabled:
         ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
-    kept = [c for c in ranked if c.score >= min_score or c.exact][:max_results]
+    passed = [c for c in ranked if c.score >= min_score or c.exact]
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain) for c in kept]
+    if max_lines is not None:
+        hits = [(rows[c.rowid].path, rows[c.rowid].start_line, rows[c.rowid].end_line) for c in passed]
+        spans = budget_spans(hits, max_lines, max_results)
+        return [_span_result(span, passed, rows, terms, weights, mode, h.fusion, explain) for span in spans], mode
+    results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain) for c in passed[:max_results]]
     return results, mode
+
+
+def _span_result(
+    span: Span, passed: list[_Candidate], rows: dict[int, ChunkRow], terms: Sequence[str], weights: dict[str, float],
+    mode: str, method: str, explain: bool,
+) -> SearchResult:
+    """The result for one span of the budget: its best hit, widened to the span."""
+    best = passed[span.members[0]]
+    result = _result(rows[best.rowid], best, terms, weights, mode, method, explain)
+    if len(span.members) == 1:
+        return result
+    members = [rows[passed[i].rowid] for i in span.members]
+    text = merged_text([(r.start_line, r.end_line, r.text) for r in members])
+    result.start_line, result.end_line = span.start_line, span.end_line
+    result.snippet = make_snippet(text, terms, weights=weights)
+    result.excerpt = make_excerpt(text, span.start_line, terms, weights)
+    if result.explain is not None:
+        result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
+    return result
 
 
 #: Most postings an OR query may walk before its commonest terms are left

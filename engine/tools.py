@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50
+#: The largest reading budget an agent may ask for in one search.
+MAX_LINES_LIMIT = 2000
 
 
 class ToolError(MemextError):
@@ -110,6 +112,15 @@ MEMORY_SEARCH = ToolSpec(
                 "minimum": 0,
                 "maximum": 1,
                 "description": "Drop results scoring below this, 0..1 (null: the configured default).",
+            },
+            "max_lines": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "maximum": MAX_LINES_LIMIT,
+                "description": (
+                    "A reading budget: as many results as fit in this many lines, overlapping hits of one file "
+                    "merged into one citation (null: no budget, max_results results)."
+                ),
             },
             "after": {
                 "type": ["string", "null"],
@@ -353,7 +364,7 @@ class MemoryTools:
         agent = args["agent"] or self.default_agent
         idx = self.index(agent)
         stale_notice = self.freshness.before_search(agent, idx)
-        resp = idx.search(args["query"], max_results=args["max_results"], min_score=args["min_score"])
+        resp = idx.search(args["query"], max_results=args["max_results"], min_score=args["min_score"], max_lines=args["max_lines"])
         return search_result(resp, stale_notice)
 
     def _get(self, args: dict[str, Any]) -> dict:

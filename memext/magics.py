@@ -166,6 +166,7 @@ class MemExt(Magics):
     @argument("-a", "--agent", help="Agent id (default: MemExt.agent or the first configured).")
     @argument("-n", "--max-results", type=_positive_int, help="How many results (default: MemExt.max_results or the agent's setting).")
     @argument("--min-score", type=_unit_float, help="Drop results below this score, 0..1.")
+    @argument("--max-lines", type=_positive_int, help="Reading budget: as many results as fit in this many lines, overlapping hits merged.")
     @argument("--source", choices=["memory", "sessions"], help="Search one source only.")
     @argument("--explain", action="store_true", help="Show how each score was made.")
     @argument("--json", action="store_true", help="Show the results as JSON.")
@@ -184,7 +185,8 @@ class MemExt(Magics):
         agent = args.agent or self.agent
         max_results = args.max_results or self.max_results
         min_score = args.min_score if args.min_score is not None else self.min_score
-        listing_only = [flag for flag, on in (("--json", args.json), ("--explain", args.explain), ("--source", args.source)) if on]
+        listing_only = [flag for flag, on in (("--json", args.json), ("--explain", args.explain), ("--source", args.source),
+                                              ("--max-lines", args.max_lines)) if on]
         if args.widget and listing_only:
             raise UsageError(f"--widget cannot show {', '.join(listing_only)}; leave out --widget for a result list")
         # MemExt.widget is only a default: flags the widget cannot show get the list.
@@ -203,6 +205,7 @@ class MemExt(Magics):
             min_score=min_score,
             sources=[args.source] if args.source else None,
             explain=args.explain,
+            max_lines=args.max_lines,
         )
         return self._shown(SearchResults(response, idx.agent.id, as_json=args.json, syncing=keeper.busy()), quiet)
 

@@ -198,3 +198,36 @@ def test_evidence_after_a_multi_line_turn_in_the_same_file(written):
     path, line = q.turns[0]
     exact = locomo.SearchResult(path=path, start_line=line, end_line=line, score=0.5, snippet="", source="memory")
     assert locomo.score([exact], q)["turn_recall"] == pytest.approx(1 / 3)
+
+
+def _hit(path: str, start: int, end: int) -> "locomo.SearchResult":
+    return locomo.SearchResult(path=path, start_line=start, end_line=end, score=0.5, snippet="", source="memory")
+
+
+def test_within_budget_keeps_rank_order_and_stops_at_the_first_result_past_60_lines():
+    results = [_hit("a.md", 1, 30), _hit("a.md", 40, 69), _hit("b.md", 1, 1), _hit("b.md", 5, 5)]
+    assert locomo.within_budget(results) == results[:2]  # 30 + 30 = 60 lines: the 1-line third would pass
+    assert locomo.within_budget([_hit("a.md", 1, 61), _hit("b.md", 1, 1)]) == []
+    assert locomo.within_budget(results, budget=59) == results[:1]
+
+
+def test_recall_at_l60_is_reported_per_mode_and_category(written):
+    sample, layout, _ = written["conv-43"]
+    questions = locomo.load_questions(sample, layout)
+    q = next(q for q in questions if q.category == 1 and len(q.turns) == 2)
+    (path, line), _ = q.turns[0], q.turns[1]
+    # Ranked: a 70-line span holding the evidence (past the budget), so
+    # at L60 nothing is read although @6 covers the first turn.
+    big = _hit(path, max(1, line - 10), max(1, line - 10) + 69)
+    mode = locomo.Mode("m", "a mode")
+    run = locomo.ConversationRun("conv-43", 1, 1, 1, {}, {"m": {
+        6: [(1, locomo.score([big], q))], 10: [(1, locomo.score([big], q))],
+        locomo.BUDGET_KEY: [(1, locomo.score(locomo.within_budget([big, _hit(path, line, line)]), q))],
+    }}, {"m": [1.0]})
+    figures = locomo.aggregate([run], [mode])
+    assert figures["m"]["k6"]["overall"]["turn_recall"] == 0.5
+    assert figures["m"]["L60"]["overall"]["turn_recall"] == 0.0
+    assert figures["m"]["L60"]["multi-hop"]["n"] == 1 and figures["m"]["L60"]["temporal"]["n"] == 0
+    meta = {"questions_per_category": {locomo.CATEGORY_NAMES[c]: 0 for c in locomo.CATEGORIES}}
+    table = locomo.render_table(figures, meta)
+    assert "recall@L60" in table and "multi-hop @L60" in table

@@ -52,6 +52,16 @@ def test_index_search_get_status_json(config):
     assert st[0]["files"] == {"memory": 3} and st[0]["provider"]["in_force"] == "none"
 
 
+def test_search_max_lines_is_a_reading_budget(config):
+    run("index")
+    r = run("search", "green", "tea", "--max-lines", "8", "--json")
+    hits = json.loads(r.output)["results"]
+    assert [h["citation"] for h in hits] == ["MEMORY.md:1-8"]  # 8 lines: the next hit would pass the budget
+    assert json.loads(run("search", "green", "tea", "--max-lines", "7", "--json").output)["results"] == []
+    r = run("search", "tea", "--max-lines", "0")
+    assert r.exit_code == 2 and "--max-lines" in r.output
+
+
 def test_text_output(config):
     run("index")
     r = run("search", "green", "tea")

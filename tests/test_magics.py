@@ -118,6 +118,13 @@ def test_memsearch_returns_a_result_list_shown_as_html(ip):
     assert "memory/2026-10-05.md:1-10" in text and "[keyword-only]" in text and "note: provider" in text
 
 
+def test_memsearch_max_lines_is_a_reading_budget(ip):
+    r = ip.run_line_magic("memsearch", "--max-lines 10 vet Biscuit")
+    assert r[0].citation == "memory/2026-10-05.md:1-10"
+    assert sum(hit.end_line - hit.start_line + 1 for hit in r) <= 10
+    assert len(ip.run_line_magic("memsearch", "--max-lines 9 vet Biscuit")) == 0
+
+
 def test_bare_call_displays_and_trailing_semicolon_hides(ip, capsys):
     ip.run_cell("%memsearch vet Biscuit", store_history=True)
     assert "memory/2026-10-05.md:1-10" in capsys.readouterr().out

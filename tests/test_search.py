@@ -234,3 +234,42 @@ def test_snippet_window_finds_a_sharp_s_hit_deep_in_a_long_chunk():
     text = "\n".join(f"Zeile {i}: nichts Besonderes hier, nur Fülltext." for i in range(40)) + "\nNeue Adresse: Hauptstraße 5\n"
     snippet = make_snippet(text, query_terms("Hauptstraße"))
     assert len(snippet) <= 700 and "Hauptstraße 5" in snippet
+
+
+def _budget_workspace(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    lines = [f"- kiwi harvest note {i}: picked {i} crates of kiwi" if i % 3 else f"- weather on day {i} was mild" for i in range(40)]
+    (ws / "memory" / "2026-02-01.md").write_text("# Farm\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    (ws / "memory" / "2026-02-02.md").write_text("# Market\n\n- sold kiwi at the market\n", encoding="utf-8")
+    return ws
+
+
+def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hashing_provider):
+    ws = _budget_workspace(tmp_path)
+    with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}) as idx:
+        plain = idx.search("kiwi crates", max_results=30, min_score=0)
+        # Without a budget, chunks of one file overlap: the same lines come twice.
+        spans = [(r.path, r.start_line, r.end_line) for r in plain]
+        assert any(a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2] for i, a in enumerate(spans) for b in spans[i + 1:])
+        for budget in (5, 12, 30, 60, 400):
+            got = idx.search("kiwi crates", min_score=0, max_lines=budget, explain=True)
+            assert sum(r.end_line - r.start_line + 1 for r in got) <= budget
+            lines = [(r.path, n) for r in got for n in range(r.start_line, r.end_line + 1)]
+            assert len(lines) == len(set(lines))  # no line twice
+            for i, a in enumerate(got):  # nor two spans of one file that touch: they would be one
+                assert not any(a.path == b.path and a.start_line <= b.end_line + 1 and b.start_line <= a.end_line + 1
+                               for b in got[i + 1:])
+            assert len({r.citation for r in got}) == len(got)
+        got = idx.search("kiwi crates", min_score=0, max_lines=400, explain=True)
+        merged = [r for r in got if "merged" in r.explain]
+        assert merged and len(merged[0].explain["merged"]) > 1
+        r = merged[0]
+        assert "kiwi" in r.snippet and r.start_line <= r.best_line <= r.end_line
+        assert r.excerpt.lines[0].number >= r.start_line and r.excerpt.lines[-1].number <= r.end_line
+        assert {r.path for r in got} == {"memory/2026-02-01.md", "memory/2026-02-02.md"}
+        # The budget keeps rank order: the best hit of the plain search leads.
+        assert got[0].start_line <= plain[0].start_line <= plain[0].end_line <= got[0].end_line
+        assert len(idx.search("kiwi crates", max_results=1, max_lines=400)) == 1
+        with pytest.raises(MemextError, match="max_lines must be at least 1"):
+            idx.search("kiwi", max_lines=0)

@@ -115,6 +115,8 @@ def test_search_get_append_results(tools, workspace):
     hit = tools.call_tool("memory_search", {"query": "Carol billing", "max_results": 1})["results"]
     assert hit[0]["path"] == "MEMORY.md" and "Carol joined" in hit[0]["snippet"]  # searchable at once
     assert hit[0]["start_line"] <= a["start_line"] <= a["end_line"] <= hit[0]["end_line"]
+    budget = tools.call_tool("memory_search", {"query": "tea Carol billing", "max_lines": 20, "min_score": 0})["results"]
+    assert budget and sum(r["end_line"] - r["start_line"] + 1 for r in budget) <= 20
 
 
 def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
@@ -145,6 +147,7 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_search", {"query": "tea", "max_results": 0}, "max_results: 0 is less than the minimum of 1"),
         ("memory_search", {"query": "tea", "max_results": 51}, "greater than the maximum of 50"),
         ("memory_search", {"query": "tea", "min_score": 1.5}, "min_score: 1.5 is greater than the maximum of 1"),
+        ("memory_search", {"query": "tea", "max_lines": 0}, "max_lines: 0 is less than the minimum of 1"),
         ("memory_search", {"query": "   "}, "the query is empty"),
         ("memory_search", {"query": "tea", "after": "7d"}, "time filters are not supported yet"),
         ("memory_search", {"query": "tea", "before": "2026-01-01"}, "time filters are not supported yet"),

@@ -1,0 +1,86 @@
+"""A reading budget for search results (DESIGN.md §7).
+
+``max_lines`` asks for as many results as fit in a number of lines to read
+(``end - start + 1`` each, what ``memory_get`` would pull). Hits of one file
+that overlap or touch (chunks share their overlap lines) would make a reader
+pull the same lines twice and cite them twice: they become one span, placed
+at the rank of its best hit, with the best hit's score. Results are taken in
+rank order until the next one (or the lines a merge would add) would pass the
+budget, so a budget never reorders what ranking decided.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Span:
+    """One or more hits of one file read as one range of lines."""
+
+    path: str
+    start_line: int
+    end_line: int
+    members: list[int] = field(default_factory=list)  # indexes into the ranked hits, best first
+
+    @property
+    def lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+
+def budget_spans(hits: list[tuple[str, int, int]], max_lines: int, max_results: int) -> list[Span]:
+    """Group ranked ``(path, start, end)`` hits into spans within ``max_lines``.
+
+    A hit that overlaps or is adjacent to a span already taken joins it (the
+    span grows to cover both, costing only the new lines); others start a
+    new span. Stops at the first hit that would pass the budget, or when
+    ``max_results`` spans are taken and the next hit would start another.
+    """
+    spans: list[Span] = []
+    used = 0
+    for i, (path, start, end) in enumerate(hits):
+        joined = _touching(spans, path, start, end)
+        if joined:
+            lo = min(start, *(s.start_line for s in joined))
+            hi = max(end, *(s.end_line for s in joined))
+            cost = (hi - lo + 1) - sum(s.lines for s in joined)
+            if used + cost > max_lines:
+                break
+            keep = joined[0]  # the best-ranked of them keeps its place
+            for other in joined[1:]:
+                keep.members += other.members
+                spans.remove(other)
+            keep.start_line, keep.end_line = lo, hi
+            keep.members = sorted([*keep.members, i])
+            used += cost
+            continue
+        if len(spans) >= max_results or used + (end - start + 1) > max_lines:
+            break
+        spans.append(Span(path, start, end, [i]))
+        used += end - start + 1
+    return spans
+
+
+def _touching(spans: list[Span], path: str, start: int, end: int) -> list[Span]:
+    """Spans of ``path`` that overlap ``start..end`` or sit right next to it."""
+    return [s for s in spans if s.path == path and s.start_line <= end + 1 and start <= s.end_line + 1]
+
+
+def merged_text(pieces: list[tuple[int, int, str]]) -> str:
+    """The text of lines ``min(start)..max(end)`` from overlapping chunks
+    ``(start, end, text)`` that together cover them, each line once.
+
+    A chunk normally holds one text line per file line; where it does not
+    (transcript lines that share a number) the chunks are joined in line
+    order instead, repeating their overlap rather than losing text.
+    """
+    by_line: dict[int, str] = {}
+    for start, end, text in sorted(pieces):
+        lines = text.split("\n")
+        if len(lines) != end - start + 1:
+            return "\n".join(t for _, _, t in sorted(pieces))
+        for n, line in enumerate(lines, start=start):
+            # A long line split across chunks: keep the longest piece seen.
+            if len(line) > len(by_line.get(n, "")):
+                by_line[n] = line
+    return "\n".join(by_line.get(n, "") for n in range(min(by_line, default=0), max(by_line, default=-1) + 1))

@@ -1,0 +1,52 @@
+"""The reading budget's span grouping (engine/spans.py, DESIGN.md §7)."""
+
+from __future__ import annotations
+
+from memext.engine.spans import budget_spans, merged_text
+
+
+def _ranges(spans):
+    return [(s.path, s.start_line, s.end_line, s.members) for s in spans]
+
+
+def test_spans_are_taken_in_rank_order_until_the_budget_would_be_passed():
+    hits = [("a.md", 1, 10), ("b.md", 1, 20), ("c.md", 1, 40), ("d.md", 1, 1)]
+    # 10 + 20 = 30; c would make 70 > 60: stop there, even though d would fit.
+    assert _ranges(budget_spans(hits, 60, 80)) == [("a.md", 1, 10, [0]), ("b.md", 1, 20, [1])]
+    assert _ranges(budget_spans(hits, 70, 80))[-1] == ("c.md", 1, 40, [2])
+    assert budget_spans(hits, 9, 80) == []
+
+
+def test_max_results_caps_the_spans():
+    hits = [("a.md", 1, 2), ("b.md", 1, 2), ("c.md", 1, 2)]
+    assert [s.path for s in budget_spans(hits, 100, 2)] == ["a.md", "b.md"]
+
+
+def test_overlapping_and_adjacent_hits_of_one_file_become_one_span_costing_only_new_lines():
+    hits = [("a.md", 10, 20), ("b.md", 1, 5), ("a.md", 18, 30), ("a.md", 31, 35), ("a.md", 12, 14)]
+    spans = budget_spans(hits, 31, 80)
+    # a: 10-35 (26 lines) + b: 5 lines = 31: everything fits, a keeps rank 1.
+    assert _ranges(spans) == [("a.md", 10, 35, [0, 2, 3, 4]), ("b.md", 1, 5, [1])]
+    # A gap of one line is not adjacent: a separate span.
+    assert len(budget_spans([("a.md", 1, 5), ("a.md", 7, 9)], 60, 80)) == 2
+
+
+def test_a_hit_bridging_two_spans_joins_them():
+    hits = [("a.md", 1, 5), ("a.md", 20, 25), ("a.md", 4, 21)]
+    assert _ranges(budget_spans(hits, 60, 80)) == [("a.md", 1, 25, [0, 1, 2])]
+    # The bridge would cost 14 new lines: 11 + 14 = 25 > 24, so it stops there.
+    assert _ranges(budget_spans(hits, 24, 80)) == [("a.md", 1, 5, [0]), ("a.md", 20, 25, [1])]
+
+
+def test_a_merge_never_counts_a_line_twice():
+    hits = [("a.md", 1, 10), ("a.md", 5, 14), ("a.md", 1, 14)]
+    spans = budget_spans(hits, 14, 80)
+    assert _ranges(spans) == [("a.md", 1, 14, [0, 1, 2])]
+
+
+def test_merged_text_holds_each_line_once():
+    a = (1, 3, "one\ntwo\nthree")
+    b = (3, 5, "three\nfour\nfive")
+    assert merged_text([b, a]) == "one\ntwo\nthree\nfour\nfive"
+    # Pieces of one long line split across chunks: the longest is kept.
+    assert merged_text([(1, 2, "x\nlong li"), (2, 3, "long line\nz")]) == "x\nlong line\nz"

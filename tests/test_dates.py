@@ -1,0 +1,142 @@
+"""engine/dates.py: file dates and the after/before filters, as pure functions."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from memext.engine.dates import BadDate, DayRange, day_range, file_date, front_matter_date, name_date, parse_when
+from memext.engine.errors import MemextError
+
+NOW = datetime(2026, 3, 31, 15, 45)
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("memory/2026-03-01.md", date(2026, 3, 1)),
+        ("memory/2026-03-01-standup.md", date(2026, 3, 1)),
+        ("memory/2026/03/2026-03-01.md", date(2026, 3, 1)),
+        ("memory\\2026\\2026-03-01.md", date(2026, 3, 1)),
+        ("notes/2025-12-31 retro.md", date(2025, 12, 31)),
+        ("memory/2026-02-30.md", None),  # no such day
+        ("memory/2026-03-011.md", None),  # not a date followed by the rest of the name
+        ("memory/2026-03-01/notes.md", None),  # a dated folder dates nothing: only the file name counts
+        ("MEMORY.md", None),
+        ("memory/projects/x.md", None),
+    ],
+)
+def test_name_date(path, expected):
+    assert name_date(path) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("---\ndate: 2026-02-14\ntitle: x\n---\nbody", date(2026, 2, 14)),
+        ("---\ntitle: x\nDate: '2026-02-14'\n---\n", date(2026, 2, 14)),
+        ('\ufeff---\ndate: "2026-02-14T09:30:00"\n---\n', date(2026, 2, 14)),
+        ("---\ndate: 2026-02-14 # written on the train\n---\n", date(2026, 2, 14)),
+        ("---\ndate: soon\n---\n", None),
+        ("---\ntitle: x\n---\ndate: 2026-02-14\n", None),  # after the front matter: body text
+        ("# Notes\ndate: 2026-02-14\n", None),  # no front matter at all
+        ("", None),
+    ],
+)
+def test_front_matter_date(text, expected):
+    assert front_matter_date(text) == expected
+
+
+def test_file_date_prefers_the_name_then_front_matter_then_mtime():
+    fm = "---\ndate: 2026-02-14\n---\n"
+    mtime = datetime(2026, 3, 20, 12, 0).timestamp()
+    assert file_date("memory/2026-03-01.md", fm, mtime) == date(2026, 3, 1)
+    assert file_date("MEMORY.md", fm, mtime) == date(2026, 2, 14)
+    assert file_date("MEMORY.md", "# no dates here", mtime) == date(2026, 3, 20)
+
+
+def test_file_date_from_mtime_is_the_local_day(tmp_path):
+    f = tmp_path / "MEMORY.md"
+    f.write_text("x", encoding="utf-8")
+    stamp = time.mktime((2026, 1, 2, 23, 59, 0, 0, 0, -1))  # local time, late in the day
+    os.utime(f, (stamp, stamp))
+    assert file_date("MEMORY.md", "x", f.stat().st_mtime) == date(2026, 1, 2)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2026-03-01", datetime(2026, 3, 1)),
+        ("2026-03-01T14:30", datetime(2026, 3, 1, 14, 30)),
+        ("2026-03-01 14:30:05", datetime(2026, 3, 1, 14, 30, 5)),
+        ("  today ", datetime(2026, 3, 31)),
+        ("Yesterday", datetime(2026, 3, 30)),
+        ("7d", NOW - timedelta(days=7)),
+        ("7 days", NOW - timedelta(days=7)),
+        ("1 day ago", NOW - timedelta(days=1)),
+        ("2w", NOW - timedelta(weeks=2)),
+        ("2 weeks ago", NOW - timedelta(weeks=2)),
+        ("1m", datetime(2026, 2, 28, 15, 45)),  # 31 March, a month back: clamped to February's last day
+        ("3M", datetime(2025, 12, 31, 15, 45)),
+        ("13 months", datetime(2025, 2, 28, 15, 45)),
+        ("1y", datetime(2025, 3, 31, 15, 45)),
+        ("2 years ago", datetime(2024, 3, 31, 15, 45)),
+        ("0d", NOW),
+    ],
+)
+def test_parse_when(text, expected):
+    assert parse_when(text, NOW) == expected
+
+
+def test_parse_when_takes_dates_datetimes_and_zones():
+    assert parse_when(date(2026, 3, 1), NOW) == datetime(2026, 3, 1)
+    assert parse_when(datetime(2026, 3, 1, 8), NOW) == datetime(2026, 3, 1, 8)
+    utc = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+    local = utc.astimezone().replace(tzinfo=None)
+    assert parse_when(utc, NOW) == local
+    assert parse_when("2026-03-01T12:00:00Z", NOW) == local
+    assert parse_when("2026-03-01T12:00:00+00:00", NOW) == local
+
+
+@pytest.mark.parametrize("text", ["", "soon", "last week", "7", "7x", "d7", "2026-13-01", "2026-3-1x", "-7d", "1e9d", "99999y", "9999999d"])
+def test_bad_input_names_the_accepted_forms(text):
+    with pytest.raises(BadDate) as err:
+        parse_when(text, NOW)
+    assert isinstance(err.value, MemextError)
+    message = str(err.value)
+    assert "2026-03-01" in message or "smaller age" in message
+    if "smaller age" not in message:
+        assert "7d" in message and "yesterday" in message
+
+
+def test_bad_type():
+    with pytest.raises(BadDate, match="must be text"):
+        parse_when(7, NOW)  # type: ignore[arg-type]
+
+
+def test_day_range():
+    assert day_range(None, None, NOW) is None
+    assert day_range("7d", None, NOW) == DayRange(date(2026, 3, 24), None)
+    assert day_range(None, "2026-03-01", NOW) == DayRange(None, date(2026, 3, 1))
+    # A time of day after midnight: part of that day is before it.
+    assert day_range(None, "2026-03-01T09:00", NOW) == DayRange(None, date(2026, 3, 2))
+    assert day_range("yesterday", "today", NOW) == DayRange(date(2026, 3, 30), date(2026, 3, 31))
+    r = day_range("2026-03-01", "2026-03-05", NOW)
+    assert r is not None and r.bounds == ("2026-03-01", "2026-03-05")
+    assert [r.contains(date(2026, 3, d)) for d in (1, 4, 5)] == [True, True, False]
+    assert r.describe() == "from 2026-03-01, before 2026-03-05"
+
+
+def test_day_range_that_leaves_no_day_is_refused():
+    with pytest.raises(BadDate, match="`after` must be earlier than `before`"):
+        day_range("2026-03-05", "2026-03-01", NOW)
+    with pytest.raises(BadDate):
+        day_range("today", "today", NOW)
+
+
+def test_day_range_defaults_to_now():
+    r = day_range("today", None)
+    assert r is not None and r.first == date.today()

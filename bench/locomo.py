@@ -43,6 +43,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -290,8 +292,32 @@ class ConversationRun:
     latency_ms: dict[str, list[float]]
 
 
+class QueryVectors:
+    """Query vectors kept in ``<out>/query-vectors-<model>.npz`` so that
+    sweeps (``--fast``) embed each question once, not once per run."""
+
+    def __init__(self, out: Path, model: Path):
+        self.path = out / f"query-vectors-{model.stem}.npz"
+        self.vectors: dict[str, np.ndarray] = dict(np.load(self.path)) if self.path.exists() else {}
+        self.added = False
+
+    def get(self, provider, query: str) -> np.ndarray:
+        if query not in self.vectors:
+            self.vectors[query] = normalize(provider.embed_query(query))
+            self.added = True
+        return self.vectors[query]
+
+    def save(self) -> None:
+        if self.added:
+            np.savez(self.path, **self.vectors)
+
+
 def run_conversation(sample: dict, out: Path, model: Path, modes_override: Callable[[QuerySettings], list[Mode]] | None = None,
-                     log: Callable[[str], None] = print, overrides: dict | None = None) -> ConversationRun:
+                     log: Callable[[str], None] = print, overrides: dict | None = None,
+                     fast: bool = False) -> ConversationRun:
+    """Index one conversation and score its questions. ``fast``: query vectors
+    from the on-disk cache and every mode through ``run_search`` (the same
+    ranking as ``MemoryIndex.search``; latencies then exclude embedding)."""
     sid = sample["sample_id"]
     layout = build_layout(sample["conversation"])
     ws = out / sid
@@ -329,17 +355,21 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
         provider = idx.provider_choice.provider
         # The same index file the user's search reads, on a connection of its own.
         store = Store(idx.db_path, StoreOptions.from_settings(agent.settings.store.vector))
+        cache = QueryVectors(out, model) if fast else None
+        # Questions are asked after the last session: relative time cues
+        # ("last week") are read from the end of that day.
+        replay_now = datetime.combine(layout.last_day or date.today(), datetime.max.time())
         for q in questions:
             t0 = time.perf_counter()
-            qvec = normalize(provider.embed_query(q.query))
-            embed_ms = (time.perf_counter() - t0) * 1000
+            qvec = cache.get(provider, q.query) if cache else normalize(provider.embed_query(q.query))
+            embed_ms = 0.0 if cache else (time.perf_counter() - t0) * 1000
             for m in modes:
                 for k in (*KS, BUDGET_RESULTS):
                     t0 = time.perf_counter()
-                    if m.settings is None and k == KS[0]:
+                    if m.settings is None and k == KS[0] and not fast:
                         # The user's path, timed; other sizes run the same
                         # search on the query vector already made.
-                        resp = idx.search(q.query, max_results=k, min_score=m.min_score)
+                        resp = idx.search(q.query, max_results=k, min_score=m.min_score, now=replay_now)
                         if resp.mode != "hybrid":
                             raise SystemExit(f"{sid}: search degraded to {resp.mode}: {resp.notice}")
                         results = list(resp)
@@ -349,7 +379,8 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
                             store, q.query, qvec if m.vector else None, m.settings or agent.settings.query,
                             max_results=k, min_score=m.min_score, sources=None,
                             today=layout.last_day if m.decay_today else None,
-                            max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None,
+                            max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None, snippets=False,
+                            now=replay_now,
                         )
                         ms = (time.perf_counter() - t0) * 1000 + (embed_ms if m.vector else 0.0)
                     if k == BUDGET_RESULTS:
@@ -359,6 +390,8 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
                     if k == KS[0]:
                         latency[m.name].append(ms)
         store.close()
+        if cache:
+            cache.save()
         return ConversationRun(sid, len(questions), st.files["memory"], st.chunks["memory"], index, per_mode, latency)
 
 
@@ -438,6 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="workspaces and index files (reused)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
     ap.add_argument("--only", default="", help="comma-separated sample ids to run (default: all)")
+    ap.add_argument("--settings", default="", metavar="JSON",
+                    help='memory_search settings to change, e.g. \'{"query": {"time_boost": 0}}\' (same index)')
+    ap.add_argument("--fast", action="store_true",
+                    help="sweeps: cached query vectors, every mode via run_search (latency excludes embedding)")
     ap.add_argument("--modes", default="", help="comma-separated modes to score (default: all), e.g. default,default@0")
     ap.add_argument("--chunking", default="", metavar="TOKENS/OVERLAP",
                     help="chunking to index with instead of the default (use its own --out), e.g. 200/40")
@@ -452,19 +489,21 @@ def main(argv: list[str] | None = None) -> int:
         data = [s for s in data if s["sample_id"] in wanted]
     args.out.mkdir(parents=True, exist_ok=True)
     log = (lambda s: print(s, file=sys.stderr)) if args.json else print
-    overrides = None
+    overrides = json.loads(args.settings) if args.settings else {}
     chunking = ChunkingSettings()
     if args.chunking:
         tokens, _, overlap = args.chunking.partition("/")
         chunking = ChunkingSettings(int(tokens), int(overlap or 0))
-        overrides = {"chunking": {"tokens": chunking.tokens, "overlap": chunking.overlap}}
+        overrides["chunking"] = {"tokens": chunking.tokens, "overlap": chunking.overlap}
     wanted_modes = set(filter(None, args.modes.split(",")))
 
     def chosen_modes(q: QuerySettings) -> list[Mode]:
         return [m for m in modes_for(q) if not wanted_modes or m.name in wanted_modes]
 
-    runs = [run_conversation(sample, args.out, args.model, chosen_modes, log=log, overrides=overrides) for sample in data]
-    modes = chosen_modes(QuerySettings())
+    settings = agent_config(args.out, args.out / "x.sqlite", args.model, args.out, overrides).settings
+    runs = [run_conversation(sample, args.out, args.model, chosen_modes, log=log, overrides=overrides, fast=args.fast)
+            for sample in data]
+    modes = chosen_modes(settings.query)
     figures = aggregate(runs, modes)
     meta = {
         "protocol": "LOCOMO_PROTOCOL v2",

@@ -157,6 +157,10 @@ class QuerySettings:
     # 0.2-0.3 for MiniLM). The reference's 0.35 would cost a sixth of the
     # answers (bench/LOCOMO_RESULTS.md).
     min_score: float = field(default=0.1, metadata={"min": 0.0, "max": 1.0})
+    # A chunk dated inside a time the query names ("last week", "in May
+    # 2023") scores x (1 + time_boost); 0 turns it off. Queries without a
+    # time cue are never affected (engine/time_ranking.py).
+    time_boost: float = field(default=0.2, metadata={"min": 0.0, "max": 10.0})
     hybrid: HybridSettings = field(default_factory=HybridSettings)
 
 

@@ -19,6 +19,7 @@ import dataclasses
 import logging
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -298,13 +299,13 @@ class MemoryIndex:
         sources: Sequence[str] | None = None,
         explain: bool = False,
         max_lines: int | None = None,
+        now: datetime | None = None,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
 
-        ``max_lines`` is a reading budget: as many results as fit in that
-        many lines (``max_results`` still caps them, default
-        ``BUDGET_MAX_RESULTS`` then), hits of one file that overlap or touch
-        returned as one span.
+        ``max_lines``: a reading budget, as many results as fit in that many
+        lines, hits of one file that overlap or touch as one span. ``now``:
+        the time cues ("last week") are read from (default: the current time).
 
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
@@ -355,6 +356,7 @@ class MemoryIndex:
             sources=source_filter,
             explain=explain,
             max_lines=None if max_lines is None else int(max_lines),
+            now=now,
         )
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
         return SearchResponse(

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Sequence
 
 import numpy as np
@@ -39,6 +39,8 @@ from .config import QuerySettings
 from .excerpt import Excerpt, make_excerpt
 from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
+from .time_cues import find_time_cues
+from .time_ranking import chunk_dates, in_cues
 from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_regex, words
 
 SNIPPET_CHARS = 700
@@ -140,6 +142,7 @@ class _Candidate:
     parts: dict = field(default_factory=dict)
     exact: bool = False
     decay: float = 1.0
+    time: float = 1.0  # the time-cue boost applied
     no_vector: bool = False
 
 
@@ -186,15 +189,23 @@ def run_search(
     explain: bool = False,
     today: date | None = None,
     max_lines: int | None = None,
+    snippets: bool = True,
+    now: datetime | None = None,
 ) -> tuple[list[SearchResult], str]:
     """Search one store; returns (results, mode).
 
     With ``max_lines``, returns as many results (at most ``max_results``) as
     fit in that many lines, hits of one file that overlap or touch merged
-    into one span (:mod:`engine.spans`).
+    into one span (:mod:`engine.spans`). ``snippets=False`` leaves snippets
+    empty and excerpts out, for callers that only rank (benchmarks).
+    Time cues in the query ("last week") are read relative to ``now``
+    (default: the current time).
     """
     h = settings.hybrid
-    pool = pool_size(max_results, h.candidate_multiplier)
+    cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
+    # A boost can only lift what the pools hold: a query naming a time
+    # draws full pools, so chunks of that time are among the candidates.
+    pool = MAX_POOL if cues else pool_size(max_results, h.candidate_multiplier)
     terms = query_terms(query)
     doc_counts = store.term_doc_counts(terms)
     total = store.chunk_count()
@@ -229,6 +240,9 @@ def run_search(
         row = rows.get(c.rowid)
         if row is None:
             continue
+        if cues and in_cues(chunk_dates(row.path, row.text, row.start_line), cues):
+            c.time = 1 + settings.time_boost
+            c.score *= c.time
         # Only needed to rescue a keyword hit from min_score (or to explain).
         if c.t_rank is not None and (explain or c.score * c.decay < min_score or h.temporal_decay.enabled):
             c.exact = contains_all_terms(row.text, terms)
@@ -246,25 +260,26 @@ def run_search(
     if max_lines is not None:
         hits = [(rows[c.rowid].path, rows[c.rowid].start_line, rows[c.rowid].end_line) for c in passed]
         spans = budget_spans(hits, max_lines, max_results)
-        return [_span_result(span, passed, rows, terms, weights, mode, h.fusion, explain) for span in spans], mode
-    results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain) for c in passed[:max_results]]
+        return [_span_result(span, passed, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans], mode
+    results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain, snippets) for c in passed[:max_results]]
     return results, mode
 
 
 def _span_result(
     span: Span, passed: list[_Candidate], rows: dict[int, ChunkRow], terms: Sequence[str], weights: dict[str, float],
-    mode: str, method: str, explain: bool,
+    mode: str, method: str, explain: bool, snippets: bool = True,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span."""
     best = passed[span.members[0]]
-    result = _result(rows[best.rowid], best, terms, weights, mode, method, explain)
+    result = _result(rows[best.rowid], best, terms, weights, mode, method, explain, snippets)
     if len(span.members) == 1:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
-    text = merged_text([(r.start_line, r.end_line, r.text) for r in members])
     result.start_line, result.end_line = span.start_line, span.end_line
-    result.snippet = make_snippet(text, terms, weights=weights)
-    result.excerpt = make_excerpt(text, span.start_line, terms, weights)
+    if snippets:
+        text = merged_text([(r.start_line, r.end_line, r.text) for r in members])
+        result.snippet = make_snippet(text, terms, weights=weights)
+        result.excerpt = make_excerpt(text, span.start_line, terms, weights)
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
     return result
@@ -410,7 +425,8 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
 
 
 def _result(
-    row: ChunkRow, c: _Candidate, terms: Sequence[str], weights: dict[str, float], mode: str, method: str, explain: bool
+    row: ChunkRow, c: _Candidate, terms: Sequence[str], weights: dict[str, float], mode: str, method: str, explain: bool,
+    snippets: bool = True,
 ) -> SearchResult:
     info = None
     if explain:
@@ -426,13 +442,15 @@ def _result(
             "decay": c.decay,
             "exact_match": c.exact,
         }
+        if c.time != 1.0:
+            info["time_boost"] = c.time
     return SearchResult(
         path=row.path,
         start_line=row.start_line,
         end_line=row.end_line,
         score=round(c.score, 6),
-        snippet=make_snippet(row.text, terms, weights=weights),
+        snippet=make_snippet(row.text, terms, weights=weights) if snippets else "",
         source=row.source,
         explain=info,
-        excerpt=make_excerpt(row.text, row.start_line, terms, weights),
+        excerpt=make_excerpt(row.text, row.start_line, terms, weights) if snippets else None,
     )

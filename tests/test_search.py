@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
 import numpy as np
 import pytest
@@ -273,3 +273,58 @@ def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hash
         assert len(idx.search("kiwi crates", max_results=1, max_lines=400)) == 1
         with pytest.raises(MemextError, match="max_lines must be at least 1"):
             idx.search("kiwi", max_lines=0)
+
+
+def _dated_workspace(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for day in range(1, 11):
+        (ws / "memory" / f"2026-05-{day:02d}.md").write_text(
+            f"# 2026-05-{day:02d}\n\n- Walked the dog and planned the garden, entry {day}.\n", encoding="utf-8")
+    (ws / "notes.md").write_text("", encoding="utf-8")
+    (ws / "MEMORY.md").write_text(
+        "# Log\n\n## 2026-04-20\n\n- Walked the dog by the river.\n\n## 2026-04-27\n\n- Planned the garden beds.\n",
+        encoding="utf-8")
+    (ws / "memory" / "trip.md").write_text("---\ndate: 2026-03-14\n---\n\n- Walked the dog on the beach trip.\n", encoding="utf-8")
+    return ws
+
+
+NOW = datetime(2026, 5, 11, 9, 0)
+
+
+@pytest.mark.parametrize("query", ["walked the dog", "garden plans", "dog beach", "what did we decide", "May's garden"])
+def test_a_query_without_a_time_cue_ranks_exactly_as_without_the_feature(tmp_path, hashing_provider, query):
+    ws = _dated_workspace(tmp_path)
+    with idx_for(ws, tmp_path, hashing_provider) as idx:
+        on = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True)
+    with idx_for(ws, tmp_path / "off", hashing_provider, query={"time_boost": 0}) as idx:
+        off = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True)
+    assert [r.to_dict() for r in on] == [r.to_dict() for r in off] and len(on) > 1
+    assert not any("time_boost" in r.explain for r in on)
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("walked the dog yesterday", "memory/2026-05-10.md"),  # the daily log's name
+        ("walked the dog on May 3", "memory/2026-05-03.md"),
+        ("walked the dog in March", "memory/trip.md"),  # front matter
+        ("walked the dog on April 20", "MEMORY.md"),  # a dated heading inside the file
+    ],
+)
+def test_chunks_dated_in_the_time_the_query_names_are_boosted(tmp_path, hashing_provider, query, expected):
+    ws = _dated_workspace(tmp_path)
+    with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 16, "overlap": 0}) as idx:
+        hits = idx.search(query, max_results=5, min_score=0, now=NOW, explain=True)
+        assert hits[0].path == expected and hits[0].explain["time_boost"] == pytest.approx(1.2)
+        # Notes lag what they tell of: a day before to three days after counts.
+        boosted = {h.path for h in hits if "time_boost" in h.explain}
+        if expected.startswith("memory/2026-05-"):
+            day = int(expected[-5:-3])
+            assert boosted == {f"memory/2026-05-{d:02d}.md" for d in range(day - 1, day + 4) if d <= 10} & {h.path for h in hits}
+        else:
+            assert boosted == {expected}
+        # Said a week later, "yesterday" is another day.
+        if "yesterday" in query:
+            later = idx.search(query, max_results=1, min_score=0, now=datetime(2026, 5, 6, 12, 0))
+            assert later[0].path in {f"memory/2026-05-{d:02d}.md" for d in range(4, 9)}

@@ -247,6 +247,8 @@ def modes_for(q: QuerySettings) -> list[Mode]:
         Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g})", None, q.min_score),
         Mode("default@0", f"defaults, min_score 0 ({h.fusion})", None, 0.0),
         Mode("default+merge", "defaults, min_score 0; at L60 the engine's max_lines (hits of a file merged)", q, merge=True),
+        Mode("default+merge@k", "defaults, min_score 0, query.merge_spans on (hits of a file merged at every k)",
+             replace(q, merge_spans=True), merge=True),
         Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf")),
         Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted")),
         Mode("vector", "vector only", with_hybrid(enabled=False)),

@@ -161,6 +161,9 @@ class QuerySettings:
     # 2023") scores x (1 + time_boost); 0 turns it off. Queries without a
     # time cue are never affected (engine/time_ranking.py).
     time_boost: float = field(default=0.2, metadata={"min": 0.0, "max": 10.0})
+    # Hits of one file that overlap or touch come back as one span (one
+    # citation), as they always do with a max_lines budget.
+    merge_spans: bool = False
     hybrid: HybridSettings = field(default_factory=HybridSettings)
 
 

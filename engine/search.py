@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import Sequence
@@ -257,9 +258,9 @@ def run_search(
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    if max_lines is not None:
+    if max_lines is not None or settings.merge_spans:
         hits = [(rows[c.rowid].path, rows[c.rowid].start_line, rows[c.rowid].end_line) for c in passed]
-        spans = budget_spans(hits, max_lines, max_results)
+        spans = budget_spans(hits, max_lines if max_lines is not None else sys.maxsize, max_results)
         return [_span_result(span, passed, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans], mode
     results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain, snippets) for c in passed[:max_results]]
     return results, mode

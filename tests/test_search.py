@@ -328,3 +328,12 @@ def test_chunks_dated_in_the_time_the_query_names_are_boosted(tmp_path, hashing_
         if "yesterday" in query:
             later = idx.search(query, max_results=1, min_score=0, now=datetime(2026, 5, 6, 12, 0))
             assert later[0].path in {f"memory/2026-05-{d:02d}.md" for d in range(4, 9)}
+
+
+def test_merge_spans_setting_merges_hits_without_a_budget(tmp_path, hashing_provider):
+    ws = _budget_workspace(tmp_path)
+    with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}, query={"merge_spans": True}) as idx:
+        got = idx.search("kiwi crates", max_results=4, min_score=0)
+        assert len(got) <= 4
+        lines = [(r.path, n) for r in got for n in range(r.start_line, r.end_line + 1)]
+        assert len(lines) == len(set(lines))

@@ -15,10 +15,12 @@ import os
 import socket
 import time
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from .errors import LockTimeout
+
+if TYPE_CHECKING:
+    import filelock
 
 
 class WriterLock:
@@ -31,9 +33,15 @@ class WriterLock:
         self.path = Path(str(db_path) + ".lock")
         self.owner_path = Path(str(db_path) + ".lock.owner")
         self.timeout = timeout
-        self._lock = filelock.FileLock(str(self.path), timeout=-1 if timeout is None else timeout)
+        # Imported here: filelock (with its asyncio half) costs a one-shot
+        # search that never writes about 20 ms.
+        import filelock
+
+        self._lock: filelock.BaseFileLock = filelock.FileLock(str(self.path), timeout=-1 if timeout is None else timeout)
 
     def acquire(self) -> "WriterLock":
+        import filelock
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire()

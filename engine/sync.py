@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 from .chunking import Chunk, chunk_lines, chunk_markdown
 from .config import AgentConfig

@@ -67,20 +67,21 @@ def estimate_tokens(text: str) -> float:
     return token_weight(text) / 4
 
 
+#: Words of ASCII text: letters and digits (the marks below are all non-ASCII).
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
 @functools.lru_cache(maxsize=1)
 def _word_re() -> re.Pattern:
     # Word characters as unicode61 is configured (letters, numbers, private
     # use and combining marks). Python's \w lacks the marks that Indic and
-    # other scripts need inside words, so add them.
-    marks = []
-    start = None
-    for cp in range(0x300, 0x20000):
-        is_mark = unicodedata.category(chr(cp)).startswith("M")
-        if is_mark and start is None:
-            start = cp
-        elif not is_mark and start is not None:
-            marks.append((start, cp - 1))
-            start = None
+    # other scripts need inside words, so add them. Categories are two
+    # characters with a lower-case second one, so in their concatenation
+    # "M" starts a category only at even offsets: a regular expression finds
+    # the runs of marks far faster than a Python loop over 130k characters.
+    first = 0x300
+    cats = "".join(map(unicodedata.category, map(chr, range(first, 0x20000))))
+    marks = [(first + m.start() // 2, first + m.end() // 2 - 1) for m in re.finditer("(?:M[nce])+", cats)]
     cls = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in marks)
     return re.compile(f"(?:[^\\W_]|[{cls}])+")
 
@@ -148,6 +149,8 @@ def fold(text: str) -> str:
 def words(text: str) -> list[str]:
     """Unicode word tokens, lower-cased as the FTS index holds them (see
     :func:`fold`; CJK runs stay whole here)."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
     return _word_re().findall(fold(normalize(text)))
 
 

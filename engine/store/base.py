@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Protocol, Sequence, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 if TYPE_CHECKING:
     from ..config import VectorSettings

@@ -11,9 +11,10 @@ answers, so the first search never waits.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 from ..vectors import MatrixIndex, l2_to_similarity, to_blob
 from .connection import Connection
@@ -136,6 +137,8 @@ class VectorTable:
         cache (the same vectors, by text hash: about 0.02 ms a chunk), else
         from ``chunks_vec``, where a vec0 point lookup costs about 0.3 ms.
         """
+        import numpy as np
+
         ids = list(rowids)
         dims = self.dims
         if not ids or dims is None:
@@ -234,6 +237,8 @@ def _rows_after(conn: Any, lock: Any, rowid: int) -> Iterator[tuple[int, bytes, 
 
 
 def _live_rowids(conn: Any, lock: Any) -> np.ndarray:
+    import numpy as np
+
     with lock:
         # chunks, not the vec0 table: same rowids, and a plain table scans faster.
         rows = conn.execute("SELECT rowid FROM chunks").fetchall()

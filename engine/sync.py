@@ -204,10 +204,10 @@ class Syncer:
     # -- the work -------------------------------------------------------------
 
     def _sync_into(self, store: IndexStore, *, rebuild: bool, sessions_all: bool) -> None:
-        files, skipped = discover_files(self.agent)
+        known = store.file_rows()
+        files, skipped = discover_files(self.agent, known)
         self.report.skipped = skipped
         self.report.files_seen = len(files)
-        known = store.file_rows()
         present = {f.path for f in files}
         for path in known:
             if path not in present:

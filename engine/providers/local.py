@@ -33,6 +33,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import functools
+import importlib.util
 import json
 import os
 import re
@@ -376,13 +378,23 @@ _STAGES = {"start": "while starting", "load": "while loading the model", "embed"
 
 def _probe_key(model_file: Path) -> str:
     st = model_file.stat()
-    try:
-        from importlib.metadata import version
+    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_llama_build()}"
 
-        llama_version = version("llama-cpp-python")
-    except Exception:
-        llama_version = "?"
-    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{llama_version}"
+
+@functools.lru_cache(maxsize=1)
+def _llama_build() -> str:
+    """Which llama-cpp-python is installed, for the probe cache key: where
+    its package lies and when it was written (an upgrade or rebuild changes
+    it). Found without importing it, and without a package-metadata lookup,
+    which scans every distribution on the path (about 60 ms per process)."""
+    try:
+        spec = importlib.util.find_spec("llama_cpp")
+        if spec is None or spec.origin is None:
+            return "?"
+        st = os.stat(spec.origin)
+        return f"{spec.origin}@{st.st_mtime_ns}"
+    except (ImportError, ValueError, OSError):
+        return "?"
 
 
 def cached_probe(model_file: Path, cache_dir: Path | None) -> ProbeResult | None:

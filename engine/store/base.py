@@ -79,6 +79,10 @@ class StoreOptions:
     extension_path: str = ""
     #: "auto", "vec0" or "numpy": how vector searches run.
     vector_backend: str = "auto"
+    #: With "auto" on a large index, load the in-memory matrix in the
+    #: background while vec0 answers. Off for one-shot processes (the CLI),
+    #: which would exit before the load pays off and only slow their search.
+    background_matrix: bool = True
 
     @classmethod
     def from_settings(cls, vector: "VectorSettings") -> "StoreOptions":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,6 +57,8 @@ class WriterLock:
     def _write_owner_note(self) -> None:
         tmp = self.owner_path.with_name(self.owner_path.name + f".{os.getpid()}")
         try:
+            import socket  # here: a search that never writes does not load it
+
             tmp.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}))
             os.replace(tmp, self.owner_path)
         except OSError:

@@ -70,6 +70,8 @@ class RemoteSettings:
 class LocalSettings:
     model_path: str = ""
     model_cache_dir: str = ""
+    #: CPU threads for the model; 0 = one per core, at most 8.
+    threads: int = field(default=0, metadata={"min": 0, "max": 256})
 
 
 @dataclass(frozen=True)

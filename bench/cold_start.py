@@ -15,8 +15,11 @@ interleaved call by call so that load on the machine hits all alike
   memory folders plus the index's file list) next to a bare ``os.scandir``
   + ``stat`` walk of the same folders, the floor of any such scan.
 
-The commands run with bytecode caching on (a warm-up run writes it), as an
-installed package has it. Keyword-only: with a local model, a search also
+``--base-python`` names the interpreter of another memext install (an
+older revision, say): its ``memext search`` runs in the same interleaved
+loop on the same index, for a before/after ratio. The commands run with
+bytecode caching on (a warm-up run writes it), as an installed package has
+it. Keyword-only: with a local model, a search also
 loads the model (``bench/local_bench.py`` measures that part).
 """
 
@@ -41,10 +44,10 @@ from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import load_config  # noqa: E402
 
 
-def memext_command() -> list[str]:
-    """The console script beside this interpreter, as a user runs it."""
-    script = Path(sys.executable).with_name("memext")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "memext"]
+def memext_command(python: str = sys.executable) -> list[str]:
+    """The console script beside an interpreter, as a user runs it."""
+    script = Path(python).with_name("memext")
+    return [str(script)] if script.exists() else [python, "-m", "memext"]
 
 
 def child_env(config: Path) -> dict[str, str]:
@@ -107,7 +110,7 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times) * 1000
 
 
-def bench_size(out: Path, files: int, runs: int) -> dict:
+def bench_size(out: Path, files: int, runs: int, base_python: str | None = None) -> dict:
     ws, config = prepare(out, files)
     env = child_env(config)
     rng = random.Random(7)
@@ -118,6 +121,10 @@ def bench_size(out: Path, files: int, runs: int) -> dict:
         "search_no_sync": [*memext, "search", "--no-sync", query],
         "search": [*memext, "search", query],
     }
+    if base_python:
+        base = memext_command(base_python)
+        commands["base_search_no_sync"] = [*base, "search", "--no-sync", query]
+        commands["base_search"] = [*base, "search", query]
     for cmd in commands.values():  # warm-up: bytecode written, files in the page cache
         wall(cmd, env)
     times: dict[str, list[float]] = {k: [] for k in commands}
@@ -130,6 +137,9 @@ def bench_size(out: Path, files: int, runs: int) -> dict:
         assert not idx.needs_sync()
         check_ms = median_ms(idx.needs_sync, runs)
     walk_ms = median_ms(lambda: bare_walk(str(ws)), runs)
+    if base_python:
+        figures["search_over_base"] = round(figures["search"] / figures["base_search"], 2)
+        figures["no_sync_over_base"] = round(figures["search_no_sync"] / figures["base_search_no_sync"], 2)
     return {
         "files": files + 1,  # + MEMORY.md
         "chunks": chunks,
@@ -148,6 +158,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000", help="workspace sizes in files")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--clean", action="store_true", help="regenerate the workspaces and indexes")
+    ap.add_argument("--base-python", help="interpreter of another memext install to compare with, interleaved")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     figures = {}
@@ -156,7 +167,7 @@ def main() -> None:
             shutil.rmtree(a.out / f"cold-ws-{files}", ignore_errors=True)
             for p in a.out.glob(f"cold-{files}.sqlite*"):
                 p.unlink()
-        r = bench_size(a.out, files, a.runs)
+        r = bench_size(a.out, files, a.runs, a.base_python)
         figures[f"files_{files}"] = r
         print(
             f"{r['files']} files, {r['chunks']} chunks: memext search {r['search']} s "
@@ -165,6 +176,12 @@ def main() -> None:
             f"{r['bare_walk_ms']} ms ({r['check_over_walk']}x)",
             flush=True,
         )
+        if a.base_python:
+            print(
+                f"  base: memext search {r['base_search']} s, --no-sync {r['base_search_no_sync']} s; "
+                f"this / base {r['search_over_base']} and {r['no_sync_over_base']}",
+                flush=True,
+            )
     (a.out / "cold_start.json").write_text(json.dumps(figures, indent=2))
 
 

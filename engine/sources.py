@@ -13,7 +13,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import Mapping, NamedTuple, Protocol
 
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 from .units import human_size
@@ -21,9 +21,9 @@ from .units import human_size
 __all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "NotText", "discover_memory_files", "looks_binary", "read_text"]
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    """One file to index."""
+class SourceFile(NamedTuple):
+    """One file to index (a named tuple: discovery builds one per file on
+    every scan, three times faster than a frozen dataclass)."""
 
     path: str  # as shown to users: workspace-relative, '/'-separated
     fs_path: str  # on disk (resolved for memory files); a str: a Path per file costs discovery a third of its time
@@ -47,8 +47,11 @@ class Skipped:
 class IndexedStat(Protocol):
     """What the index remembers of a file: its stat when it was indexed."""
 
-    mtime_ns: int
-    size: int
+    @property
+    def mtime_ns(self) -> int: ...
+
+    @property
+    def size(self) -> int: ...
 
 
 def discover_memory_files(
@@ -191,7 +194,7 @@ class _Scan:
         if not unchanged and _starts_binary(real):
             self.skipped.append(Skipped(shown, BINARY_REASON))
             return
-        self.found[key] = SourceFile(path=shown, fs_path=real, source="memory", mtime_ns=st.st_mtime_ns, size=st.st_size)
+        self.found[key] = SourceFile(shown, real, "memory", st.st_mtime_ns, st.st_size)
 
 
 def _first_visit(folder: str, visited: set[tuple[int, int]]) -> bool:

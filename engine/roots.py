@@ -90,8 +90,8 @@ class MemoryRoots:
 
     # -- discovery and reads --------------------------------------------------
     #
-    # On strings, not Path objects: discovery asks these for every file, and
-    # a Path costs several microseconds to build and compare (DESIGN.md §1).
+    # On strings, not Path objects: discovery asks these for each folder or
+    # file, and a Path costs microseconds to build and compare (DESIGN.md §1).
     # The paths are resolved and normalised, so prefix tests are exact.
 
     @functools.cached_property

@@ -26,7 +26,7 @@ class SourceFile(NamedTuple):
     every scan, three times faster than a frozen dataclass)."""
 
     path: str  # as shown to users: workspace-relative, '/'-separated
-    fs_path: str  # on disk (resolved for memory files); a str: a Path per file costs discovery a third of its time
+    fs_path: str  # on disk, resolved for memory files (a str: a Path per file costs a scan a third of its time)
     source: str  # "memory" or "sessions"
     mtime_ns: int
     size: int

@@ -22,54 +22,148 @@ if __name__ != "memext.engine":
     )
 
 
-from .append import LONG_TERM_FILE, AppendResult, append_entry
-from .chunking import Chunk, chunk_markdown
-from .config import AgentConfig, Config, MemorySearchSettings, load_config
-from .errors import (
-    AccessDenied,
-    BadLineRange,
-    BadPath,
-    ConfigError,
-    EmbeddingsPending,
-    IndexBuildError,
-    IndexOpenError,
-    LockTimeout,
-    MemextError,
-    ProviderError,
-    SearchDisabled,
-    UnknownAgentError,
-    WorkspaceMissing,
-)
-from .excerpt import Excerpt, ExcerptLine
-from .explain import ExplainRow, explain_rows, explain_table
-from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
-from .index import MemoryIndex, open_index
-from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
-from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
-from .progress import TextProgress, describe_progress
-from .roots import MemoryRoots
-from .providers.base import EmbeddingProvider
-from .read import ReadResult, parse_get_spec, resolve_memory_path
-from .search import SearchResponse, SearchResult
-from .session_memory import SavedSession, save_session_memory
-from .status import (
-    BatchJob,
-    BatchStatus,
-    CacheStatus,
-    FallbackStatus,
-    FtsStatus,
-    IndexStatus,
-    LastSync,
-    LocalModelStatus,
-    ProviderStatus,
-    SkippedFile,
-    StorageStatus,
-    VectorStatus,
-)
-from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
-from .sync import SyncCancelled, SyncProgress, SyncReport
-from .text import term_spans
-from .tools import TOOLS, Freshness, MemoryTools, SyncWhenNeeded, ToolError, ToolSpec, openai_tools
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .append import LONG_TERM_FILE, AppendResult, append_entry
+    from .chunking import Chunk, chunk_markdown
+    from .config import AgentConfig, Config, MemorySearchSettings, load_config
+    from .errors import (
+        AccessDenied,
+        BadLineRange,
+        BadPath,
+        ConfigError,
+        EmbeddingsPending,
+        IndexBuildError,
+        IndexOpenError,
+        LockTimeout,
+        MemextError,
+        ProviderError,
+        SearchDisabled,
+        UnknownAgentError,
+        WorkspaceMissing,
+    )
+    from .excerpt import Excerpt, ExcerptLine
+    from .explain import ExplainRow, explain_rows, explain_table
+    from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
+    from .index import MemoryIndex, open_index
+    from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
+    from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
+    from .progress import TextProgress, describe_progress
+    from .roots import MemoryRoots
+    from .providers.base import EmbeddingProvider
+    from .read import ReadResult, parse_get_spec, resolve_memory_path
+    from .search import SearchResponse, SearchResult
+    from .session_memory import SavedSession, save_session_memory
+    from .status import (
+        BatchJob,
+        BatchStatus,
+        CacheStatus,
+        FallbackStatus,
+        FtsStatus,
+        IndexStatus,
+        LastSync,
+        LocalModelStatus,
+        ProviderStatus,
+        SkippedFile,
+        StorageStatus,
+        VectorStatus,
+    )
+    from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
+    from .sync import SyncCancelled, SyncProgress, SyncReport
+    from .text import term_spans
+    from .tools import TOOLS, Freshness, MemoryTools, SyncWhenNeeded, ToolError, ToolSpec, openai_tools
+
+#: Where each public name lives. Names load on first use (PEP 562), so a
+#: one-shot `memext search` imports only the modules it runs, not the
+#: keeper, tools, MCP or notebook halves of the API (DESIGN.md §12).
+_EXPORTS: dict[str, str] = {
+    "AccessDenied": "errors",
+    "AgentConfig": "config",
+    "app_paths": "paths",
+    "append_entry": "append",
+    "AppendResult": "append",
+    "AppPaths": "paths",
+    "BadLineRange": "errors",
+    "BadPath": "errors",
+    "BatchJob": "status",
+    "BatchStatus": "status",
+    "CacheStatus": "status",
+    "Chunk": "chunking",
+    "chunk_markdown": "chunking",
+    "Config": "config",
+    "ConfigError": "errors",
+    "ConfigReloader": "supervisor",
+    "DEFAULT_CONFIG_POLL_S": "supervisor",
+    "DEFAULT_RECONCILE_S": "supervisor",
+    "describe_progress": "progress",
+    "EmbeddingProvider": "providers.base",
+    "EmbeddingsPending": "errors",
+    "Excerpt": "excerpt",
+    "ExcerptLine": "excerpt",
+    "explain_rows": "explain",
+    "explain_table": "explain",
+    "ExplainRow": "explain",
+    "FallbackStatus": "status",
+    "flush_prompts": "flush",
+    "FlushDecision": "flush",
+    "FlushPrompts": "flush",
+    "Freshness": "tools",
+    "FreshnessKeeper": "keeper",
+    "FtsStatus": "status",
+    "IndexBuildError": "errors",
+    "IndexFactory": "keeper",
+    "IndexOpenError": "errors",
+    "IndexStatus": "status",
+    "is_no_reply": "flush",
+    "KeeperSnapshot": "keeper",
+    "KeeperState": "keeper",
+    "LastSync": "status",
+    "load_config": "config",
+    "LocalModelStatus": "status",
+    "LockTimeout": "errors",
+    "LONG_TERM_FILE": "append",
+    "MemextError": "errors",
+    "MemoryFlush": "flush",
+    "MemoryIndex": "index",
+    "MemoryRoots": "roots",
+    "MemorySearchSettings": "config",
+    "MemoryTools": "tools",
+    "open_index": "index",
+    "openai_tools": "tools",
+    "parse_get_spec": "read",
+    "private_dir": "paths",
+    "PRIVATE_DIR_MODE": "paths",
+    "private_file": "paths",
+    "PRIVATE_FILE_MODE": "paths",
+    "ProviderError": "errors",
+    "ProviderStatus": "status",
+    "ReadResult": "read",
+    "resolve_memory_path": "read",
+    "save_session_memory": "session_memory",
+    "SavedSession": "session_memory",
+    "SearchDisabled": "errors",
+    "SearchResponse": "search",
+    "SearchResult": "search",
+    "SkippedFile": "status",
+    "StorageStatus": "status",
+    "Supervisor": "supervisor",
+    "SyncCancelled": "sync",
+    "SyncProgress": "sync",
+    "SyncReport": "sync",
+    "SyncRequest": "keeper",
+    "SyncWhenNeeded": "tools",
+    "term_spans": "text",
+    "TextProgress": "progress",
+    "ToolError": "tools",
+    "TOOLS": "tools",
+    "ToolSpec": "tools",
+    "UnknownAgentError": "errors",
+    "VectorStatus": "status",
+    "WorkspaceMissing": "errors",
+    "write_private_text": "paths",
+}
+
 
 __all__ = [
     "AccessDenied",
@@ -157,3 +251,18 @@ __all__ = [
     "WorkspaceMissing",
     "write_private_text",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

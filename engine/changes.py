@@ -8,7 +8,7 @@ per file, never a read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from .sessions import discover_session_files
 from .sources import SourceFile, Skipped, discover_memory_files
@@ -18,10 +18,13 @@ if TYPE_CHECKING:
     from .store import FileRow, Store
 
 
-def discover_files(agent: "AgentConfig") -> tuple[list[SourceFile], list[Skipped]]:
-    """Every file a sync of ``agent`` would consider, and what was skipped."""
+def discover_files(agent: "AgentConfig", indexed: Mapping[str, "FileRow"] | None = None) -> tuple[list[SourceFile], list[Skipped]]:
+    """Every file a sync of ``agent`` would consider, and what was skipped.
+
+    ``indexed`` (the store's file rows) spares re-checking unchanged files
+    for binary content."""
     s = agent.settings
-    files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes)
+    files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes, indexed)
     if "sessions" in s.sources:
         sess, sess_skipped = discover_session_files(agent.sessions_path, s.max_file_bytes)
         files += sess
@@ -41,8 +44,8 @@ def files_changed(agent: "AgentConfig", store: "Store") -> bool:
     status. Transcripts count only once grown past ``delta_bytes`` (the
     message threshold needs a read), as a sync skips them until then.
     """
-    files, _ = discover_files(agent)
     known = store.file_rows()
+    files, _ = discover_files(agent, known)
     if len(files) != len(known):
         return True
     deltas = agent.settings.sync.sessions

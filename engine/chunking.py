@@ -10,7 +10,6 @@ ends before the heading, so sections start chunks of their own.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -48,6 +47,8 @@ class _Segment:
 
 def text_hash(text: str) -> str:
     """sha256 of the UTF-8 text (the embedding cache key)."""
+    import hashlib  # here: OpenSSL's start costs a one-shot search that hashes nothing
+
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -81,7 +81,7 @@ def _os_error_line(exc: OSError) -> str:
 
 def _index(cfg: Config, agent: AgentConfig) -> MemoryIndex:
     """The agent's index; errors name ``cfg``'s file."""
-    return MemoryIndex(agent, config_file=cfg.path)
+    return MemoryIndex(agent, config_file=cfg.path, one_shot=True)
 
 
 def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:

@@ -17,7 +17,6 @@ walks: every key, its default and its checks stay in one file.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -71,6 +70,8 @@ class RemoteSettings:
 class LocalSettings:
     model_path: str = ""
     model_cache_dir: str = ""
+    #: CPU threads for the model; 0 = one per core, at most 8.
+    threads: int = field(default=0, metadata={"min": 0, "max": 256})
 
 
 @dataclass(frozen=True)
@@ -353,6 +354,8 @@ def adhoc_agent_id(workspace: Path) -> str:
     """``<folder-name>-<hash of real path>``: readable and unique per folder."""
     real = os.path.realpath(workspace)
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(real).name).strip("-").lower()[:40] or "workspace"
+    import hashlib  # only ad-hoc agents need it
+
     digest = hashlib.sha256(real.encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"{slug}-{digest}"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -101,13 +102,27 @@ def _load_vec(conn: Any, b: Binding, extension_path: str, caps: Capabilities) ->
         if extension_path:
             conn.load_extension(str(Path(extension_path).expanduser()))
         else:
-            import sqlite_vec
-
-            sqlite_vec.load(conn)
+            conn.load_extension(_bundled_vec_path())
         conn.enable_load_extension(False)
         caps.vec_version = conn.execute("select vec_version()").fetchone()[0]
     except Exception as exc:  # any failure here means "no vec0", not a crash
         caps.vec_error = f"sqlite-vec did not load: {exc}"
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_vec_path() -> str:
+    """The extension shipped in the sqlite-vec package, found without
+    importing the package: its ``__init__`` imports numpy (about 0.1 s that
+    a keyword-only search would pay for nothing)."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    for folder in folders:
+        # sqlite_vec.loadable_path(): "vec0" beside __init__.py; SQLite adds the suffix.
+        if any(Path(folder, "vec0" + ext).is_file() for ext in (".so", ".dylib", ".dll")):
+            return str(Path(folder, "vec0"))
+    import sqlite_vec  # an unusual layout: ask the package
+
+    return str(sqlite_vec.loadable_path())
 
 
 def _check_fts5(conn: Any, caps: Capabilities) -> None:

@@ -62,6 +62,9 @@ class MemoryIndex:
     ``provider`` overrides the configured embedding provider: pass an
     :class:`EmbeddingProvider`, or None for keyword-only. ``config_file``
     (the agent's config file) only makes error messages name it.
+    ``one_shot=True`` is for a process that searches once and exits (the
+    ``memext`` command): it starts no background work whose result it would
+    never use (the vector matrix of a large index; vec0 answers instead).
     """
 
     def __init__(
@@ -72,8 +75,10 @@ class MemoryIndex:
         provider: EmbeddingProvider | None = _FROM_CONFIG,
         env: Mapping[str, str] | None = None,
         config_file: str | Path | None = None,
+        one_shot: bool = False,
     ):
         self.agent = agent
+        self._one_shot = one_shot
         self.paths = paths or app_paths()
         self.db_path: Path = agent.db_path(self.paths)
         check_store_path(agent, self.db_path, config_file)
@@ -95,7 +100,8 @@ class MemoryIndex:
     # -- lifecycle ----------------------------------------------------------
 
     def _store_options(self) -> StoreOptions:
-        return StoreOptions.from_settings(self.agent.settings.store.vector)
+        options = StoreOptions.from_settings(self.agent.settings.store.vector)
+        return dataclasses.replace(options, background_matrix=not self._one_shot)
 
     def _open_store(self) -> Store:
         try:

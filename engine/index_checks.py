@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import filelock
-
 from .config import AgentConfig
 from .errors import ConfigError, WorkspaceMissing
 from .roots import MemoryRoots
@@ -48,6 +46,8 @@ def workspace_problem(agent: AgentConfig) -> str | None:
 
 def writer_lock_held(db_path: Path) -> bool:
     """Probe the writer lock without waiting (released at once if free)."""
+    import filelock  # here: a search that never writes does not load it (engine/lock.py)
+
     probe = filelock.FileLock(str(db_path) + ".lock", timeout=0)
     try:
         probe.acquire()

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from .errors import LockTimeout
+
+if TYPE_CHECKING:
+    import filelock
 
 
 class WriterLock:
@@ -31,9 +32,15 @@ class WriterLock:
         self.path = Path(str(db_path) + ".lock")
         self.owner_path = Path(str(db_path) + ".lock.owner")
         self.timeout = timeout
-        self._lock = filelock.FileLock(str(self.path), timeout=-1 if timeout is None else timeout)
+        # Imported here: filelock (with its asyncio half) costs a one-shot
+        # search that never writes about 20 ms.
+        import filelock
+
+        self._lock: filelock.BaseFileLock = filelock.FileLock(str(self.path), timeout=-1 if timeout is None else timeout)
 
     def acquire(self) -> "WriterLock":
+        import filelock
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire()
@@ -50,6 +57,8 @@ class WriterLock:
     def _write_owner_note(self) -> None:
         tmp = self.owner_path.with_name(self.owner_path.name + f".{os.getpid()}")
         try:
+            import socket  # here: a search that never writes does not load it
+
             tmp.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}))
             os.replace(tmp, self.owner_path)
         except OSError:

@@ -9,8 +9,10 @@ each time (DESIGN.md §6).
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 from .errors import MemextError
 from .providers import EmbeddingProvider

@@ -10,6 +10,7 @@ all ask the same object.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,29 +89,63 @@ class MemoryRoots:
         return (*(self.workspace / name for name in ROOT_FILES), *self.extra_files)
 
     # -- discovery and reads --------------------------------------------------
+    #
+    # On strings, not Path objects: discovery asks these for each folder or
+    # file, and a Path costs microseconds to build and compare (DESIGN.md §1).
+    # The paths are resolved and normalised, so prefix tests are exact.
 
-    def allows(self, real: Path) -> bool:
+    @functools.cached_property
+    def _text(self) -> _RootText:
+        return _RootText(
+            workspace=str(self.workspace),
+            memory_dir=str(self.memory_dir),
+            extra_dirs=tuple(str(d) for d in self.extra_dirs),
+            extra_files=frozenset(str(f) for f in self.extra_files),
+        )
+
+    def allows(self, real: Path | str) -> bool:
         """True when a resolved path is a memory file of this agent."""
-        if real.suffix.lower() != ".md" or _has_hidden_part(real, self._base_for(real)):
+        path = os.fspath(real)
+        name = os.path.basename(path)
+        if len(name) <= 3 or name[-3:].lower() != ".md":  # Path.suffix: ".md" alone has none
             return False
-        if real.parent == self.workspace and real.name in ROOT_FILES:
+        t = self._text
+        if _has_hidden_part(path, self._base_for(path)):
+            return False
+        if name in ROOT_FILES and os.path.dirname(path) == t.workspace:
             return True
-        if is_within(real, self.memory_dir):
+        if _inside(path, t.memory_dir) or path in t.extra_files:
             return True
-        if real in self.extra_files:
-            return True
-        return any(is_within(real, d) for d in self.extra_dirs)
+        return any(_inside(path, d) for d in t.extra_dirs)
 
-    def _base_for(self, real: Path) -> Path:
-        for d in self.extra_dirs:
-            if is_within(real, d):
+    def allows_all_in(self, folder: str) -> bool | None:
+        """:meth:`allows` for every non-hidden ``.md`` name directly in a
+        resolved ``folder`` at once, or None when it depends on the name (the
+        workspace itself, a folder holding an extra file). The answer turns on
+        the folder alone otherwise: the base folder, the hidden parts above the
+        name and the roots containing the file are those of the folder."""
+        t = self._text
+        if folder == t.workspace or any(os.path.dirname(f) == folder for f in t.extra_files):
+            return None
+        return self.allows(os.path.join(folder, "x.md"))
+
+    def _base_for(self, path: str) -> str:
+        t = self._text
+        for d in t.extra_dirs:
+            if _inside(path, d):
                 return d
-        return self.workspace
+        return t.workspace
 
-    def display_path(self, real: Path) -> str:
+    def display_path(self, real: Path | str) -> str:
         """Workspace-relative with '/', e.g. ``memory/2026-01-02.md`` or
         ``../notes/x.md`` for an extra path outside the workspace."""
-        return os.path.relpath(real, self.workspace).replace(os.sep, "/")
+        path = os.fspath(real)
+        ws = self._text.workspace
+        if _inside(path, ws):
+            rel = path[len(ws) + (0 if ws.endswith(os.sep) else 1) :]
+        else:
+            rel = os.path.relpath(path, ws)
+        return rel.replace(os.sep, "/")
 
     # -- watching -------------------------------------------------------------
 
@@ -167,9 +202,27 @@ class MemoryRoots:
         return False
 
 
-def _has_hidden_part(real: Path, base: Path) -> bool:
-    try:
-        parts = real.relative_to(base).parts
-    except ValueError:
-        parts = (real.name,)
-    return any(p.startswith(".") for p in parts)
+@dataclass(frozen=True)
+class _RootText:
+    """The roots as strings, for the per-file checks of discovery."""
+
+    workspace: str
+    memory_dir: str
+    extra_dirs: tuple[str, ...]
+    extra_files: frozenset[str]
+
+
+def _inside(path: str, root: str) -> bool:
+    """``path`` is strictly inside ``root`` (both resolved, as strings):
+    :func:`is_within` without building Path objects."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    return len(path) > len(prefix) and path.startswith(prefix)
+
+
+def _has_hidden_part(path: str, base: str) -> bool:
+    """A part of ``path`` below ``base`` starts with a dot (only the file
+    name is checked when ``path`` is not below ``base``)."""
+    if _inside(path, base):
+        rel = path[len(base) + (0 if base.endswith(os.sep) else 1) :]
+        return any(p.startswith(".") for p in rel.split(os.sep))
+    return path != base and os.path.basename(path).startswith(".")

@@ -32,9 +32,10 @@ import re
 import sys
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 from .config import QuerySettings
 from .excerpt import Excerpt, make_excerpt
@@ -325,6 +326,8 @@ def _fill_similarities(store: IndexStore, cands: dict[int, "_Candidate"], query_
     while the provider was down) can only be judged by keywords: they are
     scored as keyword-only.
     """
+    import numpy as np
+
     unranked = [r for r, c in cands.items() if c.v_rank is None]
     if not unranked:
         return
@@ -374,6 +377,8 @@ def decay_factor(path: str, half_life_days: float, today: date) -> float:
 
 def _mmr(store: IndexStore, ranked: list[_Candidate], rows: dict[int, ChunkRow], lam: float, limit: int) -> list[_Candidate]:
     """Maximal marginal relevance: trade score for variety among the top."""
+    import numpy as np
+
     head, tail = ranked[: max(limit, 1) * 2], ranked[max(limit, 1) * 2 :]
     vectors = store.chunk_vectors([c.rowid for c in head])
     token_sets = {c.rowid: set(words(rows[c.rowid].text)) for c in head if c.rowid not in vectors}

@@ -46,7 +46,7 @@ def discover_session_files(folder: Path, max_bytes: int) -> tuple[list[SourceFil
             skipped.append(Skipped(SESSIONS_PREFIX + entry.name, f"larger than the {human_size(max_bytes)} limit"))
             continue
         files.append(
-            SourceFile(SESSIONS_PREFIX + entry.name, Path(entry.path), "sessions", st.st_mtime_ns, st.st_size)
+            SourceFile(SESSIONS_PREFIX + entry.name, entry.path, "sessions", st.st_mtime_ns, st.st_size)
         )
     return files, skipped
 

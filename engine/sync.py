@@ -14,14 +14,14 @@ failed rebuild leaves the old index in place and removes the shadow file.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
-from .chunking import Chunk, chunk_lines, chunk_markdown
+from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
 from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
@@ -121,6 +121,8 @@ def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_s
 
 
 def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
+    import hashlib  # here, as in chunking.text_hash: a search hashes nothing
+
     key = "\0".join([source, path, str(chunk.start_line), str(chunk.end_line), chunk.hash, model])
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -203,10 +205,10 @@ class Syncer:
     # -- the work -------------------------------------------------------------
 
     def _sync_into(self, store: IndexStore, *, rebuild: bool, sessions_all: bool) -> None:
-        files, skipped = discover_files(self.agent)
+        known = store.file_rows()
+        files, skipped = discover_files(self.agent, known)
         self.report.skipped = skipped
         self.report.files_seen = len(files)
-        known = store.file_rows()
         present = {f.path for f in files}
         for path in known:
             if path not in present:
@@ -245,7 +247,7 @@ class Syncer:
                 store.delete_file(f.path)
                 self.report.files_deleted += 1
             return None
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = text_hash(text)
         note = "invalid UTF-8 bytes replaced with U+FFFD" if bad_bytes else None
         if note:
             skipped.append(Skipped(f.path, note + " (indexed)"))

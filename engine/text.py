@@ -40,8 +40,18 @@ _CJK_RANGES = (
     (0x20000, 0x3134F),  # CJK extensions B-G
 )
 _CJK_CLASS = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES)
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
+
+
+# Compiled on first use (a few ms per process): ASCII text, what most
+# queries and notes are, never needs them.
+@functools.lru_cache(maxsize=1)
+def _cjk_run() -> re.Pattern:
+    return re.compile(f"[{_CJK_CLASS}]+")
+
+
+@functools.lru_cache(maxsize=1)
+def _cjk_char() -> re.Pattern:
+    return re.compile(f"[{_CJK_CLASS}]")
 
 #: Bumped whenever the FTS text transformation changes: it is part of the
 #: index fingerprint, so a change triggers a rebuild.
@@ -51,7 +61,7 @@ FTS_VERSION = "v2-porter-cjk-bigram"
 
 def is_cjk(ch: str) -> bool:
     """True for an ideograph, kana or hangul character."""
-    return _CJK_CHAR.match(ch) is not None
+    return not ch.isascii() and _cjk_char().match(ch) is not None
 
 
 def token_weight(text: str) -> int:
@@ -59,7 +69,9 @@ def token_weight(text: str) -> int:
 
     Working in quarter tokens keeps the chars/4 estimate exact in integers.
     """
-    return len(text) + 3 * len(_CJK_CHAR.findall(text))
+    if text.isascii():
+        return len(text)
+    return len(text) + 3 * len(_cjk_char().findall(text))
 
 
 def estimate_tokens(text: str) -> float:
@@ -67,20 +79,21 @@ def estimate_tokens(text: str) -> float:
     return token_weight(text) / 4
 
 
+#: Words of ASCII text: letters and digits (the marks below are all non-ASCII).
+_ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
 @functools.lru_cache(maxsize=1)
 def _word_re() -> re.Pattern:
     # Word characters as unicode61 is configured (letters, numbers, private
     # use and combining marks). Python's \w lacks the marks that Indic and
-    # other scripts need inside words, so add them.
-    marks = []
-    start = None
-    for cp in range(0x300, 0x20000):
-        is_mark = unicodedata.category(chr(cp)).startswith("M")
-        if is_mark and start is None:
-            start = cp
-        elif not is_mark and start is not None:
-            marks.append((start, cp - 1))
-            start = None
+    # other scripts need inside words, so add them. Categories are two
+    # characters with a lower-case second one, so in their concatenation
+    # "M" starts a category only at even offsets: a regular expression finds
+    # the runs of marks far faster than a Python loop over 130k characters.
+    first = 0x300
+    cats = "".join(map(unicodedata.category, map(chr, range(first, 0x20000))))
+    marks = [(first + m.start() // 2, first + m.end() // 2 - 1) for m in re.finditer("(?:M[nce])+", cats)]
     cls = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in marks)
     return re.compile(f"(?:[^\\W_]|[{cls}])+")
 
@@ -148,6 +161,8 @@ def fold(text: str) -> str:
 def words(text: str) -> list[str]:
     """Unicode word tokens, lower-cased as the FTS index holds them (see
     :func:`fold`; CJK runs stay whole here)."""
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
     return _word_re().findall(fold(normalize(text)))
 
 
@@ -160,10 +175,12 @@ def cjk_grams(run: str) -> list[str]:
 
 def fts_document(text: str) -> str:
     """The text handed to FTS5 for a chunk: CJK runs rewritten as grams."""
-    text = normalize(text)
-    if not _CJK_CHAR.search(text):
+    if text.isascii():
         return text
-    return _CJK_RUN.sub(lambda m: " " + " ".join(cjk_grams(m.group())) + " ", text)
+    text = normalize(text)
+    if not _cjk_char().search(text):
+        return text
+    return _cjk_run().sub(lambda m: " " + " ".join(cjk_grams(m.group())) + " ", text)
 
 
 def query_terms(query: str, limit: int = 32) -> list[str]:
@@ -175,7 +192,7 @@ def query_terms(query: str, limit: int = 32) -> list[str]:
     terms: list[str] = []
     for word in words(query):
         for part in _split_cjk(word):
-            if _CJK_CHAR.match(part):
+            if is_cjk(part[:1]):
                 terms.extend([part] if len(part) == 1 else [part[i : i + 2] for i in range(len(part) - 1)])
             else:
                 terms.append(part)
@@ -184,9 +201,11 @@ def query_terms(query: str, limit: int = 32) -> list[str]:
 
 def _split_cjk(word: str) -> list[str]:
     """Split a word token into alternating CJK and non-CJK parts."""
+    if word.isascii():
+        return [word]
     parts = []
     pos = 0
-    for m in _CJK_RUN.finditer(word):
+    for m in _cjk_run().finditer(word):
         if m.start() > pos:
             parts.append(word[pos : m.start()])
         parts.append(m.group())
@@ -249,7 +268,7 @@ def contains_all_terms(text: str, terms: list[str]) -> bool:
     folded = fold(normalize(text))
     doc_words = None
     for term in terms:
-        if _CJK_CHAR.match(term):
+        if is_cjk(term[:1]):
             if term not in folded:
                 return False
         else:

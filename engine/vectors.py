@@ -12,22 +12,29 @@ of 384 dims). The matrix is refreshed incrementally: chunk rowids only grow
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 
 def to_blob(vector: Sequence[float] | np.ndarray) -> bytes:
     """float32 little-endian bytes, the format vec0 and our tables store."""
+    import numpy as np
+
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
 def from_blob(blob: bytes) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(blob, dtype="<f4")
 
 
 def normalize(vector: Sequence[float] | np.ndarray) -> np.ndarray:
     """L2-normalised float32 copy (a zero vector stays zero)."""
+    import numpy as np
+
     v = np.asarray(vector, dtype=np.float32)
     n = float(np.linalg.norm(v))
     return v / n if n > 0 else v.copy()
@@ -47,6 +54,8 @@ class MatrixIndex:
     """
 
     def __init__(self, dims: int):
+        import numpy as np
+
         self.dims = dims
         self._rowids = np.zeros(0, dtype=np.int64)
         self._sources = np.zeros(0, dtype="<U16")
@@ -67,6 +76,8 @@ class MatrixIndex:
         live_rowids: Callable[[], np.ndarray],
     ) -> None:
         """Bring the matrix up to date with the store."""
+        import numpy as np
+
         new = list(load_rows(self._max_rowid))
         live = live_rowids()
         with self._lock:
@@ -87,6 +98,8 @@ class MatrixIndex:
         """The rows held for these rowids. Rows arrive in ascending rowid
         order, so a binary search finds them; a rowid not found (or out of
         order) is simply left out, and the caller reads it elsewhere."""
+        import numpy as np
+
         with self._lock:
             held, matrix = self._rowids, self._matrix
         if not len(held):
@@ -99,6 +112,8 @@ class MatrixIndex:
     def search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
         """Top ``k`` (rowid, cosine similarity), best first, optionally only
         rows of the given sources."""
+        import numpy as np
+
         with self._lock:
             rowids, row_sources, matrix = self._rowids, self._sources, self._matrix
         if not len(rowids) or k <= 0:

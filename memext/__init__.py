@@ -10,14 +10,16 @@ unloading it stops that work and closes the indexes.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memext.engine import MemextError
+if TYPE_CHECKING:
+    from .results import SearchResults
+    from .session import Session
+    from .views import FileLines, StatusTable, SyncSummary
 
-from .quiet import semicolon_after_quiet_call, space_before_semicolon
-from .results import SearchResults
-from .session import Session
-from .views import FileLines, StatusTable, SyncSummary
+#: The notebook classes load on first use, so the ``memext`` command (which
+#: imports this package first) does not pay for them (DESIGN.md §12).
+_EXPORTS = {"FileLines": "views", "SearchResults": "results", "Session": "session", "StatusTable": "views", "SyncSummary": "views"}
 
 __all__ = [
     "FileLines",
@@ -35,7 +37,10 @@ _MAGICS_NAME = "MemExt"
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics and start the warm-up sync (``%load_ext memext``)."""
+    from memext.engine import MemextError
+
     from .magics import MemExt
+    from .quiet import semicolon_after_quiet_call, space_before_semicolon
 
     magics = MemExt(shell=ipython)
     ipython.register_magics(magics)
@@ -50,6 +55,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Stop background syncs, close the indexes and remove the magics."""
+    from .quiet import semicolon_after_quiet_call, space_before_semicolon
+
     _remove_transformer(ipython, "input_transformers_cleanup", space_before_semicolon)
     _remove_transformer(ipython, "input_transformers_post", semicolon_after_quiet_call)
     manager = ipython.magics_manager
@@ -108,3 +115,14 @@ def _loaded_magics():
     if shell is None:
         return None
     return shell.magics_manager.registry.get(_MAGICS_NAME)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

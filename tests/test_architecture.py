@@ -4,7 +4,8 @@ runs past 500 lines without saying why in its opening docstring or comment.
 
 Imports are read from the source (every ``import`` statement, also those
 inside functions, except ``if TYPE_CHECKING:`` blocks), so a lazy import
-counts like any other.
+counts like any other; so does a package's ``_EXPORTS`` table of names that
+its ``__getattr__`` loads on first use (name -> submodule).
 """
 
 from __future__ import annotations
@@ -103,6 +104,21 @@ def _imports(module: str, path: Path) -> list[Import]:
             rest = tuple(n for n in names if n not in subs)
             if rest or not subs:
                 out.append(Import(rel, target, rest, node.lineno))
+    if is_package:
+        out += [Import(rel, f"{module}.{sub}", (name,), line) for name, sub, line in _lazy_exports(tree)]
+    return out
+
+
+def _lazy_exports(tree: ast.Module) -> list[tuple[str, str, int]]:
+    """(name, submodule, line) of a package's ``_EXPORTS = {"Name": "submodule"}``."""
+    out = []
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == "_EXPORTS" and isinstance(value, ast.Dict):
+            for k, v in zip(value.keys, value.values):
+                assert isinstance(k, ast.Constant) and isinstance(v, ast.Constant), "_EXPORTS maps names to submodule names"
+                out.append((k.value, v.value, k.lineno))
     return out
 
 
@@ -154,6 +170,7 @@ def test_the_checker_sees_the_imports():
     assert "memext.engine.index" in graph["memext.engine"]
     assert "memext.engine.model_cli" in graph["memext.engine.cli"]
     assert "memext.engine" in graph["memext.magics"]
+    assert "memext.results" in graph["memext"]  # a lazy export (_EXPORTS)
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

@@ -314,3 +314,20 @@ def test_n_is_a_count_only_and_get_numbers_lines_with_capital_n(config):
     assert run("get", "MEMORY.md:4-4", "-n").exit_code == 2  # no such option any more
     assert run("get", "MEMORY.md:4-4", "--line-numbers").stdout.strip() == "4  - Anna is the tech lead of the billing team."
     assert len(json.loads(run("search", "the", "-n", "1", "--json").stdout)["results"]) == 1
+
+
+def test_a_keyword_only_search_imports_only_what_it_runs(config):
+    """A one-shot search of a keyword-only index loads no vector code
+    (numpy, sqlite-vec's package), no lock library (it writes nothing) and
+    none of the long-lived halves of the API (DESIGN.md §12)."""
+    run("index")
+    unwanted = ("numpy", "filelock", "sqlite_vec", "memext.engine.keeper", "memext.engine.tools", "memext.session", "IPython")
+    code = (
+        "import runpy, sys\n"
+        "sys.argv = ['memext', 'search', 'green', 'tea']\n"
+        "try:\n    runpy.run_module('memext', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        f"print('loaded:', sorted(m for m in {unwanted!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "Bob prefers green tea" in out.stdout, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "loaded: []"

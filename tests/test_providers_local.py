@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import threading
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import MODEL_PATH, make_agent
-from memext.engine.errors import ProviderError
+from memext.engine.errors import ConfigError, ProviderError
 from memext.engine.index import MemoryIndex
 from memext.engine.paths import app_paths
 from memext.engine.providers import choose_provider
@@ -161,6 +162,32 @@ def test_while_an_abandoned_query_is_pending_the_next_fails_fast_as_busy(provide
     holder.start()
     assert len(provider.embed_query("third")) == 384
     holder.join()
+
+
+def test_queries_share_one_worker_thread_that_close_stops(provider):
+    """A thread per query cost about 3 ms: one worker serves them all."""
+    def workers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "memext-local-query"]
+
+    before = set(workers())
+    vectors = [provider.embed_query(q) for q in ("tea", "coffee", "a third query")]
+    assert all(len(v) == 384 for v in vectors) and cos(vectors[0], vectors[1]) < 0.9999
+    ours = set(workers()) - before
+    assert len(ours) == 1
+    provider.close()
+    (worker,) = ours
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert len(provider.embed_query("after close: a new worker")) == 384
+
+
+def test_local_threads_setting_reaches_the_model(workspace, tmp_path):
+    agent = local_agent(workspace, tmp_path, local={"model_path": str(MODEL_PATH), "threads": 1})
+    provider = create(agent, app_paths())
+    assert provider.threads == 1 and len(provider.embed_query("one thread")) == 384
+    assert create(local_agent(workspace, tmp_path), app_paths()).threads == max(1, min(os.cpu_count() or 1, 8))
+    with pytest.raises(ConfigError, match="threads"):
+        local_agent(workspace, tmp_path, local={"model_path": str(MODEL_PATH), "threads": -1})
 
 
 def test_context_is_sized_to_the_chunk_budget():

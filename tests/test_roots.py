@@ -99,3 +99,30 @@ def test_discovery_and_watching_share_the_roots(tmp_path):
     files, _ = discover_memory_files(ws, agent.extra_path_list(), 1_000_000)
     assert {f.path for f in files} == {"MEMORY.md", "memory/a.md", "../later/x.md"}
     assert all(roots.allows(f.abs_path) and roots.is_relevant(str(f.abs_path), False) for f in files)
+
+
+def test_a_folder_answer_is_the_answer_for_each_file_in_it(tmp_path):
+    """Discovery asks allows_all_in() once per folder instead of allows()
+    per file: both must agree for every non-hidden .md name, or the folder
+    must say it depends on the name (None)."""
+    ws = make_workspace(tmp_path, "ws", {"memory/a.md": "- a\n"})
+    extra = tmp_path / "extra"
+    (extra / ".hidden" / "inner").mkdir(parents=True)
+    (ws / "memory" / "sub" / ".dot").mkdir(parents=True)
+    (tmp_path / "single").mkdir()
+    extras = [extra, extra / ".hidden" / "inner", ws / "memory" / "sub", tmp_path / "single" / "one.md", ws]
+    roots = MemoryRoots.for_agent(make_agent(ws, "f", extra_paths=[str(p) for p in extras]))
+    real = roots.workspace
+    folders = [
+        real, real / "memory", real / "memory" / "sub", real / "memory" / "sub" / ".dot", real / "docs",
+        extra.resolve(), extra.resolve() / ".hidden", extra.resolve() / ".hidden" / "inner",
+        (tmp_path / "single").resolve(), tmp_path.resolve(), tmp_path.resolve() / "elsewhere",
+    ]
+    answers = set()
+    for folder in folders:
+        at_once = roots.allows_all_in(str(folder))
+        each = {name: roots.allows(folder / name) for name in ("x.md", "one.md", "MEMORY.md", "memory.md", "Y.MD")}
+        answers.add(at_once)
+        if at_once is not None:
+            assert set(each.values()) == {at_once}, (folder, each)
+    assert answers == {True, False, None}  # every kind of answer was checked

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -137,3 +138,33 @@ def test_binary_content_is_not_text(tmp_path):
     p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     with pytest.raises(NotText, match="binary content"):
         read_text(p)
+
+
+def test_files_indexed_unchanged_skip_the_binary_check(workspace):
+    # Discovery reads the head of every file it has not indexed as it is
+    # now; a file the index holds with the same stat was text when read.
+    p = workspace / "memory" / "2026-01-05.md"
+    st = p.stat()
+    p.write_bytes(b"\x00" + p.read_bytes()[1:])  # same size: only the stat says "changed"
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    row = SimpleNamespace(mtime_ns=st.st_mtime_ns, size=st.st_size)
+    files, skipped = discover_memory_files(workspace, [], 10_000_000, indexed={"memory/2026-01-05.md": row})
+    assert "memory/2026-01-05.md" in paths(files) and skipped == []
+    changed = SimpleNamespace(mtime_ns=st.st_mtime_ns - 1, size=st.st_size)
+    files, skipped = discover_memory_files(workspace, [], 10_000_000, indexed={"memory/2026-01-05.md": changed})
+    assert "memory/2026-01-05.md" not in paths(files)
+    assert [(s.path, s.reason) for s in skipped] == [("memory/2026-01-05.md", "binary content, not text: not indexed")]
+
+
+def test_walked_files_carry_real_paths_and_workspace_relative_names(workspace, tmp_path):
+    # The walk builds names from strings: check them against the Path rules.
+    (workspace / "memory" / "a" / "b").mkdir(parents=True)
+    (workspace / "memory" / "a" / "b" / "deep.MD").write_text("deep")
+    extra = tmp_path / "extra"
+    (extra / "sub").mkdir(parents=True)
+    (extra / "sub" / "x.md").write_text("x")
+    files, _ = discover_memory_files(workspace, [extra], 10_000_000)
+    by_path = {f.path: f for f in files}
+    assert {"memory/a/b/deep.MD", "../extra/sub/x.md"} <= set(by_path)
+    for f in files:
+        assert f.abs_path == f.abs_path.resolve() and os.path.relpath(f.abs_path, workspace.resolve()) == f.path

@@ -224,3 +224,24 @@ def test_a_rebuild_shadow_starts_with_the_embedding_cache(tmp_path):
         assert not shadow.path.exists() and store.chunk_count() == 3
     finally:
         store.close()
+
+
+def test_meta_is_read_once_per_data_version(tmp_path):
+    # A search asks for several meta keys; one read of the table serves them
+    # until this connection writes or refresh() sees another one's write.
+    path = tmp_path / "m.sqlite"
+    with Store(path) as reader, Store(path) as writer:
+        with writer.transaction():
+            writer.set_meta("k", "1")
+        reader.refresh()
+        statements: list[str] = []
+        reader.conn.set_trace_callback(statements.append)
+        assert [reader.get_meta("k") for _ in range(5)] == ["1"] * 5 and reader.get_meta("dims") is None
+        assert sum("FROM meta" in s for s in statements) <= 1
+        with writer.transaction():
+            writer.set_meta("k", "2")
+        assert reader.refresh() is False and reader.get_meta("k") == "2"  # another connection's write
+        with reader.transaction():
+            reader.set_meta("k", "3")
+        assert reader.get_meta("k") == "3"  # its own write, at once
+        reader.conn.set_trace_callback(None)

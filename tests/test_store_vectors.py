@@ -3,6 +3,7 @@ swap does to a loaded matrix."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -44,6 +45,24 @@ def test_auto_loads_the_matrix_in_the_background_while_vec0_answers(tmp_path, mo
         from_matrix = store.vector_search(unit(4), 3)
         assert [r for r, _ in from_matrix] == [r for r, _ in first]
         assert np.allclose([s for _, s in from_matrix], [s for _, s in first], atol=1e-5)
+    finally:
+        store.close()
+
+
+def test_a_one_shot_store_never_starts_the_background_load(tmp_path, monkeypatch):
+    # A one-shot process (the CLI) would exit before the load pays off: vec0
+    # answers every search and status says so.
+    monkeypatch.setattr(store_vectors, "VECTOR_AUTO_NUMPY_ABOVE", 10)
+    with Store(tmp_path / "a.sqlite") as writer:
+        fill(writer, range(30))
+    store = Store(tmp_path / "a.sqlite", StoreOptions(background_matrix=False))
+    try:
+        assert store.vector_backend_in_use() == "vec0"
+        before = {t.name for t in threading.enumerate()}
+        assert store.vector_search(unit(4), 3)[0][0] == 5
+        time.sleep(0.2)  # a load thread, had one started, would still be reading
+        assert "memext-matrix" not in {t.name for t in threading.enumerate()} - before
+        assert not store.matrix_loaded and store.vector_backend_in_use() == "vec0"
     finally:
         store.close()
 

@@ -1,7 +1,7 @@
 """Tokens for FTS5: Unicode words, CJK grams, exact-hit checks."""
 
 from memext.engine import term_spans
-from memext.engine.text import contains_all_terms, estimate_tokens, fts_document, fts_match_expression, query_terms
+from memext.engine.text import contains_all_terms, estimate_tokens, fts_document, fts_match_expression, query_terms, token_weight, words
 
 
 def test_query_terms_are_unicode_words_and_cjk_bigrams():
@@ -72,3 +72,17 @@ def test_id_like_terms_match_as_prefixes():
     assert contains_all_terms("Reverted 9f3c2ab1e7.", query_terms("9f3c2ab"))
     assert term_spans("Reverted 9f3c2ab1e7.", "9f3c2ab") == [(9, 19)]
     assert not has_searchable_words("?!...;;") and not has_searchable_words("*") and has_searchable_words("咖啡")
+
+
+def test_ascii_text_takes_a_shortcut_to_the_same_words():
+    # ASCII text skips the Unicode word pattern (built on first use): the
+    # words must be those the full rule finds, here forced by one accent.
+    import random
+
+    rng = random.Random(5)
+    alphabet = "abcXYZ019_-.'# \t\n/:"
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert text.isascii()
+        assert words(text + " é") == words(text) + ["é"]
+        assert fts_document(text) == text and token_weight(text) == len(text)

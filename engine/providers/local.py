@@ -33,8 +33,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import functools
+import importlib.util
 import json
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -177,6 +180,15 @@ class LocalProvider(EmbeddingProvider):
         #: still waiting for the model), with when it started.
         self._abandoned: _QueryJob | None = None
         self._jobs_lock = threading.Lock()
+        #: One worker runs every query embedding (started on first use):
+        #: a thread per query cost about 3 ms each.
+        self._jobs: queue.SimpleQueue[_QueryJob | None] | None = None
+        self._worker: threading.Thread | None = None
+
+    @property
+    def threads(self) -> int:
+        """CPU threads the model runs with (``local.threads``, else one per core up to 8)."""
+        return self._threads
 
     # -- probe and load ------------------------------------------------------
 
@@ -224,8 +236,7 @@ class LocalProvider(EmbeddingProvider):
                 )
             self._abandoned = None
         job = _QueryJob(self, text)
-        worker = threading.Thread(target=job.run, name="memext-local-query", daemon=True)
-        worker.start()
+        self._submit(job)
         finished = job.done.wait(self.query_timeout_s)
         if not finished:
             with self._jobs_lock:
@@ -243,6 +254,22 @@ class LocalProvider(EmbeddingProvider):
             raise job.error
         assert job.vector is not None
         return job.vector
+
+    def _submit(self, job: "_QueryJob") -> None:
+        with self._jobs_lock:
+            if self._jobs is None or self._worker is None or not self._worker.is_alive():
+                self._jobs = queue.SimpleQueue()
+                self._worker = threading.Thread(target=_run_queries, args=(self._jobs,), name="memext-local-query", daemon=True)
+                self._worker.start()
+            self._jobs.put(job)
+
+    def close(self) -> None:
+        """Stop the query worker (after the query it runs, if any); the
+        model stays loaded for other providers of the same file."""
+        with self._jobs_lock:
+            if self._jobs is not None:
+                self._jobs.put(None)
+            self._jobs = self._worker = None
 
     def embed_batch(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> list[list[float]]:
         out: list[list[float]] = []
@@ -279,6 +306,16 @@ class LocalProvider(EmbeddingProvider):
             query_timeout_s=self.query_timeout_s,
             busy=self._abandoned is not None and not self._abandoned.done.is_set(),
         )
+
+
+def _run_queries(jobs: "queue.SimpleQueue[_QueryJob | None]") -> None:
+    """The query worker: runs jobs one at a time until it gets None. Jobs
+    run in order, as they would have waited for the model's lock anyway."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        job.run()
 
 
 class _QueryJob:
@@ -376,13 +413,23 @@ _STAGES = {"start": "while starting", "load": "while loading the model", "embed"
 
 def _probe_key(model_file: Path) -> str:
     st = model_file.stat()
-    try:
-        from importlib.metadata import version
+    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_llama_build()}"
 
-        llama_version = version("llama-cpp-python")
-    except Exception:
-        llama_version = "?"
-    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{llama_version}"
+
+@functools.lru_cache(maxsize=1)
+def _llama_build() -> str:
+    """Which llama-cpp-python is installed, for the probe cache key: where
+    its package lies and when it was written (an upgrade or rebuild changes
+    it). Found without importing it, and without a package-metadata lookup,
+    which scans every distribution on the path (about 60 ms per process)."""
+    try:
+        spec = importlib.util.find_spec("llama_cpp")
+        if spec is None or spec.origin is None:
+            return "?"
+        st = os.stat(spec.origin)
+        return f"{spec.origin}@{st.st_mtime_ns}"
+    except (ImportError, ValueError, OSError):
+        return "?"
 
 
 def cached_probe(model_file: Path, cache_dir: Path | None) -> ProbeResult | None:
@@ -543,6 +590,7 @@ def create(
     except ImportError as exc:
         raise ProviderError(f"llama-cpp-python is not installed ({exc}); pip install 'memext[local]'") from exc
     model_file = resolve_model_file(agent.settings.local.model_path, agent, paths, env=env)
+    options.setdefault("threads", agent.settings.local.threads or None)
     provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths), **options)
     result = provider.probe()
     if not result.ok:

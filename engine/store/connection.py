@@ -81,11 +81,13 @@ class Connection:
         #: (a background matrix load) can tell its result is stale.
         self.epoch = 0
         self._memo: dict[str, tuple[Any, Any]] = {}
+        self._meta: tuple[int, dict[str, str]] | None = None
         self._open()
 
     # -- opening ------------------------------------------------------------------
 
     def _open(self) -> None:
+        self._meta = None  # a snapshot of the connection before: never valid for this one
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -106,6 +108,7 @@ class Connection:
                 raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
             raise
         self._data_version = self._read_data_version()
+        self._meta = None
         self._generation = self.get_meta("generation")
         self._inode = _inode(self.path)
         self._memo = {}
@@ -173,6 +176,7 @@ class Connection:
             if version == self._data_version:
                 return False
             self._data_version = version
+            self._meta = None  # another connection wrote: read meta again
             if self.get_meta("generation") != self._generation:
                 self._close_quietly()
                 self._open()
@@ -200,8 +204,14 @@ class Connection:
         return Transaction(self)
 
     def get_meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        """A value of the ``meta`` table as of the last :meth:`refresh` (or
+        this connection's own last write): a search asks for several keys,
+        and one read of the small table serves them all."""
+        with self.lock:
+            changes = self.conn.total_changes
+            if self._meta is None or self._meta[0] != changes:
+                self._meta = (changes, dict(self.conn.execute("SELECT key, value FROM meta").fetchall()))
+            return self._meta[1].get(key)
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))

@@ -16,9 +16,10 @@ from __future__ import annotations
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 from .. import db
 from ..status import FtsStatus, StorageStatus, VectorStatus

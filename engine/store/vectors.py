@@ -11,9 +11,10 @@ answers, so the first search never waits.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import numpy as np
 
 from ..vectors import MatrixIndex, l2_to_similarity, to_blob
 from .connection import Connection
@@ -127,7 +128,11 @@ class VectorTable:
         """"vec0", "numpy" or "none" as the next search would use it."""
         if self.dims is None:
             return "none"
-        return "numpy" if self._use_matrix() else "vec0"
+        if not self._use_matrix():
+            return "vec0"
+        if self._matrix is None and not self._matrix_forced() and not self.db.options.background_matrix:
+            return "vec0"  # a one-shot process never loads the matrix
+        return "numpy"
 
     def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]:
         """Stored vectors of some chunks (for MMR and hybrid scoring).
@@ -136,6 +141,8 @@ class VectorTable:
         cache (the same vectors, by text hash: about 0.02 ms a chunk), else
         from ``chunks_vec``, where a vec0 point lookup costs about 0.3 ms.
         """
+        import numpy as np
+
         ids = list(rowids)
         dims = self.dims
         if not ids or dims is None:
@@ -175,14 +182,18 @@ class VectorTable:
             return False
         return self._chunk_count() > VECTOR_AUTO_NUMPY_ABOVE
 
+    def _matrix_forced(self) -> bool:
+        """The matrix is the only way (no vec0) or the one configured."""
+        return self.db.get_meta("vector_store") == "blob" or self.db.options.vector_backend == "numpy"
+
     def _matrix_ready(self) -> MatrixIndex | None:
         """The up-to-date matrix, or None while it loads in the background
         (the caller then uses vec0, so the first search never waits)."""
         with self.db.lock:
             if self._matrix is None:
-                if self.db.get_meta("vector_store") == "blob" or self.db.options.vector_backend == "numpy":
+                if self._matrix_forced():
                     self._matrix = self._load(self.db.conn, self.dims or 0)
-                elif not self._matrix_loading:
+                elif not self._matrix_loading and self.db.options.background_matrix:
                     self._matrix_loading = True
                     threading.Thread(
                         target=self._load_in_background, args=(self.db.epoch, self.dims or 0), name="memext-matrix", daemon=True
@@ -234,6 +245,8 @@ def _rows_after(conn: Any, lock: Any, rowid: int) -> Iterator[tuple[int, bytes, 
 
 
 def _live_rowids(conn: Any, lock: Any) -> np.ndarray:
+    import numpy as np
+
     with lock:
         # chunks, not the vec0 table: same rowids, and a plain table scans faster.
         rows = conn.execute("SELECT rowid FROM chunks").fetchall()

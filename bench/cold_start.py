@@ -1,0 +1,189 @@
+"""Cold start of a one-shot ``memext search``, next to its floors.
+
+    python bench/cold_start.py [--out bench/out] [--sizes 1000,10000] [--runs 5]
+
+For each workspace size (files of 130 lines from bench/gen_workspace.py,
+about 11 chunks each, indexed keyword-only), measured in the same run and
+interleaved call by call so that load on the machine hits all alike
+(median of ``--runs``):
+
+- ``python -c pass``: the interpreter's own start, the floor of any command;
+- ``memext search --no-sync``: start, imports, opening the index, search;
+- ``memext search``: the same plus the check for changed files that a
+  default search makes before searching (nothing changed here);
+- in this process: that check (``MemoryIndex.needs_sync()``: a scan of the
+  memory folders plus the index's file list) next to a bare ``os.scandir``
+  + ``stat`` walk of the same folders, the floor of any such scan.
+
+``--base-python`` names the interpreter of another memext install (an
+older revision, say): its ``memext search`` runs in the same interleaved
+loop on the same index, for a before/after ratio. The commands run with
+bytecode caching on (a warm-up run writes it), as an installed package has
+it. Keyword-only: with a local model, a search also
+loads the model (``bench/local_bench.py`` measures that part).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_workspace import generate, vocabulary, zipf_words  # noqa: E402
+
+from memext.engine import MemoryIndex  # noqa: E402
+from memext.engine.config import load_config  # noqa: E402
+
+
+def memext_command(python: str = sys.executable) -> list[str]:
+    """The console script beside an interpreter, as a user runs it."""
+    script = Path(python).with_name("memext")
+    return [str(script)] if script.exists() else [python, "-m", "memext"]
+
+
+def child_env(config: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
+    env["MEMEXT_CONFIG"] = str(config)
+    return env
+
+
+def prepare(out: Path, files: int) -> tuple[Path, Path]:
+    """A workspace of ``files`` notes and its keyword-only index; returns (workspace, config)."""
+    ws = out / f"cold-ws-{files}"
+    if not (ws / "memory").is_dir():
+        print(f"generating {files} files...", flush=True)
+        generate(ws, files, lines=130)
+    config = out / f"cold-{files}.toml"
+    config.write_text(
+        f'[[agents]]\nid = "cold{files}"\nworkspace = "{ws}"\n'
+        f'[agents.memory_search]\nprovider = "none"\n'
+        f'[agents.memory_search.store]\npath = "{out / f"cold-{files}.sqlite"}"\n'
+    )
+    with MemoryIndex(load_config(config).agent(None)) as idx:
+        t = time.perf_counter()
+        r = idx.sync()
+        if r.files_indexed:
+            print(f"  indexed {r.chunks_written} chunks in {time.perf_counter() - t:.0f} s", flush=True)
+    return ws, config
+
+
+def wall(cmd: list[str], env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
+    return elapsed
+
+
+def bare_walk(root: str) -> int:
+    """Every entry below ``root``: scandir, and one stat per file."""
+    n = 0
+    stack = [root]
+    while stack:
+        with os.scandir(stack.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                else:
+                    e.stat(follow_symlinks=False)
+                    n += 1
+    return n
+
+
+def median_ms(fn: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def bench_size(out: Path, files: int, runs: int, base_python: str | None = None) -> dict:
+    ws, config = prepare(out, files)
+    env = child_env(config)
+    rng = random.Random(7)
+    query = " ".join(zipf_words(vocabulary(20_000, random.Random(1)), 3, rng))
+    memext = memext_command()
+    commands = {
+        "python_pass": [sys.executable, "-c", "pass"],
+        "search_no_sync": [*memext, "search", "--no-sync", query],
+        "search": [*memext, "search", query],
+    }
+    if base_python:
+        base = memext_command(base_python)
+        commands["base_search_no_sync"] = [*base, "search", "--no-sync", query]
+        commands["base_search"] = [*base, "search", query]
+    for cmd in commands.values():  # warm-up: bytecode written, files in the page cache
+        wall(cmd, env)
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            times[name].append(wall(cmd, env))
+    figures = {name: round(statistics.median(t), 3) for name, t in times.items()}
+    with MemoryIndex(load_config(config).agent(None)) as idx:
+        chunks = idx.status(check_files=False).total_chunks
+        assert not idx.needs_sync()
+        check_ms = median_ms(idx.needs_sync, runs)
+    walk_ms = median_ms(lambda: bare_walk(str(ws)), runs)
+    if base_python:
+        figures["search_over_base"] = round(figures["search"] / figures["base_search"], 2)
+        figures["no_sync_over_base"] = round(figures["search_no_sync"] / figures["base_search_no_sync"], 2)
+    return {
+        "files": files + 1,  # + MEMORY.md
+        "chunks": chunks,
+        **figures,
+        "search_over_pass": round(figures["search"] / figures["python_pass"], 1),
+        "no_sync_over_pass": round(figures["search_no_sync"] / figures["python_pass"], 1),
+        "change_check_ms": round(check_ms, 1),
+        "bare_walk_ms": round(walk_ms, 1),
+        "check_over_walk": round(check_ms / walk_ms, 1),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
+    ap.add_argument("--sizes", default="1000,10000", help="workspace sizes in files")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--clean", action="store_true", help="regenerate the workspaces and indexes")
+    ap.add_argument("--base-python", help="interpreter of another memext install to compare with, interleaved")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    figures = {}
+    for files in [int(s) for s in a.sizes.split(",")]:
+        if a.clean:
+            shutil.rmtree(a.out / f"cold-ws-{files}", ignore_errors=True)
+            for p in a.out.glob(f"cold-{files}.sqlite*"):
+                p.unlink()
+        r = bench_size(a.out, files, a.runs, a.base_python)
+        figures[f"files_{files}"] = r
+        print(
+            f"{r['files']} files, {r['chunks']} chunks: memext search {r['search']} s "
+            f"({r['search_over_pass']}x python -c pass {r['python_pass']} s), --no-sync {r['search_no_sync']} s "
+            f"({r['no_sync_over_pass']}x); change check {r['change_check_ms']} ms vs bare scandir+stat "
+            f"{r['bare_walk_ms']} ms ({r['check_over_walk']}x)",
+            flush=True,
+        )
+        if a.base_python:
+            print(
+                f"  base: memext search {r['base_search']} s, --no-sync {r['base_search_no_sync']} s; "
+                f"this / base {r['search_over_base']} and {r['no_sync_over_base']}",
+                flush=True,
+            )
+    (a.out / "cold_start.json").write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -11,6 +11,9 @@
 Searches never raise because of the provider: without one they are
 keyword-only, and a provider error at query time degrades that search to
 keyword-only and says so in the response.
+
+Over 500 lines because it is the one facade every face calls (open, sync,
+search, get, append, status); the work itself lives in the modules it calls.
 """
 
 from __future__ import annotations

@@ -30,15 +30,15 @@ from typing import Any, Mapping, Sequence
 from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
 from .errors import IndexBuildError, LockTimeout, MemextError, SearchDisabled
-from .index_checks import check_store_path, workspace_problem, writer_lock_held
-from .lock import WriterLock
+from .index_checks import check_store_path, workspace_problem
+from .lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .query_embedding import QueryEmbedder
 from .read import ReadResult, read_lines
 from .search import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
-from .store import CorruptIndex, Store, StoreOptions, move_aside
+from .store import CorruptIndex, IndexStore, StoreOptions, move_aside, open_store
 from .text import has_searchable_words
 from .sync import (
     ProgressCallback,
@@ -106,26 +106,28 @@ class MemoryIndex:
         options = StoreOptions.from_settings(self.agent.settings.store.vector)
         return dataclasses.replace(options, background_matrix=not self._one_shot)
 
-    def _open_store(self) -> Store:
+    def _open_store(self) -> IndexStore:
+        """The agent's store, by ``store.driver`` (store/factory.py)."""
         try:
-            return Store(self.db_path, self._store_options())
+            return open_store(self.agent, self.db_path, self._store_options())
         except CorruptIndex as exc:
             # The index is disposable: replace garbage with an empty index
-            # that the next sync fills from the memory files.
-            with WriterLock(self.db_path, timeout=60):
+            # that the next sync fills from the memory files. (Only a
+            # SQLite file is ever corrupt: a server keeps its own data sane.)
+            with writer_lock(self.agent, self.db_path, timeout=60):
                 try:
-                    return Store(self.db_path, self._store_options())
+                    return open_store(self.agent, self.db_path, self._store_options())
                 except CorruptIndex:
                     return self._replace_corrupt(exc)
 
-    def _replace_corrupt(self, exc: CorruptIndex) -> Store:
+    def _replace_corrupt(self, exc: CorruptIndex) -> IndexStore:
         """Move an unusable index aside (never delete it: it may be someone's
         file) and start an empty one that the next sync fills. The caller
         holds the writer lock."""
         aside = move_aside(self.db_path)
         self._last_error = f"{exc}; it was moved aside to {aside.name} and the index is rebuilt from the memory files"
         log.warning(self._last_error)
-        return Store(self.db_path, self._store_options())
+        return open_store(self.agent, self.db_path, self._store_options())
 
     def close(self) -> None:
         """Close the index (idempotent). A sync running in another thread is
@@ -204,7 +206,7 @@ class MemoryIndex:
         with self._sync_lock:
             self._syncing = True
             try:
-                with WriterLock(self.db_path, timeout=lock_timeout):
+                with writer_lock(self.agent, self.db_path, timeout=lock_timeout):
                     clean_stale_shadows(self.db_path)
                     report = self._sync_locked(force, progress, reason, _AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
@@ -223,7 +225,7 @@ class MemoryIndex:
 
     def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         try:
-            writer = Store(self.db_path, self._store_options())
+            writer = open_store(self.agent, self.db_path, self._store_options())
         except CorruptIndex as exc:
             writer = self._replace_corrupt(exc)
         sessions_all = reason == "manual"
@@ -247,7 +249,7 @@ class MemoryIndex:
         finally:
             writer.close()
 
-    def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
+    def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
         try:
             return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(
@@ -278,7 +280,7 @@ class MemoryIndex:
         """True while this or another process is writing the index."""
         if self._syncing:
             return True
-        return writer_lock_held(self.db_path)
+        return writer_lock_held(self.agent, self.db_path)
 
     def settings_changed(self) -> bool:
         """True when the index was built for another provider, model or
@@ -454,7 +456,7 @@ class MemoryIndex:
         return IndexStatus(
             agent=self.agent.id,
             workspace=str(self.agent.workspace),
-            db_path=str(self.db_path),
+            db_path=st.location,
             enabled=self.agent.settings.enabled,
             files={s: st.file_count(s) for s in sources},
             chunks={s: st.chunk_count(s) for s in sources},

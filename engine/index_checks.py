@@ -45,15 +45,8 @@ def workspace_problem(agent: AgentConfig) -> str | None:
 
 
 def writer_lock_held(db_path: Path) -> bool:
-    """Probe the writer lock without waiting (released at once if free)."""
-    import filelock  # here: a search that never writes does not load it (engine/lock.py)
+    """Probe a SQLite index's writer lock without waiting (see
+    :func:`memext.engine.lock.writer_lock_held` for any store)."""
+    from .lock import file_lock_held
 
-    probe = filelock.FileLock(str(db_path) + ".lock", timeout=0)
-    try:
-        probe.acquire()
-    except filelock.Timeout:
-        return True
-    except OSError:
-        return False  # no lock file can be made there: nobody holds one
-    probe.release()
-    return False
+    return file_lock_held(db_path)

@@ -179,6 +179,7 @@ class Syncer:
             with self.store.transaction():
                 self.store.set_meta_json("fingerprint", fp)
             self._sync_into(self.store, rebuild=False, sessions_all=sessions_all)
+        self.store.optimize()
         self.report.duration_s = time.monotonic() - self._started
         self._finish_meta()
         self._emit("done", self.report.files_seen, self.report.files_seen, self.report.chunks_written, self.report.chunks_written)
@@ -197,7 +198,7 @@ class Syncer:
         except (ProviderFailed, SyncCancelled, IndexBuildError):
             raise
         except Exception as exc:
-            raise IndexBuildError(f"rebuilding {target.path} failed, the previous index is kept: {exc}") from exc
+            raise IndexBuildError(f"rebuilding {target.location} failed, the previous index is kept: {exc}") from exc
         finally:
             if shadow is not None:
                 shadow.discard()

@@ -4,10 +4,14 @@
 backend is split by concern: ``connection`` (open, schema, refresh after a
 swap, meta, unusable files), ``chunks`` (files, chunks, FTS5), ``vectors``
 (vec0 or the in-memory matrix), ``cache`` (the embedding cache) and
-``sqlite`` (the :class:`Store` that puts them together).
+``sqlite`` (the :class:`Store` that puts them together). The PostgreSQL
+backend is ``postgres`` (:class:`~.postgres.PostgresStore`) with ``pg_*``
+modules, imported only when an agent uses it; ``factory.open_store``
+chooses by ``store.driver``.
 """
 
 from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, IndexStore, NewChunk, StoreOptions
+from .factory import open_store
 from .connection import SCHEMA_VERSION, clean_stale_shadows, move_aside, remove_index_files
 from .sqlite import Store
 from .vectors import VECTOR_AUTO_NUMPY_ABOVE
@@ -24,6 +28,7 @@ __all__ = [
     "Store",
     "StoreOptions",
     "clean_stale_shadows",
+    "open_store",
     "move_aside",
     "remove_index_files",
 ]

@@ -2,8 +2,9 @@
 
 :class:`IndexStore` lists exactly what ``engine/search.py``,
 ``engine/sync.py`` and ``MemoryIndex`` ask of an index; the SQLite
-:class:`~memext.engine.store.sqlite.Store` implements it, and a second
-backend (PostgreSQL, say) implements the same methods. The row types below
+:class:`~memext.engine.store.sqlite.Store` and the PostgreSQL
+:class:`~memext.engine.store.postgres.PostgresStore` implement it
+(``store.factory.open_store`` picks one by ``store.driver``). The row types below
 are what crosses the interface.
 """
 
@@ -104,7 +105,14 @@ class IndexStore(Protocol):
 
     @property
     def path(self) -> Path:
-        """Where the index lives (shown to users, names the writer lock)."""
+        """The index file (SQLite), or this machine's local path for the
+        agent when the index lives on a server (PostgreSQL)."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """Where the index lives, as users are shown it (a file path, or a
+        server URL without its password and the agent's schema)."""
         ...
 
     # -- lifecycle ----------------------------------------------------------------
@@ -171,6 +179,11 @@ class IndexStore(Protocol):
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None: ...
 
     def delete_file(self, path: str) -> None: ...
+
+    def optimize(self) -> None:
+        """After a sync's writes: reorganise what the store needs to (build
+        a vector index once the index is large); a no-op for most stores."""
+        ...
 
     # -- keyword side -------------------------------------------------------------
 

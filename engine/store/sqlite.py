@@ -46,6 +46,11 @@ class Store:
         return self._db.path
 
     @property
+    def location(self) -> str:
+        """The index file, as users are shown it."""
+        return str(self._db.path)
+
+    @property
     def options(self) -> StoreOptions:
         return self._db.options
 
@@ -200,6 +205,9 @@ class Store:
         with self.transaction():
             self._vectors.delete(self._chunks.delete_chunks(path))
             self._chunks.delete_file_row(path)
+
+    def optimize(self) -> None:
+        """Nothing to do after a sync: vec0 and FTS5 need no separate index build."""
 
     # -- keyword side -----------------------------------------------------------------
 

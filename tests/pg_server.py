@@ -37,9 +37,14 @@ class PostgresServer:
     gives a database with pgvector installed; stopped and deleted on exit."""
 
     def __init__(self) -> None:
-        import pgserver  # the wheel with the server binaries
+        import importlib.util
 
-        self.bin = Path(pgserver.__file__).parent / "pginstall" / "bin"
+        # The wheel's binaries, found without importing the package (its
+        # import warns about XDG_RUNTIME_DIR and starts nothing we use).
+        spec = importlib.util.find_spec("pgserver")
+        if spec is None or not spec.submodule_search_locations:
+            raise RuntimeError('the PostgreSQL tests need the pgserver wheel: pip install -e ".[dev]"')
+        self.bin = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
         self.root = Path(tempfile.mkdtemp(prefix="memext-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
@@ -52,17 +57,20 @@ class PostgresServer:
     def _prepare_user(self) -> None:
         if os.geteuid() != 0:
             return
-        from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
-
-        import stat
+        import pwd
 
         self._user = "pgserver"
-        ensure_user_exists(self._user)
-        ensure_prefix_permissions(self.bin)
-        read = stat.S_IRGRP | stat.S_IROTH
-        ensure_folder_permissions(self.bin, read | stat.S_IXGRP | stat.S_IXOTH)
-        ensure_folder_permissions(self.bin.parent / "lib", read)
-        ensure_folder_permissions(self.bin.parent / "share", read)
+        try:
+            pwd.getpwnam(self._user)
+        except KeyError:
+            subprocess.run(["useradd", "-s", "/bin/sh", self._user], check=True, capture_output=True)
+        # The server's user must reach and read the binaries...
+        for folder in [*self.bin.parents][: len(self.bin.parents) - 1]:
+            folder.chmod(folder.stat().st_mode | 0o055)
+        for folder in (self.bin, self.bin.parent / "lib", self.bin.parent / "share"):
+            for path in [folder, *folder.rglob("*")]:
+                path.chmod(path.stat().st_mode | (0o055 if path.is_dir() or os.access(path, os.X_OK) else 0o044))
+        # ...and own its data folder.
         self.root.chmod(0o755)
         shutil.chown(self.root, self._user, self._user)
 

@@ -11,7 +11,6 @@ are what crosses the interface.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ContextManager, Iterable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
@@ -102,12 +101,6 @@ class IndexStore(Protocol):
     write method is one transaction. Readers call :meth:`refresh` before
     reading so they see an index another process rebuilt.
     """
-
-    @property
-    def path(self) -> Path:
-        """The index file (SQLite), or this machine's local path for the
-        agent when the index lives on a server (PostgreSQL)."""
-        ...
 
     @property
     def location(self) -> str:

@@ -144,8 +144,7 @@ class PostgresStore:
     def copy_into(self, target: IndexStore) -> None:
         """Make this (shadow) index the live one: both schemas are renamed in
         one transaction, so readers see the old index until it commits."""
-        if not isinstance(target, PostgresStore) or target.agent_id != self._agent_id:
-            raise TypeError("a PostgreSQL shadow can only replace the index of its own agent")
+        live = agent_schema(self._agent_id)  # ``target`` is the agent's live store
         self._vectors.build_index_if_large()
         sql = self._db.sql
         retired = f"{SHADOW_PREFIX}old_{uuid.uuid4().hex[:12]}"
@@ -153,8 +152,8 @@ class PostgresStore:
             conn = self._db.conn
             conn.execute(self._db.q("DELETE FROM {s}.meta WHERE key = 'shadow_of'"))
             self._db.set_meta("generation", uuid.uuid4().hex)
-            conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(sql.Identifier(target.schema), sql.Identifier(retired)))
-            conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(sql.Identifier(self._db.schema), sql.Identifier(target.schema)))
+            conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(sql.Identifier(live), sql.Identifier(retired)))
+            conn.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(sql.Identifier(self._db.schema), sql.Identifier(live)))
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(retired)))
         target.refresh()
 

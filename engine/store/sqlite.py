@@ -121,7 +121,7 @@ class Store:
             with self.transaction():
                 self._db.set_meta("generation", uuid.uuid4().hex)
             self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            dest, _ = db.connect(target.path, load_vec=False)
+            dest, _ = db.connect(Path(target.location), load_vec=False)  # a SQLite store's location is its file
             try:
                 self._db.conn.backup(dest)
                 dest.execute("PRAGMA wal_checkpoint(PASSIVE)")

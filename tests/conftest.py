@@ -52,18 +52,14 @@ BACKEND_MODULES = frozenset(
         "test_sync",
         "test_search",
         "test_store_base",
-        "test_status",
         "test_append",
         "test_tools",
         "test_results",
-        "test_explain",
         "test_keeper",
         "test_session_memory",
         "test_provider_fallback",
         "test_notes",
         "test_progress",
-        "test_roots",
-        "test_watch",
     }
 )
 BACKENDS = ("sqlite", "postgres")
@@ -167,6 +163,36 @@ def make_agent(workspace: Path, agent_id: str = "test", db_path: Path | None = N
         ms["store"] = {**ms.get("store", {}), **_STORE}
     raw = {"agents": [{"id": agent_id, "workspace": str(workspace), "memory_search": ms}]}
     return parse_config(raw, path=workspace.parent / "config.toml").agents[0]
+
+
+def backend_store() -> dict[str, str]:
+    """The ``memory_search.store`` keys of the backend in force ({} for SQLite),
+    for code that builds agents in a subprocess."""
+    return dict(_STORE)
+
+
+def index_counts(agent: AgentConfig) -> dict[str, int]:
+    """Rows of an agent's index read straight from the backend's tables
+    (not through the store): files, chunks, distinct chunk paths, vectors."""
+    queries = {
+        "files": "SELECT count(*) FROM {s}files",
+        "chunks": "SELECT count(*) FROM {s}chunks",
+        "paths": "SELECT count(DISTINCT path) FROM {s}chunks",
+        "vectors": "SELECT count(*) FROM {s}" + ("vectors" if agent.settings.store.driver == "postgres" else "chunks_vec"),
+    }
+    if agent.settings.store.driver == "postgres":
+        import psycopg
+
+        from memext.engine.store.pg_url import agent_schema
+
+        with psycopg.connect(agent.settings.store.url, autocommit=True) as conn:
+            prefix = '"' + agent_schema(agent.id) + '".'
+            return {k: conn.execute(q.replace("{s}", prefix)).fetchone()[0] for k, q in queries.items()}
+    from memext.engine.store import Store
+
+    with Store(agent.db_path()) as store:
+        assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return {k: store.conn.execute(q.replace("{s}", "")).fetchone()[0] for k, q in queries.items()}
 
 
 class HashingProvider(EmbeddingProvider):

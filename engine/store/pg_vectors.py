@@ -3,7 +3,7 @@
 ``vectors(rowid, source, embedding vector(dims))`` is created once the
 vector size is known. Up to :data:`HNSW_ABOVE` vectors a search is an exact
 scan (``ORDER BY embedding <=> q``: the same neighbours as SQLite's exact
-KNN); above it the writer builds an HNSW index (``vector_cosine_ops``) and
+KNN; equal distances put the newer chunk first, as vec0 does); above it the writer builds an HNSW index (``vector_cosine_ops``) and
 searches use it, trading a little recall for speed (see bench/pg_bench.py
 for the figures). The choice is recorded in ``meta`` (``vector_index``) and
 shown in status. A search filtered by source or path over an HNSW index
@@ -126,7 +126,7 @@ class PgVectors:
     def _exact(self, q: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str] | None) -> list[tuple[int, float]]:
         where, params = self._filters(sources, paths)
         query = self.db.q(
-            "SELECT v.rowid, 1 - (v.embedding <=> %s) AS sim FROM {s}.vectors v {where} ORDER BY v.embedding <=> %s, v.rowid LIMIT {k}"
+            "SELECT v.rowid, 1 - (v.embedding <=> %s) AS sim FROM {s}.vectors v {where} ORDER BY v.embedding <=> %s, v.rowid DESC LIMIT {k}"
         ).format(where=where, k=self.db.sql.Literal(int(k)))
 
         def run(conn: Any) -> list[tuple[int, float]]:
@@ -148,7 +148,7 @@ class PgVectors:
             params.append(list(sources))
         query = self.db.q(
             "SELECT rowid, sim FROM (SELECT rowid, source, 1 - (embedding <=> %s) AS sim FROM {s}.vectors "
-            "ORDER BY embedding <=> %s LIMIT {want}) AS near {where} ORDER BY sim DESC, rowid LIMIT {k}"
+            "ORDER BY embedding <=> %s LIMIT {want}) AS near {where} ORDER BY sim DESC, rowid DESC LIMIT {k}"
         ).format(want=sql.Literal(int(want)), where=where, k=sql.Literal(int(k)))
 
         def run(conn: Any) -> list[tuple[int, float]]:

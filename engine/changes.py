@@ -15,7 +15,7 @@ from .sources import SourceFile, Skipped, discover_memory_files
 
 if TYPE_CHECKING:
     from .config import AgentConfig
-    from .store import FileRow, Store
+    from .store import FileRow, IndexStore
 
 
 def discover_files(agent: "AgentConfig", indexed: Mapping[str, "FileRow"] | None = None) -> tuple[list[SourceFile], list[Skipped]]:
@@ -37,7 +37,7 @@ def stat_matches(row: "FileRow", f: SourceFile) -> bool:
     return row.mtime_ns == f.mtime_ns and row.size == f.size
 
 
-def files_changed(agent: "AgentConfig", store: "Store") -> bool:
+def files_changed(agent: "AgentConfig", store: "IndexStore") -> bool:
     """True when a sync would find files to add, update or remove.
 
     Only a directory scan and stat per file (no reads): cheap enough for

@@ -188,10 +188,8 @@ class PostgresStore:
         return {r[0]: FileRow(*r) for r in rows}
 
     def file_count(self, source: str | None = None) -> int:
-        if source is None:
-            query, params = self._db.q("SELECT count(*) FROM {s}.files"), ()
-        else:
-            query, params = self._db.q("SELECT count(*) FROM {s}.files WHERE source = %s"), (source,)
+        params: tuple[str, ...] = () if source is None else (source,)
+        query = self._db.q("SELECT count(*) FROM {s}.files" + ("" if source is None else " WHERE source = %s"))
         return int(self._db.run(lambda conn: conn.execute(query, params).fetchone()[0]))
 
     def chunk_count(self, source: str | None = None) -> int:

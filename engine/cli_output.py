@@ -109,7 +109,7 @@ def status_lines(s: IndexStatus) -> list[str]:
         row("vectors", f"{vec.dims} dimensions, searched with {how} ({ext} {vec.extension})")
     if pg:
         row("keyword", "BM25 over FTS5's terms, in PostgreSQL")
-        row("postgres", f"{s.storage.version} at {s.storage.server}, schema {s.storage.schema} ({s.storage.binding})")
+        row("postgres", f"{s.storage.version} ({s.storage.binding})")
     else:
         row("keyword", "FTS5" if s.fts.available else f"unavailable ({s.fts.error or 'no FTS5'})")
         row("sqlite", f"{s.storage.binding} {s.storage.version}")

@@ -535,10 +535,10 @@ def _cross_checks(
 
 def _store_checks(s: MemorySearchSettings, prefix: str, file: str | None) -> None:
     """``store.url`` goes with the postgres driver (and is a PostgreSQL URL)."""
-    from .store.pg_url import check_url  # pure string checks: no database driver loads
-
     st = s.store
     if st.driver == "postgres":
+        from .store.pg_url import check_url  # pure string checks: no database driver loads
+
         problem = check_url(st.url)
         if problem:
             raise ConfigError(problem, key=f"{prefix}.store.url", path=file)

@@ -60,6 +60,8 @@ BACKEND_MODULES = frozenset(
         "test_provider_fallback",
         "test_notes",
         "test_progress",
+        "test_supervisor",
+        "test_flush",
     }
 )
 BACKENDS = ("sqlite", "postgres")

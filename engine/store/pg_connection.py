@@ -70,10 +70,12 @@ CREATE TABLE IF NOT EXISTS {s}.chunks (
 CREATE INDEX IF NOT EXISTS chunks_path ON {s}.chunks(path);
 CREATE TABLE IF NOT EXISTS {s}.postings (
     term text COLLATE "C" NOT NULL,
-    rowid bigint NOT NULL REFERENCES {s}.chunks(rowid) ON DELETE CASCADE,
+    rowid bigint NOT NULL,
     tf integer NOT NULL,
     length integer NOT NULL,
-    PRIMARY KEY (term, rowid)
+    -- tf and length in the index: a term's postings are read from the
+    -- index alone, not from heap pages scattered by file-sized writes.
+    PRIMARY KEY (term, rowid) INCLUDE (tf, length)
 );
 CREATE INDEX IF NOT EXISTS postings_rowid ON {s}.postings(rowid);
 CREATE TABLE IF NOT EXISTS {s}.stats (
@@ -183,6 +185,11 @@ class PgConnection:
                 autocommit=True,
                 connect_timeout=CONNECT_TIMEOUT_S,
                 application_name=f"memext {self.agent_id}"[:63],
+                # A commit need not wait for the server's disk: a server crash
+                # may lose the last files written (the next sync writes them
+                # again: their rows go with them, never half of a file), and a
+                # sync does not pay a disk flush per file.
+                options="-c synchronous_commit=off",
                 # A server that vanishes without closing the socket is noticed
                 # in about a minute instead of never.
                 keepalives=1,
@@ -386,6 +393,17 @@ class PgConnection:
             finally:
                 self._in_transaction -= 1
                 self.invalidate()
+
+    @contextmanager
+    def pipeline(self) -> Iterator[None]:
+        """Pipeline mode: statements go out without waiting for each other's
+        results until one is fetched (or the block ends). Call under :attr:`lock`."""
+        psycopg = self._psycopg
+        try:
+            with self.conn.pipeline():
+                yield
+        except psycopg.OperationalError as exc:
+            raise self.unavailable(exc) from None
 
     # -- the server ---------------------------------------------------------------------------
 

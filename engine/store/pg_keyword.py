@@ -36,24 +36,17 @@ class KeywordIndex:
     # -- writes (inside the caller's transaction) ------------------------------------
 
     def add(self, rows: Sequence[tuple[int, DocumentTerms]]) -> None:
-        """Postings of new chunks, and the statistics."""
+        """Postings of new chunks, in one statement (the caller updates the statistics)."""
         postings = [(term, rowid, tf, doc.length) for rowid, doc in rows for term, tf in doc.tf.items()]
-        conn = self.db.conn
         if postings:
-            with conn.cursor() as cur:
-                with cur.copy(self.db.q("COPY {s}.postings(term, rowid, tf, length) FROM STDIN")) as copy:
-                    for row in postings:
-                        copy.write_row(row)
-        self._bump(len(rows), sum(doc.length for _, doc in rows))
-
-    def removed(self, docs: int, tokens: int) -> None:
-        """Chunks were deleted (their postings go with them: ON DELETE CASCADE)."""
-        self._bump(-docs, -tokens)
-
-    def _bump(self, docs: int, tokens: int) -> None:
-        self.db.conn.execute(
-            self.db.q("UPDATE {s}.stats SET docs = docs + %s, tokens = tokens + %s, version = version + 1"), (docs, tokens)
-        )
+            terms, rowids, tfs, lengths = (list(col) for col in zip(*postings))
+            self.db.conn.execute(
+                self.db.q(
+                    "INSERT INTO {s}.postings(term, rowid, tf, length) "
+                    "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::int[], %s::int[])"
+                ),
+                (terms, rowids, tfs, lengths),
+            )
 
     # -- reads ------------------------------------------------------------------------------
 
@@ -84,18 +77,20 @@ class KeywordIndex:
             join = self.db.q("JOIN {s}.chunks c ON c.rowid = h.rowid WHERE ") + sql.SQL(" AND ").join(where)
         avglen = snap.tokens / snap.docs if snap.docs else 1.0
         query = sql.SQL(
-            "WITH h AS ({hits}), w AS (SELECT t, greatest(ln(({n} - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf "
+            "WITH h AS ({hits}), w AS (SELECT t, greatest(ln(({n} - count(*) + 0.5::float8) / (count(*) + 0.5::float8)), 1e-6::float8) AS idf "
             "FROM h GROUP BY t) "
             "SELECT h.rowid, -sum(w.idf * h.tf * {k1p} / (h.tf + {k1} * ({one_b} + {b} * h.length / {avg}))) AS score "
             "FROM h JOIN w ON w.t = h.t {join} GROUP BY h.rowid ORDER BY score, h.rowid LIMIT {k}"
         ).format(
             hits=sql.SQL(" UNION ALL ").join(parts),
-            n=sql.Literal(float(snap.docs)),
-            k1p=sql.Literal(K1 + 1),
-            k1=sql.Literal(K1),
-            one_b=sql.Literal(1 - B),
-            b=sql.Literal(B),
-            avg=sql.Literal(float(avglen) or 1.0),
+            # float8 throughout: literals like 2.2 would be numeric, whose
+            # arithmetic is several times slower.
+            n=_float8(snap.docs),
+            k1p=_float8(K1 + 1),
+            k1=_float8(K1),
+            one_b=_float8(1 - B),
+            b=_float8(B),
+            avg=_float8(avglen or 1.0),
             join=join,
             k=sql.Literal(int(k)),
         )
@@ -167,6 +162,12 @@ class KeywordIndex:
         )
         query = self.db.q("SELECT count(*) FROM {s}.postings p0 {joins} WHERE p0.term = %s").format(joins=joins)
         return int(self.db.run(lambda conn: conn.execute(query, [*tokens[1:], tokens[0]]).fetchone()[0]))
+
+
+def _float8(value: float) -> Any:
+    from psycopg import sql
+
+    return sql.SQL("{}::float8").format(sql.Literal(float(value)))
 
 
 def _like_prefix(token: str) -> str:

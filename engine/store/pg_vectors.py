@@ -35,6 +35,8 @@ class PgVectors:
 
     def __init__(self, db: PgConnection):
         self.db = db
+        #: hnsw.ef_search as last set, and on which connection (a new one starts at the default).
+        self._ef: tuple[Any, int] = (None, 0)
 
     @property
     def dims(self) -> int | None:
@@ -56,7 +58,7 @@ class PgVectors:
             raise ValueError(f"index holds {current}-dim vectors, got {dims}; the index must be rebuilt")
         sql = self.db.sql
         self.db.conn.execute(
-            self.db.q("CREATE TABLE {s}.vectors (rowid bigint PRIMARY KEY REFERENCES {s}.chunks(rowid) ON DELETE CASCADE, "
+            self.db.q("CREATE TABLE {s}.vectors (rowid bigint PRIMARY KEY, "
                       "source text NOT NULL, embedding vector({d}) NOT NULL)").format(d=sql.Literal(int(dims)))
         )
         self.db.set_meta("dims", str(dims))
@@ -130,6 +132,8 @@ class PgVectors:
         ).format(where=where, k=self.db.sql.Literal(int(k)))
 
         def run(conn: Any) -> list[tuple[int, float]]:
+            if self.index_kind == "exact":  # no index to avoid: one round trip
+                return conn.execute(query, [q, *params, q]).fetchall()
             with conn.transaction():
                 # Exact even where an HNSW index exists (filtered searches).
                 conn.execute("SET LOCAL enable_indexscan = off")
@@ -139,7 +143,7 @@ class PgVectors:
 
     def _hnsw(self, q: np.ndarray, k: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
         want = k * FILTER_OVERFETCH if sources is not None else k
-        ef = max(MIN_EF_SEARCH, 2 * want)
+        ef = min(1000, max(MIN_EF_SEARCH, 2 * want))
         sql = self.db.sql
         where = sql.SQL("")
         params: list[Any] = [q, q]
@@ -152,9 +156,12 @@ class PgVectors:
         ).format(want=sql.Literal(int(want)), where=where, k=sql.Literal(int(k)))
 
         def run(conn: Any) -> list[tuple[int, float]]:
-            with conn.transaction():
-                conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(min(ef, 1000))))
-                return conn.execute(query, params).fetchall()
+            # A session setting, sent only when it changes (most searches
+            # ask for the same pool): a search stays one round trip.
+            if self._ef[0] is not conn or self._ef[1] != ef:
+                conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
+                self._ef = (conn, ef)
+            return conn.execute(query, params).fetchall()
 
         return [(int(r), float(s)) for r, s in self.db.run(run)]
 

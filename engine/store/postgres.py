@@ -53,6 +53,8 @@ class PostgresStore:
         self._keyword = KeywordIndex(self._db)
         self._vectors = PgVectors(self._db)
         self._cache = PgEmbeddingCache(self._db)
+        #: The chunk rowid sequence's qualified name (the same after a swap).
+        self._seq: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -219,46 +221,61 @@ class PostgresStore:
         messages: int = 0,
         note: str | None = None,
     ) -> None:
-        """Swap a file's chunks (text, postings, vectors) for new ones, in one transaction."""
+        """Swap a file's chunks (text, postings, vectors) for new ones, in one
+        transaction of two round trips: in pipeline mode, one statement
+        removes the old rows and reserves the new rowids, then the inserts
+        (arrays unnested server-side) and the COMMIT go out together."""
         terms = tokenizer().documents([c.text for c in chunks])
         now = time.time()
-        with self._db.transaction():
+        dims = next((len(c.vector) for c in chunks if c.vector is not None), None)
+        with self._db.lock:
             conn = self._db.conn
-            self._delete_chunks(path)
-            dims = next((len(c.vector) for c in chunks if c.vector is not None), None)
-            if dims is not None:
-                self._vectors.ensure_table(dims)
-            rowids: list[int] = []
-            if chunks:
-                seq = self._sequence(conn)
-                rowids = [r[0] for r in conn.execute("SELECT nextval(%s) FROM generate_series(1, %s)", (seq, len(chunks)))]
-                with conn.cursor() as cur:
-                    copy_sql = self._db.q(
-                        "COPY {s}.chunks(rowid, id, path, source, start_line, end_line, hash, model, text, updated_at, length) FROM STDIN"
+            with self._db.pipeline(), self._db.transaction():
+                if dims is not None:
+                    self._vectors.ensure_table(dims)
+                rowids = self._delete_chunks(path, new_docs=len(chunks), new_tokens=sum(d.length for d in terms))
+                if chunks:
+                    conn.execute(
+                        self._db.q(
+                            "INSERT INTO {s}.chunks(rowid, id, path, source, start_line, end_line, hash, model, text, updated_at, length) "
+                            "SELECT r, i, %s, %s, sl, el, h, %s, t, %s, l FROM unnest(%s::bigint[], %s::text[], %s::int[], "
+                            "%s::int[], %s::text[], %s::text[], %s::int[]) AS u(r, i, sl, el, h, t, l)"
+                        ),
+                        (
+                            path, source, model, now, rowids, [c.id for c in chunks], [c.start_line for c in chunks],
+                            [c.end_line for c in chunks], [c.hash for c in chunks], [c.text for c in chunks], [d.length for d in terms],
+                        ),
                     )
-                    with cur.copy(copy_sql) as copy:
-                        for rowid, c, doc in zip(rowids, chunks, terms):
-                            copy.write_row((rowid, c.id, path, source, c.start_line, c.end_line, c.hash, model, c.text, now, doc.length))
-            self._keyword.add(list(zip(rowids, terms)))
-            self._vectors.insert([(r, c.vector, source) for r, c in zip(rowids, chunks) if c.vector is not None])
-            conn.execute(
-                self._db.q(
-                    "INSERT INTO {s}.files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO UPDATE SET source = EXCLUDED.source, "
-                    "hash = EXCLUDED.hash, mtime_ns = EXCLUDED.mtime_ns, size = EXCLUDED.size, chunks = EXCLUDED.chunks, "
-                    "messages = EXCLUDED.messages, note = EXCLUDED.note, indexed_at = EXCLUDED.indexed_at"
-                ),
-                (path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now),
-            )
+                self._keyword.add(list(zip(rowids, terms)))
+                self._vectors.insert([(r, c.vector, source) for r, c in zip(rowids, chunks) if c.vector is not None])
+                conn.execute(
+                    self._db.q(
+                        "INSERT INTO {s}.files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO UPDATE SET source = EXCLUDED.source, "
+                        "hash = EXCLUDED.hash, mtime_ns = EXCLUDED.mtime_ns, size = EXCLUDED.size, chunks = EXCLUDED.chunks, "
+                        "messages = EXCLUDED.messages, note = EXCLUDED.note, indexed_at = EXCLUDED.indexed_at"
+                    ),
+                    (path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now),
+                )
 
-    def _delete_chunks(self, path: str) -> None:
-        """Inside a transaction: a file's chunks, postings and vectors."""
-        row = self._db.conn.execute(
-            self._db.q("WITH d AS (DELETE FROM {s}.chunks WHERE path = %s RETURNING length) SELECT count(*), coalesce(sum(length), 0) FROM d"),
-            (path,),
-        ).fetchone()
-        if row[0]:
-            self._keyword.removed(int(row[0]), int(row[1]))
+    def _delete_chunks(self, path: str, *, new_docs: int = 0, new_tokens: int = 0) -> list[int]:
+        """Inside a transaction, in one statement: remove a file's chunks,
+        postings and vectors, update the keyword statistics for them and for
+        ``new_docs`` chunks of ``new_tokens`` tokens about to be written, and
+        reserve rowids for those (returned)."""
+        conn = self._db.conn
+        if self._seq is None:
+            self._seq = self._sequence(conn)
+        vectors = "v AS (DELETE FROM {s}.vectors WHERE rowid IN (SELECT rowid FROM d))," if self._vectors.dims is not None else ""
+        query = self._db.q(
+            "WITH d AS (DELETE FROM {s}.chunks WHERE path = %(path)s RETURNING rowid, length), "
+            "p AS (DELETE FROM {s}.postings WHERE rowid IN (SELECT rowid FROM d)), " + vectors +
+            " s AS (UPDATE {s}.stats SET docs = docs - (SELECT count(*) FROM d) + %(docs)s, "
+            "tokens = tokens - (SELECT coalesce(sum(length), 0) FROM d) + %(tokens)s, version = version + 1) "
+            "SELECT nextval(%(seq)s) FROM generate_series(1, %(docs)s)"
+        )
+        rows = conn.execute(query, {"path": path, "docs": new_docs, "tokens": new_tokens, "seq": self._seq}).fetchall()
+        return [int(r[0]) for r in rows]
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         with self._db.transaction():

@@ -32,6 +32,12 @@ def open_store(agent: "AgentConfig", db_path: Path, options: StoreOptions | None
     return Store(db_path, options)
 
 
-def is_local(agent: "AgentConfig") -> bool:
-    """True when the agent's index is a file on this machine (SQLite)."""
-    return agent.settings.store.driver == "sqlite"
+def store_location(agent: "AgentConfig", db_path: Path | None = None) -> str:
+    """Where the agent's index lives, as users are shown it, without opening
+    it: the SQLite file, or the server URL (never with its password) and schema."""
+    store = agent.settings.store
+    if store.driver == "postgres":
+        from .pg_url import agent_schema, redact_url
+
+        return f"{redact_url(store.url)} (schema {agent_schema(agent.id)})"
+    return str(db_path or agent.db_path())

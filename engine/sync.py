@@ -179,6 +179,7 @@ class Syncer:
             with self.store.transaction():
                 self.store.set_meta_json("fingerprint", fp)
             self._sync_into(self.store, rebuild=False, sessions_all=sessions_all)
+            self.store.finish_writes()
         self.report.duration_s = time.monotonic() - self._started
         self._finish_meta()
         self._emit("done", self.report.files_seen, self.report.files_seen, self.report.chunks_written, self.report.chunks_written)
@@ -193,6 +194,7 @@ class Syncer:
             with shadow.transaction():
                 shadow.set_meta_json("fingerprint", fp)
             self._sync_into(shadow, rebuild=True, sessions_all=True)
+            shadow.finish_writes()
             shadow.copy_into(target)
         except (ProviderFailed, SyncCancelled, IndexBuildError):
             raise

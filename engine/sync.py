@@ -84,6 +84,51 @@ class _Pending:
     note: str | None = None
 
 
+#: Chunks written per transaction when no provider sets a group size
+#: (keyword-only): few enough commits to cost little, a group small enough
+#: to bound memory.
+COMMIT_CHUNKS = 2048
+
+
+class _Groups:
+    """Collects prepared files into groups and writes each when full."""
+
+    def __init__(self, syncer: "Syncer", store: IndexStore, rebuild: bool, files_total: int):
+        self.syncer, self.store, self.rebuild = syncer, store, rebuild
+        self.size = syncer._group_size()
+        self.files_total = files_total
+        self.files_done = self.chunks_done = 0
+        self.items: list[_Pending] = []
+        self.touched: list[SourceFile] = []
+        self.chunks = 0
+        self.seen_files = self.seen_chunks = 0
+
+    def add(self, item: _Pending) -> None:
+        self.items.append(item)
+        self.chunks += len(item.chunks)
+        self.seen_files += 1
+        self.seen_chunks += len(item.chunks)
+        if self.size is not None and self.chunks >= self.size:
+            self.flush()
+
+    def touch(self, f: SourceFile) -> None:
+        self.touched.append(f)
+        if len(self.touched) >= COMMIT_CHUNKS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items or self.touched:
+            self.syncer._write_group(self.store, self.items, self.touched, self.rebuild, self)
+        self.items, self.touched, self.chunks = [], [], 0
+
+    def chunks_estimate(self) -> int:
+        """Chunks of the whole sync: exact once every file is prepared,
+        else extrapolated from the files prepared so far."""
+        if not self.seen_files:
+            return 0
+        return max(self.seen_chunks, round(self.seen_chunks / self.seen_files * self.files_total))
+
+
 class Cancel(Protocol):
     """What a sync checks between steps: set from another thread to stop it."""
 
@@ -217,24 +262,30 @@ class Syncer:
                 store.delete_file(path)
                 self.report.files_deleted += 1
 
-        pending: list[_Pending] = []
-        for n, f in enumerate(files):
-            self._check_cancel()
+        todo = []
+        for f in files:
             row = known.get(f.path)
             if row is not None and row.hash is not None and stat_matches(row, f):
                 self.report.files_unchanged += 1
-                continue
+            else:
+                todo.append((f, row))
+        # Files are read, chunked, embedded and written a group at a time,
+        # one transaction per group: memory holds one group, and a crash
+        # loses at most the group being written (the index stays consistent).
+        out = _Groups(self, store, rebuild, len(todo))
+        for n, (f, row) in enumerate(todo):
+            self._check_cancel()
             item = self._prepare(f, row, skipped, sessions_all, store)
             if item is None:
                 continue
             if row is not None and row.hash == item.hash:
-                store.touch_file(f.path, f.mtime_ns, f.size)
+                out.touch(f)
                 self.report.files_unchanged += 1
-                continue
-            pending.append(item)
+            else:
+                out.add(item)
             if n % 200 == 0:
-                self._emit("scan", n, len(files), 0, 0, rebuild)
-        self._write_all(store, pending, rebuild)
+                self._emit("scan", n, len(todo), out.chunks_done, out.chunks_estimate(), rebuild)
+        out.flush()
 
     def _prepare(self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool, store: IndexStore) -> _Pending | None:
         tokens, overlap = self.agent.settings.chunking.tokens, self.agent.settings.chunking.overlap
@@ -267,53 +318,49 @@ class Syncer:
             return True
         return f.size - row.size >= d.delta_bytes or messages - row.messages >= d.delta_messages
 
-    def _write_all(self, store: IndexStore, pending: list[_Pending], rebuild: bool) -> None:
-        total_chunks = sum(len(p.chunks) for p in pending)
-        group_size = (self.provider.batch_group_size if self.provider else None) or max(total_chunks, 1)
-        done_files = done_chunks = 0
-        group: list[_Pending] = []
-        group_chunks = 0
-        for item in pending:
-            group.append(item)
-            group_chunks += len(item.chunks)
-            if group_chunks >= group_size:
-                self._write_group(store, group, rebuild, done_files, len(pending), done_chunks, total_chunks)
-                done_files += len(group)
-                done_chunks += group_chunks
-                group, group_chunks = [], 0
-        if group:
-            self._write_group(store, group, rebuild, done_files, len(pending), done_chunks, total_chunks)
+    def _group_size(self) -> int | None:
+        """Chunks per group; None: every pending chunk in one group (a
+        batch-API provider embeds a whole sync in one job)."""
+        if self.provider is None:
+            return COMMIT_CHUNKS
+        return self.provider.batch_group_size
 
-    def _write_group(
-        self, store: IndexStore, group: list[_Pending], rebuild: bool, files_done: int, files_total: int, chunks_done: int, chunks_total: int
-    ) -> None:
-        vectors = self._embed(store, [c for p in group for c in p.chunks], rebuild, chunks_done, chunks_total, files_done, files_total)
+    def _write_group(self, store: IndexStore, group: list[_Pending], touched: list[SourceFile], rebuild: bool, progress: "_Groups") -> None:
+        """Embed a group's chunks, then write its files in one transaction."""
+        chunks_total = progress.chunks_estimate()
+        vectors = self._embed(
+            store, [c for p in group for c in p.chunks], rebuild, progress.chunks_done, chunks_total, progress.files_done, progress.files_total
+        )
         model = self.provider.model if self.provider else ""
+        with store.transaction():
+            for f in touched:
+                store.touch_file(f.path, f.mtime_ns, f.size)
+            for item in group:
+                self._check_cancel()
+                new = []
+                complete = True
+                for c in item.chunks:
+                    vec = vectors.get(c.hash)
+                    if self.provider is not None and vec is None:
+                        complete = False
+                    new.append(NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec))
+                store.replace_file(
+                    item.file.path,
+                    item.file.source,
+                    item.hash if complete else None,
+                    item.file.mtime_ns,
+                    item.file.size,
+                    new,
+                    model,
+                    messages=item.messages,
+                    note=item.note,
+                )
         for item in group:
-            self._check_cancel()
-            new = []
-            complete = True
-            for c in item.chunks:
-                vec = vectors.get(c.hash)
-                if self.provider is not None and vec is None:
-                    complete = False
-                new.append(NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec))
-            store.replace_file(
-                item.file.path,
-                item.file.source,
-                item.hash if complete else None,
-                item.file.mtime_ns,
-                item.file.size,
-                new,
-                model,
-                messages=item.messages,
-                note=item.note,
-            )
             self.report.files_indexed += 1
-            self.report.chunks_written += len(new)
-            files_done += 1
-            chunks_done += len(new)
-            self._emit("write", files_done, files_total, chunks_done, chunks_total, rebuild)
+            self.report.chunks_written += len(item.chunks)
+            progress.files_done += 1
+            progress.chunks_done += len(item.chunks)
+            self._emit("write", progress.files_done, progress.files_total, progress.chunks_done, progress.chunks_estimate(), rebuild)
 
     def _embed(
         self, store: IndexStore, chunks: Sequence[Chunk], rebuild: bool, chunks_done: int, chunks_total: int, files_done: int, files_total: int

@@ -80,6 +80,8 @@ class Connection:
         #: Bumped at every (re)open, so work started on an older connection
         #: (a background matrix load) can tell its result is stale.
         self.epoch = 0
+        #: Open :class:`Transaction` levels (only the outermost commits).
+        self.tx_depth = 0
         self._memo: dict[str, tuple[Any, Any]] = {}
         self._meta: tuple[int, dict[str, str]] | None = None
         self._open()
@@ -225,25 +227,38 @@ class Connection:
 
 
 class Transaction:
-    """A write transaction holding the connection's lock."""
+    """A write transaction holding the connection's lock.
+
+    Nested ones (a sync writing a group of files, each file a
+    ``replace_file``) join the outermost: it alone commits, or rolls back
+    everything when an exception leaves it."""
 
     def __init__(self, connection: Connection):
         self.connection = connection
+        self._outer = False
 
     def __enter__(self) -> Connection:
-        self.connection.lock.acquire()
+        c = self.connection
+        c.lock.acquire()
+        if c.tx_depth:
+            c.tx_depth += 1
+            return c
         try:
-            self.connection.conn.execute("BEGIN IMMEDIATE")
+            c.conn.execute("BEGIN IMMEDIATE")
         except BaseException:
-            self.connection.lock.release()
+            c.lock.release()
             raise
-        return self.connection
+        c.tx_depth, self._outer = 1, True
+        return c
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        c = self.connection
         try:
-            self.connection.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            c.tx_depth -= 1
+            if self._outer:
+                c.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
         finally:
-            self.connection.lock.release()
+            c.lock.release()
 
 
 def _inode(path: Path) -> tuple[int, int] | None:

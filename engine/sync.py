@@ -3,8 +3,11 @@
 Incremental: a file whose mtime and size match is skipped without being
 read; otherwise it is hashed (sha256) and re-chunked only if the hash
 changed; only chunk texts missing from the embedding cache reach the
-provider; rows of deleted files are removed. Each file is written in one
-transaction, so an interrupted sync leaves a consistent index.
+provider; rows of deleted files are removed. Files are written a group at
+a time, one transaction per group, so memory holds one group and an
+interrupted sync leaves a consistent index (each file old or new). The
+store's derived data (the SQLite store's vector sidecar) is brought up to
+date at the end (:meth:`IndexStore.finish_writes`).
 
 When the index fingerprint (provider, model, chunking, sources...) changes,
 or on ``force``, the index is rebuilt into a shadow file seeded with the

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
+from .dates import content_date
 from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
 from .changes import discover_files, stat_matches
@@ -82,6 +83,7 @@ class _Pending:
     chunks: list[Chunk]
     messages: int = 0
     note: str | None = None
+    day: str | None = None  # FileRow.day: the date the name or front matter gives
 
 
 class Cancel(Protocol):
@@ -248,6 +250,8 @@ class Syncer:
                 self.report.files_deleted += 1
             return None
         digest = text_hash(text)
+        dated = content_date(f.path, text if f.source == "memory" else "")
+        day = dated.isoformat() if dated is not None else None
         note = "invalid UTF-8 bytes replaced with U+FFFD" if bad_bytes else None
         if note:
             skipped.append(Skipped(f.path, note + " (indexed)"))
@@ -256,8 +260,8 @@ class Syncer:
             if row is not None and row.hash is not None and not sessions_all and not self._past_delta(f, row, transcript.messages):
                 self.report.files_deferred += 1
                 return None
-            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note)
-        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note)
+            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note, day)
+        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note, day)
 
     def _past_delta(self, f: SourceFile, row, messages: int) -> bool:
         d = self.agent.settings.sync.sessions
@@ -306,6 +310,7 @@ class Syncer:
                 model,
                 messages=item.messages,
                 note=item.note,
+                day=item.day,
             )
             self.report.files_indexed += 1
             self.report.chunks_written += len(new)

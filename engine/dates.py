@@ -66,7 +66,7 @@ class DayRange:
         if self.first is not None and self.end is not None and self.first >= self.end:
             raise BadDate(
                 f"no day is on or after {self.first.isoformat()} and before {self.end.isoformat()}: "
-                "`after` must be earlier than `before`"
+                "the start (after, --since) must come before the end (before)"
             )
 
     def contains(self, day: date) -> bool:

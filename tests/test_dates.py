@@ -133,7 +133,7 @@ def test_day_range():
 
 
 def test_day_range_that_leaves_no_day_is_refused():
-    with pytest.raises(BadDate, match="`after` must be earlier than `before`"):
+    with pytest.raises(BadDate, match=r"the start \(after, --since\) must come before the end"):
         day_range("2026-03-05", "2026-03-01", NOW)
     with pytest.raises(BadDate):
         day_range("today", "today", NOW)
@@ -197,7 +197,7 @@ def test_a_date_filtered_search_on_the_example_memory(example_workspace, tmp_pat
         assert len(empty) == 0 and "no memory is dated from 2027-01-01" in (empty.notice or "")
         with pytest.raises(BadDate, match="cannot read 'last tuesday' as a date"):
             idx.search(q, after="last tuesday")
-        with pytest.raises(BadDate, match="earlier than `before`"):
+        with pytest.raises(BadDate, match="must come before the end"):
             idx.search(q, after="2026-11-01", before="2026-10-01")
 
 

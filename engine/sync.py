@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
+from .dates import content_date
 from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
@@ -99,6 +100,7 @@ class _Pending:
     note: str | None = None
     #: Set when the read cannot be verified yet: ns until a new read can be.
     verified_in_ns: int | None = None
+    day: str | None = None  # FileRow.day: the date the name or front matter gives
 
 
 class Cancel(Protocol):
@@ -313,6 +315,8 @@ class Syncer:
             return None
         text = read.text
         digest = text_hash(text)
+        dated = content_date(f.path, text if f.source == "memory" else "")
+        day = dated.isoformat() if dated is not None else None
         note = "invalid UTF-8 bytes replaced with U+FFFD" if read.bad_bytes else None
         if note:
             skipped.append(Skipped(f.path, note + " (indexed)"))
@@ -324,13 +328,13 @@ class Syncer:
             if row is not None and row.hash is not None and not sessions_all and not self._past_delta(f, row, transcript.messages):
                 self.report.files_deferred += 1
                 return None
-            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note)
+            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note, day=day)
         # The stat recorded is the one the text was read under; an mtime that
         # cannot vouch for the text is recorded as unverified (engine/changes.py).
         recorded = recorded_mtime(read)
         f = f._replace(mtime_ns=recorded, size=read.size)
         wait = None if recorded != UNVERIFIED_MTIME_NS else verified_in_ns(read)
-        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note, wait)
+        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note, wait, day)
 
     def _past_delta(self, f: SourceFile, row, messages: int) -> bool:
         d = self.agent.settings.sync.sessions
@@ -379,6 +383,7 @@ class Syncer:
                 model,
                 messages=item.messages,
                 note=item.note,
+                day=item.day,
             )
             self.report.files_indexed += 1
             self.report.chunks_written += len(new)

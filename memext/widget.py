@@ -25,6 +25,8 @@ from .session import Session
 
 #: Pause after the last keystroke before a search runs.
 DEBOUNCE_S = 0.35
+#: The "since" picker: label -> the ``after`` a search gets ("" = any time).
+SINCE_CHOICES = (("any time", ""), ("today", "today"), ("past 7 days", "7d"), ("past 30 days", "30d"), ("past year", "1y"))
 
 
 class ResultRow(w.VBox):
@@ -84,6 +86,7 @@ class SearchWidget(w.VBox):
         max_results: int | None = None,
         min_score: float | None = None,
         debounce_s: float = DEBOUNCE_S,
+        since: str | None = None,
     ):
         self.session = session or Session()
         self._owns_session = session is None
@@ -102,6 +105,12 @@ class SearchWidget(w.VBox):
         self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
         self.agent_picker = w.Dropdown(options=[], layout=w.Layout(width="auto"), description="agent",
                                        style={"description_width": "initial"})
+        choices = list(SINCE_CHOICES)
+        if since and since not in dict(choices).values():
+            choices.append((f"since {since}", since))
+        self.since_picker = w.Dropdown(options=choices, value=since or "", layout=w.Layout(width="auto"), description="dated",
+                                       style={"description_width": "initial"}, tooltip="Only memory dated since then (a daily note's date, else its front matter's, else when it was saved)")
+        self.since_picker.add_class("memext-since")
         self.notice = w.HTML()
         self.notice.add_class("memext-notice-line")
         self.results_box = w.VBox(layout=w.Layout(max_height="520px", overflow="auto"))
@@ -109,7 +118,7 @@ class SearchWidget(w.VBox):
         self.status_line = w.HTML()
         self.status_line.add_class("memext-status-line")
         super().__init__([
-            w.HBox([self.query_box, self.agent_picker, self.search_button]),
+            w.HBox([self.query_box, self.since_picker, self.agent_picker, self.search_button]),
             self.notice,
             self.results_box,
             self.status_line,
@@ -121,6 +130,7 @@ class SearchWidget(w.VBox):
         self.query_box.on_msg(self._on_text_msg)
         self.search_button.on_click(lambda _b: self.search())
         self.agent_picker.observe(self._on_agent, names="value")
+        self.since_picker.observe(lambda _change: self.search(), names="value")
         self.update_status()
         if query.strip():
             self.search()
@@ -162,6 +172,11 @@ class SearchWidget(w.VBox):
     @property
     def agent(self) -> str | None:
         return self.agent_picker.value
+
+    @property
+    def since(self) -> str | None:
+        """The ``after`` searches get (None: any time)."""
+        return self.since_picker.value or None
 
     def _on_text_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
         # The front end sends {"event": "submit"} on Enter (Text.on_submit
@@ -220,7 +235,7 @@ class SearchWidget(w.VBox):
             keeper.before_search()
             idx = keeper.index
             self.searches_run += 1
-            response = idx.search(text, max_results=self.max_results, min_score=self.min_score)
+            response = idx.search(text, max_results=self.max_results, min_score=self.min_score, after=self.since)
         except MemextError as exc:
             self._show_error(str(exc))
             return None
@@ -237,7 +252,8 @@ class SearchWidget(w.VBox):
         notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()]
         if results.response.error:
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
-        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}</div>'
+        dated = f" ({esc(self.since_picker.label)})" if self.since else ""
+        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}{dated}</div>'
         self.notice.value = count + "".join(notes)
         if self._same_hits(results):
             return  # the same search again (Enter after a pause): keep rows as they are, expanded ones too

@@ -137,8 +137,11 @@ def _row(number: str, body: str, *, best: bool = False, width: int = 2, dim: boo
         style += f";{PANEL_BG}"
     if dim:
         style += f";{MUTED}"
+    # The best line's number is emphasised (main text colour, bold): muted
+    # text on the shaded row would fall below AA contrast in Lab's light theme.
+    number_style = f"{TEXT};font-weight:600" if best else MUTED
     gutter = (
-        f'<span class="memext-lineno" style="{MUTED};user-select:none;display:inline-block;min-width:{width + 2}ch;'
+        f'<span class="memext-lineno" style="{number_style};user-select:none;display:inline-block;min-width:{width + 2}ch;'
         f'text-align:right;padding-right:1.5ch">{esc(mark)}{esc(number)}</span>'
     )
     cls = "memext-line memext-best" if best else "memext-line"
@@ -192,7 +195,7 @@ def explain_html(rows: list[ExplainRow]) -> str:
     """How a score was made as a small table (the engine's ``explain_rows``)."""
     cell = f"padding:1px 10px 1px 0;text-align:left;white-space:nowrap;border:none;{MUTED};background:transparent"
     num = cell.replace("text-align:left", "text-align:right")
-    head = "".join(f'<th style="{c}">{h}</th>' for c, h in ((cell, "part"), (num, "rank"), (num, "value"), (cell, "")))
+    head = "".join(f'<th style="{c}">{h}</th>' for c, h in ((cell, "how it scored"), (num, "rank"), (num, "value"), (cell, "")))
     body = "".join(
         f'<tr style="background:transparent"><td style="{cell}">{esc(r.part)}</td><td style="{num}">{esc(r.rank)}</td>'
         f'<td style="{num}">{esc(r.value)}</td><td style="{cell}">{esc(r.note)}</td></tr>'

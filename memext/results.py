@@ -188,17 +188,20 @@ class SearchResults(QuietDisplay, Sequence):
         return "".join(parts)
 
 
-def result_html(hit: SearchResult, query: str) -> str:
+def result_html(hit: SearchResult, query: str, *, lines: bool = True) -> str:
     """One result: score bar, citation with a copy button, source, and the
     lines around the best-matching line (numbered, terms highlighted),
-    then how it scored when the search explained itself."""
+    then how it scored when the search explained itself. ``lines=False``:
+    the first line only (the widget shows more lines below it)."""
     src = f' <span style="{MUTED}">[{esc(hit.source)}]</span>' if hit.source != "memory" else ""
-    if hit.excerpt is not None and hit.excerpt.lines:
+    if not lines:
+        body = ""
+    elif hit.excerpt is not None and hit.excerpt.lines:
         body = excerpt_html(hit.excerpt, query)
     else:  # a search without excerpts (snippets off)
         snippet = "\n".join(hit.snippet.splitlines()[:SNIPPET_LINES])
         body = numbered_lines_html(snippet, hit.start_line, query).replace('class="memext-lines"', 'class="memext-snippet"', 1)
-    explain = explain_html(explain_rows(hit.explain)) if hit.explain else ""
+    explain = explain_html(explain_rows(hit.explain)) if hit.explain and lines else ""
     return (
         '<div class="memext-result" style="margin:6px 0 12px 0">'
         f'<div>{score_bar_html(hit.score)} <span class="memext-score" style="{MUTED};font-size:90%">{hit.score:.3f}</span> '

@@ -48,7 +48,7 @@ class ResultRow(w.VBox):
         self.lines = w.HTML(value="", layout=w.Layout(display="none", **keep))
         self.lines.add_class("memext-full-lines")
         self.toggle.on_click(lambda _b: self.set_expanded(not self.expanded))
-        super().__init__([self.summary, self.toggle, self.lines], layout=w.Layout(**keep))
+        super().__init__([self.summary, self.lines, self.toggle], layout=w.Layout(**keep))
         self.add_class("memext-result-row")
 
     @property
@@ -56,9 +56,11 @@ class ResultRow(w.VBox):
         return self.lines.layout.display != "none"
 
     def set_expanded(self, expanded: bool) -> None:
-        """Show (reading them with ``get()`` the first time) or hide the lines."""
+        """Show (reading them with ``get()`` the first time) or hide the
+        lines; while shown they take the excerpt's place (they include it)."""
         if expanded and not self.lines.value:
             self.lines.value = self._read()
+        self.summary.value = result_html(self.hit, self.query, lines=not expanded)
         self.lines.layout.display = "" if expanded else "none"
         self.toggle.description = "hide lines" if expanded else "show lines"
         self.toggle.icon = "chevron-up" if expanded else "chevron-down"

@@ -52,18 +52,20 @@ def test_expanding_a_result_reads_its_full_lines(widget):
     widget.search("vet Biscuit")
     row = widget.results_box.children[0]
     assert not row.expanded and row.lines.value == ""
+    excerpt = row.summary.value.count('class="memext-lineno"')
     row.toggle.click()
     assert row.expanded and row.toggle.description == "hide lines"
     assert 'class="memext-lines"' in row.lines.value
     assert ">10</span>- Dana wants to read" in row.lines.value  # numbered through get()
     assert re.search(r'<mark class="memext-hit"[^>]*>Biscuit</mark>', row.lines.value)
-    # More than the excerpt above it: the whole span (1-10), best line marked.
-    shown = row.summary.value.count('class="memext-lineno"')
-    assert row.lines.value.count('class="memext-lineno"') == 10 > shown
+    # More than the excerpt, in its place: the whole span (1-10), best line marked.
+    assert row.lines.value.count('class="memext-lineno"') == 10 > excerpt
+    assert 'class="memext-lineno"' not in row.summary.value and "memory/2026-10-05.md:1-10" in row.summary.value
     assert "memory/2026-10-05.md, lines 1-10 of 10" in row.lines.value
     assert re.search(r'class="memext-line memext-best".*?›9</span>- Booked the', row.lines.value)
     row.toggle.click()
     assert not row.expanded and row.lines.layout.display == "none"
+    assert row.summary.value.count('class="memext-lineno"') == excerpt
 
 
 def test_show_lines_adds_context_around_a_short_result(widget, example_workspace):
@@ -83,8 +85,9 @@ def test_show_lines_adds_context_around_a_short_result(widget, example_workspace
 def test_note_markup_is_escaped_in_snippets_and_lines(widget):
     widget.search("chewed cable")
     row = widget.results_box.children[0]
+    excerpt = row.summary.value
     row.set_expanded(True)
-    for html in (row.summary.value, row.lines.value):
+    for html in (excerpt, row.lines.value):
         assert "<img" not in html and "&lt;img src=x" in html
 
 

@@ -39,6 +39,7 @@ from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_m
 from .sessions import parse_transcript
 from .sources import NotText, SourceFile, Skipped, read_file
 from .store import CacheKey, IndexStore, NewChunk
+from .sync_groups import COMMIT_CHUNKS, Groups, unchanged
 from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
 from .text import FTS_VERSION
 from .vectors import normalize
@@ -104,55 +105,6 @@ class _Pending:
     #: Set when the read cannot be verified yet: ns until a new read can be.
     verified_in_ns: int | None = None
     day: str | None = None  # FileRow.day: the date the name or front matter gives
-
-
-#: Chunks written per transaction when no provider sets a group size
-#: (keyword-only): few enough commits to cost little, a group small enough
-#: to bound memory.
-COMMIT_CHUNKS = 2048
-
-
-def _unchanged(row, f: SourceFile) -> bool:
-    return row is not None and row.hash is not None and stat_matches(row, f)
-
-
-class _Groups:
-    """Collects prepared files into groups and writes each when full."""
-
-    def __init__(self, syncer: "Syncer", store: IndexStore, rebuild: bool, files_total: int):
-        self.syncer, self.store, self.rebuild = syncer, store, rebuild
-        self.size = syncer._group_size()
-        self.files_total = files_total
-        self.files_done = self.chunks_done = 0
-        self.items: list[_Pending] = []
-        self.touched: list[SourceFile] = []
-        self.chunks = 0
-        self.seen_files = self.seen_chunks = 0
-
-    def add(self, item: _Pending) -> None:
-        self.items.append(item)
-        self.chunks += len(item.chunks)
-        self.seen_files += 1
-        self.seen_chunks += len(item.chunks)
-        if self.size is not None and self.chunks >= self.size:
-            self.flush()
-
-    def touch(self, f: SourceFile) -> None:
-        self.touched.append(f)
-        if len(self.touched) >= COMMIT_CHUNKS:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.items or self.touched:
-            self.syncer._write_group(self.store, self.items, self.touched, self.rebuild, self)
-        self.items, self.touched, self.chunks = [], [], 0
-
-    def chunks_estimate(self) -> int:
-        """Chunks of the whole sync: exact once every file is prepared,
-        else extrapolated from the files prepared so far."""
-        if not self.seen_files:
-            return 0
-        return max(self.seen_chunks, round(self.seen_chunks / self.seen_files * self.files_total))
 
 
 class Cancel(Protocol):
@@ -293,8 +245,10 @@ class Syncer:
         # loses at most the group being written (the index stays consistent).
         # A file whose read could not be verified waits in ``pending`` for
         # its second read (it is few files: those changed just now).
-        changed = sum(1 for f in files if not _unchanged(known.get(f.path), f))
-        out = _Groups(self, store, rebuild, changed)
+        changed = sum(1 for f in files if not unchanged(known.get(f.path), f))
+        out: Groups[_Pending] = Groups(
+            lambda group, touched, progress: self._write_group(store, group, touched, rebuild, progress), self._group_size(), changed
+        )
         pending: dict[str, _Pending] = {}
         recheck: list[tuple[SourceFile, int]] = []  # (file, ns until a read can vouch for it)
         for n, f in enumerate(files):
@@ -315,7 +269,7 @@ class Syncer:
         out.flush()
 
     def _take(
-        self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool, store: IndexStore, pending: dict[str, _Pending], out: "_Groups"
+        self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool, store: IndexStore, pending: dict[str, _Pending], out: "Groups[_Pending]"
     ) -> int | None:
         """Read a file whose stat does not match the index: queue it for
         writing when its text changed, else record its new stat. Returns
@@ -341,7 +295,7 @@ class Syncer:
         sessions_all: bool,
         store: IndexStore,
         pending: dict[str, _Pending],
-        out: "_Groups",
+        out: "Groups[_Pending]",
     ) -> None:
         """Read again the files whose read could not be verified (racy mtime,
         or changing while read), once their window has closed, if it closes
@@ -415,7 +369,7 @@ class Syncer:
             return COMMIT_CHUNKS
         return self.provider.batch_group_size
 
-    def _write_group(self, store: IndexStore, group: list[_Pending], touched: list[SourceFile], rebuild: bool, progress: "_Groups") -> None:
+    def _write_group(self, store: IndexStore, group: list[_Pending], touched: list[SourceFile], rebuild: bool, progress: "Groups[_Pending]") -> None:
         """Embed a group's chunks, then write its files in one transaction."""
         chunks_total = progress.chunks_estimate()
         vectors = self._embed(

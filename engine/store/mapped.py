@@ -96,8 +96,10 @@ class MappedVectors:
         """Row masks (None: every row) for the base and the delta."""
         import numpy as np
 
-        key = tuple(sorted(sources)) if sources is not None else ()
-        hit = self._masks.get(key) if sources is not None else (self._keep_base, self._keep_delta)
+        if sources is None:
+            return self._keep_base, self._keep_delta
+        key = tuple(sorted(sources))
+        hit = self._masks.get(key)
         if hit is not None:
             return hit
         base = self.base.source_mask(sources)

@@ -212,6 +212,14 @@ class VectorFile:
         if sum(offsets) + footer_len + _TRAILER.size != size:
             raise SidecarError(f"{path} has the wrong size")
         self.path, self.rows, self.dims, self.words = path, rows, dims, words
+        if rows > QUANTISED_ABOVE and hasattr(mmap, "MADV_RANDOM"):
+            # Searches read a pool of scattered float rows: without this the
+            # kernel maps 64 KB around each, and the resident size grows to
+            # the whole file over a few hundred searches.
+            try:
+                buf.madvise(mmap.MADV_RANDOM, 0, _pad(rows * dims * 4) // mmap.PAGESIZE * mmap.PAGESIZE)
+            except (OSError, ValueError):
+                pass
         pos = 0
         self.matrix = np.frombuffer(buf, dtype="<f4", count=rows * dims, offset=pos).reshape(rows, dims)
         pos += offsets[0]

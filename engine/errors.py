@@ -62,6 +62,14 @@ class IndexOpenError(MemextError):
     """The index file cannot be created, opened or recovered (``store.path``)."""
 
 
+class ForeignDatabase(IndexOpenError):
+    """``store.path`` names a database memext did not create: it is left untouched."""
+
+
+class IndexReadOnly(MemextError):
+    """The index can be searched but not updated (its file or folder is read-only)."""
+
+
 class WorkspaceMissing(MemextError):
     """The agent's workspace folder does not exist (or is not a folder)."""
 

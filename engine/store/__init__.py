@@ -8,7 +8,7 @@ swap, meta, unusable files), ``chunks`` (files, chunks, FTS5), ``vectors``
 """
 
 from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, IndexStore, NewChunk, StoreOptions
-from .connection import SCHEMA_VERSION, clean_stale_shadows, move_aside, remove_index_files
+from .connection import SCHEMA_VERSION, clean_stale_shadows, move_aside, quick_check, remove_index_files
 from .sqlite import Store
 from .vectors import VECTOR_AUTO_NUMPY_ABOVE
 
@@ -25,5 +25,6 @@ __all__ = [
     "StoreOptions",
     "clean_stale_shadows",
     "move_aside",
+    "quick_check",
     "remove_index_files",
 ]

@@ -19,9 +19,12 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from .. import db
-from ..errors import IndexOpenError, MemextError
+from ..errors import ForeignDatabase, IndexOpenError, MemextError
+from ..paths import private_dir, private_file
 from ..text import FTS_TOKENIZER
+from . import ownership
 from .base import CorruptIndex, StoreOptions
+from .ownership import Kind
 
 SCHEMA_VERSION = 1
 
@@ -69,7 +72,16 @@ T = TypeVar("T")
 
 
 class Connection:
-    """One open connection to an index file (reopened after a swap)."""
+    """One open connection to an index file (reopened after a swap).
+
+    Before SQLite writes a byte, the file is checked to be memext's
+    (:mod:`.ownership`): another program's database is refused with
+    :class:`ForeignDatabase`, a file that is no database raises
+    :class:`CorruptIndex`. A file or folder memext may not write is opened
+    read-only (:attr:`read_only` says why): it can be searched, not synced.
+    New index files are created 0600 (SQLite gives its ``-wal``/``-shm``
+    the same mode); looser existing ones are tightened.
+    """
 
     def __init__(self, path: Path, options: StoreOptions):
         self.path = path
@@ -80,6 +92,9 @@ class Connection:
         #: Bumped at every (re)open, so work started on an older connection
         #: (a background matrix load) can tell its result is stale.
         self.epoch = 0
+        #: Why this index cannot be written (None: it can).
+        self.read_only: str | None = None
+        self._immutable = False
         self._memo: dict[str, tuple[Any, Any]] = {}
         self._meta: tuple[int, dict[str, str]] | None = None
         self._open()
@@ -89,20 +104,52 @@ class Connection:
     def _open(self) -> None:
         self._meta = None  # a snapshot of the connection before: never valid for this one
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent, tighten=False)
         except OSError as exc:
             raise IndexOpenError(
                 f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)"
             ) from exc
         try:
-            self.conn, self.caps = self.connect()
-            self._init_schema()
+            owner = ownership.inspect(self.path)
+        except OSError as exc:
+            raise IndexOpenError(f"cannot read the index {self.path}: {exc.strerror or exc} (check store.path)") from exc
+        if owner.kind is Kind.NOT_A_FILE:
+            raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
+        if owner.kind is Kind.FOREIGN:
+            raise ForeignDatabase(
+                f"{self.path} is a database of another program, not a memext index ({owner.detail}); memext never "
+                "writes to a file it did not create: point store.path at another file (or remove the setting)"
+            )
+        if owner.kind is Kind.DAMAGED:
+            raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
+        self.read_only = _read_only_reason(self.path, new=owner.kind is Kind.NEW)
+        self._immutable = False
+        try:
+            if owner.kind is Kind.NEW:
+                if self.read_only:
+                    raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only} (check store.path)")
+                private_file(self.path, create=True)
+                self.conn, self.caps = self._connect(wal=False)
+                # The stamp is the first write, before any table: from then
+                # on the file says it is memext's (engine/store/ownership.py).
+                self.conn.execute(f"PRAGMA application_id = {ownership.APPLICATION_ID}")
+                self.conn.execute("PRAGMA journal_mode = WAL")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+            else:
+                if not self.read_only:
+                    for suffix in INDEX_COMPANIONS:
+                        private_file(Path(str(self.path) + suffix))
+                self.conn, self.caps = self._connect_existing()
+            self._init_schema(stamp=owner.kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):
             self._close_quietly()
             raise
+        except UnicodeDecodeError as exc:  # SQLite's message quotes damaged schema text
+            self._close_quietly()
+            raise CorruptIndex(f"{self.path} is not a usable index (damaged schema: {exc})") from exc
         except Exception as exc:
             self._close_quietly()
-            if db.is_sqlite_error(exc) and _looks_corrupt(exc):
+            if db.is_sqlite_error(exc) and looks_damaged(exc):
                 raise CorruptIndex(f"{self.path} is not a usable index ({exc})") from exc
             if isinstance(exc, OSError) or db.is_sqlite_error(exc):
                 raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
@@ -114,19 +161,42 @@ class Connection:
         self._memo = {}
         self.epoch += 1
 
+    def _connect_existing(self) -> tuple[Any, db.Capabilities]:
+        if not self.read_only:
+            return self._connect()
+        try:
+            return self._connect()
+        except Exception as exc:
+            if not db.is_sqlite_error(exc) or looks_damaged(exc):
+                raise
+            # A WAL index in a read-only folder: SQLite cannot make its -shm.
+            self._immutable = True
+            return self._connect()
+
     def connect(self) -> tuple[Any, db.Capabilities]:
         """A new DB-API connection to the file with this store's options
         (the background matrix loader reads through its own)."""
-        return db.connect(self.path, load_vec=self.options.vector_enabled, extension_path=self.options.extension_path)
+        return self._connect()
 
-    def _init_schema(self) -> None:
+    def _connect(self, *, wal: bool = True) -> tuple[Any, db.Capabilities]:
+        return db.connect(
+            self.path,
+            load_vec=self.options.vector_enabled,
+            extension_path=self.options.extension_path,
+            readonly=self.read_only is not None,
+            immutable=self._immutable,
+            wal=wal,
+        )
+
+    def _init_schema(self, *, stamp: bool = False) -> None:
         # Readers must not take the write lock, so only write when needed.
         exists = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
         if not exists and self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
-            # Another program's database: adding our tables to it (or moving
-            # it aside as corrupt) would damage that program's data.
-            raise IndexOpenError(f"{self.path} is a SQLite database of another program, not a memext index (check store.path)")
+            # Tables, but not ours (the stamp said otherwise: a damaged file).
+            raise CorruptIndex(f"{self.path} holds no memext tables")
         if not exists or self.get_meta("schema_version") is None:
+            if self.read_only:
+                raise IndexOpenError(f"the index {self.path} is empty and {self.read_only}, so it cannot be built")
             with self.transaction():
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -137,9 +207,24 @@ class Connection:
                     self.set_meta("schema_version", str(SCHEMA_VERSION))
                     self.set_meta("generation", uuid.uuid4().hex)
                     self.set_meta("created_at", str(time.time()))
-        version = int(self.get_meta("schema_version") or 0)
+        raw = self.get_meta("schema_version")
+        try:
+            version = int(raw or "")
+        except ValueError:
+            raise CorruptIndex(f"{self.path} has a damaged schema version in its meta table ({raw!r})") from None
         if version != SCHEMA_VERSION:
             raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
+        if stamp and not self.read_only:
+            self._stamp()
+
+    def _stamp(self) -> None:
+        """Give an index made before application ids its stamp (once)."""
+        try:
+            with self.transaction():
+                self.conn.execute(f"PRAGMA application_id = {ownership.APPLICATION_ID}")
+        except Exception as exc:  # busy, or a full disk: the next open tries again
+            if not db.is_sqlite_error(exc):
+                raise
 
     def close(self) -> None:
         with self.lock:
@@ -217,8 +302,19 @@ class Connection:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def get_meta_json(self, key: str, default: Any = None) -> Any:
+        """A JSON value of ``meta``; :class:`CorruptIndex` when it is not JSON
+        or not of the shape memext writes for that key."""
         raw = self.get_meta(key)
-        return json.loads(raw) if raw else default
+        if not raw:
+            return default
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} is not valid JSON") from None
+        shape = _META_SHAPES.get(key)
+        if shape is not None and not isinstance(value, shape):
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} holds a {type(value).__name__}")
+        return value
 
     def set_meta_json(self, key: str, value: Any) -> None:
         self.set_meta(key, json.dumps(value, sort_keys=True, ensure_ascii=False))
@@ -254,9 +350,88 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _looks_corrupt(exc: BaseException) -> bool:
+#: The JSON shape memext writes under each ``meta`` key it reads back.
+_META_SHAPES: dict[str, type] = {"fingerprint": dict, "last_sync": dict, "skipped": list, "fallback": dict}
+
+#: SQLITE_CORRUPT and SQLITE_NOTADB (primary result codes).
+_DAMAGE_CODES = {11, 26}
+_DAMAGE_TEXT = (
+    "not a database",
+    "malformed",
+    "file is encrypted",
+    "disk image",
+    "corrupt",
+    "could not decode to utf-8",
+    "no such table",
+    "no such column",
+)
+
+
+def looks_damaged(exc: BaseException) -> bool:
+    """True for an SQLite error that damage to the file can cause (then
+    :func:`quick_check` tells whether it is damaged)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _DAMAGE_CODES:
+        return True
     text = str(exc).lower()
-    return any(s in text for s in ("not a database", "malformed", "file is encrypted", "disk image", "no such table: meta"))
+    return any(s in text for s in _DAMAGE_TEXT)
+
+
+#: Result codes that say nothing about the file's state: busy or locked by
+#: another connection, full disk, read-only, interrupted.
+_NOT_DAMAGE_CODES = {5, 6, 8, 9, 13}
+
+
+def may_be_damage(exc: BaseException) -> bool:
+    """True for an SQLite error that a damaged file could have caused: any,
+    but for busy, locked, full, read-only and interrupted (sqlite-vec and
+    FTS5 report a damaged page in words of their own, "blob read error")."""
+    if isinstance(exc, UnicodeDecodeError):
+        return True  # SQLite's message quoted damaged text
+    if not db.is_sqlite_error(exc):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _NOT_DAMAGE_CODES:
+        return False
+    text = str(exc).lower()
+    return not any(s in text for s in ("database is locked", "is full", "readonly database", "interrupted"))
+
+
+def quick_check(path: Path, *, thorough: bool = False) -> str | None:
+    """SQLite's ``quick_check`` of an index file (``integrity_check`` when
+    ``thorough``: it also compares every index with its table), through a
+    read-only connection of its own: None when it passes, else what it found."""
+    try:
+        conn, _ = db.connect(path, load_vec=False, readonly=True)
+    except UnicodeDecodeError as exc:
+        return f"damaged schema ({exc})"
+    except Exception as exc:
+        if not db.is_sqlite_error(exc):
+            raise
+        return None if not looks_damaged(exc) else str(exc)
+    try:
+        pragma = "integrity_check" if thorough else "quick_check"
+        rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}(5)").fetchall()]
+    except UnicodeDecodeError as exc:
+        return f"damaged schema ({exc})"
+    except Exception as exc:
+        if not db.is_sqlite_error(exc):
+            raise
+        return str(exc)
+    finally:
+        conn.close()
+    return None if rows == ["ok"] else "; ".join(str(r) for r in rows)
+
+
+def _read_only_reason(path: Path, *, new: bool) -> str | None:
+    """Why memext may not write the index at ``path`` (None: it may). SQLite
+    needs the folder too, for its ``-wal``/``-shm`` and the writer lock."""
+    if not new and not os.access(path, os.W_OK):
+        return "the index file is read-only"
+    folder = path.parent
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return f"its folder {folder} is read-only"
+    return None
 
 
 # -- index files ------------------------------------------------------------------------
@@ -295,6 +470,7 @@ def move_aside(path: Path) -> Path:
             src = Path(str(path) + suffix)
             if src.exists():
                 os.replace(src, str(aside) + suffix)
+                private_file(Path(str(aside) + suffix))  # it holds the notes' text: 0600 like the index
     except OSError as exc:
         raise IndexOpenError(f"{path} is not a usable index and could not be moved aside: {exc.strerror or exc}") from exc
     return aside

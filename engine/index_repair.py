@@ -59,10 +59,8 @@ def set_aside(db_path: Path, problem: str) -> str:
     """Move a damaged index file aside; returns what to tell the user. The
     caller holds the writer lock and has closed its connections to it."""
     aside = move_aside(db_path)
-    message = (
-        f"the index {db_path} was damaged ({problem}); it was moved aside to {aside.name} "
-        "and is rebuilt from the memory files"
-    )
+    what = problem if problem.startswith(str(db_path)) else f"the index {db_path} was damaged ({problem})"
+    message = f"{what}; it was moved aside to {aside.name} and is rebuilt from the memory files"
     log.warning(message)
     return message
 

@@ -295,8 +295,33 @@ class Connection:
         with self.lock:
             changes = self.conn.total_changes
             if self._meta is None or self._meta[0] != changes:
-                self._meta = (changes, dict(self.conn.execute("SELECT key, value FROM meta").fetchall()))
+                self._meta = (changes, self._checked_meta(dict(self.conn.execute("SELECT key, value FROM meta").fetchall())))
             return self._meta[1].get(key)
+
+    def _checked_meta(self, meta: dict[str, str]) -> dict[str, str]:
+        """``meta`` as read, once it holds only what memext writes (else
+        :class:`CorruptIndex`): checked where it is read, so no reader of a
+        value can crash on one that damage made."""
+        for key, shape in _META_SHAPES.items():
+            raw = meta.get(key)
+            if raw:
+                self._decode(key, raw, shape)
+        dims = meta.get("dims")
+        if dims and not (dims.isascii() and dims.isdigit() and 0 < int(dims) <= 1_000_000):
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta 'dims' is {dims[:40]!r}")
+        store = meta.get("vector_store")
+        if store and store not in ("vec0", "blob"):
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta 'vector_store' is {store[:40]!r}")
+        return meta
+
+    def _decode(self, key: str, raw: str, shape: type | None) -> Any:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} is not valid JSON") from None
+        if shape is not None and not isinstance(value, shape):
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} holds a {type(value).__name__}")
+        return value
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
@@ -305,16 +330,7 @@ class Connection:
         """A JSON value of ``meta``; :class:`CorruptIndex` when it is not JSON
         or not of the shape memext writes for that key."""
         raw = self.get_meta(key)
-        if not raw:
-            return default
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} is not valid JSON") from None
-        shape = _META_SHAPES.get(key)
-        if shape is not None and not isinstance(value, shape):
-            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} holds a {type(value).__name__}")
-        return value
+        return self._decode(key, raw, _META_SHAPES.get(key)) if raw else default
 
     def set_meta_json(self, key: str, value: Any) -> None:
         self.set_meta(key, json.dumps(value, sort_keys=True, ensure_ascii=False))

@@ -164,14 +164,17 @@ class Connection:
     def _connect_existing(self) -> tuple[Any, db.Capabilities]:
         if not self.read_only:
             return self._connect()
+        conn, caps = self._connect()
         try:
-            return self._connect()
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens the file lazily
+            return conn, caps
         except Exception as exc:
+            conn.close()
             if not db.is_sqlite_error(exc) or looks_damaged(exc):
                 raise
-            # A WAL index in a read-only folder: SQLite cannot make its -shm.
-            self._immutable = True
-            return self._connect()
+        # A WAL index in a read-only folder: SQLite cannot make its -shm.
+        self._immutable = True
+        return self._connect()
 
     def connect(self) -> tuple[Any, db.Capabilities]:
         """A new DB-API connection to the file with this store's options
@@ -416,35 +419,39 @@ def may_be_damage(exc: BaseException) -> bool:
 def quick_check(path: Path, *, thorough: bool = False) -> str | None:
     """SQLite's ``quick_check`` of an index file (``integrity_check`` when
     ``thorough``: it also compares every index with its table), through a
-    read-only connection of its own: None when it passes, else what it found."""
-    try:
-        conn, _ = db.connect(path, load_vec=False, readonly=True)
-    except UnicodeDecodeError as exc:
-        return f"damaged schema ({exc})"
-    except Exception as exc:
-        if not db.is_sqlite_error(exc):
-            raise
-        return None if not looks_damaged(exc) else str(exc)
-    try:
-        pragma = "integrity_check" if thorough else "quick_check"
-        rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}(5)").fetchall()]
-    except UnicodeDecodeError as exc:
-        return f"damaged schema ({exc})"
-    except Exception as exc:
-        if not db.is_sqlite_error(exc):
-            raise
-        return str(exc)
-    finally:
-        conn.close()
-    return None if rows == ["ok"] else "; ".join(str(r) for r in rows)
+    read-only connection of its own: None when it passes (or the file
+    cannot be read for reasons damage does not explain), else what it found."""
+    pragma = "integrity_check" if thorough else "quick_check"
+    for immutable in (False, True):  # immutable: a WAL file in a read-only folder
+        try:
+            conn, _ = db.connect(path, load_vec=False, readonly=True, immutable=immutable)
+            try:
+                rows = [r[0] for r in conn.execute(f"PRAGMA {pragma}(5)").fetchall()]
+            finally:
+                conn.close()
+        except UnicodeDecodeError as exc:  # SQLite's message quoted a damaged schema
+            return f"damaged schema ({exc})"
+        except Exception as exc:
+            if not db.is_sqlite_error(exc):
+                raise
+            if looks_damaged(exc):
+                return str(exc)
+            continue
+        return None if rows == ["ok"] else "; ".join(str(r) for r in rows)
+    return None
 
 
 def _read_only_reason(path: Path, *, new: bool) -> str | None:
     """Why memext may not write the index at ``path`` (None: it may). SQLite
     needs the folder too, for its ``-wal``/``-shm`` and the writer lock."""
+    folder = path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder yet
+        pass
     if not new and not os.access(path, os.W_OK):
         return "the index file is read-only"
-    folder = path.parent
     if folder.is_dir() and not os.access(folder, os.W_OK):
         return f"its folder {folder} is read-only"
     return None

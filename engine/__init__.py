@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .config import AgentConfig, Config, MemorySearchSettings, load_config
     from .errors import (
         AccessDenied,
+        BadEmbeddings,
         BadLineRange,
         BadPath,
         ConfigError,
@@ -117,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     "IndexFactory": "keeper",
     "IndexOpenError": "errors",
     "IndexReadOnly": "errors",
+    "BadEmbeddings": "errors",
     "ForeignDatabase": "errors",
     "IndexStatus": "status",
     "is_no_reply": "flush",
@@ -202,6 +204,7 @@ __all__ = [
     "IndexFactory",
     "IndexOpenError",
     "IndexReadOnly",
+    "BadEmbeddings",
     "ForeignDatabase",
     "IndexStatus",
     "is_no_reply",

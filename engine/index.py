@@ -50,7 +50,7 @@ from .sync import (
     clean_stale_shadows,
     fingerprint,
 )
-from .changes import files_changed
+from .changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
 log = logging.getLogger("memext")
 T = TypeVar("T")
@@ -396,7 +396,31 @@ class MemoryIndex:
         read-only index, which no sync can change (status says why)."""
         if self._store.read_only:
             return False
-        return self.never_synced or self.dirty or self.settings_changed()
+        if self.never_synced or self.settings_changed():
+            return True
+        if not self.agent.workspace.is_dir():
+            return False  # a sync cannot change anything; status says why
+
+        def scan():
+            self._store.refresh()
+            return index_changes(self.agent, self._store)
+
+        try:
+            changes = self._guarded(scan)
+        except OSError:
+            return True  # cannot tell: a sync finds out
+        return changes.files or (changes.incomplete > 0 and self._embeddings_retry_due())
+
+    def _embeddings_retry_due(self) -> bool:
+        """Files are keyword-only after a provider failure: retry them once
+        the failure is :data:`RETRY_EMBEDDINGS_AFTER_S` old (a wrong-size
+        answer, an outage that is over)."""
+        if self.provider_choice.provider is None:
+            return False
+        last = self._last_sync()
+        if last is None or not (last.provider_error or last.embeddings_pending):
+            return True
+        return time.time() - last.at >= RETRY_EMBEDDINGS_AFTER_S
 
     @property
     def never_synced(self) -> bool:

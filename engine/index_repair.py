@@ -19,7 +19,7 @@ import logging
 from pathlib import Path
 
 from .store import CorruptIndex, move_aside
-from .store.connection import may_be_damage, quick_check
+from .store.damage import may_be_damage, quick_check
 
 log = logging.getLogger("memext")
 

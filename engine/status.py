@@ -191,6 +191,9 @@ class IndexStatus:
     #: Why a search now would be keyword-only although a provider is in
     #: force (index built for another model, no vectors, query failures).
     keyword_only_reason: str | None = None
+    #: Why the index cannot be updated (a read-only file or folder): it is
+    #: searched as it is. None when it can be.
+    read_only: str | None = None
 
     @property
     def total_files(self) -> int:

@@ -197,8 +197,13 @@ class Syncer:
         check_workspace(self.agent)
         fp = fingerprint(self.agent, self.provider, self.store.vector_store)
         if force or needs_rebuild(self.store, fp, self.provider):
+            self._expect_dims(None)  # a rebuild starts empty: the model's own size
             self._rebuild(fp)
         else:
+            # Answers must fit the index: a wrong-size answer is rejected
+            # (those files stay keyword-only until the next sync), never
+            # taken as the size of a new model.
+            self._expect_dims(self.store.dims)
             with self.store.transaction():
                 self.store.set_meta_json("fingerprint", fp)
             self._sync_into(self.store, rebuild=False, sessions_all=sessions_all)
@@ -456,6 +461,10 @@ class Syncer:
         return found
 
     # -- bookkeeping -----------------------------------------------------------
+
+    def _expect_dims(self, dims: int | None) -> None:
+        if self.provider is not None:
+            self.provider.expected_dims = dims
 
     def _check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():

@@ -114,6 +114,13 @@ class IndexStore(Protocol):
         """Where the index lives (shown to users, names the writer lock)."""
         ...
 
+    @property
+    def read_only(self) -> str | None:
+        """Why this store can be read but not written (a read-only file or
+        folder, a read-only database role), or None when it can be written:
+        then searches still answer and syncs refuse with that reason."""
+        ...
+
     # -- lifecycle ----------------------------------------------------------------
 
     def close(self) -> None: ...

@@ -56,6 +56,11 @@ class Store:
         return self._db.options
 
     @property
+    def read_only(self) -> str | None:
+        """Why this index cannot be written (its file or folder is read-only), or None."""
+        return self._db.read_only
+
+    @property
     def conn(self) -> Any:
         """The DB-API connection (for tests and experiments; the engine goes
         through the methods)."""

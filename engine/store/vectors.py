@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
 from ..vectors import MatrixIndex, l2_to_similarity, to_blob
+from .base import CorruptIndex
 from .chunks import chunk_filter
 from .connection import Connection
 from .mapped import MappedVectors, compact_sidecar, read_mapped, remove_sidecars
@@ -167,6 +168,8 @@ class VectorTable:
             params.append(sources[0])
         with self.db.lock:
             rows = self.db.conn.execute(sql, params).fetchall()
+        if any(dist is None for _, dist in rows):  # NaN bytes in a stored vector: damage (issue 13)
+            raise CorruptIndex(f"{self.db.path} holds a damaged vector (vec0 found no distance to it)")
         out = [(rowid, l2_to_similarity(dist)) for rowid, dist in rows]
         if sources is not None and len(sources) > 1:
             allowed = set(sources)

@@ -1,9 +1,9 @@
 """The live search widget: ``memext.search_widget()`` or ``%memsearch --widget``.
 
 A query box (search on Enter, and while typing after a short pause), an
-agent picker, the results (score, citation, highlighted snippet), each
-expandable to its full lines through ``MemoryIndex.get()``, and a status
-line. It only calls the engine API; it holds no search logic.
+agent picker, the results (score, citation with a copy button, the lines
+around the best-matching line), each expandable to its whole span and a few
+lines around it through ``MemoryIndex.get()``, and a status line. It only calls the engine API; it holds no search logic.
 
 Everything a test needs to check is widget state (``HTML.value``,
 ``children``), so the widget can be driven without a front end:
@@ -19,14 +19,18 @@ import ipywidgets as w
 
 from memext.engine import MemextError, SearchResult
 
+from .api import run_search
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, ago, esc, numbered_lines_html
 from .results import SearchResults, result_html
 from .session import Session
+from .views import search_kind
 
 #: Pause after the last keystroke before a search runs.
 DEBOUNCE_S = 0.35
 #: The "since" picker: label -> the ``after`` a search gets ("" = any time).
 SINCE_CHOICES = (("any time", ""), ("today", "today"), ("past 7 days", "7d"), ("past 30 days", "30d"), ("past year", "1y"))
+#: Lines shown before and after a result's span by "show lines".
+CONTEXT_LINES = 3
 
 
 class ResultRow(w.VBox):
@@ -46,7 +50,7 @@ class ResultRow(w.VBox):
         self.lines = w.HTML(value="", layout=w.Layout(display="none", **keep))
         self.lines.add_class("memext-full-lines")
         self.toggle.on_click(lambda _b: self.set_expanded(not self.expanded))
-        super().__init__([self.summary, self.toggle, self.lines], layout=w.Layout(**keep))
+        super().__init__([self.summary, self.lines, self.toggle], layout=w.Layout(**keep))
         self.add_class("memext-result-row")
 
     @property
@@ -54,24 +58,39 @@ class ResultRow(w.VBox):
         return self.lines.layout.display != "none"
 
     def set_expanded(self, expanded: bool) -> None:
-        """Show (reading them with ``get()`` the first time) or hide the lines."""
+        """Show (reading them with ``get()`` the first time) or hide the
+        lines; while shown they take the excerpt's place (they include it)."""
         if expanded and not self.lines.value:
             self.lines.value = self._read()
+        self.summary.value = result_html(self.hit, self.query, lines=not expanded)
         self.lines.layout.display = "" if expanded else "none"
         self.toggle.description = "hide lines" if expanded else "show lines"
         self.toggle.icon = "chevron-up" if expanded else "chevron-down"
 
     def _read(self) -> str:
+        """The result's whole span and CONTEXT_LINES around it (more than
+        its excerpt), best line marked, the lines around it dimmed."""
         hit = self.hit
         if hit.source != "memory":
             return f'<div style="{MUTED}">session transcripts are not readable here; see {esc(hit.citation)}</div>'
+        first = max(1, hit.start_line - CONTEXT_LINES)
+        count = hit.end_line + CONTEXT_LINES - first + 1
         try:
-            read = self._session.index(self.agent).get(hit.path, hit.start_line, hit.end_line - hit.start_line + 1)
+            read = self._session.index(self.agent).get(hit.path, first, count)
         except (MemextError, ValueError) as exc:
             return f'<div style="{ERROR_STYLE}">{esc(exc)}</div>'
         if read.missing:
             return f'<div style="{NOTICE_STYLE}">{esc(read.path)} no longer exists</div>'
-        return numbered_lines_html(read.text, read.from_line, self.query)
+        if read.to_line < read.from_line:
+            return f'<div style="{NOTICE_STYLE}">{esc(read.path)} is shorter now than when it was indexed</div>'
+        head = (
+            f'<div class="memext-lines-head" style="{MUTED};font-size:85%;margin-top:2px">'
+            f"{esc(read.path)}, lines {read.from_line}-{read.to_line} of {read.total_lines} "
+            f"(the result: {hit.start_line}-{hit.end_line})</div>"
+        )
+        lines = numbered_lines_html(read.text, read.from_line, self.query, best=hit.best_line,
+                                    inside=(hit.start_line, hit.end_line))
+        return head + lines
 
 
 class SearchWidget(w.VBox):
@@ -231,24 +250,24 @@ class SearchWidget(w.VBox):
             self.notice.value = "" if self.agent is not None else self.notice.value
             return None
         try:
-            keeper = self.session.keeper(self.agent)
-            keeper.before_search()
-            idx = keeper.index
             self.searches_run += 1
-            response = idx.search(text, max_results=self.max_results, min_score=self.min_score, after=self.since)
+            results = run_search(
+                self.session, text, agent=self.agent, max_results=self.max_results, min_score=self.min_score, after=self.since
+            )
         except MemextError as exc:
             self._show_error(str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a debounced search has no cell to show a traceback in
             self._show_error(f"search failed: {type(exc).__name__}: {exc}")
             return None
-        results = SearchResults(response, idx.agent.id, syncing=keeper.busy())
         self.results = results
         self._show(results)
         self.update_status()
         return results
 
     def _show(self, results: SearchResults) -> None:
+        # The widget's notice line is replaced at each search, so it shows
+        # every notice that applies (once on screen, however many searches).
         notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()]
         if results.response.error:
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
@@ -284,15 +303,11 @@ class SearchWidget(w.VBox):
         except MemextError as exc:
             self.status_line.value = f'<span style="{MUTED}">{esc(self.agent)}: {esc(exc)}</span>'
             return
-        prov = st.provider
-        provider = "keyword-only" if prov.keyword_only else f"{prov.in_force} {prov.model}".strip()
-        if st.fallback:
-            provider += f" (fallback from {st.fallback.from_provider})"
         last = ago(st.last_sync.at if st.last_sync else None)
         state = " · syncing" if st.syncing else ""
         self.status_line.value = (
             f'<div style="{MUTED};font-size:85%">agent <b>{esc(st.agent)}</b> · {st.total_files} files · '
-            f"{st.total_chunks} chunks · {esc(provider)} · last sync {esc(last)}{state}</div>"
+            f"{st.total_chunks} chunks · {esc(search_kind(st))} · last sync {esc(last)}{state}</div>"
         )
 
     def close(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -110,12 +111,17 @@ def test_memsearch_returns_a_result_list_shown_as_html(ip):
     assert all(hit.score <= r[0].score for hit in r)
     assert r.mode == "keyword" and r.agent == "example"
     html = display_html(ip, r)
-    assert '<code class="memext-citation" style="font-weight:600">memory/2026-10-05.md:1-10</code>' in html
-    assert "Booked the <mark class=\"memext-hit\">vet</mark> for <mark class=\"memext-hit\">Biscuit</mark>" in html
+    assert re.search(r'<code class="memext-citation"[^>]*>memory/2026-10-05.md:1-10</code>', html)
+    assert 'data-cite="memory/2026-10-05.md:1-10"' in html  # the copy button
+    # The lines around the best-matching line (9), numbered, the best one marked.
+    best = re.search(r'<div class="memext-line memext-best".*?</div>', html)
+    assert best and "›9</span>- Booked the <mark" in best.group(0)
+    assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark> for <mark class="memext-hit"[^>]*>Biscuit</mark>', best.group(0))
     assert 'class="memext-score-bar"' in html and 'width:100.0%' in html
     assert "keyword-only search" in html  # the notice is visible
     text = repr(r)
     assert "memory/2026-10-05.md:1-10" in text and "[keyword-only]" in text and "note: provider" in text
+    assert " >  9  - Booked the vet for Biscuit: Thursday 9 October, 17:30, annual vaccines." in text.splitlines()
 
 
 def test_memsearch_max_lines_is_a_reading_budget(ip):
@@ -289,7 +295,7 @@ def test_memget_range_returns_the_text_with_line_numbers(ip, example_workspace):
     shown = text.to_text()
     assert " 9  - Booked the vet for Biscuit" in shown and shown.startswith("memory/2026-10-05.md:8-10")
     html = display_html(ip, text)
-    assert '<pre class="memext-lines"' in html and "Booked the vet" in html
+    assert 'class="memext-lines"' in html and "Booked the vet" in html
 
 
 def test_memget_forms(ip):
@@ -334,7 +340,8 @@ def test_memstatus_tables_every_agent(ip):
     assert isinstance(table, StatusTable)
     assert [s.agent for s in table] == ["example", "small"]
     rows = {r["agent"]: r for r in table.rows()}
-    assert rows["example"]["files"] == 15 and rows["example"]["provider"] == "none (keyword-only)"
+    assert rows["example"]["files"] == 15 and rows["example"]["search"] == "keyword-only"
+    assert rows["example"]["state"] == "up to date"
     text = repr(table)
     assert text.splitlines()[0].split()[:3] == ["agent", "files", "chunks"]
     assert "example" in text and "small" in text

@@ -12,14 +12,16 @@ import pytest
 from conftest import make_agent
 from memext.engine import MemoryIndex, ReadResult, SearchResponse, SearchResult
 from memext import FileLines, SearchResults, StatusTable
-from memext.render import highlight_html, score_bar_html, term_spans
+from memext.render import COPY_HANDLER, MARK_STYLE, highlight_html, score_bar_html, term_spans
 
 HOSTILE = (
     "# Notes\n\n"
     '- The intern pasted <script>alert("pwned")</script> into the wiki.\n'
     '- Also <img src=x onerror="alert(1)"> and a <b>bold</b> claim & more.\n'
 )
-ALLOWED_TAGS = {"div", "span", "code", "pre", "mark"}
+ALLOWED_TAGS = {"div", "span", "code", "pre", "mark", "button", "table", "thead", "tbody", "tr", "th", "td"}
+HIT = '<mark class="memext-hit" style="' + MARK_STYLE + '">'
+
 
 
 class _Tags(HTMLParser):
@@ -50,12 +52,15 @@ def hostile_results(tmp_path) -> SearchResults:
 def test_note_markup_renders_as_text(hostile_results):
     html = hostile_results.to_html()
     assert "<script" not in html and "<img" not in html and "<b>" not in html
-    hit = '<mark class="memext-hit">script</mark>'
+    hit = f"{HIT}script</mark>"
     assert f"&lt;{hit}&gt;alert(&quot;pwned&quot;)&lt;/{hit}&gt;" in html
     assert "&lt;img src=x <mark" in html and "&amp; more" in html
     tags = _tags(html)
     assert {t for t, _ in tags} <= ALLOWED_TAGS
-    assert not any(k.startswith("on") for _, attrs in tags for k in attrs)
+    # The only handler is the copy button's, a constant that reads the
+    # (escaped) citation from data-cite: no code is built from note text.
+    handlers = [(t, k, v) for t, attrs in tags for k, v in attrs.items() if k.startswith("on")]
+    assert handlers and all((t, k, v) == ("button", "onclick", COPY_HANDLER) for t, k, v in handlers)
 
 
 def test_query_and_errors_are_escaped_too():
@@ -70,16 +75,16 @@ def test_query_and_errors_are_escaped_too():
 
 def test_highlighting_marks_whole_words_case_insensitively():
     assert term_spans("Vet visit; velvet; VET.", "vet") == [(0, 3), (19, 22)]
-    assert highlight_html("a & amp <x>", "amp") == 'a &amp; <mark class="memext-hit">amp</mark> &lt;x&gt;'
+    assert highlight_html("a & amp <x>", "amp") == f"a &amp; {HIT}amp</mark> &lt;x&gt;"
     # Terms inside what becomes an entity are not broken apart.
-    assert highlight_html("<lt>", "lt") == '&lt;<mark class="memext-hit">lt</mark>&gt;'
+    assert highlight_html("<lt>", "lt") == f"&lt;{HIT}lt</mark>&gt;"
     assert highlight_html("no match here", "zebra") == "no match here"
     assert highlight_html("anything", "") == "anything"
 
 
 def test_highlighting_cjk_grams():
     html = highlight_html("今天和同事喝咖啡。", "咖啡")
-    assert '<mark class="memext-hit">咖啡</mark>' in html
+    assert f"{HIT}咖啡</mark>" in html
 
 
 def test_score_bar_clamps():
@@ -91,7 +96,9 @@ def test_score_bar_clamps():
 def _response(**kw) -> SearchResponse:
     hits = [
         SearchResult("MEMORY.md", 3, 9, 0.91, "- Dana likes green tea.\n- Bob likes coffee.", "memory"),
-        SearchResult("sessions/a.jsonl", 1, 4, 0.40, "User: tea?", "sessions", explain={"bm25_rank": 2}),
+        SearchResult("sessions/a.jsonl", 1, 4, 0.40, "User: tea?", "sessions",
+                     explain={"vector": {"rank": 3, "similarity": 0.41234567}, "keyword": {"rank": 2, "score": 0.5, "bm25": -1.5},
+                              "fusion": {"method": "weighted", "vector": 0.2, "text": 0.2}, "decay": 1.0}),
     ]
     base = dict(query="green tea", results=hits, mode="hybrid", provider="openai", model="text-embedding-3-small")
     base.update(kw)
@@ -105,7 +112,7 @@ def test_list_behaviour_and_conversions():
     assert r.citations == ["MEMORY.md:3-9", "sessions/a.jsonl:1-4"]
     data = json.loads(r.to_json())
     assert data["agent"] == "work" and data["provider"] == "openai"
-    assert data["results"][1]["explain"] == {"bm25_rank": 2} and data["results"][0]["citation"] == "MEMORY.md:3-9"
+    assert data["results"][1]["explain"]["keyword"]["rank"] == 2 and data["results"][0]["citation"] == "MEMORY.md:3-9"
     df = r.to_dataframe()
     assert df.shape == (2, 7) and df.loc[1, "source"] == "sessions"
 
@@ -117,7 +124,10 @@ def test_text_view():
     assert lines[1].startswith("1. MEMORY.md:3-9  █████████░ 0.910")
     assert "   - Dana likes green tea." in lines
     assert "2. sessions/a.jsonl:1-4  ████░░░░░░ 0.400  [sessions]" in lines
-    assert '   explain: {"bm25_rank": 2}' in lines
+    # --explain: a small table with rounded numbers, not a JSON line.
+    assert "   how it scored:" in lines and "{" not in text
+    assert "     vector   #3  0.412  cosine similarity" in lines
+    assert "     fusion       0.400  weighted: vector 0.200 + text 0.200" in lines
     assert "note:" not in text  # healthy hybrid search: nothing to warn about
 
 

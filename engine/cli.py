@@ -371,7 +371,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
 
 
 @cli.command("mcp")
-@agent_option
+@click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
 @click.pass_context
 def mcp_cmd(ctx, agent, http_port) -> None:

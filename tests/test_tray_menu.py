@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tray_helpers import make_workspace, wait_for, write_config
 
@@ -173,7 +174,7 @@ def test_icon_image_shows_the_state(state):
 def test_symbolic_and_template_icons_are_one_colour_and_tell_states_apart_by_shape(style, ink):
     images = {s: icon_image(s, style=style) for s in AgentState}
     for img in list(images.values()) + [icon_image(AgentState.ERROR, style=style, paused=True)]:
-        colours = {px[:3] for px in img.getdata() if px[3] > 0}
+        colours = {tuple(px[:3]) for px in np.asarray(img).reshape(-1, 4).tolist() if px[3] > 0}
         assert colours == {ink}, colours  # monochrome: alpha carries the shape
     assert len({img.getchannel("A").tobytes() for img in images.values()}) == 4
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image, ImageStat
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
@@ -331,7 +332,7 @@ def test_gnome_gets_the_symbolic_icon(xsession, tmp_path):
 
             def glyph():
                 crop = xsession.screenshot().crop((ix, iy, ix + iw, iy + ih))
-                return [px for px in crop.getdata() if max(px) > 60]  # off tint2's black panel
+                return [tuple(px) for px in np.asarray(crop).reshape(-1, 3).tolist() if max(px) > 60]  # off tint2's black panel
 
             inked = wait_for(lambda: len(glyph()) > 20 and glyph(), what="the glyph drawn")
             # Grey ink only, light at its core (edges blend into the panel):

@@ -22,7 +22,6 @@ once per session.
 
 from __future__ import annotations
 
-import atexit
 import threading
 from typing import Any
 
@@ -95,8 +94,7 @@ def default_session() -> Session:
     global _own_session
     with _own_lock:
         if _own_session is None or _own_session.closed:
-            _own_session = Session()
-            atexit.register(_own_session.close)
+            _own_session = Session()  # closed at exit, like every Session
         return _own_session
 
 

@@ -78,8 +78,11 @@ class Session:
                 keeper = None
             if keeper is None:
                 # No file watching in a shell: before_search resyncs a stale index.
-                timing = {} if self._resync_after_s is None else {"resync_after_s": self._resync_after_s}
-                keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False, **timing)
+                if self._resync_after_s is None:
+                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False)
+                else:
+                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False,
+                                             resync_after_s=self._resync_after_s)
                 keeper.start(sync=warm_up and cfg.settings.sync.on_session_start)
                 self._keepers[cfg.id] = keeper
             return keeper

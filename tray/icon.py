@@ -63,7 +63,7 @@ def template_icon_class(pystray: Any) -> type:
     option for it, so this marks the NSImage its ``_assert_image`` builds;
     where that image is missing (another backend) nothing changes."""
 
-    class TemplateIcon(pystray.Icon):  # type: ignore[misc,name-defined]
+    class TemplateIcon(pystray.Icon):
         def _assert_image(self) -> None:
             super()._assert_image()
             image = getattr(self, "_icon_image", None)

@@ -72,7 +72,9 @@ if TYPE_CHECKING:
     from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
     from .sync import SyncCancelled, SyncProgress, SyncReport
     from .text import term_spans
-    from .tools import TOOLS, Freshness, MemoryTools, SyncWhenNeeded, ToolError, ToolSpec, openai_tools
+    from .dates import BadDate
+    from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
+    from .tools import TOOLS, MemoryTools, ToolError, ToolSpec, openai_tools
 
 #: Where each public name lives. Names load on first use (PEP 562), so a
 #: one-shot `memext search` imports only the modules it runs, not the
@@ -84,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "append_entry": "append",
     "AppendResult": "append",
     "AppPaths": "paths",
+    "BadDate": "dates",
     "BadLineRange": "errors",
     "BadPath": "errors",
     "BatchJob": "status",
@@ -108,15 +111,16 @@ _EXPORTS: dict[str, str] = {
     "flush_prompts": "flush",
     "FlushDecision": "flush",
     "FlushPrompts": "flush",
-    "Freshness": "tools",
     "FreshnessKeeper": "keeper",
     "FtsStatus": "status",
     "IndexBuildError": "errors",
     "IndexFactory": "keeper",
+    "IndexHost": "tool_hosts",
     "IndexOpenError": "errors",
     "IndexStatus": "status",
     "is_no_reply": "flush",
     "KeeperSnapshot": "keeper",
+    "KeptFresh": "tool_hosts",
     "KeeperState": "keeper",
     "LastSync": "status",
     "load_config": "config",
@@ -152,7 +156,7 @@ _EXPORTS: dict[str, str] = {
     "SyncProgress": "sync",
     "SyncReport": "sync",
     "SyncRequest": "keeper",
-    "SyncWhenNeeded": "tools",
+    "SyncWhenNeeded": "tool_hosts",
     "term_spans": "text",
     "TextProgress": "progress",
     "ToolError": "tools",
@@ -172,6 +176,7 @@ __all__ = [
     "append_entry",
     "AppendResult",
     "AppPaths",
+    "BadDate",
     "BadLineRange",
     "BadPath",
     "BatchJob",
@@ -191,15 +196,16 @@ __all__ = [
     "flush_prompts",
     "FlushDecision",
     "FlushPrompts",
-    "Freshness",
     "FreshnessKeeper",
     "FtsStatus",
     "IndexBuildError",
     "IndexFactory",
+    "IndexHost",
     "IndexOpenError",
     "IndexStatus",
     "is_no_reply",
     "KeeperSnapshot",
+    "KeptFresh",
     "KeeperState",
     "LastSync",
     "load_config",

@@ -168,6 +168,8 @@ class MemExt(Magics):
     @argument("--min-score", type=_unit_float, help="Drop results below this score, 0..1.")
     @argument("--max-lines", type=_positive_int, help="Reading budget: as many results as fit in this many lines, overlapping hits merged.")
     @argument("--source", choices=["memory", "sessions"], help="Search one source only.")
+    @argument("--since", metavar="WHEN", help="Only memory dated on or after WHEN: 2026-03-01, 7d, 2w, 3m, 1y, today, yesterday.")
+    @argument("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
     @argument("--explain", action="store_true", help="Show how each score was made.")
     @argument("--json", action="store_true", help="Show the results as JSON.")
     @argument("--widget", action="store_true", help="Open the live search widget instead.")
@@ -186,14 +188,14 @@ class MemExt(Magics):
         max_results = args.max_results or self.max_results
         min_score = args.min_score if args.min_score is not None else self.min_score
         listing_only = [flag for flag, on in (("--json", args.json), ("--explain", args.explain), ("--source", args.source),
-                                              ("--max-lines", args.max_lines)) if on]
+                                              ("--max-lines", args.max_lines), ("--before", args.before)) if on]
         if args.widget and listing_only:
             raise UsageError(f"--widget cannot show {', '.join(listing_only)}; leave out --widget for a result list")
         # MemExt.widget is only a default: flags the widget cannot show get the list.
         if args.widget or (self.widget and not listing_only):
             from .widget import SearchWidget
 
-            return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score)
+            return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score, since=args.since)
         if not query:
             raise UsageError("%memsearch needs a query, e.g. %memsearch deploy checklist")
         results = run_search(
@@ -206,6 +208,8 @@ class MemExt(Magics):
             sources=[args.source] if args.source else None,
             explain=args.explain,
             max_lines=args.max_lines,
+            after=args.since,
+            before=args.before,
         )
         return self._shown(results, quiet)
 

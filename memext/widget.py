@@ -27,6 +27,8 @@ from .views import search_kind
 
 #: Pause after the last keystroke before a search runs.
 DEBOUNCE_S = 0.35
+#: The "since" picker: label -> the ``after`` a search gets ("" = any time).
+SINCE_CHOICES = (("any time", ""), ("today", "today"), ("past 7 days", "7d"), ("past 30 days", "30d"), ("past year", "1y"))
 #: Lines shown before and after a result's span by "show lines".
 CONTEXT_LINES = 3
 
@@ -103,6 +105,7 @@ class SearchWidget(w.VBox):
         max_results: int | None = None,
         min_score: float | None = None,
         debounce_s: float = DEBOUNCE_S,
+        since: str | None = None,
     ):
         self.session = session or Session()
         self._owns_session = session is None
@@ -121,6 +124,12 @@ class SearchWidget(w.VBox):
         self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
         self.agent_picker = w.Dropdown(options=[], layout=w.Layout(width="auto"), description="agent",
                                        style={"description_width": "initial"})
+        choices = list(SINCE_CHOICES)
+        if since and since not in dict(choices).values():
+            choices.append((f"since {since}", since))
+        self.since_picker = w.Dropdown(options=choices, value=since or "", layout=w.Layout(width="auto"), description="dated",
+                                       style={"description_width": "initial"}, tooltip="Only memory dated since then (a daily note's date, else its front matter's, else when it was saved)")
+        self.since_picker.add_class("memext-since")
         self.notice = w.HTML()
         self.notice.add_class("memext-notice-line")
         self.results_box = w.VBox(layout=w.Layout(max_height="520px", overflow="auto"))
@@ -128,7 +137,7 @@ class SearchWidget(w.VBox):
         self.status_line = w.HTML()
         self.status_line.add_class("memext-status-line")
         super().__init__([
-            w.HBox([self.query_box, self.agent_picker, self.search_button]),
+            w.HBox([self.query_box, self.since_picker, self.agent_picker, self.search_button]),
             self.notice,
             self.results_box,
             self.status_line,
@@ -140,6 +149,7 @@ class SearchWidget(w.VBox):
         self.query_box.on_msg(self._on_text_msg)
         self.search_button.on_click(lambda _b: self.search())
         self.agent_picker.observe(self._on_agent, names="value")
+        self.since_picker.observe(lambda _change: self.search(), names="value")
         self.update_status()
         if query.strip():
             self.search()
@@ -181,6 +191,11 @@ class SearchWidget(w.VBox):
     @property
     def agent(self) -> str | None:
         return self.agent_picker.value
+
+    @property
+    def since(self) -> str | None:
+        """The ``after`` searches get (None: any time)."""
+        return self.since_picker.value or None
 
     def _on_text_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
         # The front end sends {"event": "submit"} on Enter (Text.on_submit
@@ -236,7 +251,9 @@ class SearchWidget(w.VBox):
             return None
         try:
             self.searches_run += 1
-            results = run_search(self.session, text, agent=self.agent, max_results=self.max_results, min_score=self.min_score)
+            results = run_search(
+                self.session, text, agent=self.agent, max_results=self.max_results, min_score=self.min_score, after=self.since
+            )
         except MemextError as exc:
             self._show_error(str(exc))
             return None
@@ -254,7 +271,8 @@ class SearchWidget(w.VBox):
         notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()]
         if results.response.error:
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
-        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}</div>'
+        dated = f" ({esc(self.since_picker.label)})" if self.since else ""
+        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}{dated}</div>'
         self.notice.value = count + "".join(notes)
         if self._same_hits(results):
             return  # the same search again (Enter after a pause): keep rows as they are, expanded ones too

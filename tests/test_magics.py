@@ -131,6 +131,25 @@ def test_memsearch_max_lines_is_a_reading_budget(ip):
     assert len(ip.run_line_magic("memsearch", "--max-lines 9 vet Biscuit")) == 0
 
 
+def test_memsearch_since_and_before(ip):
+    def paths(line):
+        return {hit.path for hit in ip.run_line_magic("memsearch", line)}
+
+    assert paths("--since 2026-10-06 --before 2026-10-20 Biscuit") == {"memory/2026-10-09.md"}
+    assert paths("Biscuit --before 2026-10-06") == {"memory/2026-10-05.md"}  # options may follow the query
+    assert "memory/2026-10-05.md" not in paths("--since 2026-11-01 Biscuit")
+    with pytest.raises(UsageError, match="cannot read 'someday' as a date") as info:
+        ip.run_line_magic("memsearch", "--since someday Biscuit")
+    assert "\n" not in str(info.value)
+    w = ip.run_line_magic("memsearch", "--widget --since 2026-10-06 Biscuit")
+    try:
+        assert w.since == "2026-10-06" and "memory/2026-10-05.md" not in {row.hit.path for row in w.results_box.children}
+    finally:
+        w.close()
+    with pytest.raises(UsageError, match="--widget cannot show --before"):
+        ip.run_line_magic("memsearch", "--widget --before 2026-10-06 Biscuit")
+
+
 def test_bare_call_displays_and_trailing_semicolon_hides(ip, capsys):
     ip.run_cell("%memsearch vet Biscuit", store_history=True)
     assert "memory/2026-10-05.md:1-10" in capsys.readouterr().out

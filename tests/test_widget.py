@@ -250,3 +250,36 @@ def test_a_widget_outlived_by_its_extension_says_so(config):
         shell.run_line_magic("unload_ext", "memext")
         w.search("Biscuit")
         assert "run %load_ext memext again" in w.notice.value and w.results_box.children == ()
+
+
+def test_the_since_picker_filters_by_date(config, example_workspace):
+    from datetime import date
+
+    (example_workspace / "memory" / f"{date.today():%Y-%m-%d}.md").write_text("# today\n- Walked the ferret.\n", encoding="utf-8")
+    (example_workspace / "memory" / "2020-01-01.md").write_text("# long ago\n- Bought the ferret.\n", encoding="utf-8")
+    w = SearchWidget(Session(), query="ferret", debounce_s=0)
+    try:
+        assert [label for label, _ in w.since_picker.options][:3] == ["any time", "today", "past 7 days"]
+        assert w.since is None and len(w.results_box.children) == 2
+        w.since_picker.value = "7d"  # choosing searches again
+        assert [row.hit.path for row in w.results_box.children] == [f"memory/{date.today():%Y-%m-%d}.md"]
+        assert "1 result for ferret (past 7 days)" in w.notice.value
+        w.since_picker.value = ""
+        assert len(w.results_box.children) == 2
+    finally:
+        w.close()
+
+
+def test_a_given_since_is_a_choice_and_a_bad_one_is_shown(config):
+    w = SearchWidget(Session(), query="Biscuit", since="2026-10-06", debounce_s=0)
+    try:
+        assert ("since 2026-10-06", "2026-10-06") in w.since_picker.options and w.since == "2026-10-06"
+        assert "memory/2026-10-05.md" not in {row.hit.path for row in w.results_box.children}
+    finally:
+        w.close()
+    bad = SearchWidget(Session(), query="Biscuit", since="someday", debounce_s=0)
+    try:
+        assert "cannot read &#x27;someday&#x27; as a date" in bad.notice.value
+        assert bad.results_box.children == ()
+    finally:
+        bad.close()

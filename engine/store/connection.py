@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS files (
     chunks INTEGER NOT NULL DEFAULT 0,
     messages INTEGER NOT NULL DEFAULT 0,
     note TEXT,
-    indexed_at REAL NOT NULL
+    indexed_at REAL NOT NULL,
+    day TEXT
 );
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -82,6 +83,8 @@ class Connection:
         self.epoch = 0
         self._memo: dict[str, tuple[Any, Any]] = {}
         self._meta: tuple[int, dict[str, str]] | None = None
+        #: ``files`` has its ``day`` column (an old read-only index may not).
+        self.file_days = True
         self._open()
 
     # -- opening ------------------------------------------------------------------
@@ -140,6 +143,35 @@ class Connection:
         version = int(self.get_meta("schema_version") or 0)
         if version != SCHEMA_VERSION:
             raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
+        self.file_days = self._add_file_days()
+
+    def _add_file_days(self) -> bool:
+        """Give an index made before ``files.day`` existed the column, filled
+        from what it holds (the names, and each file's first chunk for its
+        front matter); True when the column is there. An index that cannot
+        be written (read-only) is read without it: ``file_rows`` then dates
+        files by name and mtime."""
+        if _has_column(self.conn, "files", "day"):
+            return True
+        from ..dates import content_date
+
+        try:
+            with self.transaction():
+                if _has_column(self.conn, "files", "day"):  # another process was quicker
+                    return True
+                self.conn.execute("ALTER TABLE files ADD COLUMN day TEXT")
+                heads = self.conn.execute(
+                    "SELECT f.path, c.text FROM files f LEFT JOIN chunks c ON c.path = f.path AND c.start_line = 1"
+                ).fetchall()
+                for path, text in heads:
+                    day = content_date(path, text or "")
+                    if day is not None:
+                        self.conn.execute("UPDATE files SET day = ? WHERE path = ?", (day.isoformat(), path))
+        except Exception as exc:
+            if not db.is_sqlite_error(exc):
+                raise
+            return False
+        return True
 
     def close(self) -> None:
         with self.lock:
@@ -244,6 +276,10 @@ class Transaction:
             self.connection.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
         finally:
             self.connection.lock.release()
+
+
+def _has_column(conn: Any, table: str, column: str) -> bool:
+    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def _inode(path: Path) -> tuple[int, int] | None:

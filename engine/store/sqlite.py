@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
@@ -172,12 +172,13 @@ class Store:
         *,
         messages: int = 0,
         note: str | None = None,
+        day: str | None = None,
     ) -> None:
         """Swap a file's chunks for new ones, in one transaction.
 
         ``file_hash`` None records the file as not fully indexed (e.g. its
         vectors are missing after a provider failure) so the next sync
-        tries it again.
+        tries it again. ``day``: see :attr:`FileRow.day`.
         """
         now = time.time()
         with self.transaction():
@@ -189,7 +190,7 @@ class Store:
                 rowid = self._chunks.insert_chunk(path, source, c.id, c.start_line, c.end_line, c.hash, model, c.text, now)
                 if c.vector is not None:
                     self._vectors.insert(rowid, c.vector, source)
-            self._chunks.put_file(path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now)
+            self._chunks.put_file(path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now, day)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         """Record a new mtime/size for a file whose content did not change."""
@@ -203,9 +204,12 @@ class Store:
 
     # -- keyword side -----------------------------------------------------------------
 
-    def keyword_search(self, match: str, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
-        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression (bm25 < 0)."""
-        return self._chunks.keyword_search(match, k, sources)
+    def keyword_search(
+        self, match: str, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression (bm25 < 0),
+        of some sources and files only when given (filtered before the top k)."""
+        return self._chunks.keyword_search(match, k, sources, paths)
 
     def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many chunks contain each term (remembered until the data changes)."""
@@ -231,9 +235,12 @@ class Store:
         """Create ``chunks_vec`` for vectors of ``dims`` (inside a transaction)."""
         self._vectors.ensure_table(dims)
 
-    def vector_search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
-        """Top-k ``(rowid, cosine similarity)``."""
-        return self._vectors.search(query, k, sources)
+    def vector_search(
+        self, query: np.ndarray, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, cosine similarity)``, of some sources and files only
+        when given (filtered before the top k)."""
+        return self._vectors.search(query, k, sources, paths)
 
     def vector_backend_in_use(self) -> str:
         """"vec0", "numpy" or "none" as the next search would use it."""

@@ -10,13 +10,15 @@ answers, so the first search never waits.
 
 from __future__ import annotations
 
+import json
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
 from ..vectors import MatrixIndex, l2_to_similarity, to_blob
+from .chunks import chunk_filter
 from .connection import Connection
 
 #: With ``store.vector.backend = "auto"``, indexes above this many chunks
@@ -88,14 +90,19 @@ class VectorTable:
 
     # -- search ------------------------------------------------------------------------
 
-    def search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
+    def search(
+        self, query: np.ndarray, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
+    ) -> list[tuple[int, float]]:
         """Top-k ``(rowid, cosine similarity)``.
 
         vec0 KNN for small indexes; an in-memory matrix for large ones or
-        when sqlite-vec is unavailable.
+        when sqlite-vec is unavailable. ``paths`` keeps only chunks of those
+        files (see :meth:`_search_among`).
         """
         if self.dims is None or k <= 0:
             return []
+        if paths is not None:
+            return self._search_among(query, k, sources, paths)
         if self._use_matrix():
             matrix = self._matrix_ready()
             if matrix is not None:
@@ -115,6 +122,37 @@ class VectorTable:
             keep = self._sources_of([r for r, _ in out])
             out = [(r, s) for r, s in out if keep.get(r) in allowed]
         return out
+
+    def _search_among(self, query: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str]) -> list[tuple[int, float]]:
+        """Exact top-k among the chunks of some files (and sources): vec0
+        KNN restricted to their rowids, or the matrix rows of those rowids.
+        The filter comes before the top k, so k chunks of those files come
+        back even when better chunks of other files abound."""
+        import numpy as np
+
+        if not paths:
+            return []
+        where, params = chunk_filter("chunks", sources, paths)
+        with self.db.lock:
+            ids = [r for (r,) in self.db.conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)]
+        if not ids:
+            return []
+        if self._use_matrix():
+            matrix = self._matrix_ready()
+            if matrix is not None:
+                held = matrix.vectors(ids)
+                if not held:
+                    return []
+                rowids = list(held)
+                sims = np.stack([held[r] for r in rowids]) @ np.asarray(query, dtype=np.float32)
+                top = np.argsort(-sims, kind="stable")[:k]
+                return [(rowids[i], float(sims[i])) for i in top]
+        if self.db.get_meta("vector_store") != "vec0":
+            return []
+        sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? AND rowid IN (SELECT value FROM json_each(?))"
+        with self.db.lock:
+            rows = self.db.conn.execute(sql, [to_blob(query), k, json.dumps(ids)]).fetchall()
+        return [(rowid, l2_to_similarity(dist)) for rowid, dist in rows]
 
     def _sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
         if not rowids:

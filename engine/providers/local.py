@@ -77,6 +77,10 @@ class _LoadedModel:
         self.llama = llama
         self.n_ctx = n_ctx
         self.lock = threading.Lock()
+        #: Set (under ``lock``) once the model is freed at exit: a sync still
+        #: running in a daemon thread then fails its next call instead of
+        #: calling into freed memory (which crashed the process).
+        self.closed = False
 
 
 # One model per process and file: loading twice would double memory and the
@@ -99,6 +103,7 @@ def _close_models_at_exit() -> None:
     for m in models:
         if m.lock.acquire(timeout=5):
             try:
+                m.closed = True
                 m.llama.close()
             except Exception:
                 pass
@@ -289,9 +294,13 @@ class LocalProvider(EmbeddingProvider):
         inputs = [t if t.strip() else " " for t in texts]
         try:
             with m.lock:
+                if m.closed:
+                    raise ProviderError(f"local model {self.model}: closed, the process is exiting")
                 if skip is not None and skip():
                     return None
                 vectors = m.llama.embed(inputs, normalize=True, truncate=True)
+        except ProviderError:
+            raise
         except Exception as exc:
             raise ProviderError(f"local model {self.model}: {exc}") from exc
         return [list(v) for v in vectors]

@@ -62,6 +62,8 @@ BACKEND_MODULES = frozenset(
         "test_progress",
         "test_supervisor",
         "test_flush",
+        "test_changes",
+        "test_tool_hosts",
     }
 )
 BACKENDS = ("sqlite", "postgres")

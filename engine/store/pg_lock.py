@@ -46,6 +46,9 @@ class AdvisoryLock:
         self.url = url
         self.agent_id = agent_id
         self.timeout = timeout
+        #: Always False: a writer that died left no half-written
+        #: transaction behind (the server rolled it back).
+        self.previous_holder_died = False
         self._conn: Any = None
 
     def acquire(self) -> "AdvisoryLock":

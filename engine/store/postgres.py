@@ -69,6 +69,12 @@ class PostgresStore:
         return f"{redact_url(self._url)} (schema {self._db.schema})"
 
     @property
+    def read_only(self) -> str | None:
+        """Why this index can be searched but not written (a standby, a
+        read-only role), or None."""
+        return self._db.server_info().read_only
+
+    @property
     def schema(self) -> str:
         return self._db.schema
 
@@ -185,7 +191,7 @@ class PostgresStore:
 
     def file_rows(self) -> dict[str, FileRow]:
         rows = self._db.run(
-            lambda conn: conn.execute(self._db.q("SELECT path, source, hash, mtime_ns, size, chunks, messages, note FROM {s}.files")).fetchall()
+            lambda conn: conn.execute(self._db.q("SELECT path, source, hash, mtime_ns, size, chunks, messages, note, day FROM {s}.files")).fetchall()
         )
         return {r[0]: FileRow(*r) for r in rows}
 
@@ -220,6 +226,7 @@ class PostgresStore:
         *,
         messages: int = 0,
         note: str | None = None,
+        day: str | None = None,
     ) -> None:
         """Swap a file's chunks (text, postings, vectors) for new ones, in one
         transaction of two round trips: in pipeline mode, one statement
@@ -250,12 +257,12 @@ class PostgresStore:
                 self._vectors.insert([(r, c.vector, source) for r, c in zip(rowids, chunks) if c.vector is not None])
                 conn.execute(
                     self._db.q(
-                        "INSERT INTO {s}.files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO UPDATE SET source = EXCLUDED.source, "
+                        "INSERT INTO {s}.files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at, day) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (path) DO UPDATE SET source = EXCLUDED.source, "
                         "hash = EXCLUDED.hash, mtime_ns = EXCLUDED.mtime_ns, size = EXCLUDED.size, chunks = EXCLUDED.chunks, "
-                        "messages = EXCLUDED.messages, note = EXCLUDED.note, indexed_at = EXCLUDED.indexed_at"
+                        "messages = EXCLUDED.messages, note = EXCLUDED.note, indexed_at = EXCLUDED.indexed_at, day = EXCLUDED.day"
                     ),
-                    (path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now),
+                    (path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now, day),
                 )
 
     def _delete_chunks(self, path: str, *, new_docs: int = 0, new_tokens: int = 0) -> list[int]:
@@ -286,10 +293,10 @@ class PostgresStore:
             self._delete_chunks(path)
             self._db.conn.execute(self._db.q("DELETE FROM {s}.files WHERE path = %s"), (path,))
 
-    def optimize(self) -> None:
-        """After a sync: build the HNSW index once the index is large."""
-        if not self._shadow:
-            self._vectors.build_index_if_large()
+    def finish_writes(self) -> None:
+        """After a sync's writes: build the HNSW index once the index is
+        large (a shadow builds it before it is swapped in)."""
+        self._vectors.build_index_if_large()
 
     # -- keyword side ----------------------------------------------------------------------
 

@@ -128,10 +128,6 @@ class ProviderFailed(Exception):
 def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_store: str) -> dict:
     """What the index was built with; any change means a rebuild."""
     s = agent.settings
-    # A server index is shared by machines whose folders may live at
-    # different places: its fingerprint holds no local path (file paths in
-    # the index are workspace-relative, and a sync reconciles contents).
-    local = s.store.driver == "sqlite"
     return {
         "version": FINGERPRINT_VERSION,
         "provider": provider.id if provider else "none",
@@ -140,9 +136,9 @@ def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_s
         "chunking": [s.chunking.tokens, s.chunking.overlap],
         "fts": FTS_VERSION,
         "sources": sorted(s.sources),
-        "workspace": str(agent.workspace) if local else "",
+        "workspace": str(agent.workspace) if s.store.driver == "sqlite" else "",  # a server's: no local paths (DESIGN §16)
         "extra_paths": list(s.extra_paths),
-        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources and local else "",
+        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources and s.store.driver == "sqlite" else "",
         "vector_store": vector_store if provider else "",
     }
 

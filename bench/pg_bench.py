@@ -156,6 +156,9 @@ def bench_size(out: Path, url: str, chunks: int) -> dict:
         statements = (commits(url) - before - 1) / (len(queries) + 5)
         result["pg_statements_per_search"] = round(statements, 1)
         result["pg_backend"] = idx.status(check_files=False).vector.backend
+    with connect(url) as conn:
+        row = conn.execute(f'SELECT value FROM "{agent_schema(agent_id)}".meta WHERE key = %s', ("vector_index_build_s",)).fetchone()
+    result["pg_hnsw_build_s"] = float(row[0]) if row else None
     provider = GivenVectors()
     vectors = [np.asarray(provider.embed_query(q), dtype=np.float32) for q in queries[:50]]
     result["pg_exact_vector_scan"] = exact_scan_ms(url, agent_schema(agent_id), vectors)
@@ -195,7 +198,8 @@ def main() -> None:
                 f"[{r['pg_statements_per_search']} statements x {rt['p50_ms']} ms round trip; exact pgvector scan alone "
                 f"{r['pg_exact_vector_scan']['p50_ms']} / {r['pg_exact_vector_scan']['p95_ms']} ms]\n"
                 f"  first sync: sqlite {r['sqlite_sync']['s']} s ({r['sqlite_sync']['chunks_per_s']} chunks/s); "
-                f"postgres {r['pg_sync']['s']} s ({r['pg_sync']['chunks_per_s']} chunks/s)",
+                f"postgres {r['pg_sync']['s']} s ({r['pg_sync']['chunks_per_s']} chunks/s"
+                + (f", of which the HNSW build {r['pg_hnsw_build_s']} s)" if r["pg_hnsw_build_s"] else ")"),
                 flush=True,
             )
     (a.out / "pg_bench.json").write_text(json.dumps(figures, indent=2))

@@ -115,7 +115,7 @@ class PostgresStore:
         )
         try:
             last = self._db.run(
-                lambda conn: conn.execute("SELECT last_value FROM " + self._sequence(conn)).fetchone()[0]
+                lambda conn: conn.execute("SELECT coalesce(pg_sequence_last_value(%s::regclass), 0)", (self._sequence(conn),)).fetchone()[0]
             )
             shadow._continue_rowids_after(int(last))
             with shadow.transaction():

@@ -1,6 +1,6 @@
 """Checks a MemoryIndex makes about its surroundings: where the index file
-may live, whether the workspace is there, and whether another process is
-writing the index."""
+may live and whether the workspace is there (whether another process is
+writing the index: :func:`memext.engine.lock.writer_lock_held`)."""
 
 from __future__ import annotations
 
@@ -57,11 +57,3 @@ def workspace_problem(agent: AgentConfig) -> str | None:
     except WorkspaceMissing as exc:
         return str(exc)
     return None
-
-
-def writer_lock_held(db_path: Path) -> bool:
-    """Probe a SQLite index's writer lock without waiting (see
-    :func:`memext.engine.lock.writer_lock_held` for any store)."""
-    from .lock import file_lock_held
-
-    return file_lock_held(db_path)

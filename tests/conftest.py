@@ -90,7 +90,8 @@ def pg_server():
 @pytest.fixture
 def pg_url(pg_server, monkeypatch) -> str:
     """A fresh database on the test server; its URL has no password: the
-    password comes from PGPASSWORD, as a user would set it."""
+    password comes from PGPASSWORD, as a user would set it. (Set through
+    the test's ``monkeypatch``: a test may change or delete it.)"""
     from pg_server import PASSWORD
 
     url = pg_server.new_database()
@@ -100,14 +101,24 @@ def pg_url(pg_server, monkeypatch) -> str:
 
 
 @pytest.fixture(autouse=True)
-def store_backend(request, monkeypatch) -> str:
+def store_backend(request) -> str:
     """The store backend of this test ("sqlite" unless parametrized):
-    :func:`make_agent` builds agents for it."""
+    :func:`make_agent` builds agents for it. Its settings are patched on a
+    MonkeyPatch of their own, so a test's ``monkeypatch.undo()`` keeps them."""
     backend = getattr(request, "param", "sqlite")
-    if backend == "postgres":
-        url = request.getfixturevalue("pg_url")
-        monkeypatch.setattr(sys.modules[__name__], "_STORE", {"driver": "postgres", "url": url})
-    return backend
+    if backend != "postgres":
+        yield backend
+        return
+    from pg_server import PASSWORD
+
+    server = request.getfixturevalue("pg_server")
+    url = server.new_database()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PGPASSWORD", PASSWORD)
+        mp.setattr(sys.modules[__name__], "_STORE", {"driver": "postgres", "url": url})
+        yield backend
+    server.drop_database(url)
+
 
 
 @pytest.fixture(autouse=True)

@@ -136,12 +136,12 @@ class Connection:
                 self.conn.execute(f"PRAGMA application_id = {ownership.APPLICATION_ID}")
                 self.conn.execute("PRAGMA journal_mode = WAL")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
+                self._init_schema()
             else:
                 if not self.read_only:
                     for suffix in INDEX_COMPANIONS:
                         private_file(Path(str(self.path) + suffix))
-                self.conn, self.caps = self._connect_existing()
-            self._init_schema(stamp=owner.kind is Kind.UNSTAMPED)
+                self._open_existing(stamp=owner.kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):
             self._close_quietly()
             raise
@@ -161,6 +161,19 @@ class Connection:
         self._inode = _inode(self.path)
         self._memo = {}
         self.epoch += 1
+
+    def _open_existing(self, *, stamp: bool) -> None:
+        try:
+            self.conn, self.caps = self._connect_existing()
+            self._init_schema(stamp=stamp)
+        except Exception as exc:
+            if self.read_only or not _cannot_write(exc):
+                raise
+            # No room for its -shm on a full disk, say: it can still be read.
+            self._close_quietly()
+            self.read_only = _no_write_reason(self.path, exc)
+            self.conn, self.caps = self._connect_existing()
+            self._init_schema()
 
     def _connect_existing(self) -> tuple[Any, db.Capabilities]:
         if not self.read_only:
@@ -372,6 +385,25 @@ def _inode(path: Path) -> tuple[int, int] | None:
 
 #: The JSON shape memext writes under each ``meta`` key it reads back.
 _META_SHAPES: dict[str, type] = {"fingerprint": dict, "last_sync": dict, "skipped": list, "fallback": dict}
+
+#: SQLite result codes of a file that cannot be opened for writing now:
+#: READONLY, IOERR (its -shm cannot grow), FULL, CANTOPEN.
+_CANNOT_WRITE_CODES = {8, 10, 13, 14}
+
+
+def _cannot_write(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return db.is_sqlite_error(exc) and not looks_damaged(exc) and isinstance(code, int) and code & 0xFF in _CANNOT_WRITE_CODES
+
+
+def _no_write_reason(path: Path, exc: BaseException) -> str:
+    try:
+        if os.statvfs(path.parent).f_bavail == 0:
+            return "its disk is full"
+    except (OSError, AttributeError):
+        pass
+    return f"it cannot be opened for writing ({exc})"
+
 
 def _read_only_reason(path: Path, *, new: bool) -> str | None:
     """Why memext may not write the index at ``path`` (None: it may). SQLite

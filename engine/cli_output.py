@@ -77,7 +77,7 @@ def search_kind(s: IndexStatus) -> str:
 
 def status_lines(s: IndexStatus) -> list[str]:
     """The text form of one agent's status: plain words, no ``None``."""
-    out = [click.style(s.agent, bold=True) + f"  ({search_kind(s)})"]
+    out = [click.style(s.agent, bold=True) + f": {search_kind(s)} search"]
 
     def row(label: str, value: str) -> None:
         out.append(f"  {label:<10} {value}")

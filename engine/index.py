@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
+from .dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
 from .index_checks import check_store_path, prepare_index_folder, workspace_problem, writer_lock_held
 from .index_repair import damage_of, set_aside, writer_died
@@ -442,12 +443,23 @@ class MemoryIndex:
         explain: bool = False,
         max_lines: int | None = None,
         now: datetime | None = None,
+        after: When | None = None,
+        before: When | None = None,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
 
         ``max_lines``: a reading budget, as many results as fit in that many
         lines, hits of one file that overlap or touch as one span. ``now``:
-        the time cues ("last week") are read from (default: the current time).
+        the time cues ("last week") and relative dates are read from
+        (default: the current time).
+
+        ``after`` / ``before``: only memory dated on or after / before these
+        (an ISO date or datetime, an age such as ``7d``, ``2w``, ``3m``,
+        ``1y``, ``today``, ``yesterday``, or a date / datetime); a file's
+        date is its name's (``memory/2026-03-01.md``), else its front
+        matter's ``date:``, else its mtime (engine/dates.py). The filter
+        applies before ranking, so ``max_results`` results come back when
+        that many match. Unreadable dates raise :class:`~.dates.BadDate`.
 
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
@@ -472,8 +484,11 @@ class MemoryIndex:
             raise MemextError("max_results must be at least 1")
         min_score = q.min_score if min_score is None else float(min_score)
         source_filter = self._source_filter(sources)
+        days = day_range(after, before, now)
         return self._guarded(
-            lambda: self._search(query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now)
+            lambda: self._search(
+                query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days
+            )
         )
 
     def _search(
@@ -485,8 +500,12 @@ class MemoryIndex:
         explain: bool,
         max_lines: int | None,
         now: datetime | None,
+        days: DayRange | None,
     ) -> SearchResponse:
         self._store.refresh()
+        paths = None
+        if days is not None:
+            paths = [p for p, row in self._store.file_rows().items() if days.keeps(row.day, row.mtime_ns)]
         choice = self.provider_choice
         provider = choice.provider
         notice = choice.reason if provider is None else None
@@ -512,7 +531,10 @@ class MemoryIndex:
             explain=explain,
             max_lines=max_lines,
             now=now,
+            paths=paths,
         )
+        if days is not None and not paths:
+            notice = "; ".join(n for n in (notice, f"no memory is dated {days.describe()}") if n)
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
         return SearchResponse(
             query=query,

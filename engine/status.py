@@ -86,7 +86,7 @@ class VectorStatus:
     available: bool  # the vector extension loaded
     extension: str | None  # its version
     store: str | None  # "vec0" or "blob" once the index holds vectors
-    backend: str  # "vec0", "numpy" or "none", as the next search would use
+    backend: str  # "mmap", "mmap+bits", "vec0", "numpy" or "none", as the next search would use
     dims: int | None
     error: str | None = None
 

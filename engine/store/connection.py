@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS files (
     chunks INTEGER NOT NULL DEFAULT 0,
     messages INTEGER NOT NULL DEFAULT 0,
     note TEXT,
-    indexed_at REAL NOT NULL
+    indexed_at REAL NOT NULL,
+    day TEXT
 );
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -93,11 +94,15 @@ class Connection:
         #: Bumped at every (re)open, so work started on an older connection
         #: (a background matrix load) can tell its result is stale.
         self.epoch = 0
+        #: Open :class:`Transaction` levels (only the outermost commits).
+        self.tx_depth = 0
         #: Why this index cannot be written (None: it can).
         self.read_only: str | None = None
         self._immutable = False
         self._memo: dict[str, tuple[Any, Any]] = {}
         self._meta: tuple[int, dict[str, str]] | None = None
+        #: ``files`` has its ``day`` column (an old read-only index may not).
+        self.file_days = True
         self._open()
 
     # -- opening ------------------------------------------------------------------
@@ -231,8 +236,39 @@ class Connection:
             raise CorruptIndex(f"{self.path} has a damaged schema version in its meta table ({raw!r})") from None
         if version != SCHEMA_VERSION:
             raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
+        self.file_days = self._add_file_days()
         if stamp and not self.read_only:
             self._stamp()
+
+    def _add_file_days(self) -> bool:
+        """Give an index made before ``files.day`` existed the column, filled
+        from what it holds (the names, and each file's first chunk for its
+        front matter); True when the column is there. An index that cannot
+        be written (read-only) is read without it: ``file_rows`` then dates
+        files by name and mtime."""
+        if _has_column(self.conn, "files", "day"):
+            return True
+        if self.read_only:
+            return False
+        from ..dates import content_date
+
+        try:
+            with self.transaction():
+                if _has_column(self.conn, "files", "day"):  # another process was quicker
+                    return True
+                self.conn.execute("ALTER TABLE files ADD COLUMN day TEXT")
+                heads = self.conn.execute(
+                    "SELECT f.path, c.text FROM files f LEFT JOIN chunks c ON c.path = f.path AND c.start_line = 1"
+                ).fetchall()
+                for path, text in heads:
+                    day = content_date(path, text or "")
+                    if day is not None:
+                        self.conn.execute("UPDATE files SET day = ? WHERE path = ?", (day.isoformat(), path))
+        except Exception as exc:
+            if not db.is_sqlite_error(exc):
+                raise
+            return False
+        return True
 
     def _stamp(self) -> None:
         """Give an index made before application ids its stamp (once)."""
@@ -354,25 +390,42 @@ class Connection:
 
 
 class Transaction:
-    """A write transaction holding the connection's lock."""
+    """A write transaction holding the connection's lock.
+
+    Nested ones (a sync writing a group of files, each file a
+    ``replace_file``) join the outermost: it alone commits, or rolls back
+    everything when an exception leaves it."""
 
     def __init__(self, connection: Connection):
         self.connection = connection
+        self._outer = False
 
     def __enter__(self) -> Connection:
-        self.connection.lock.acquire()
+        c = self.connection
+        c.lock.acquire()
+        if c.tx_depth:
+            c.tx_depth += 1
+            return c
         try:
-            self.connection.conn.execute("BEGIN IMMEDIATE")
+            c.conn.execute("BEGIN IMMEDIATE")
         except BaseException:
-            self.connection.lock.release()
+            c.lock.release()
             raise
-        return self.connection
+        c.tx_depth, self._outer = 1, True
+        return c
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        c = self.connection
         try:
-            self.connection.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            c.tx_depth -= 1
+            if self._outer:
+                c.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
         finally:
-            self.connection.lock.release()
+            c.lock.release()
+
+
+def _has_column(conn: Any, table: str, column: str) -> bool:
+    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
 
 
 def _inode(path: Path) -> tuple[int, int] | None:

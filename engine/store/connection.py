@@ -25,7 +25,7 @@ from ..text import FTS_TOKENIZER
 from . import ownership
 from .base import CorruptIndex, StoreOptions
 from .damage import looks_damaged
-from .ownership import Kind
+from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
 
 SCHEMA_VERSION = 1
 
@@ -128,7 +128,7 @@ class Connection:
             )
         if owner.kind is Kind.DAMAGED:
             raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
-        self.read_only = _read_only_reason(self.path, new=owner.kind is Kind.NEW)
+        self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
         self._immutable = False
         try:
             if owner.kind is Kind.NEW:
@@ -172,11 +172,11 @@ class Connection:
             self.conn, self.caps = self._connect_existing()
             self._init_schema(stamp=stamp)
         except Exception as exc:
-            if self.read_only or not _cannot_write(exc):
+            if self.read_only or not cannot_write(exc):
                 raise
             # No room for its -shm on a full disk, say: it can still be read.
             self._close_quietly()
-            self.read_only = _no_write_reason(self.path, exc)
+            self.read_only = no_write_reason(self.path, exc)
             self.conn, self.caps = self._connect_existing()
             self._init_schema()
 
@@ -438,41 +438,6 @@ def _inode(path: Path) -> tuple[int, int] | None:
 
 #: The JSON shape memext writes under each ``meta`` key it reads back.
 _META_SHAPES: dict[str, type] = {"fingerprint": dict, "last_sync": dict, "skipped": list, "fallback": dict}
-
-#: SQLite result codes of a file that cannot be opened for writing now:
-#: READONLY, IOERR (its -shm cannot grow), FULL, CANTOPEN.
-_CANNOT_WRITE_CODES = {8, 10, 13, 14}
-
-
-def _cannot_write(exc: BaseException) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    return db.is_sqlite_error(exc) and not looks_damaged(exc) and isinstance(code, int) and code & 0xFF in _CANNOT_WRITE_CODES
-
-
-def _no_write_reason(path: Path, exc: BaseException) -> str:
-    try:
-        if os.statvfs(path.parent).f_bavail == 0:
-            return "its disk is full"
-    except (OSError, AttributeError):
-        pass
-    return f"it cannot be opened for writing ({exc})"
-
-
-def _read_only_reason(path: Path, *, new: bool) -> str | None:
-    """Why memext may not write the index at ``path`` (None: it may). SQLite
-    needs the folder too, for its ``-wal``/``-shm`` and the writer lock."""
-    folder = path.parent
-    try:
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return "it is on a read-only file system"
-    except (OSError, AttributeError):  # no statvfs (Windows), or no folder yet
-        pass
-    if not new and not os.access(path, os.W_OK):
-        return "the index file is read-only"
-    if folder.is_dir() and not os.access(folder, os.W_OK):
-        return f"its folder {folder} is read-only"
-    return None
-
 
 # -- index files ------------------------------------------------------------------------
 

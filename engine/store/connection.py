@@ -117,8 +117,10 @@ class Connection:
             ) from exc
         try:
             owner = ownership.inspect(self.path)
-        except OSError as exc:
-            raise IndexOpenError(f"cannot read the index {self.path}: {exc.strerror or exc} (check store.path)") from exc
+        except Exception as exc:
+            if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
+                raise
+            raise IndexOpenError(f"cannot read the index {self.path}: {getattr(exc, 'strerror', None) or exc} (check store.path)") from exc
         if owner.kind is Kind.NOT_A_FILE:
             raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
         if owner.kind is Kind.FOREIGN:

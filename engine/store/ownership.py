@@ -4,13 +4,18 @@ at an index path is memext's to write.
 memext stamps its index files with an SQLite application id
 (:data:`APPLICATION_ID`, ``PRAGMA application_id``) as the very first write,
 before any table exists. Before a file is opened for writing it is
-inspected without SQLite writing a byte: the 100-byte header is read as
-plain bytes, and only when the application id is not memext's is the file
-opened read-only to look for memext's tables (indexes made before the
-stamp existed). So a ``store.path`` that names another program's database
-is refused, byte for byte untouched (the old code switched it to WAL and
-added its tables beside the other program's), and a file that is not a
-database at all is left to the caller to move aside as damaged.
+inspected through a read-only connection (no WAL switch, no checkpoint:
+SQLite writes nothing): its application id, and only when that is not
+memext's, its tables (indexes made before the stamp existed). So a
+``store.path`` that names another program's database is refused, byte for
+byte untouched (the old code switched it to WAL and added its tables beside
+the other program's), and a file that is not a database at all is left to
+the caller to move aside as damaged.
+
+The file is never opened outside SQLite: closing any descriptor of a file
+drops every POSIX lock this process holds on it, SQLite's included, and a
+WAL index whose readers lost their lock can be checkpointed and truncated
+under them by another process ("database disk image is malformed").
 
 A file memext may not write now (a read-only file, folder or file system,
 or a full disk with no room for SQLite's ``-shm``) is opened read-only:
@@ -30,9 +35,6 @@ from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".
 APPLICATION_ID = 0x6D656D78
-_MAGIC = b"SQLite format 3\x00"
-_HEADER_BYTES = 100
-_APP_ID_AT = 68
 
 
 class Kind(enum.Enum):
@@ -62,22 +64,25 @@ def inspect(path: Path) -> Ownership:
         return Ownership(Kind.NOT_A_FILE, "a folder, not a file" if stat.S_ISDIR(st.st_mode) else "not a regular file")
     if st.st_size == 0 and _size(Path(str(path) + "-wal")) == 0:
         return Ownership(Kind.NEW)
-    with open(path, "rb") as fh:
-        head = fh.read(_HEADER_BYTES)
-    if len(head) < _HEADER_BYTES or not head.startswith(_MAGIC):
-        return Ownership(Kind.DAMAGED, "not an SQLite database file")
-    app_id = int.from_bytes(head[_APP_ID_AT : _APP_ID_AT + 4], "big")
-    if app_id == APPLICATION_ID:
-        return Ownership(Kind.MEMEXT)
+    app_id: int | None = None
     try:
-        tables, schema_version = _peek(path)
+        conn = _read_only(path)
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            if app_id == APPLICATION_ID:
+                return Ownership(Kind.MEMEXT)
+            tables, schema_version = _tables(conn)
+        finally:
+            conn.close()
     except Exception as exc:
         # (UnicodeDecodeError: SQLite's message quoted a damaged schema.)
         if not db.is_sqlite_error(exc) and not isinstance(exc, UnicodeDecodeError):
             raise
         if app_id:  # someone else's stamp on a file SQLite cannot read: theirs
             return Ownership(Kind.FOREIGN, f"application id {app_id:#x}, unreadable ({exc})")
-        return Ownership(Kind.DAMAGED, str(exc))
+        if isinstance(exc, UnicodeDecodeError) or looks_damaged(exc):
+            return Ownership(Kind.DAMAGED, str(exc))
+        raise
     if "meta" in tables and schema_version is not None:
         return Ownership(Kind.UNSTAMPED)
     if not tables:
@@ -94,29 +99,34 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _peek(path: Path) -> tuple[set[str], str | None]:
-    """The table names and memext's schema version, read through a read-only
-    connection (no WAL switch, no checkpoint: the file stays as it is)."""
+def _read_only(path: Path):
+    """A bare read-only connection (the binding's own: no extension, no
+    pragmas), immutable for a WAL file whose folder cannot take its -shm."""
+    module = db.binding().module
+    uri = Path(path).resolve().as_uri()
+    conn = module.connect(uri + "?mode=ro", uri=True, timeout=db.BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     try:
-        conn, _ = db.connect(path, load_vec=False, readonly=True)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens the file lazily
+        return conn
     except Exception as exc:
-        if not db.is_sqlite_error(exc):
-            raise
-        # A WAL database in a folder where SQLite cannot make its -shm.
-        conn, _ = db.connect(path, load_vec=False, readonly=True, immutable=True)
-    try:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        version = None
-        if "meta" in tables:
-            try:
-                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                version = row[0] if row else None
-            except Exception as exc:  # a table named meta of another shape: not ours
-                if not db.is_sqlite_error(exc):
-                    raise
-        return tables, version
-    finally:
         conn.close()
+        if not db.is_sqlite_error(exc) or looks_damaged(exc):
+            raise
+    return module.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+
+
+def _tables(conn) -> tuple[set[str], str | None]:
+    """The table names and memext's schema version."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    version = None
+    if "meta" in tables:
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = row[0] if row else None
+        except Exception as exc:  # a table named meta of another shape: not ours
+            if not db.is_sqlite_error(exc):
+                raise
+    return tables, version
 
 
 # -- may memext write it now ---------------------------------------------------------

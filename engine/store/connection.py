@@ -146,8 +146,8 @@ class Connection:
                 self._init_schema()
             else:
                 if not self.read_only:
-                    for suffix in INDEX_COMPANIONS:
-                        private_file(Path(str(self.path) + suffix))
+                    for suffix in INDEX_COMPANIONS:  # one line for the index, not one per companion
+                        private_file(Path(str(self.path) + suffix), quiet=bool(suffix))
                 self._open_existing(stamp=owner.kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):
             self._close_quietly()

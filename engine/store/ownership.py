@@ -4,18 +4,19 @@ at an index path is memext's to write.
 memext stamps its index files with an SQLite application id
 (:data:`APPLICATION_ID`, ``PRAGMA application_id``) as the very first write,
 before any table exists. Before a file is opened for writing it is
-inspected through a read-only connection (no WAL switch, no checkpoint:
-SQLite writes nothing): its application id, and only when that is not
-memext's, its tables (indexes made before the stamp existed). So a
-``store.path`` that names another program's database is refused, byte for
-byte untouched (the old code switched it to WAL and added its tables beside
-the other program's), and a file that is not a database at all is left to
-the caller to move aside as damaged.
+inspected without a byte written: a read-only SQLite connection reads the
+application id from the header, and when it is not memext's, looks for
+memext's tables (indexes made before the stamp existed).
 
-The file is never opened outside SQLite: closing any descriptor of a file
-drops every POSIX lock this process holds on it, SQLite's included, and a
-WAL index whose readers lost their lock can be checkpointed and truncated
-under them by another process ("database disk image is malformed").
+The header is read through SQLite, never with a plain ``open()``: closing
+any file descriptor of a database file drops every POSIX lock this process
+holds on it, including the locks of the index's own open connections, and
+another process could then reset the WAL under them ("database disk image
+is malformed"). SQLite's own file layer keeps such descriptors open until
+its locks are gone. So a ``store.path`` that names another program's database
+is refused, byte for byte untouched (the old code switched it to WAL and
+added its tables beside the other program's), and a file that is not a
+database at all is left to the caller to move aside as damaged.
 
 A file memext may not write now (a read-only file, folder or file system,
 or a full disk with no room for SQLite's ``-shm``) is opened read-only:
@@ -35,6 +36,7 @@ from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".
 APPLICATION_ID = 0x6D656D78
+_HEADER_BYTES = 100
 
 
 class Kind(enum.Enum):
@@ -64,25 +66,21 @@ def inspect(path: Path) -> Ownership:
         return Ownership(Kind.NOT_A_FILE, "a folder, not a file" if stat.S_ISDIR(st.st_mode) else "not a regular file")
     if st.st_size == 0 and _size(Path(str(path) + "-wal")) == 0:
         return Ownership(Kind.NEW)
-    app_id: int | None = None
+    if st.st_size < _HEADER_BYTES:
+        return Ownership(Kind.DAMAGED, "not an SQLite database file")
     try:
-        conn = _read_only(path)
-        try:
-            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-            if app_id == APPLICATION_ID:
-                return Ownership(Kind.MEMEXT)
-            tables, schema_version = _tables(conn)
-        finally:
-            conn.close()
+        app_id, tables, schema_version = _peek(path)
     except Exception as exc:
+        if isinstance(exc, _StampOnUnreadable):  # someone else's stamp on a file SQLite cannot read: theirs
+            return Ownership(Kind.FOREIGN, f"application id {exc.app_id:#x}, unreadable ({exc.__cause__})")
         # (UnicodeDecodeError: SQLite's message quoted a damaged schema.)
         if not db.is_sqlite_error(exc) and not isinstance(exc, UnicodeDecodeError):
             raise
-        if app_id:  # someone else's stamp on a file SQLite cannot read: theirs
-            return Ownership(Kind.FOREIGN, f"application id {app_id:#x}, unreadable ({exc})")
-        if isinstance(exc, UnicodeDecodeError) or looks_damaged(exc):
-            return Ownership(Kind.DAMAGED, str(exc))
-        raise
+        if "not a database" in str(exc).lower():
+            return Ownership(Kind.DAMAGED, "not an SQLite database file")
+        return Ownership(Kind.DAMAGED, str(exc))
+    if app_id == APPLICATION_ID:
+        return Ownership(Kind.MEMEXT)
     if "meta" in tables and schema_version is not None:
         return Ownership(Kind.UNSTAMPED)
     if not tables:
@@ -99,34 +97,53 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _read_only(path: Path):
-    """A bare read-only connection (the binding's own: no extension, no
-    pragmas), immutable for a WAL file whose folder cannot take its -shm."""
-    module = db.binding().module
-    uri = Path(path).resolve().as_uri()
-    conn = module.connect(uri + "?mode=ro", uri=True, timeout=db.BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+class _StampOnUnreadable(Exception):
+    """The header carries another program's application id, but SQLite
+    cannot read the schema behind it."""
+
+    def __init__(self, app_id: int):
+        super().__init__(f"application id {app_id:#x}")
+        self.app_id = app_id
+
+
+def _peek(path: Path) -> tuple[int, set[str], str | None]:
+    """The application id, the table names and memext's schema version,
+    read through a read-only connection (no WAL switch, no checkpoint: the
+    file stays as it is). Only the header is read for a memext index."""
     try:
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens the file lazily
-        return conn
+        return _peek_with(path, immutable=False)
+    except _StampOnUnreadable:
+        raise
     except Exception as exc:
-        conn.close()
-        if not db.is_sqlite_error(exc) or looks_damaged(exc):
+        if not db.is_sqlite_error(exc) or "not a database" in str(exc).lower():
             raise
-    return module.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        # A WAL database in a folder where SQLite cannot make its -shm.
+        return _peek_with(path, immutable=True)
 
 
-def _tables(conn) -> tuple[set[str], str | None]:
-    """The table names and memext's schema version."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    version = None
-    if "meta" in tables:
+def _peek_with(path: Path, *, immutable: bool) -> tuple[int, set[str], str | None]:
+    conn, _ = db.connect(path, load_vec=False, readonly=True, immutable=immutable)
+    try:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0]) & 0xFFFFFFFF
+        if app_id == APPLICATION_ID:
+            return app_id, set(), None
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            version = row[0] if row else None
-        except Exception as exc:  # a table named meta of another shape: not ours
-            if not db.is_sqlite_error(exc):
-                raise
-    return tables, version
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except Exception as exc:
+            if app_id and (db.is_sqlite_error(exc) or isinstance(exc, UnicodeDecodeError)):
+                raise _StampOnUnreadable(app_id) from exc
+            raise
+        version = None
+        if "meta" in tables:
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                version = row[0] if row else None
+            except Exception as exc:  # a table named meta of another shape: not ours
+                if not db.is_sqlite_error(exc):
+                    raise
+        return app_id, tables, version
+    finally:
+        conn.close()
 
 
 # -- may memext write it now ---------------------------------------------------------

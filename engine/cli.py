@@ -168,8 +168,10 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 
 
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
-    """Sync one agent; returns (report, status)."""
+    """Check the index file (a damaged one is set aside and rebuilt), then
+    sync one agent; returns (report, status)."""
     with _index(cfg, a) as idx:
+        idx.verify()  # what it did is logged (stderr)
         if show_progress:
             with TextProgress(a.id, transient=True) as bar:
                 report = idx.sync(force=force, progress=bar)

@@ -97,6 +97,7 @@ class _Status:
     search_mode: str = ""
     syncs: int = 0
     provider_problem: str | None = None
+    search_reason: str | None = None
     #: Why the memory files are not being watched (even polling failed).
     watch_error: str | None = None
 
@@ -541,6 +542,7 @@ class FreshnessKeeper:
             s.last_sync_at, s.last_sync_duration_s = facts.last_sync_at, facts.last_sync_duration_s
             s.search_mode = facts.search_mode
             s.provider_problem = facts.provider_problem
+            s.search_reason = facts.search_reason
 
     def _on_progress(self, p: SyncProgress) -> None:
         if p.phase == "done":
@@ -583,4 +585,5 @@ class FreshnessKeeper:
             watch_mode=self._watch.mode if self._watch is not None else "off",
             search_mode=s.search_mode,
             syncs=s.syncs,
+            search_reason=s.search_reason,
         )

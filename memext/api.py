@@ -22,7 +22,6 @@ once per session.
 
 from __future__ import annotations
 
-import atexit
 import threading
 from typing import Any
 
@@ -95,8 +94,7 @@ def default_session() -> Session:
     global _own_session
     with _own_lock:
         if _own_session is None or _own_session.closed:
-            _own_session = Session()
-            atexit.register(_own_session.close)
+            _own_session = Session()  # closed at exit, like every Session
         return _own_session
 
 
@@ -118,10 +116,13 @@ def _setting(name: str) -> Any:
 
 
 def search(query: str, *, agent: str | None = None, max_results: int | None = None, min_score: float | None = None,
-           max_lines: int | None = None, source: str | None = None, explain: bool = False) -> SearchResults:
+           max_lines: int | None = None, source: str | None = None, explain: bool = False,
+           since: str | None = None, before: str | None = None) -> SearchResults:
     """Search an agent's memory (default: ``MemExt.agent`` or the first
     configured); the same as ``%memsearch``. ``source``: "memory" or
-    "sessions" only; ``max_lines``: as many results as fit in that many lines."""
+    "sessions" only; ``max_lines``: as many results as fit in that many
+    lines; ``since``/``before``: only memory dated in that range
+    (``"2026-03-01"``, ``"7d"``, ``"2w"``, ``"today"``...)."""
     return run_search(
         default_session(),
         query,
@@ -131,6 +132,8 @@ def search(query: str, *, agent: str | None = None, max_results: int | None = No
         max_lines=max_lines,
         sources=[source] if source else None,
         explain=explain,
+        after=since,
+        before=before,
     )
 
 

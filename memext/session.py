@@ -10,7 +10,9 @@ scheduling logic of its own.
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from pathlib import Path
 from typing import Iterable
 
@@ -41,6 +43,10 @@ class Session:
         self._closed = False
         self._lock = threading.RLock()
         self._notices_shown: set[str] = set()
+        # At exit, stop the keepers before the interpreter tears down: a
+        # background sync still embedding with a local model would crash
+        # the process as llama.cpp's objects are freed under it.
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     @property
     def config_file(self) -> Path:
@@ -75,7 +81,8 @@ class Session:
                 if self._resync_after_s is None:
                     keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False)
                 else:
-                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False, resync_after_s=self._resync_after_s)
+                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False,
+                                             resync_after_s=self._resync_after_s)
                 keeper.start(sync=warm_up and cfg.settings.sync.on_session_start)
                 self._keepers[cfg.id] = keeper
             return keeper
@@ -123,3 +130,9 @@ class Session:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+def _close_at_exit(ref: "weakref.ref[Session]") -> None:
+    session = ref()
+    if session is not None:
+        session.close()

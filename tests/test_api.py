@@ -53,6 +53,8 @@ def test_plain_functions_without_the_extension(config, example_workspace):
     assert note.citation.startswith("memory/") and "kayak" in (example_workspace.parent / "ws" / note.path).read_text()
     # The note's sync is waited for by the next search.
     assert memext.search("kayak club", agent="small")[0].path == note.path
+    dated = memext.search("Berlin", since="2026-11-01", before="2026-11-30")
+    assert dated and all(h.path >= "memory/2026-11-01" for h in dated)
     with pytest.raises(MemextError, match="no searchable words"):
         memext.search("?!")
     assert memext.default_session() is memext.default_session()

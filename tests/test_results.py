@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -179,3 +180,39 @@ def test_status_table_escapes_and_reports_problems(tmp_path):
     text = repr(table)
     assert "broken: error: config <x> is bad" in text
     assert json.loads(table.to_json())[0]["agent"] == "odd"
+
+
+def test_only_the_words_that_carried_the_match_are_marked(tmp_path):
+    # issue 11: every "when", "is", "the" was highlighted.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-10-24.md").write_text(
+        "# 2026-10-24\n\n- The Berlin trip is booked: when is the flight? At 07:05.\n", encoding="utf-8")
+    with MemoryIndex(make_agent(ws, provider="none"), provider=None) as idx:
+        idx.sync()
+        r = SearchResults(idx.search("when is the Berlin trip?"), "w")
+    marked = re.findall(r'<mark class="memext-hit"[^>]*>([^<]*)</mark>', r.to_html())
+    assert sorted(set(marked)) == ["Berlin", "trip"]
+    assert "\x1b[1;33mBerlin\x1b[0m \x1b[1;33mtrip\x1b[0m is booked: when is the" in r.to_text(color=True)
+
+
+def test_status_says_plain_words_and_one_line_per_shared_reason(tmp_path):
+    agents = []
+    for name in ("one", "two"):
+        ws = tmp_path / name
+        (ws / "memory").mkdir(parents=True)
+        (ws / "MEMORY.md").write_text("# hi\n", encoding="utf-8")
+        agents.append(make_agent(ws, name, provider="none"))
+    with MemoryIndex(agents[0], provider=None) as one, MemoryIndex(agents[1], provider=None) as two:
+        one.sync()
+        (tmp_path / "one" / "MEMORY.md").write_text("# hi again\n", encoding="utf-8")
+        table = StatusTable([one.status(), two.status()])
+    rows = {r["agent"]: r for r in table.rows()}
+    assert rows["one"]["state"] == "files changed since the last sync"  # not "dirty"
+    assert rows["two"]["state"] == "not indexed yet" and rows["two"]["last sync"] == "never"
+    assert rows["one"]["search"] == "keyword-only"
+    text = repr(table)
+    assert "dirty" not in text and "None" not in text
+    assert text.count('keyword-only search') == 1 and 'one, two: no provider given: keyword-only search' in text
+    html = table._repr_html_()
+    assert "table-layout:auto" in html and "white-space:nowrap" in html  # Lab's fixed layout wrapped every cell

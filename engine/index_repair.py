@@ -24,8 +24,10 @@ from .store.damage import may_be_damage, quick_check
 log = logging.getLogger("memext")
 
 #: Damage quick_check cannot see (it checks structure, not values): memext
-#: only ever writes valid UTF-8, so undecodable text is a flipped byte.
-_CONTENT_DAMAGE = ("could not decode to utf-8",)
+#: only ever writes valid UTF-8, so undecodable text is a flipped byte; and
+#: it only ever declares virtual tables sqlite-vec accepts, so a vec0 table
+#: whose stored declaration no longer parses had a byte flipped in it.
+_CONTENT_DAMAGE = ("could not decode to utf-8", "vec0 constructor error")
 
 
 def damage_of(exc: BaseException, db_path: Path) -> str | None:

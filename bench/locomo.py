@@ -54,8 +54,10 @@ from memext.engine.search import SearchResult, run_search  # noqa: E402
 from memext.engine.store import Store, StoreOptions  # noqa: E402
 from memext.engine.vectors import normalize  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
-DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-minilm-l6-v2-f16.gguf"
+#: ``shared/`` sits next to the main checkout; git worktrees live one level deeper.
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+DEFAULT_DATA = SHARED / "data" / "locomo" / "locomo-dev.json"
+DEFAULT_MODEL = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
 DEFAULT_OUT = ROOT / "bench" / "out" / "locomo"
 KS = (6, 10)
 CATEGORIES = (1, 2, 3, 4)
@@ -233,7 +235,7 @@ class Mode:
     min_score: float = 0.0
     vector: bool = True  # pass the query vector to run_search
     decay_today: bool = False  # temporal decay relative to the last session
-    merge: bool = False  # recall@L60 through the engine's max_lines (overlapping hits merged)
+    merge: bool = False  # recall@L60 through the engine's max_lines=60 (as a user asks for a budget)
 
 
 def modes_for(q: QuerySettings) -> list[Mode]:
@@ -244,11 +246,12 @@ def modes_for(q: QuerySettings) -> list[Mode]:
         return replace(q, hybrid=replace(h, **kw))
 
     out = [
-        Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g})", None, q.min_score),
-        Mode("default@0", f"defaults, min_score 0 ({h.fusion})", None, 0.0),
-        Mode("default+merge", "defaults, min_score 0; at L60 the engine's max_lines (hits of a file merged)", q, merge=True),
-        Mode("default+merge@k", "defaults, min_score 0, query.merge_spans on (hits of a file merged at every k)",
-             replace(q, merge_spans=True), merge=True),
+        Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g}; at L60 max_lines=60)",
+             None, q.min_score, merge=True),
+        Mode("default@0", f"defaults, min_score 0 ({h.fusion}; at L60 max_lines=60)", None, 0.0, merge=True),
+        Mode("default-cut", "defaults, min_score 0; at L60 the 80 results cut by the harness, not max_lines", q),
+        Mode("default-merge", "defaults, min_score 0, query.merge_spans off (at L60 the harness cuts)",
+             replace(q, merge_spans=False)),
         Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf")),
         Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted")),
         Mode("vector", "vector only", with_hybrid(enabled=False)),
@@ -368,10 +371,13 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
             for m in modes:
                 for k in (*KS, BUDGET_RESULTS):
                     t0 = time.perf_counter()
-                    if m.settings is None and k == KS[0] and not fast:
-                        # The user's path, timed; other sizes run the same
-                        # search on the query vector already made.
-                        resp = idx.search(q.query, max_results=k, min_score=m.min_score, now=replay_now)
+                    if m.settings is None and k in (KS[0], BUDGET_RESULTS) and not fast:
+                        # The user's path (timed at k=6; at the budget a user
+                        # asks max_lines); other sizes run the same search on
+                        # the query vector already made.
+                        budget = k == BUDGET_RESULTS and m.merge
+                        resp = idx.search(q.query, max_results=k, min_score=m.min_score, now=replay_now,
+                                          max_lines=BUDGET_LINES if budget else None)
                         if resp.mode != "hybrid":
                             raise SystemExit(f"{sid}: search degraded to {resp.mode}: {resp.notice}")
                         results = list(resp)
@@ -481,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunking", default="", metavar="TOKENS/OVERLAP",
                     help="chunking to index with instead of the default (use its own --out), e.g. 200/40")
     args = ap.parse_args(argv)
+    args.out = args.out.resolve()  # the workspace paths in the config are taken relative to it
     if not args.data.is_file():
         ap.error(f"no data file at {args.data} (pass --data PATH)")
     if not args.model.is_file():

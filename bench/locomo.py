@@ -3,13 +3,18 @@
     python bench/locomo.py [--data PATH] [--model PATH] [--out bench/out/locomo] [--json]
 
 For each conversation: write the workspace the protocol describes, index it
-with the real engine (``MemoryIndex.sync``, the local GGUF model, chunks
-400/80), then score every question of categories 1-4 against every fusion
-and ranking mode the engine has, all on that one index:
+with the real engine (``MemoryIndex.sync``, the local GGUF model, the
+default chunking unless ``--chunking`` says otherwise), then score every
+question of categories 1-4 against every fusion and ranking mode the engine
+has, all on that one index:
 
 - ``default``: the default configuration exactly as a user gets it
-  (``MemoryIndex.search`` with the configured ``min_score``);
+  (``MemoryIndex.search`` with the configured ``min_score``; for recall@L60
+  it asks for the budget the way a user does, ``max_lines=60``);
 - ``default@0``: the same search with ``min_score`` 0 (ranking only);
+- ``default-cut``: ``default@0`` with 80 results cut to 60 lines by the
+  harness instead of the engine's budget; ``default-merge``: with
+  ``query.merge_spans`` off;
 - ``rrf``, ``weighted``, ``vector``, ``keyword`` (BM25 alone), and the
   default fusion with MMR and with temporal decay (``today`` = the day of
   the conversation's last session), each at ``min_score`` 0 via

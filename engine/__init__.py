@@ -30,12 +30,15 @@ if TYPE_CHECKING:
     from .config import AgentConfig, Config, MemorySearchSettings, load_config
     from .errors import (
         AccessDenied,
+        BadEmbeddings,
         BadLineRange,
         BadPath,
         ConfigError,
         EmbeddingsPending,
+        ForeignDatabase,
         IndexBuildError,
         IndexOpenError,
+        IndexReadOnly,
         LockTimeout,
         MemextError,
         ProviderError,
@@ -72,7 +75,9 @@ if TYPE_CHECKING:
     from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
     from .sync import SyncCancelled, SyncProgress, SyncReport
     from .text import term_spans
-    from .tools import TOOLS, Freshness, MemoryTools, SyncWhenNeeded, ToolError, ToolSpec, openai_tools
+    from .dates import BadDate
+    from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
+    from .tools import TOOLS, MemoryTools, ToolError, ToolSpec, openai_tools
 
 #: Where each public name lives. Names load on first use (PEP 562), so a
 #: one-shot `memext search` imports only the modules it runs, not the
@@ -84,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "append_entry": "append",
     "AppendResult": "append",
     "AppPaths": "paths",
+    "BadDate": "dates",
     "BadLineRange": "errors",
     "BadPath": "errors",
     "BatchJob": "status",
@@ -108,15 +114,19 @@ _EXPORTS: dict[str, str] = {
     "flush_prompts": "flush",
     "FlushDecision": "flush",
     "FlushPrompts": "flush",
-    "Freshness": "tools",
     "FreshnessKeeper": "keeper",
     "FtsStatus": "status",
     "IndexBuildError": "errors",
     "IndexFactory": "keeper",
+    "IndexHost": "tool_hosts",
     "IndexOpenError": "errors",
+    "IndexReadOnly": "errors",
+    "BadEmbeddings": "errors",
+    "ForeignDatabase": "errors",
     "IndexStatus": "status",
     "is_no_reply": "flush",
     "KeeperSnapshot": "keeper",
+    "KeptFresh": "tool_hosts",
     "KeeperState": "keeper",
     "LastSync": "status",
     "load_config": "config",
@@ -152,7 +162,7 @@ _EXPORTS: dict[str, str] = {
     "SyncProgress": "sync",
     "SyncReport": "sync",
     "SyncRequest": "keeper",
-    "SyncWhenNeeded": "tools",
+    "SyncWhenNeeded": "tool_hosts",
     "term_spans": "text",
     "TextProgress": "progress",
     "ToolError": "tools",
@@ -172,6 +182,7 @@ __all__ = [
     "append_entry",
     "AppendResult",
     "AppPaths",
+    "BadDate",
     "BadLineRange",
     "BadPath",
     "BatchJob",
@@ -191,15 +202,19 @@ __all__ = [
     "flush_prompts",
     "FlushDecision",
     "FlushPrompts",
-    "Freshness",
     "FreshnessKeeper",
     "FtsStatus",
     "IndexBuildError",
     "IndexFactory",
+    "IndexHost",
     "IndexOpenError",
+    "IndexReadOnly",
+    "BadEmbeddings",
+    "ForeignDatabase",
     "IndexStatus",
     "is_no_reply",
     "KeeperSnapshot",
+    "KeptFresh",
     "KeeperState",
     "LastSync",
     "load_config",

@@ -4,18 +4,30 @@ A sync's fast path, ``MemoryIndex.needs_sync()``/``status().dirty`` and the
 freshness keeper's "sync only if something changed" checks all use
 :func:`files_changed` / :func:`stat_matches`: a directory scan and a stat
 per file, never a read.
+
+Racy timestamps (the way git handles them): a file's mtime and size vouch
+for its text only when that mtime is safely older than the moment the text
+was read. Otherwise an edit in the same clock tick as the read (``- [ ]`` ->
+``- [x]``: same size, and on a file system with 1 s timestamps the same
+mtime) would look unchanged to every later sync. Such a file is recorded
+with :data:`UNVERIFIED_MTIME_NS` instead of its mtime (:func:`recorded_mtime`),
+so it matches no stat: the next sync reads it again and the index counts as
+dirty until then. A sync re-reads these files itself when their window
+closes soon (nanosecond timestamps: milliseconds), else the keeper comes
+back once it has (:attr:`SyncReport.recheck_after_s`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from .sessions import discover_session_files
-from .sources import SourceFile, Skipped, discover_memory_files
+from .sources import FileRead, SourceFile, Skipped, discover_memory_files
 
 if TYPE_CHECKING:
     from .config import AgentConfig
-    from .store import FileRow, Store
+    from .store import FileRow, IndexStore
 
 
 def discover_files(agent: "AgentConfig", indexed: Mapping[str, "FileRow"] | None = None) -> tuple[list[SourceFile], list[Skipped]]:
@@ -33,18 +45,78 @@ def discover_files(agent: "AgentConfig", indexed: Mapping[str, "FileRow"] | None
 
 
 def stat_matches(row: "FileRow", f: SourceFile) -> bool:
-    """Same mtime and size as when indexed: the file is taken as unchanged."""
-    return row.mtime_ns == f.mtime_ns and row.size == f.size
+    """Same mtime and size as when indexed: the file is taken as unchanged
+    (never for a file recorded unverified: see :func:`recorded_mtime`)."""
+    return row.mtime_ns == f.mtime_ns and row.size == f.size and row.mtime_ns != UNVERIFIED_MTIME_NS
 
 
-def files_changed(agent: "AgentConfig", store: "Store") -> bool:
+#: Recorded instead of a file's mtime when that mtime cannot vouch for the
+#: text read (no file has it, so the next sync reads the file again).
+UNVERIFIED_MTIME_NS = -1
+#: How much older than the read an mtime must be to vouch for it. Whole-second
+#: mtimes come from file systems with 1 s (ext3, HFS+) or 2 s (FAT)
+#: timestamps; finer ones still tick with a coarse kernel clock (1-16 ms).
+COARSE_WINDOW_NS = 2_000_000_000
+FINE_WINDOW_NS = 25_000_000
+
+
+def racy_window_ns(mtime_ns: int) -> int:
+    """How long after ``mtime_ns`` another write could still get the same mtime."""
+    return COARSE_WINDOW_NS if mtime_ns % 1_000_000_000 == 0 else FINE_WINDOW_NS
+
+
+def verified_in_ns(read: FileRead) -> int:
+    """How long (ns, from the read) until the stat of ``read`` can vouch for
+    its text: 0 when it already can; unsettled reads need a new read at once."""
+    if not read.settled:
+        return 0
+    return max(0, read.mtime_ns + racy_window_ns(read.mtime_ns) - read.read_at_ns)
+
+
+def recorded_mtime(read: FileRead) -> int:
+    """The mtime to store for a file read as ``read``: its own when it was
+    safely older than the read and the read settled, else
+    :data:`UNVERIFIED_MTIME_NS`."""
+    if read.settled and verified_in_ns(read) == 0:
+        return read.mtime_ns
+    return UNVERIFIED_MTIME_NS
+
+
+#: Files left keyword-only by a provider failure count as needing a sync
+#: once the failure is this old: an outage does not make every search wait
+#: through the provider's retries, and a healthy server is used again soon.
+RETRY_EMBEDDINGS_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class IndexChanges:
+    """What a sync would find, from a stat scan (no reads)."""
+
+    #: Files added, changed (or unverified) or removed on disk.
+    files: bool
+    #: Files indexed without their vectors (a provider failed or has them
+    #: pending): a sync with a working provider completes them.
+    incomplete: int
+
+
+def index_changes(agent: "AgentConfig", store: "IndexStore") -> IndexChanges:
+    """Compare the memory files with the index (see :func:`files_changed`)."""
+    known = store.file_rows()
+    incomplete = sum(1 for r in known.values() if r.hash is None)
+    return IndexChanges(_files_differ(agent, known), incomplete)
+
+
+def files_changed(agent: "AgentConfig", store: "IndexStore") -> bool:
     """True when a sync would find files to add, update or remove.
 
     Only a directory scan and stat per file (no reads): cheap enough for
     status. Transcripts count only once grown past ``delta_bytes`` (the
     message threshold needs a read), as a sync skips them until then.
     """
-    known = store.file_rows()
+    return _files_differ(agent, store.file_rows())
+
+
+def _files_differ(agent: "AgentConfig", known: Mapping[str, "FileRow"]) -> bool:
     files, _ = discover_files(agent, known)
     if len(files) != len(known):
         return True

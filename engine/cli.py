@@ -168,8 +168,10 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 
 
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
-    """Sync one agent; returns (report, status)."""
+    """Check the index file (a damaged one is set aside and rebuilt), then
+    sync one agent; returns (report, status)."""
     with _index(cfg, a) as idx:
+        idx.verify()  # what it did is logged (stderr)
         if show_progress:
             with TextProgress(a.id, transient=True) as bar:
                 report = idx.sync(force=force, progress=bar)
@@ -188,15 +190,19 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results below this score (default: query.min_score).")
 @click.option("--max-lines", type=click.IntRange(1), help="Reading budget: as many results as fit in this many lines, overlapping hits merged.")
 @click.option("--source", type=click.Choice(["memory", "sessions"]), help="Search one source only.")
+@click.option("--since", metavar="WHEN", help="Only memory dated on or after WHEN: 2026-03-01, 7d, 2w, 3m, 1y, today, yesterday.")
+@click.option("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
 @click.option("--explain", is_flag=True, help="Show how each score was made.")
 @click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
 @json_option
 @click.pass_context
-def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, explain, no_sync, as_json) -> None:
+def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, no_sync, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result.
 
     Files changed since the last sync are indexed first (--no-sync, or
-    sync.on_search = false in the config, skips it)."""
+    sync.on_search = false in the config, skips it). A file's date, for
+    --since and --before: the date its name starts with (memory/2026-03-01.md),
+    else a date: field in its front matter, else its modification time."""
     text = " ".join(query)
     cfg = _config(ctx)
     agent_cfg = cfg.agent(agent)
@@ -211,7 +217,7 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, exp
         if not no_sync and (agent_cfg.settings.sync.on_search or idx.never_synced):
             note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
         resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain,
-                          max_lines=max_lines)
+                          max_lines=max_lines, after=since, before=before)
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
@@ -222,7 +228,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, exp
     if resp.fallback:
         click.echo(click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True)
     if not resp.results:
-        click.echo("no results")
+        dated = " and ".join(f"{flag} {value}" for flag, value in (("since", since), ("before", before)) if value)
+        click.echo("no results" + (f" dated {dated}" if dated else ""))
         return
     for i, r in enumerate(resp.results, start=1):
         click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
@@ -364,7 +371,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
 
 
 @cli.command("mcp")
-@agent_option
+@click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
 @click.pass_context
 def mcp_cmd(ctx, agent, http_port) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from .errors import ConfigError, UnknownAgentError
-from .paths import AppPaths, app_paths
+from .paths import AppPaths, app_paths, own_config_dir, private_dir, private_file, write_private_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -276,6 +276,7 @@ def load_config(path: str | os.PathLike | None = None, *, env: Mapping[str, str]
         if path is not None or env.get("MEMEXT_CONFIG"):
             raise ConfigError("config file not found", path=str(cfg_path))
         return Config(path=None, agents=[adhoc_agent(env=env)])
+    _keep_private(cfg_path)
     try:
         raw = tomllib.loads(cfg_path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -578,7 +579,22 @@ def add_agent(config_path: Path, agent_id: str, workspace: Path, extra_paths: li
         lines += ["[agents.memory_search]", f"extra_paths = {json.dumps(extra_paths, ensure_ascii=False)}"]
     text = existing.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
     parse_config(tomllib.loads(text), path=config_path)  # refuse to write something that won't load
-    config_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = config_path.with_name(config_path.name + ".tmp")
-    tmp.write_text(text.lstrip("\n"), encoding="utf-8")
-    os.replace(tmp, config_path)
+    private_dir(config_path.parent, tighten=_is_default_config(config_path))
+    write_private_text(config_path, text.lstrip("\n"))
+
+
+def _is_default_config(path: Path) -> bool:
+    """True for the config file in memext's own config folder (whose folder
+    memext may make private; a folder the user chose is left as it is)."""
+    return os.path.realpath(path.parent) == os.path.realpath(own_config_dir())
+
+
+def _keep_private(path: Path) -> None:
+    """The config may hold API keys: tighten a config file (and memext's own
+    config folder) that others can read, saying so once (engine/paths.py)."""
+    try:
+        if _is_default_config(path):
+            private_dir(path.parent)
+        private_file(path)
+    except OSError:
+        pass  # reading it says what is wrong, if anything

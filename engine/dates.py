@@ -6,7 +6,9 @@ time-aware ranking can share one reading of "when is this memory from":
 - :func:`file_date` dates a file: the date its name starts with (daily logs
   such as ``memory/2026-03-01.md``, ``memory/2026/2026-03-01-standup.md``),
   else a ``date:`` field in its YAML front matter, else its mtime (local
-  time). :func:`name_date` and :func:`front_matter_date` are its parts.
+  time). :func:`name_date` and :func:`front_matter_date` are its parts;
+  :func:`content_date` is what a sync stores per file (name, else front
+  matter), as the mtime may change without the content.
 - :func:`parse_when` reads what a user or an agent types for a point in
   time: an ISO date (``2026-03-01``), an ISO date and time
   (``2026-03-01T14:30``, ``2026-03-01 14:30:00+02:00``), an age (``7d``,
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date, datetime, timedelta
 from typing import Union
 
@@ -63,14 +66,22 @@ class DayRange:
         if self.first is not None and self.end is not None and self.first >= self.end:
             raise BadDate(
                 f"no day is on or after {self.first.isoformat()} and before {self.end.isoformat()}: "
-                "`after` must be earlier than `before`"
+                "the start (after, --since) must come before the end (before)"
             )
 
     def contains(self, day: date) -> bool:
         """True when a file dated ``day`` is kept."""
         return (self.first is None or day >= self.first) and (self.end is None or day < self.end)
 
-    @property
+    def keeps(self, day: str | None, mtime_ns: int) -> bool:
+        """True when an indexed file is kept: ``day`` is its stored
+        :func:`content_date` (ISO), None to date it by ``mtime_ns``."""
+        if day is None:
+            return self.contains(datetime.fromtimestamp(mtime_ns / 1e9).date())
+        first, end = self.bounds  # ISO dates order as text
+        return (first is None or day >= first) and (end is None or day < end)
+
+    @cached_property
     def bounds(self) -> tuple[str | None, str | None]:
         """``(first, end)`` as ISO dates, the form the index stores dates in."""
         return (
@@ -122,10 +133,16 @@ def front_matter_date(text: str) -> date | None:
     return None
 
 
+def content_date(rel_path: str, text: str) -> date | None:
+    """The date a file's name or its front matter's ``date:`` gives it,
+    else None (its mtime then dates it)."""
+    return name_date(rel_path) or front_matter_date(text)
+
+
 def file_date(rel_path: str, text: str, mtime: float) -> date:
     """When a memory file is from: its name's date, else its front matter's
     ``date:``, else the local day of ``mtime`` (seconds since the epoch)."""
-    return name_date(rel_path) or front_matter_date(text) or datetime.fromtimestamp(mtime).date()
+    return content_date(rel_path, text) or datetime.fromtimestamp(mtime).date()
 
 
 # -- reading a point in time ------------------------------------------------------------

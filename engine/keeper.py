@@ -97,6 +97,7 @@ class _Status:
     search_mode: str = ""
     syncs: int = 0
     provider_problem: str | None = None
+    search_reason: str | None = None
     #: Why the memory files are not being watched (even polling failed).
     watch_error: str | None = None
 
@@ -161,6 +162,7 @@ class FreshnessKeeper:
         self._status = _Status()
         self._last_sync_end = time.monotonic()
         self._last_progress_emit = 0.0
+        self._recheck_timer: threading.Timer | None = None
         self._thread = threading.Thread(target=self._run, name=f"memext-keeper-{self.agent.id}", daemon=True)
         self._watch: WatchGuard | None = None
         if watch and self.agent.settings.sync.watch and self.agent.settings.enabled:
@@ -191,6 +193,8 @@ class FreshnessKeeper:
             self._cond.notify_all()
         if self._watch is not None:
             self._watch.stop()
+        if self._recheck_timer is not None:
+            self._recheck_timer.cancel()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
         if self._thread.is_alive() and self._thread is not threading.current_thread():
@@ -462,6 +466,8 @@ class FreshnessKeeper:
         if self._stopping:
             return
         self._synced_ok = True
+        if report.recheck_after_s is not None:
+            self._recheck_later(report.recheck_after_s)
         error = f"embedding failed, indexed keyword-only: {report.provider_error}" if report.provider_error else None
         log.info(
             "%s: synced (%s%s) in %.2f s: %d files indexed, %d unchanged, %d deleted",
@@ -474,6 +480,18 @@ class FreshnessKeeper:
             report.files_deleted,
         )
         self._finish(report, error)
+
+    def _recheck_later(self, delay_s: float) -> None:
+        """Sync again once files the last sync could not verify (an mtime in
+        the same clock tick as its read, engine/changes.py) can be: no file
+        event will come for an edit the watcher already reported."""
+        if self._recheck_timer is not None:
+            self._recheck_timer.cancel()
+        timer = threading.Timer(delay_s + 0.05, self.request, args=("recheck",))
+        timer.name = f"memext-recheck-{self.agent.id}"
+        timer.daemon = True
+        self._recheck_timer = timer
+        timer.start()
 
     def _sync_when_unlocked(self, index: MemoryIndex, req: SyncRequest) -> SyncReport:
         """``index.sync``, waiting for another process's sync of the agent in
@@ -524,6 +542,7 @@ class FreshnessKeeper:
             s.last_sync_at, s.last_sync_duration_s = facts.last_sync_at, facts.last_sync_duration_s
             s.search_mode = facts.search_mode
             s.provider_problem = facts.provider_problem
+            s.search_reason = facts.search_reason
 
     def _on_progress(self, p: SyncProgress) -> None:
         if p.phase == "done":
@@ -566,4 +585,5 @@ class FreshnessKeeper:
             watch_mode=self._watch.mode if self._watch is not None else "off",
             search_mode=s.search_mode,
             syncs=s.syncs,
+            search_reason=s.search_reason,
         )

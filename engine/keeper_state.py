@@ -42,6 +42,9 @@ class KeeperSnapshot:
     search_mode: str = ""
     #: Syncs this keeper finished (successful or not).
     syncs: int = 0
+    #: Why search is keyword-only (and, for a missing model or key, what
+    #: to do about it); None when it is hybrid.
+    search_reason: str | None = None
 
     @property
     def memory_folder(self) -> Path:
@@ -54,7 +57,8 @@ KeeperListener = Callable[[KeeperSnapshot], None]
 
 # Sync reasons, most important first. "manual" also indexes session
 # transcripts below their delta thresholds; the others leave that to the engine.
-PRIORITY = ("manual", "note", "append", "watch", "search", "interval", "startup", "resume", "reconcile")
+# "recheck" reads again files a sync could not verify (engine/changes.py).
+PRIORITY = ("manual", "note", "append", "watch", "recheck", "search", "interval", "startup", "resume", "reconcile")
 #: Requests for these reasons are waited for by the next ``before_search``:
 #: the caller wrote memory and expects to find it.
 WAITED_REASONS = frozenset({"manual", "note", "append"})
@@ -82,6 +86,7 @@ class StatusFacts:
     last_sync_duration_s: float | None
     search_mode: str
     provider_problem: str | None
+    search_reason: str | None = None
 
 
 def status_facts(st: IndexStatus) -> StatusFacts:
@@ -93,4 +98,13 @@ def status_facts(st: IndexStatus) -> StatusFacts:
         last_sync_duration_s=st.last_sync.duration_s if st.last_sync else None,
         search_mode=st.mode,
         provider_problem=st.provider.problem,
+        search_reason=_search_reason(st),
     )
+
+
+def _search_reason(st: IndexStatus) -> str | None:
+    if st.mode != "keyword-only":
+        return None
+    if st.keyword_only_reason:
+        return f"keyword-only because {st.keyword_only_reason}"
+    return st.provider.reason or "no embedding provider: keyword-only search"

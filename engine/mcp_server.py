@@ -8,6 +8,13 @@ model reads the message and the server keeps running.
 
 Transports: stdio (what Claude Desktop, Claude Code and Cursor launch) or
 Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``).
+
+While it runs, the engine's :class:`~.supervisor.Supervisor` keeps the
+served agents' indexes fresh, as in the tray: a first sync at start, file
+watchers (with the ``watch`` extra), interval and reconcile syncs. Tool
+calls never sync by themselves (:class:`~.tool_hosts.KeptFresh`): a search
+answers at once and says ``stale`` when the index did not match the files,
+and an append returns once the keeper has indexed the entry.
 """
 
 from __future__ import annotations
@@ -15,8 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import threading
-import time
 from typing import Sequence
 
 import anyio
@@ -25,8 +30,8 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from .config import Config
-from .index import MemoryIndex
-from .tools import MemoryTools, SyncWhenNeeded, ToolError
+from .supervisor import Supervisor
+from .tools import MemoryTools, ToolError
 
 log = logging.getLogger("memext")
 
@@ -34,62 +39,12 @@ INSTRUCTIONS = """\
 memext is this user's long-term memory: Markdown notes (MEMORY.md for lasting facts, memory/YYYY-MM-DD.md daily notes).
 - Call memory_search before answering anything that may depend on earlier conversations or work: people, preferences, \
 decisions, dates, project history, "what did we ...". Cite what you use by its citation (path:start-end); \
-read more around a hit with memory_get.
+read more around a hit with memory_get. For a question about a period ("last week", "in March"), \
+narrow the search with after/before (e.g. after="7d", or after="2026-03-01", before="2026-04-01").
 - Call memory_append when something should be remembered in later sessions: a decision, a preference, a fact learned, \
 work done, a promise. Default target: today's daily note; put durable facts and preferences in MEMORY.md (file="MEMORY.md"). \
 Write self-contained entries (names and dates, not "he" or "yesterday"); do not store secrets.
 - A tool result with isError holds a message saying what to change; fix the arguments and call again."""
-
-#: Least time between two freshness checks (a stat scan) of one agent.
-FRESHNESS_MIN_INTERVAL_S = 5.0
-
-
-class _Freshness(SyncWhenNeeded):
-    """Keeps the served indexes fresh while the server runs.
-
-    For now: index each agent once at start (in the background), then sync
-    before a search when the files changed, checking at most once per
-    FRESHNESS_MIN_INTERVAL_S per agent. The engine's Supervisor /
-    FreshnessKeeper (watchers, interval sync) replaces this class: it is the
-    one place the server decides when to sync.
-    """
-
-    def __init__(self, min_interval_s: float = FRESHNESS_MIN_INTERVAL_S, lock_timeout: float = 2.0):
-        super().__init__(lock_timeout)
-        self.min_interval_s = min_interval_s
-        self._checked: dict[str, float] = {}
-        self._warmup: threading.Thread | None = None
-
-    def start(self, tools: MemoryTools) -> None:
-        """Index every served agent in the background, so the first search is quick."""
-
-        def warm() -> None:
-            for agent in tools.agents:
-                try:
-                    idx = tools.index(agent)
-                    if idx.needs_sync():
-                        idx.sync(reason="startup")
-                    self._checked[agent] = time.monotonic()
-                except Exception as exc:  # the first search retries and reports it
-                    log.warning("memext mcp: indexing %s at start failed: %s", agent, exc)
-
-        self._warmup = threading.Thread(target=warm, name="memext-mcp-warmup", daemon=True)
-        self._warmup.start()
-
-    def stop(self, timeout: float = 30) -> None:
-        if self._warmup is not None:
-            self._warmup.join(timeout)
-
-    def before_search(self, agent: str, index: MemoryIndex) -> str | None:
-        now = time.monotonic()
-        if not index.never_synced and now - self._checked.get(agent, float("-inf")) < self.min_interval_s:
-            return None
-        self._checked[agent] = now
-        return super().before_search(agent, index)
-
-    def after_append(self, agent: str, index: MemoryIndex) -> None:
-        self._checked[agent] = time.monotonic()  # append synced just now
-
 
 def build_server(tools: MemoryTools) -> Server:
     """An MCP server answering with ``tools``."""
@@ -151,19 +106,18 @@ async def _serve_http(server: Server, port: int, host: str) -> None:
 def serve(config: Config, agents: Sequence[str] | None = None, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
     """Run the server until stdin closes (stdio) or it is interrupted (HTTP).
 
-    ``agents``: the ids served (all configured agents when None).
+    ``agents``: the ids served (all configured agents when None). The
+    agents are those of ``config`` at start; edits to the config file
+    (settings, workspaces) are picked up while it runs.
     """
-    freshness = _Freshness()
-    with MemoryTools.from_config(config, agents, freshness=freshness) as tools:
-        freshness.start(tools)
+    served = list(agents) if agents else [a.id for a in config.agents]
+    for agent_id in served:
+        config.agent(agent_id)  # an unknown agent fails before anything starts
+    with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served) as tools:
         server = build_server(tools)
         where = f"http://{host}:{http_port}/mcp" if http_port is not None else "stdio"
         print(f"memext mcp: serving {', '.join(tools.agents)} on {where}", file=sys.stderr, flush=True)
-        try:
-            if http_port is None:
-                anyio.run(_serve_stdio, server)
-            else:
-                anyio.run(_serve_http, server, http_port, host)
-        finally:
-            tools.close()  # cancels a start-up sync still running
-            freshness.stop()
+        if http_port is None:
+            anyio.run(_serve_stdio, server)
+        else:
+            anyio.run(_serve_http, server, http_port, host)

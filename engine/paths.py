@@ -64,6 +64,13 @@ def app_paths() -> AppPaths:
     )
 
 
+def own_config_dir() -> Path:
+    """memext's own config folder (platformdirs), whatever ``MEMEXT_CONFIG``
+    says: a folder memext may make private. A config file elsewhere lives in
+    a folder the user chose, which memext leaves as it is."""
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
 def private_dir(path: Path, *, tighten: bool = True) -> Path:
     """Create folder ``path`` mode 0700 (missing parents too: memext made
     them), or tighten an existing one to 0700 (unless ``tighten`` is False,

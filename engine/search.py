@@ -32,7 +32,7 @@ import re
 import sys
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
@@ -193,6 +193,7 @@ def run_search(
     max_lines: int | None = None,
     snippets: bool = True,
     now: datetime | None = None,
+    paths: Collection[str] | None = None,
 ) -> tuple[list[SearchResult], str]:
     """Search one store; returns (results, mode).
 
@@ -201,7 +202,8 @@ def run_search(
     into one span (:mod:`engine.spans`). ``snippets=False`` leaves snippets
     empty and excerpts out, for callers that only rank (benchmarks).
     Time cues in the query ("last week") are read relative to ``now``
-    (default: the current time).
+    (default: the current time). ``paths`` searches only those files (the
+    ``after``/``before`` filters): the stores filter before they rank.
     """
     h = settings.hybrid
     cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
@@ -213,8 +215,8 @@ def run_search(
     total = store.chunk_count()
     sent = keyword_terms(terms, doc_counts, total)
     match = fts_match_expression(sent)
-    keyword_hits = store.keyword_search(match, pool, sources) if match else []
-    vector_hits = store.vector_search(query_vector, pool, sources) if query_vector is not None else []
+    keyword_hits = store.keyword_search(match, pool, sources, paths) if match else []
+    vector_hits = store.vector_search(query_vector, pool, sources, paths) if query_vector is not None else []
     use_vector = query_vector is not None and store.dims is not None
     use_keyword = store.fts_status().available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, NamedTuple, Protocol
@@ -18,7 +19,19 @@ from typing import Mapping, NamedTuple, Protocol
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 from .units import human_size
 
-__all__ = ["MEMORY_DIR", "ROOT_FILES", "MemoryRoots", "SourceFile", "Skipped", "NotText", "discover_memory_files", "looks_binary", "read_text"]
+__all__ = [
+    "MEMORY_DIR",
+    "ROOT_FILES",
+    "FileRead",
+    "MemoryRoots",
+    "NotText",
+    "SourceFile",
+    "Skipped",
+    "discover_memory_files",
+    "looks_binary",
+    "read_file",
+    "read_text",
+]
 
 
 class SourceFile(NamedTuple):
@@ -259,7 +272,11 @@ def read_text(path: Path) -> tuple[str, bool]:
     Returns ``(text, had_bad_bytes)``; a leading BOM is dropped. Raises
     :class:`NotText` for binary content (see :func:`looks_binary`).
     """
-    data = path.read_bytes()
+    return decode_text(path.read_bytes())
+
+
+def decode_text(data: bytes) -> tuple[str, bool]:
+    """:func:`read_text` on bytes already read."""
     if looks_binary(data):
         raise NotText(BINARY_REASON)
     try:
@@ -271,3 +288,50 @@ def read_text(path: Path) -> tuple[str, bool]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, bad
+
+
+class FileRead(NamedTuple):
+    """A file's text and the stat it had while it was read (for the index)."""
+
+    text: str
+    bad_bytes: bool
+    mtime_ns: int
+    size: int
+    #: The wall clock (ns) just before the read began: an mtime not safely
+    #: older than this cannot vouch for the text (see engine/changes.py).
+    read_at_ns: int
+    #: False when the file kept changing while it was read (size or mtime
+    #: differed before and after each attempt): the text may be torn.
+    settled: bool
+
+
+#: How often a file that changes while it is read is read again in one go.
+READ_ATTEMPTS = 3
+
+
+def read_file(path: str | Path, attempts: int = READ_ATTEMPTS) -> FileRead:
+    """Read a file as :func:`read_text` does, with the stat that goes with it.
+
+    The file is stat'ed (through the open descriptor) before and after the
+    read; when the two differ, or the bytes read are not the size it had,
+    it was written meanwhile (an editor saving, a log growing) and is read
+    again, up to ``attempts`` times. A file still changing after that comes
+    back with ``settled`` False and the stat of what was read.
+    Raises OSError or :class:`NotText`.
+    """
+    with open(path, "rb") as fh:
+        fd = fh.fileno()
+        for _ in range(max(1, attempts)):
+            read_at = time.time_ns()
+            before = os.fstat(fd)
+            fh.seek(0)
+            data = fh.read()
+            after = os.fstat(fd)
+            settled = (
+                before.st_mtime_ns == after.st_mtime_ns and before.st_size == after.st_size and len(data) == after.st_size
+            )
+            if settled:
+                break
+    text, bad = decode_text(data)
+    mtime = before.st_mtime_ns if settled else after.st_mtime_ns
+    return FileRead(text, bad, mtime, len(data), read_at, settled)

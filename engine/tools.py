@@ -21,17 +21,20 @@ import copy
 import json
 import threading
 from dataclasses import dataclass, is_dataclass
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from .append import AppendResult
 from .config import Config, load_config
-from .errors import LockTimeout, MemextError
+from .errors import MemextError
 from .index import MemoryIndex
 from .read import ReadResult
 from .search import SearchResponse
+from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
 
 if TYPE_CHECKING:
     import jsonschema
+
+    from .supervisor import Supervisor
 
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50
@@ -124,11 +127,15 @@ MEMORY_SEARCH = ToolSpec(
             },
             "after": {
                 "type": ["string", "null"],
-                "description": "Only memory dated on or after this (ISO date like 2026-03-01, or relative like 7d, 2w). Not supported yet: pass null.",
+                "description": (
+                    "Only memory dated on or after this: an ISO date (2026-03-01) or date and time, an age "
+                    "(7d, 2w, 3m, 1y: days, weeks, months, years ago), today or yesterday (null: no lower bound). "
+                    "A note's date is its daily-note name's, else its front matter's date:, else when it was last saved."
+                ),
             },
             "before": {
                 "type": ["string", "null"],
-                "description": "Only memory dated before this (ISO date or relative). Not supported yet: pass null.",
+                "description": "Only memory dated before this, in the same forms as `after` (null: no upper bound).",
             },
             "agent": _AGENT,
         }
@@ -201,61 +208,25 @@ def openai_tools(api: Literal["chat", "responses"] = "chat", tools: Sequence[Too
     raise ValueError(f"api must be 'chat' or 'responses', not {api!r}")
 
 
-class Freshness(Protocol):
-    """How a tool host keeps indexes fresh around tool calls."""
-
-    def before_search(self, agent: str, index: MemoryIndex) -> str | None:
-        """Make ``index`` fresh enough to search; a notice when it is known
-        not to be (the result then says ``stale``), else None."""
-
-    def after_append(self, agent: str, index: MemoryIndex) -> None:
-        """An entry was appended (and synced) through ``index``."""
-
-
-class SyncWhenNeeded:
-    """The default :class:`Freshness`: sync before a search when the files
-    changed (a stat scan), in the caller's thread, as `memext search` does."""
-
-    def __init__(self, lock_timeout: float = 2.0):
-        self.lock_timeout = lock_timeout
-
-    def before_search(self, agent: str, index: MemoryIndex) -> str | None:
-        if not index.needs_sync():
-            return None
-        try:
-            index.sync(reason="search", lock_timeout=self.lock_timeout)
-        except LockTimeout:
-            return "another process is syncing this index; answered from it as it is"
-        except MemextError as exc:
-            return f"the index could not be brought up to date ({exc}); answered from it as it is"
-        return None
-
-    def after_append(self, agent: str, index: MemoryIndex) -> None:
-        return None
-
-
 class MemoryTools:
     """Answers tool calls for one or more agents.
 
-    ``open_index(agent_id)`` opens an agent's index; indexes are opened on
-    first use, kept, and closed by :meth:`close`. ``agents`` are the ids
-    served (the first is the default). Calls are serialised: one index is
-    not searched while it is being written through another call.
+    ``indexes`` is where the agents' indexes come from: a function
+    ``open_index(agent_id)`` (indexes are then opened on first use, synced
+    before a search when their files changed, and closed by :meth:`close`:
+    :class:`~.tool_hosts.SyncWhenNeeded`), or an
+    :class:`~.tool_hosts.IndexHost` such as :class:`~.tool_hosts.KeptFresh`
+    (a running Supervisor keeps them fresh; see :meth:`kept_fresh`).
+    ``agents`` are the ids served (the first is the default). Calls are
+    serialised: one index is not searched while it is being written
+    through another call.
     """
 
-    def __init__(
-        self,
-        open_index: Callable[[str], MemoryIndex],
-        agents: Sequence[str],
-        *,
-        freshness: Freshness | None = None,
-    ):
+    def __init__(self, indexes: Callable[[str], MemoryIndex] | IndexHost, agents: Sequence[str], *, lock_timeout: float = 2.0):
         if not agents:
             raise MemextError("no agents to serve: add one with `memext agents add ID WORKSPACE`")
         self.agents: tuple[str, ...] = tuple(agents)
-        self.freshness: Freshness = freshness or SyncWhenNeeded()
-        self._open_index = open_index
-        self._indexes: dict[str, MemoryIndex] = {}
+        self.host: IndexHost = indexes if isinstance(indexes, IndexHost) else SyncWhenNeeded(indexes, lock_timeout)
         self._lock = threading.RLock()
         self.specs: tuple[ToolSpec, ...] = tuple(t.with_agents(self.agents) for t in TOOLS)
         self._by_name = {t.name: t for t in self.specs}
@@ -267,41 +238,50 @@ class MemoryTools:
         self._validators = {t.name: Draft202012Validator(dict(t.parameters)) for t in self.specs}
 
     @classmethod
-    def from_config(
-        cls, config: Config | None = None, agents: Sequence[str] | None = None, *, freshness: Freshness | None = None
-    ) -> "MemoryTools":
+    def from_config(cls, config: Config | None = None, agents: Sequence[str] | None = None, *, lock_timeout: float = 2.0) -> "MemoryTools":
         """Tools over the agents of ``config`` (loaded from the usual place
-        when None): ``agents`` (ids) or all of them."""
+        when None): ``agents`` (ids) or all of them; indexes synced before a
+        search when their files changed (:class:`~.tool_hosts.SyncWhenNeeded`)."""
         cfg = config or load_config()
         chosen = [cfg.agent(a) for a in agents] if agents else list(cfg.agents)
         by_id = {a.id: a for a in chosen}
-        return cls(lambda agent_id: MemoryIndex(by_id[agent_id], config_file=cfg.path), list(by_id), freshness=freshness)
+        return cls(lambda agent_id: MemoryIndex(by_id[agent_id], config_file=cfg.path), list(by_id), lock_timeout=lock_timeout)
+
+    @classmethod
+    def kept_fresh(cls, supervisor: "Supervisor", agents: Sequence[str] | None = None) -> "MemoryTools":
+        """Tools over the agents of a started :class:`~.supervisor.Supervisor`
+        (``agents`` or all of them), whose keepers keep the indexes fresh:
+        searches never sync, and say ``stale`` when the index did not match
+        the files (:class:`~.tool_hosts.KeptFresh`)."""
+        served = list(agents) if agents else [k.agent.id for k in supervisor.keepers()]
+        for agent_id in served:
+            supervisor.keeper(agent_id)  # an unknown agent fails here, not at the first call
+        return cls(KeptFresh(supervisor), served)
 
     @property
     def default_agent(self) -> str:
         return self.agents[0]
 
     def index(self, agent: str | None = None) -> MemoryIndex:
-        """The index of ``agent`` (the default agent when None), opened on first use."""
+        """The index of ``agent`` (the default agent when None)."""
+        return self.host.index(self._served(agent))
+
+    def _served(self, agent: str | None) -> str:
         agent_id = self.default_agent if agent is None else agent
         if agent_id not in self.agents:
             served = ", ".join(repr(a) for a in self.agents)
             raise ToolError(f"no agent {agent_id!r} here; this memory serves {served} (or pass agent=null for {self.default_agent!r})")
-        with self._lock:
-            if agent_id not in self._indexes:
-                self._indexes[agent_id] = self._open_index(agent_id)
-            return self._indexes[agent_id]
+        return agent_id
 
     def openai_tools(self, api: Literal["chat", "responses"] = "chat") -> list[dict]:
         """:func:`openai_tools` with the served agents named."""
         return openai_tools(api, self.specs)
 
     def close(self) -> None:
-        """Close the indexes opened so far (idempotent)."""
+        """Close the indexes this object opened (idempotent; a
+        Supervisor's indexes stay with it)."""
         with self._lock:
-            indexes, self._indexes = list(self._indexes.values()), {}
-        for idx in indexes:
-            idx.close()
+            self.host.close()
 
     def __enter__(self) -> "MemoryTools":
         return self
@@ -357,14 +337,19 @@ class MemoryTools:
         return args
 
     def _search(self, args: dict[str, Any]) -> dict:
-        if args["after"] is not None or args["before"] is not None:
-            raise ToolError("time filters are not supported yet: call memory_search again with after and before set to null")
         if not args["query"].strip():
             raise ToolError("memory_search: the query is empty; say what to look for")
-        agent = args["agent"] or self.default_agent
-        idx = self.index(agent)
-        stale_notice = self.freshness.before_search(agent, idx)
-        resp = idx.search(args["query"], max_results=args["max_results"], min_score=args["min_score"], max_lines=args["max_lines"])
+        def run(index: MemoryIndex) -> SearchResponse:
+            return index.search(
+                args["query"],
+                max_results=args["max_results"],
+                min_score=args["min_score"],
+                max_lines=args["max_lines"],
+                after=args["after"],
+                before=args["before"],
+            )
+
+        resp, stale_notice = self.host.search(self._served(args["agent"]), run)
         return search_result(resp, stale_notice)
 
     def _get(self, args: dict[str, Any]) -> dict:
@@ -372,11 +357,8 @@ class MemoryTools:
         return get_result(res)
 
     def _append(self, args: dict[str, Any]) -> dict:
-        agent = args["agent"] or self.default_agent
-        idx = self.index(agent)
-        written = idx.append(args["text"], file=args["file"], heading=args["heading"])
-        self.freshness.after_append(agent, idx)
-        return append_result(written)
+        agent = self._served(args["agent"])
+        return append_result(self.host.append(agent, args["text"], args["file"], args["heading"]))
 
 
 def _describe(error: "jsonschema.ValidationError", props: Mapping[str, Any]) -> str:

@@ -17,6 +17,8 @@ An editor's atomic save (write a temp file, rename it over the target)
 arrives as a move whose ``dest_path`` is the memory file: moves are judged
 by both ends. When the native observer cannot start (inotify instance or
 watch limits: ``EMFILE``/``ENOSPC``) the watcher falls back to polling.
+Neither follows folder symlinks (inotify's recursive watch skips them; the
+polling snapshot uses ``lstat``), so symlink loops cannot trap a watcher.
 Reaching the watch limit later, in a new subfolder, does not stop watchdog
 7's observer: it skips that folder's watch silently (the supervisor's reconcile
 scan still syncs what changes there). A start that fails even with polling
@@ -46,7 +48,7 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
+from watchdog.observers.polling import PollingObserverVFS
 from watchdog.utils.event_debouncer import EventDebouncer
 
 from .roots import MemoryRoots
@@ -167,9 +169,12 @@ class MemoryWatcher:
                         )
                     self.fallback_reason = str(exc)
             if self._observer is None:
-                self._observer = self._start_observer(lambda: PollingObserver(timeout=self._poll_interval_s), schedules)
+                self._observer = self._start_observer(self._polling_observer, schedules)
                 self.mode = "polling"
             self._scheduled = schedules
+
+    def _polling_observer(self) -> BaseObserver:
+        return PollingObserver(timeout=self._poll_interval_s)
 
     def _start_observer(self, factory: ObserverFactory, schedules: list[tuple[Path, bool]]) -> BaseObserver:
         observer = factory()
@@ -261,6 +266,16 @@ class MemoryWatcher:
             self.refresh()
         except Exception as exc:  # the watcher is off now; the supervisor's scheduler starts it again
             log.error("re-planning the watches of %s failed: %s", self._name, exc)
+
+
+class PollingObserver(PollingObserverVFS):
+    """watchdog's polling observer on ``lstat``: with its default ``stat`` the
+    snapshot walks into every folder symlink, and two loops in one folder
+    (``x -> .``, ``y -> .``) make it list 2^40 paths. Discovery does not
+    follow such links either (engine/sources.py)."""
+
+    def __init__(self, *, timeout: float = 1.0):
+        super().__init__(os.lstat, os.scandir, polling_interval=timeout)
 
 
 def _stop_quietly(observer: BaseObserver) -> None:

@@ -1,9 +1,11 @@
 """memext for IPython: ``%load_ext memext``.
 
 Magics: ``%memsearch``, ``%memget``, ``%memstatus``, ``%memindex`` and
-``%%memnote``; settings through ``%config MemExt.<name>``; and
-:func:`search_widget` for live search. Loading the extension warms the
-default agent's index in the background (``sync.on_session_start``);
+``%%memnote``; settings through ``%config MemExt.<name>``;
+:func:`search_widget` for live search; and plain functions for code,
+``memext.search("query")``, ``memext.get(citation)``, ``memext.status()``
+and ``memext.note(text)`` (:mod:`memext.api`). Loading the extension warms
+the default agent's index in the background (``sync.on_session_start``);
 unloading it stops that work and closes the indexes.
 """
 
@@ -13,13 +15,25 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .api import default_session, get, note, search, status
     from .results import SearchResults
     from .session import Session
     from .views import FileLines, StatusTable, SyncSummary
 
 #: The notebook classes load on first use, so the ``memext`` command (which
 #: imports this package first) does not pay for them (DESIGN.md §12).
-_EXPORTS = {"FileLines": "views", "SearchResults": "results", "Session": "session", "StatusTable": "views", "SyncSummary": "views"}
+_EXPORTS = {
+    "FileLines": "views",
+    "SearchResults": "results",
+    "Session": "session",
+    "StatusTable": "views",
+    "SyncSummary": "views",
+    "search": "api",
+    "get": "api",
+    "status": "api",
+    "note": "api",
+    "default_session": "api",
+}
 
 __all__ = [
     "FileLines",
@@ -27,8 +41,13 @@ __all__ = [
     "Session",
     "StatusTable",
     "SyncSummary",
+    "default_session",
+    "get",
     "load_ipython_extension",
+    "note",
+    "search",
     "search_widget",
+    "status",
     "unload_ipython_extension",
 ]
 
@@ -40,11 +59,13 @@ def load_ipython_extension(ipython: Any) -> None:
     from memext.engine import MemextError
 
     from .magics import MemExt
+    from .question_mark import question_mark_is_query
     from .quiet import semicolon_after_quiet_call, space_before_semicolon
 
     magics = MemExt(shell=ipython)
     ipython.register_magics(magics)
     _add_transformer(ipython, "input_transformers_cleanup", space_before_semicolon)
+    _add_transformer(ipython, "input_transformers_cleanup", question_mark_is_query)
     _add_transformer(ipython, "input_transformers_post", semicolon_after_quiet_call)
     try:
         magics.session.warm_up(magics.agent)
@@ -55,9 +76,11 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Stop background syncs, close the indexes and remove the magics."""
+    from .question_mark import question_mark_is_query
     from .quiet import semicolon_after_quiet_call, space_before_semicolon
 
     _remove_transformer(ipython, "input_transformers_cleanup", space_before_semicolon)
+    _remove_transformer(ipython, "input_transformers_cleanup", question_mark_is_query)
     _remove_transformer(ipython, "input_transformers_post", semicolon_after_quiet_call)
     manager = ipython.magics_manager
     magics = manager.registry.pop(_MAGICS_NAME, None)
@@ -96,25 +119,15 @@ def search_widget(agent: str | None = None, **kwargs: Any):
     Inside a shell where ``%load_ext memext`` ran, it shares the magics'
     open indexes and settings; elsewhere it opens its own.
     """
+    from .api import loaded_magics
     from .widget import SearchWidget
 
-    magics = _loaded_magics()
+    magics = loaded_magics()
     if magics is None:
         return SearchWidget(agent=agent, **kwargs)
     kwargs.setdefault("max_results", magics.max_results)
     kwargs.setdefault("min_score", magics.min_score)
     return SearchWidget(magics.session, agent=agent or magics.agent, **kwargs)
-
-
-def _loaded_magics():
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    shell = get_ipython()
-    if shell is None:
-        return None
-    return shell.magics_manager.registry.get(_MAGICS_NAME)
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,6 @@
 """The IPython magics: ``%memsearch``, ``%memget``, ``%memstatus``,
-``%memindex`` and ``%%memnote``.
+``%memindex`` and ``%%memnote`` (what they do is in :mod:`memext.api`,
+shared with ``memext.search()`` and friends).
 
 Settings come from traitlets, so ``%config MemExt.max_results = 10`` (or
 ``c.MemExt.agent = "work"`` in ``ipython_config.py``) works. Bad flags are
@@ -21,14 +22,13 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
-from memext.engine import MemextError, parse_get_spec
+from memext.engine import MemextError
 
-from .notes import append_note
+from .api import run_get, run_note, run_search, run_status
 from .progress import progress_for
 from .quiet import split_quiet
-from .results import SearchResults
 from .session import Session
-from .views import FileLines, StatusTable, SyncSummaries, SyncSummary
+from .views import SyncSummaries, SyncSummary
 
 
 def _positive_int(text: str) -> int:
@@ -168,6 +168,8 @@ class MemExt(Magics):
     @argument("--min-score", type=_unit_float, help="Drop results below this score, 0..1.")
     @argument("--max-lines", type=_positive_int, help="Reading budget: as many results as fit in this many lines, overlapping hits merged.")
     @argument("--source", choices=["memory", "sessions"], help="Search one source only.")
+    @argument("--since", metavar="WHEN", help="Only memory dated on or after WHEN: 2026-03-01, 7d, 2w, 3m, 1y, today, yesterday.")
+    @argument("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
     @argument("--explain", action="store_true", help="Show how each score was made.")
     @argument("--json", action="store_true", help="Show the results as JSON.")
     @argument("--widget", action="store_true", help="Open the live search widget instead.")
@@ -186,28 +188,30 @@ class MemExt(Magics):
         max_results = args.max_results or self.max_results
         min_score = args.min_score if args.min_score is not None else self.min_score
         listing_only = [flag for flag, on in (("--json", args.json), ("--explain", args.explain), ("--source", args.source),
-                                              ("--max-lines", args.max_lines)) if on]
+                                              ("--max-lines", args.max_lines), ("--before", args.before)) if on]
         if args.widget and listing_only:
             raise UsageError(f"--widget cannot show {', '.join(listing_only)}; leave out --widget for a result list")
         # MemExt.widget is only a default: flags the widget cannot show get the list.
         if args.widget or (self.widget and not listing_only):
             from .widget import SearchWidget
 
-            return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score)
+            return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score, since=args.since)
         if not query:
             raise UsageError("%memsearch needs a query, e.g. %memsearch deploy checklist")
-        keeper = self.session.keeper(agent)
-        keeper.before_search()
-        idx = keeper.index
-        response = idx.search(
+        results = run_search(
+            self.session,
             query,
+            agent=agent,
+            as_json=args.json,
             max_results=max_results,
             min_score=min_score,
             sources=[args.source] if args.source else None,
             explain=args.explain,
             max_lines=args.max_lines,
+            after=args.since,
+            before=args.before,
         )
-        return self._shown(SearchResults(response, idx.agent.id, as_json=args.json, syncing=keeper.busy()), quiet)
+        return self._shown(results, quiet)
 
     # -- %memget ------------------------------------------------------------------------
 
@@ -227,10 +231,8 @@ class MemExt(Magics):
         """
         line, quiet = split_quiet(line)
         args = _parse(self.memget, line)
-        path, start, count = parse_get_spec(args.spec)
-        idx = self.session.index(args.agent or self.agent)
-        read = idx.get(path, args.from_line or start, args.lines or count)
-        return self._shown(FileLines(read), quiet)
+        lines = run_get(self.session, args.spec, agent=args.agent or self.agent, from_line=args.from_line, lines=args.lines)
+        return self._shown(lines, quiet)
 
     # -- %memstatus ------------------------------------------------------------------------
 
@@ -242,16 +244,7 @@ class MemExt(Magics):
         """Status of one or every agent's index, as a table (StatusTable)."""
         line, quiet = split_quiet(line)
         args = _parse(self.memstatus, line)
-        agents = [self.session.resolve_agent(args.agent).id] if args.agent else self.session.agent_ids()
-        statuses, errors = [], {}
-        for agent in agents:
-            try:
-                statuses.append(self.session.index(agent).status())
-            except MemextError as exc:  # one broken agent must not hide the others
-                if args.agent:
-                    raise
-                errors[agent] = str(exc)
-        return self._shown(StatusTable(statuses, errors), quiet)
+        return self._shown(run_status(self.session, args.agent), quiet)
 
     # -- %memindex ------------------------------------------------------------------------
 
@@ -271,7 +264,9 @@ class MemExt(Magics):
             idx = self.session.index(agent)
             with progress_for(self.shell, agent, stream=sys.stderr) as bar:
                 report = idx.sync(force=args.force, progress=bar)
-            summaries.append(SyncSummary(agent, report, idx.status()))
+            summary = SyncSummary(agent, report, idx.status())
+            summary.repeated = self.session.repeated_notices(summary.provider_notices())
+            summaries.append(summary)
         return self._shown(summaries[0] if len(summaries) == 1 else SyncSummaries(summaries), quiet)
 
     # -- %%memnote --------------------------------------------------------------------------
@@ -288,8 +283,6 @@ class MemExt(Magics):
         args = _parse(self.memnote, line)
         if args.file and args.long_term:
             raise UsageError("use either --file or --long-term, not both")
-        keeper = self.session.keeper(args.agent or self.agent)
-        note = append_note(keeper.agent, cell, file=args.file, long_term=args.long_term)
-        keeper.request("note")  # the next search waits for it
+        note = run_note(self.session, cell, agent=args.agent or self.agent, file=args.file, long_term=args.long_term)
         print(f"noted in {note.citation}" + (" (new file)" if note.created else ""))
         return None

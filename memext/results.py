@@ -10,14 +10,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, Collection, overload
 
-from memext.engine import SearchResponse, SearchResult
+from memext.engine import SearchResponse, SearchResult, explain_rows, explain_table
 
 from .quiet import QuietDisplay
-from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, esc, highlight_html, highlight_text, score_bar_html, score_bar_text
+from .render import (
+    ERROR_STYLE,
+    FONT,
+    MUTED,
+    NOTICE_STYLE,
+    TEXT,
+    citation_html,
+    esc,
+    excerpt_html,
+    excerpt_text,
+    explain_html,
+    highlight_text,
+    numbered_lines_html,
+    score_bar_html,
+    score_bar_text,
+)
 
-#: Snippet lines shown per result (the full lines are one ``%memget`` away).
+#: Snippet lines shown for a result without an excerpt (the full lines are
+#: one ``%memget`` away).
 SNIPPET_LINES = 12
 
 
@@ -29,12 +45,16 @@ class SearchResults(QuietDisplay, Sequence):
     ``as_json`` makes the default display the JSON text instead.
     """
 
-    def __init__(self, response: SearchResponse, agent: str, *, as_json: bool = False, syncing: bool = False):
+    def __init__(self, response: SearchResponse, agent: str, *, as_json: bool = False, syncing: bool = False,
+                 repeated: Collection[str] = ()):
         self.response = response
         self.agent = agent
         self.as_json = as_json
         #: True when a sync was running as the search ran (results may lag).
         self.syncing = syncing
+        #: Notices shown earlier in this session: the display leaves them
+        #: out (the header still says keyword-only); :meth:`notices` has all.
+        self.repeated = frozenset(repeated)
 
     # -- the list part -------------------------------------------------------
 
@@ -61,8 +81,9 @@ class SearchResults(QuietDisplay, Sequence):
     def citations(self) -> list[str]:
         return [r.citation for r in self]
 
-    def notices(self) -> list[str]:
-        """Why results may be worse than usual, one line each."""
+    def provider_notices(self) -> list[str]:
+        """Why search is keyword-only or on a fallback provider (the same
+        for every search until the config changes: shown once a session)."""
         r = self.response
         out = []
         if r.notice:
@@ -71,9 +92,19 @@ class SearchResults(QuietDisplay, Sequence):
             out.append("keyword-only search")
         if r.fallback:
             out.append(f"fallback in force: {r.fallback.get('from')} failed ({r.fallback.get('reason')}), using {r.provider}")
+        return out
+
+    def notices(self) -> list[str]:
+        """Why results may be worse than usual, one line each."""
+        out = self.provider_notices()
         if self.syncing:
             out.append("the index is syncing: results may not include the latest edits yet")
         return out
+
+    def shown_notices(self) -> list[str]:
+        """The notices this output shows: :meth:`notices` less those shown
+        before in the session."""
+        return [n for n in self.notices() if n not in self.repeated]
 
     # -- conversions -------------------------------------------------------------
 
@@ -114,7 +145,7 @@ class SearchResults(QuietDisplay, Sequence):
     def to_text(self, color: bool = False) -> str:
         """The results as terminal text (``color`` adds ANSI highlights)."""
         lines = [self._header()]
-        lines += [f"note: {n}" for n in self.notices()]
+        lines += [f"note: {n}" for n in self.shown_notices()]
         if self.response.error:
             lines.append(f"provider error: {self.response.error}")
         if not len(self):
@@ -122,10 +153,14 @@ class SearchResults(QuietDisplay, Sequence):
         for i, hit in enumerate(self, start=1):
             src = f"  [{hit.source}]" if hit.source != "memory" else ""
             lines.append(f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{src}")
-            for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
-                lines.append("   " + (highlight_text(line, self.query) if color else line))
+            if hit.excerpt is not None and hit.excerpt.lines:
+                lines += excerpt_text(hit.excerpt, self.query, color=color)
+            else:
+                for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
+                    lines.append("   " + (highlight_text(line, self.query) if color else line))
             if hit.explain:
-                lines.append("   explain: " + json.dumps(hit.explain, default=str))
+                lines.append("   how it scored:")
+                lines += [f"     {row}" for row in explain_table(hit.explain)]
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
@@ -139,9 +174,9 @@ class SearchResults(QuietDisplay, Sequence):
     def to_html(self) -> str:
         """Rich HTML; all note text is escaped."""
         r = self.response
-        parts = ['<div class="memext-results" style="font-family:var(--jp-ui-font-family,sans-serif);line-height:1.4">']
+        parts = [f'<div class="memext-results" style="{FONT};{TEXT};line-height:1.4">']
         parts.append(f'<div class="memext-header" style="{MUTED};font-size:90%">{esc(self._header())}</div>')
-        for n in self.notices():
+        for n in self.shown_notices():
             parts.append(f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>')
         if r.error:
             parts.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(r.error)}</div>')
@@ -153,18 +188,22 @@ class SearchResults(QuietDisplay, Sequence):
         return "".join(parts)
 
 
-def result_html(hit: SearchResult, query: str) -> str:
-    """One result: score bar, citation, source, highlighted snippet."""
-    snippet = "\n".join(hit.snippet.splitlines()[:SNIPPET_LINES])
+def result_html(hit: SearchResult, query: str, *, lines: bool = True) -> str:
+    """One result: score bar, citation with a copy button, source, and the
+    lines around the best-matching line (numbered, terms highlighted),
+    then how it scored when the search explained itself. ``lines=False``:
+    the first line only (the widget shows more lines below it)."""
     src = f' <span style="{MUTED}">[{esc(hit.source)}]</span>' if hit.source != "memory" else ""
-    explain = ""
-    if hit.explain:
-        explain = f'<div class="memext-explain" style="{MUTED};font-size:85%">{esc(json.dumps(hit.explain, default=str))}</div>'
+    if not lines:
+        body = ""
+    elif hit.excerpt is not None and hit.excerpt.lines:
+        body = excerpt_html(hit.excerpt, query)
+    else:  # a search without excerpts (snippets off)
+        snippet = "\n".join(hit.snippet.splitlines()[:SNIPPET_LINES])
+        body = numbered_lines_html(snippet, hit.start_line, query).replace('class="memext-lines"', 'class="memext-snippet"', 1)
+    explain = explain_html(explain_rows(hit.explain)) if hit.explain and lines else ""
     return (
-        '<div class="memext-result" style="margin:6px 0 10px 0">'
+        '<div class="memext-result" style="margin:6px 0 12px 0">'
         f'<div>{score_bar_html(hit.score)} <span class="memext-score" style="{MUTED};font-size:90%">{hit.score:.3f}</span> '
-        f'<code class="memext-citation" style="font-weight:600">{esc(hit.citation)}</code>{src}</div>'
-        '<pre class="memext-snippet" style="margin:2px 0 0 0;padding:4px 8px;white-space:pre-wrap;overflow-wrap:anywhere;'
-        f'border-left:2px solid rgba(127,127,127,0.3);background:transparent">{highlight_html(snippet, query)}</pre>'
-        f"{explain}</div>"
+        f"{citation_html(hit.citation)}{src}</div>{body}{explain}</div>"
     )

@@ -10,8 +10,11 @@ scheduling logic of its own.
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from pathlib import Path
+from typing import Iterable
 
 from memext.engine import (
     AgentConfig,
@@ -19,6 +22,7 @@ from memext.engine import (
     ConfigReloader,
     FreshnessKeeper,
     IndexFactory,
+    KeeperState,
     MemextError,
     MemoryIndex,
 )
@@ -27,13 +31,22 @@ from memext.engine import (
 class Session:
     """Config and agents' keepers for one shell (or one widget)."""
 
-    def __init__(self, config_path: str | Path | None = None, index_factory: IndexFactory | None = None):
+    def __init__(self, config_path: str | Path | None = None, index_factory: IndexFactory | None = None,
+                 *, resync_after_s: float | None = None):
         self._reloader = ConfigReloader(config_path)
         #: Builds the index of an agent; tests pass one with a test provider.
         self._factory = index_factory
+        #: How old an index's last sync may be before a search resyncs it
+        #: in the background (``sync.on_search``); None: the keeper's default.
+        self._resync_after_s = resync_after_s
         self._keepers: dict[str, FreshnessKeeper] = {}
         self._closed = False
         self._lock = threading.RLock()
+        self._notices_shown: set[str] = set()
+        # At exit, stop the keepers before the interpreter tears down: a
+        # background sync still embedding with a local model would crash
+        # the process as llama.cpp's objects are freed under it.
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     @property
     def config_file(self) -> Path:
@@ -65,7 +78,11 @@ class Session:
                 keeper = None
             if keeper is None:
                 # No file watching in a shell: before_search resyncs a stale index.
-                keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False)
+                if self._resync_after_s is None:
+                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False)
+                else:
+                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False,
+                                             resync_after_s=self._resync_after_s)
                 keeper.start(sync=warm_up and cfg.settings.sync.on_session_start)
                 self._keepers[cfg.id] = keeper
             return keeper
@@ -79,6 +96,21 @@ class Session:
         wants one (``sync.on_session_start``); None when it does not."""
         keeper = self.keeper(agent, warm_up=True)
         return keeper if keeper.agent.settings.sync.on_session_start else None
+
+    def syncing(self, agent: str | None = None) -> bool:
+        """True while a sync of the agent really runs (not while a keeper
+        only checks whether files changed, which finds nothing to do)."""
+        return self.keeper(agent).snapshot().state == KeeperState.SYNCING
+
+    def repeated_notices(self, notices: Iterable[str]) -> frozenset[str]:
+        """Those of ``notices`` this session has shown before; the others
+        count as shown from now on. A provider notice (keyword-only, a
+        fallback) is then said once a session, not in every output."""
+        with self._lock:
+            notices = list(notices)
+            repeated = frozenset(n for n in notices if n in self._notices_shown)
+            self._notices_shown.update(notices)
+            return repeated
 
     def keepers(self) -> list[FreshnessKeeper]:
         with self._lock:
@@ -98,3 +130,9 @@ class Session:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+def _close_at_exit(ref: "weakref.ref[Session]") -> None:
+    session = ref()
+    if session is not None:
+        session.close()

@@ -8,7 +8,20 @@ from typing import Any
 from memext.engine import IndexStatus, ReadResult, SyncReport
 
 from .quiet import QuietDisplay
-from .render import MUTED, NOTICE_STYLE, ERROR_STYLE, ago, esc, numbered_lines_html, numbered_lines_text
+from .render import (
+    BORDER,
+    ERROR_STYLE,
+    FONT,
+    MUTED,
+    NOTICE_STYLE,
+    TEXT,
+    ago,
+    citation_html,
+    duration,
+    esc,
+    numbered_lines_html,
+    numbered_lines_text,
+)
 
 
 class FileLines(QuietDisplay, str):
@@ -63,29 +76,48 @@ class FileLines(QuietDisplay, str):
         r = self.read
         if r.missing:
             return f'<div class="memext-missing" style="{NOTICE_STYLE}">{esc(self._footer())}</div>'
-        head = f'<div style="{MUTED};font-size:90%"><code class="memext-citation">{esc(self.citation)}</code> (of {r.total_lines} lines)</div>'
+        head = f'<div style="{MUTED};font-size:90%">{citation_html(self.citation)} (of {r.total_lines} lines)</div>'
         body = numbered_lines_html(r.text, r.from_line) if r.to_line >= r.from_line else f'<div style="{MUTED}">(no lines in that range)</div>'
         foot = self._footer()
         tail = f'<div style="{MUTED};font-size:90%">{esc(foot)}</div>' if foot else ""
-        return f'<div class="memext-get">{head}{body}{tail}</div>'
+        return f'<div class="memext-get" style="{FONT};{TEXT}">{head}{body}{tail}</div>'
+
+
+def search_kind(s: IndexStatus) -> str:
+    """How a search of the agent runs now: ``hybrid (local all-MiniLM...)``
+    or ``keyword-only`` (the words ``memext status`` uses)."""
+    prov = s.provider
+    if s.mode == "hybrid" and not prov.keyword_only:
+        kind = f"hybrid ({prov.in_force}{' ' + prov.model if prov.model else ''})"
+    else:
+        kind = "keyword-only"
+    if s.fallback:
+        kind += f", fallback from {s.fallback.from_provider}"
+    return kind
+
+
+def state_words(s: IndexStatus) -> str:
+    """The index's state in plain words."""
+    if not s.enabled:
+        return "search turned off"
+    if s.syncing:
+        return "syncing"
+    if s.last_sync is None:
+        return "not indexed yet"
+    if s.dirty:
+        return "files changed since the last sync"
+    return "up to date"
 
 
 def _status_row(s: IndexStatus) -> dict[str, Any]:
     last = s.last_sync
-    prov = s.provider
-    provider = "none (keyword-only)" if prov.keyword_only else f"{prov.in_force} {prov.model}".strip()
-    if s.fallback:
-        provider += f" (fallback from {s.fallback.from_provider})"
-    state = "syncing" if s.syncing else ("dirty" if s.dirty else "up to date")
-    if not s.enabled:
-        state = "disabled"
     return {
         "agent": s.agent,
         "files": s.total_files,
         "chunks": s.total_chunks,
-        "provider": provider,
-        "last sync": (ago(last.at) + f" ({last.duration_s} s)") if last else ago(None),
-        "state": state,
+        "search": search_kind(s),
+        "last sync": f"{ago(last.at)} (took {duration(last.duration_s)})" if last else ago(None),
+        "state": state_words(s),
         "workspace": s.workspace,
     }
 
@@ -107,7 +139,7 @@ class StatusTable(TextView):
     """The status of one or more agents; ``.statuses`` holds the
     :class:`engine.IndexStatus` objects, ``.to_dict()`` their dicts."""
 
-    COLUMNS = ("agent", "files", "chunks", "provider", "last sync", "state", "workspace")
+    COLUMNS = ("agent", "files", "chunks", "search", "last sync", "state", "workspace")
 
     def __init__(self, statuses: list[IndexStatus], errors: dict[str, str] | None = None):
         self.statuses = statuses
@@ -130,17 +162,24 @@ class StatusTable(TextView):
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
 
     def _problems(self) -> list[tuple[str, str]]:
-        out = []
+        """(agents, message) pairs; a message that several agents share
+        (the same keyword-only reason) is listed once, naming them all."""
+        found: dict[str, list[str]] = {}
         for s in self.statuses:
+            messages = []
             reason = s.provider.reason
             if s.provider.keyword_only and reason:
-                out.append((s.agent, reason))
-            for item in s.skipped:
-                out.append((s.agent, f"skipped {item.path}: {item.reason}"))
+                messages.append(reason)
+            if s.keyword_only_reason:
+                messages.append(f"keyword-only because {s.keyword_only_reason}")
+            messages += [f"skipped {item.path}: {item.reason}" for item in s.skipped]
             if s.last_error:
-                out.append((s.agent, f"error: {s.last_error}"))
-        out += [(agent, f"error: {why}") for agent, why in self.errors.items()]
-        return out
+                messages.append(f"error: {s.last_error}")
+            for msg in messages:
+                found.setdefault(msg, []).append(s.agent)
+        for agent, why in self.errors.items():
+            found.setdefault(f"error: {why}", []).append(agent)
+        return [(", ".join(agents), msg) for msg, agents in found.items()]
 
     def to_text(self) -> str:
         rows = self.rows()
@@ -151,16 +190,30 @@ class StatusTable(TextView):
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        cell = "padding:2px 10px;text-align:left;border-bottom:1px solid rgba(127,127,127,0.25)"
-        head = "".join(f'<th style="{cell}">{esc(c)}</th>' for c in self.COLUMNS)
+        # Lab lays tables out with table-layout: fixed, centred, right-aligned:
+        # every cell wrapped word by word. Short cells stay on one line here;
+        # only the workspace path may wrap (anywhere, it has no spaces).
+        cell = f"padding:3px 12px 3px 0;text-align:left;vertical-align:top;white-space:nowrap;{TEXT}"
+        wrap = cell.replace("white-space:nowrap", "white-space:normal;overflow-wrap:anywhere;min-width:16ch")
+        numeric = cell.replace("text-align:left", "text-align:right")
+        styles = {"files": numeric, "chunks": numeric, "workspace": wrap}
+        head = "".join(
+            f'<th style="{styles.get(c, cell)};border-bottom:1px solid {BORDER};font-weight:600">{esc(c)}</th>' for c in self.COLUMNS
+        )
         body = "".join(
-            "<tr>" + "".join(f'<td style="{cell}">{esc(r[c])}</td>' for c in self.COLUMNS) + "</tr>" for r in self.rows()
+            "<tr>" + "".join(f'<td style="{styles.get(c, cell)}">{esc(r[c])}</td>' for c in self.COLUMNS) + "</tr>"
+            for r in self.rows()
         )
         notes = "".join(
-            f'<div style="{ERROR_STYLE if msg.startswith("error") else NOTICE_STYLE}">{esc(agent)}: {esc(msg)}</div>'
+            f'<div class="memext-problem" style="{ERROR_STYLE if msg.startswith("error") else NOTICE_STYLE}">'
+            f"{esc(agent)}: {esc(msg)}</div>"
             for agent, msg in self._problems()
         )
-        return f'<div class="memext-status"><table style="border-collapse:collapse"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>'
+        return (
+            f'<div class="memext-status" style="{FONT};{TEXT};overflow-x:auto">'
+            '<table style="table-layout:auto;width:auto;max-width:100%;margin:0 0 6px 0;border-collapse:collapse">'
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>"
+        )
 
 
 class SyncSummary(TextView):
@@ -170,27 +223,32 @@ class SyncSummary(TextView):
         self.agent = agent
         self.report = report
         self.status = status
+        #: Notices shown earlier in the session, left out of the display.
+        self.repeated: frozenset[str] = frozenset()
+
+    def provider_notices(self) -> list[str]:
+        """Why search is keyword-only, when it is (said once a session)."""
+        prov = self.status.provider
+        return [prov.reason] if prov.keyword_only and prov.reason else []
 
     def to_text(self) -> str:
         r, st = self.report, self.status
         what = "rebuilt" if r.rebuilt else "indexed"
-        prov = st.provider
         lines = [
             f"{self.agent}: {what} {r.files_indexed} of {r.files_seen} files ({r.files_unchanged} unchanged, "
             f"{r.files_deleted} removed), {st.total_chunks} chunks, {r.texts_embedded} embedded, "
-            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{st.mode}: {prov.in_force} {prov.model}]".replace(" ]", "]")
+            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{search_kind(st)}]"
         ]
         lines += [f"skipped {s.path}: {s.reason}" for s in r.skipped]
         if r.provider_error:
             lines.append(f"embedding failed ({r.provider_error}); those files are keyword-only until the next sync")
-        if prov.keyword_only and prov.reason:
-            lines.append(f"note: {prov.reason}")
+        lines += [f"note: {n}" for n in self.provider_notices() if n not in self.repeated]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         first, *rest = self.to_text().split("\n")
         notes = "".join(f'<div style="{NOTICE_STYLE}">{esc(line)}</div>' for line in rest)
-        return f'<div class="memext-sync"><div>{esc(first)}</div>{notes}</div>'
+        return f'<div class="memext-sync" style="{FONT};{TEXT}"><div>{esc(first)}</div>{notes}</div>'
 
 
 class SyncSummaries(TextView, list):

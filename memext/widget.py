@@ -1,9 +1,9 @@
 """The live search widget: ``memext.search_widget()`` or ``%memsearch --widget``.
 
 A query box (search on Enter, and while typing after a short pause), an
-agent picker, the results (score, citation, highlighted snippet), each
-expandable to its full lines through ``MemoryIndex.get()``, and a status
-line. It only calls the engine API; it holds no search logic.
+agent picker, the results (score, citation with a copy button, the lines
+around the best-matching line), each expandable to its whole span and a few
+lines around it through ``MemoryIndex.get()``, and a status line. It only calls the engine API; it holds no search logic.
 
 Everything a test needs to check is widget state (``HTML.value``,
 ``children``), so the widget can be driven without a front end:
@@ -19,12 +19,18 @@ import ipywidgets as w
 
 from memext.engine import MemextError, SearchResult
 
+from .api import run_search
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, ago, esc, numbered_lines_html
 from .results import SearchResults, result_html
 from .session import Session
+from .views import search_kind
 
 #: Pause after the last keystroke before a search runs.
 DEBOUNCE_S = 0.35
+#: The "since" picker: label -> the ``after`` a search gets ("" = any time).
+SINCE_CHOICES = (("any time", ""), ("today", "today"), ("past 7 days", "7d"), ("past 30 days", "30d"), ("past year", "1y"))
+#: Lines shown before and after a result's span by "show lines".
+CONTEXT_LINES = 3
 
 
 class ResultRow(w.VBox):
@@ -44,7 +50,7 @@ class ResultRow(w.VBox):
         self.lines = w.HTML(value="", layout=w.Layout(display="none", **keep))
         self.lines.add_class("memext-full-lines")
         self.toggle.on_click(lambda _b: self.set_expanded(not self.expanded))
-        super().__init__([self.summary, self.toggle, self.lines], layout=w.Layout(**keep))
+        super().__init__([self.summary, self.lines, self.toggle], layout=w.Layout(**keep))
         self.add_class("memext-result-row")
 
     @property
@@ -52,24 +58,39 @@ class ResultRow(w.VBox):
         return self.lines.layout.display != "none"
 
     def set_expanded(self, expanded: bool) -> None:
-        """Show (reading them with ``get()`` the first time) or hide the lines."""
+        """Show (reading them with ``get()`` the first time) or hide the
+        lines; while shown they take the excerpt's place (they include it)."""
         if expanded and not self.lines.value:
             self.lines.value = self._read()
+        self.summary.value = result_html(self.hit, self.query, lines=not expanded)
         self.lines.layout.display = "" if expanded else "none"
         self.toggle.description = "hide lines" if expanded else "show lines"
         self.toggle.icon = "chevron-up" if expanded else "chevron-down"
 
     def _read(self) -> str:
+        """The result's whole span and CONTEXT_LINES around it (more than
+        its excerpt), best line marked, the lines around it dimmed."""
         hit = self.hit
         if hit.source != "memory":
             return f'<div style="{MUTED}">session transcripts are not readable here; see {esc(hit.citation)}</div>'
+        first = max(1, hit.start_line - CONTEXT_LINES)
+        count = hit.end_line + CONTEXT_LINES - first + 1
         try:
-            read = self._session.index(self.agent).get(hit.path, hit.start_line, hit.end_line - hit.start_line + 1)
+            read = self._session.index(self.agent).get(hit.path, first, count)
         except (MemextError, ValueError) as exc:
             return f'<div style="{ERROR_STYLE}">{esc(exc)}</div>'
         if read.missing:
             return f'<div style="{NOTICE_STYLE}">{esc(read.path)} no longer exists</div>'
-        return numbered_lines_html(read.text, read.from_line, self.query)
+        if read.to_line < read.from_line:
+            return f'<div style="{NOTICE_STYLE}">{esc(read.path)} is shorter now than when it was indexed</div>'
+        head = (
+            f'<div class="memext-lines-head" style="{MUTED};font-size:85%;margin-top:2px">'
+            f"{esc(read.path)}, lines {read.from_line}-{read.to_line} of {read.total_lines} "
+            f"(the result: {hit.start_line}-{hit.end_line})</div>"
+        )
+        lines = numbered_lines_html(read.text, read.from_line, self.query, best=hit.best_line,
+                                    inside=(hit.start_line, hit.end_line))
+        return head + lines
 
 
 class SearchWidget(w.VBox):
@@ -84,6 +105,7 @@ class SearchWidget(w.VBox):
         max_results: int | None = None,
         min_score: float | None = None,
         debounce_s: float = DEBOUNCE_S,
+        since: str | None = None,
     ):
         self.session = session or Session()
         self._owns_session = session is None
@@ -102,6 +124,12 @@ class SearchWidget(w.VBox):
         self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
         self.agent_picker = w.Dropdown(options=[], layout=w.Layout(width="auto"), description="agent",
                                        style={"description_width": "initial"})
+        choices = list(SINCE_CHOICES)
+        if since and since not in dict(choices).values():
+            choices.append((f"since {since}", since))
+        self.since_picker = w.Dropdown(options=choices, value=since or "", layout=w.Layout(width="auto"), description="dated",
+                                       style={"description_width": "initial"}, tooltip="Only memory dated since then (a daily note's date, else its front matter's, else when it was saved)")
+        self.since_picker.add_class("memext-since")
         self.notice = w.HTML()
         self.notice.add_class("memext-notice-line")
         self.results_box = w.VBox(layout=w.Layout(max_height="520px", overflow="auto"))
@@ -109,7 +137,7 @@ class SearchWidget(w.VBox):
         self.status_line = w.HTML()
         self.status_line.add_class("memext-status-line")
         super().__init__([
-            w.HBox([self.query_box, self.agent_picker, self.search_button]),
+            w.HBox([self.query_box, self.since_picker, self.agent_picker, self.search_button]),
             self.notice,
             self.results_box,
             self.status_line,
@@ -121,6 +149,7 @@ class SearchWidget(w.VBox):
         self.query_box.on_msg(self._on_text_msg)
         self.search_button.on_click(lambda _b: self.search())
         self.agent_picker.observe(self._on_agent, names="value")
+        self.since_picker.observe(lambda _change: self.search(), names="value")
         self.update_status()
         if query.strip():
             self.search()
@@ -162,6 +191,11 @@ class SearchWidget(w.VBox):
     @property
     def agent(self) -> str | None:
         return self.agent_picker.value
+
+    @property
+    def since(self) -> str | None:
+        """The ``after`` searches get (None: any time)."""
+        return self.since_picker.value or None
 
     def _on_text_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:
         # The front end sends {"event": "submit"} on Enter (Text.on_submit
@@ -216,28 +250,29 @@ class SearchWidget(w.VBox):
             self.notice.value = "" if self.agent is not None else self.notice.value
             return None
         try:
-            keeper = self.session.keeper(self.agent)
-            keeper.before_search()
-            idx = keeper.index
             self.searches_run += 1
-            response = idx.search(text, max_results=self.max_results, min_score=self.min_score)
+            results = run_search(
+                self.session, text, agent=self.agent, max_results=self.max_results, min_score=self.min_score, after=self.since
+            )
         except MemextError as exc:
             self._show_error(str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - a debounced search has no cell to show a traceback in
             self._show_error(f"search failed: {type(exc).__name__}: {exc}")
             return None
-        results = SearchResults(response, idx.agent.id, syncing=keeper.busy())
         self.results = results
         self._show(results)
         self.update_status()
         return results
 
     def _show(self, results: SearchResults) -> None:
+        # The widget's notice line is replaced at each search, so it shows
+        # every notice that applies (once on screen, however many searches).
         notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()]
         if results.response.error:
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
-        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}</div>'
+        dated = f" ({esc(self.since_picker.label)})" if self.since else ""
+        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}{dated}</div>'
         self.notice.value = count + "".join(notes)
         if self._same_hits(results):
             return  # the same search again (Enter after a pause): keep rows as they are, expanded ones too
@@ -268,15 +303,11 @@ class SearchWidget(w.VBox):
         except MemextError as exc:
             self.status_line.value = f'<span style="{MUTED}">{esc(self.agent)}: {esc(exc)}</span>'
             return
-        prov = st.provider
-        provider = "keyword-only" if prov.keyword_only else f"{prov.in_force} {prov.model}".strip()
-        if st.fallback:
-            provider += f" (fallback from {st.fallback.from_provider})"
         last = ago(st.last_sync.at if st.last_sync else None)
         state = " · syncing" if st.syncing else ""
         self.status_line.value = (
             f'<div style="{MUTED};font-size:85%">agent <b>{esc(st.agent)}</b> · {st.total_files} files · '
-            f"{st.total_chunks} chunks · {esc(provider)} · last sync {esc(last)}{state}</div>"
+            f"{st.total_chunks} chunks · {esc(search_kind(st))} · last sync {esc(last)}{state}</div>"
         )
 
     def close(self) -> None:

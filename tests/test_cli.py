@@ -72,6 +72,22 @@ def test_text_output(config):
     assert "keyword-only" in r.output and "files      memory 3" in r.output
 
 
+def test_search_since_and_before(config):
+    run("index")
+    cites = lambda *args: [h["citation"] for h in json.loads(run("search", "Anna", "--json", *args).output)["results"]]  # noqa: E731
+    assert len(cites()) == 2  # MEMORY.md and memory/2026-01-06.md
+    assert cites("--since", "2026-01-06", "--before", "2026-01-07") == ["memory/2026-01-06.md:1-4"]
+    assert cites("--before", "2026-01-06") == []
+    assert cites("--since", "1d") == ["MEMORY.md:1-8"]  # no date in its name: its mtime (just now) dates it
+    r = run("search", "Anna", "--since", "2026-02-01", "--before", "2026-03-01")
+    assert r.exit_code == 0 and r.output.strip().endswith("no results dated since 2026-02-01 and before 2026-03-01")
+    r = run("search", "Anna", "--since", "last week")
+    assert r.exit_code == 1 and r.output.startswith("memext: error: cannot read 'last week' as a date: use an ISO date (2026-03-01)")
+    assert len(r.output.strip().splitlines()) == 1
+    r = run("search", "Anna", "--since", "2026-03-01", "--before", "2026-02-01")
+    assert r.exit_code == 1 and "the start (after, --since) must come before the end" in r.output
+
+
 def test_failures_exit_1_with_one_line(config, tmp_path):
     r = run("get", "../secret.md")
     assert r.exit_code == 1 and r.output.startswith("memext: error: ../secret.md: '..'")

@@ -122,7 +122,7 @@ def test_status_is_plain_words_and_fails_on_an_agent_in_error(config, workspace,
     r = run("status")
     assert r.exit_code == 0, r.stdout
     assert "None" not in r.stdout and "[keyword-only" not in r.stdout and "dims" not in r.stdout
-    assert "w  (keyword-only)" in r.stdout and "vectors    none stored yet" in r.stdout
+    assert "w: keyword-only search" in r.stdout and "vectors    none stored yet" in r.stdout
     assert "memory/big.md: larger than the 10 KB limit (19.5 KB; max_file_bytes)" in r.stdout
     r = run("index")
     assert "[keyword-only]" in r.stdout and "[keyword-only: none" not in r.stdout

@@ -8,7 +8,9 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from memext.engine.dates import BadDate, DayRange, day_range, file_date, front_matter_date, name_date, parse_when
+from conftest import MODEL_PATH, make_agent
+from memext.engine import MemoryIndex
+from memext.engine.dates import BadDate, DayRange, content_date, day_range, file_date, front_matter_date, name_date, parse_when
 from memext.engine.errors import MemextError
 
 NOW = datetime(2026, 3, 31, 15, 45)
@@ -131,7 +133,7 @@ def test_day_range():
 
 
 def test_day_range_that_leaves_no_day_is_refused():
-    with pytest.raises(BadDate, match="`after` must be earlier than `before`"):
+    with pytest.raises(BadDate, match=r"the start \(after, --since\) must come before the end"):
         day_range("2026-03-05", "2026-03-01", NOW)
     with pytest.raises(BadDate):
         day_range("today", "today", NOW)
@@ -140,3 +142,93 @@ def test_day_range_that_leaves_no_day_is_refused():
 def test_day_range_defaults_to_now():
     r = day_range("today", None)
     assert r is not None and r.first == date.today()
+
+
+def test_content_date_is_the_name_then_the_front_matter():
+    assert content_date("memory/2026-03-01.md", "---\ndate: 2026-02-14\n---\n") == date(2026, 3, 1)
+    assert content_date("notes/x.md", "---\ndate: 2026-02-14\n---\n") == date(2026, 2, 14)
+    assert content_date("MEMORY.md", "# undated") is None
+
+
+def test_keeps_reads_the_stored_day_else_the_mtime():
+    r = DayRange(date(2026, 3, 1), date(2026, 3, 5))
+    assert [r.keeps(d, 0) for d in ("2026-02-28", "2026-03-01", "2026-03-04", "2026-03-05")] == [False, True, True, False]
+    inside = int(datetime(2026, 3, 2, 23, 30).timestamp() * 1e9)
+    outside = int(datetime(2026, 3, 5, 0, 30).timestamp() * 1e9)
+    assert r.keeps(None, inside) and not r.keeps(None, outside)
+    assert DayRange(None, date(2026, 3, 5)).keeps("1999-01-01", 0) and DayRange(date(2026, 3, 1)).keeps("2030-01-01", 0)
+
+
+# -- through MemoryIndex.search ---------------------------------------------------------------
+
+
+def _stamp(path, when: datetime) -> None:
+    os.utime(path, (when.timestamp(), when.timestamp()))
+
+
+def _example(example_workspace, tmp_path, **settings) -> MemoryIndex:
+    # MEMORY.md has no date in its name or front matter: its mtime dates it.
+    _stamp(example_workspace / "MEMORY.md", datetime(2026, 9, 1, 12, 0))
+    (example_workspace / "memory" / "trip.md").write_text("---\ndate: 2026-10-30\n---\n# Trip\nBiscuit stays with the neighbour.\n", encoding="utf-8")
+    idx = MemoryIndex(make_agent(example_workspace, "ex", db_path=tmp_path / "ex.sqlite", **settings), **({"provider": None} if not settings else {}))
+    idx.sync()
+    return idx
+
+
+def _files(resp) -> list[str]:
+    return sorted({r.path for r in resp})
+
+
+def test_a_date_filtered_search_on_the_example_memory(example_workspace, tmp_path):
+    with _example(example_workspace, tmp_path) as idx:
+        q = "Biscuit"
+        assert _files(idx.search(q, max_results=20)) == [
+            "MEMORY.md", "memory/2026-10-05.md", "memory/2026-10-09.md", "memory/2026-11-02.md", "memory/trip.md"]
+        # Daily logs by name, trip.md by its front matter, MEMORY.md by its mtime.
+        assert _files(idx.search(q, max_results=20, after="2026-10-20")) == ["memory/2026-11-02.md", "memory/trip.md"]
+        assert _files(idx.search(q, max_results=20, before="2026-10-09")) == ["MEMORY.md", "memory/2026-10-05.md"]
+        assert _files(idx.search(q, max_results=20, after=date(2026, 10, 6), before=datetime(2026, 10, 31))) == [
+            "memory/2026-10-09.md", "memory/trip.md"]
+        # Relative ages count back from now.
+        assert _files(idx.search(q, max_results=20, after="3w", now=datetime(2026, 11, 12))) == ["memory/2026-11-02.md", "memory/trip.md"]
+        assert _files(idx.search(q, max_results=20, before="2m", now=datetime(2026, 11, 12))) == ["MEMORY.md"]
+        # A range nobody wrote in: no results, and the notice says why.
+        empty = idx.search(q, after="2027-01-01")
+        assert len(empty) == 0 and "no memory is dated from 2027-01-01" in (empty.notice or "")
+        with pytest.raises(BadDate, match="cannot read 'last tuesday' as a date"):
+            idx.search(q, after="last tuesday")
+        with pytest.raises(BadDate, match="must come before the end"):
+            idx.search(q, after="2026-11-01", before="2026-10-01")
+
+
+def test_a_date_filtered_hybrid_search_with_the_real_model(example_workspace, tmp_path):
+    with _example(example_workspace, tmp_path, provider="local", local={"model_path": str(MODEL_PATH)}) as idx:
+        q = "When is the cat's vet appointment?"
+        assert set(_files(idx.search(q, max_results=6))) - {"MEMORY.md", "memory/2026-10-05.md"}  # later notes too
+        resp = idx.search(q, max_results=6, before="2026-10-08")
+        assert resp.mode == "hybrid" and "memory/2026-10-05.md" in _files(resp)
+        assert set(_files(resp)) <= {"MEMORY.md", "memory/2026-10-05.md"}
+        late = idx.search(q, max_results=6, after="2026-11-01", min_score=0)
+        # min_score 0: every chunk dated in November comes back, whatever its rank among all.
+        assert late.mode == "hybrid" and _files(late) == [f"memory/2026-11-{d}.md" for d in ("02", "06", "10", "18")]
+
+
+def test_the_filter_comes_before_ranking(tmp_path, hashing_provider):
+    """Many newer chunks outrank the old ones: filtering the top hits after
+    ranking would return few or none; filtering first returns k."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+    for day in range(1, 31):  # 30 new notes, all about the boat
+        (ws / "memory" / f"2026-06-{day:02d}.md").write_text(f"# June {day}\nSailing boat boat boat repairs, sails and boat paint.\n", encoding="utf-8")
+    for day in range(1, 9):  # 8 old notes that mention it in passing
+        (ws / "memory" / f"2025-01-{day:02d}.md").write_text(
+            f"# January {day}\nGroceries, a long walk, emails, a call with the bank, and a boat in for repairs.\n", encoding="utf-8")
+    with MemoryIndex(make_agent(ws, "b", db_path=tmp_path / "b.sqlite"), provider=hashing_provider) as idx:
+        idx.sync()
+        top = idx.search("boat repairs", max_results=6)
+        assert top.mode == "hybrid" and all(r.path.startswith("memory/2026-06") for r in top)
+        old = idx.search("boat repairs", max_results=6, before="2026-01-01")
+        assert len(old) == 6 and all(r.path.startswith("memory/2025-01") for r in old)
+        one = idx.search("boat repairs", max_results=6, after="2025-01-03", before="2025-01-04")
+        assert [r.path for r in one] == ["memory/2025-01-03.md"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -110,12 +111,17 @@ def test_memsearch_returns_a_result_list_shown_as_html(ip):
     assert all(hit.score <= r[0].score for hit in r)
     assert r.mode == "keyword" and r.agent == "example"
     html = display_html(ip, r)
-    assert '<code class="memext-citation" style="font-weight:600">memory/2026-10-05.md:1-10</code>' in html
-    assert "Booked the <mark class=\"memext-hit\">vet</mark> for <mark class=\"memext-hit\">Biscuit</mark>" in html
+    assert re.search(r'<code class="memext-citation"[^>]*>memory/2026-10-05.md:1-10</code>', html)
+    assert 'data-cite="memory/2026-10-05.md:1-10"' in html  # the copy button
+    # The lines around the best-matching line (9), numbered, the best one marked.
+    best = re.search(r'<div class="memext-line memext-best".*?</div>', html)
+    assert best and "›9</span>- Booked the <mark" in best.group(0)
+    assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark> for <mark class="memext-hit"[^>]*>Biscuit</mark>', best.group(0))
     assert 'class="memext-score-bar"' in html and 'width:100.0%' in html
     assert "keyword-only search" in html  # the notice is visible
     text = repr(r)
     assert "memory/2026-10-05.md:1-10" in text and "[keyword-only]" in text and "note: provider" in text
+    assert " >  9  - Booked the vet for Biscuit: Thursday 9 October, 17:30, annual vaccines." in text.splitlines()
 
 
 def test_memsearch_max_lines_is_a_reading_budget(ip):
@@ -123,6 +129,25 @@ def test_memsearch_max_lines_is_a_reading_budget(ip):
     assert r[0].citation == "memory/2026-10-05.md:1-10"
     assert sum(hit.end_line - hit.start_line + 1 for hit in r) <= 10
     assert len(ip.run_line_magic("memsearch", "--max-lines 9 vet Biscuit")) == 0
+
+
+def test_memsearch_since_and_before(ip):
+    def paths(line):
+        return {hit.path for hit in ip.run_line_magic("memsearch", line)}
+
+    assert paths("--since 2026-10-06 --before 2026-10-20 Biscuit") == {"memory/2026-10-09.md"}
+    assert paths("Biscuit --before 2026-10-06") == {"memory/2026-10-05.md"}  # options may follow the query
+    assert "memory/2026-10-05.md" not in paths("--since 2026-11-01 Biscuit")
+    with pytest.raises(UsageError, match="cannot read 'someday' as a date") as info:
+        ip.run_line_magic("memsearch", "--since someday Biscuit")
+    assert "\n" not in str(info.value)
+    w = ip.run_line_magic("memsearch", "--widget --since 2026-10-06 Biscuit")
+    try:
+        assert w.since == "2026-10-06" and "memory/2026-10-05.md" not in {row.hit.path for row in w.results_box.children}
+    finally:
+        w.close()
+    with pytest.raises(UsageError, match="--widget cannot show --before"):
+        ip.run_line_magic("memsearch", "--widget --before 2026-10-06 Biscuit")
 
 
 def test_bare_call_displays_and_trailing_semicolon_hides(ip, capsys):
@@ -270,7 +295,7 @@ def test_memget_range_returns_the_text_with_line_numbers(ip, example_workspace):
     shown = text.to_text()
     assert " 9  - Booked the vet for Biscuit" in shown and shown.startswith("memory/2026-10-05.md:8-10")
     html = display_html(ip, text)
-    assert '<pre class="memext-lines"' in html and "Booked the vet" in html
+    assert 'class="memext-lines"' in html and "Booked the vet" in html
 
 
 def test_memget_forms(ip):
@@ -315,7 +340,8 @@ def test_memstatus_tables_every_agent(ip):
     assert isinstance(table, StatusTable)
     assert [s.agent for s in table] == ["example", "small"]
     rows = {r["agent"]: r for r in table.rows()}
-    assert rows["example"]["files"] == 15 and rows["example"]["provider"] == "none (keyword-only)"
+    assert rows["example"]["files"] == 15 and rows["example"]["search"] == "keyword-only"
+    assert rows["example"]["state"] == "up to date"
     text = repr(table)
     assert text.splitlines()[0].split()[:3] == ["agent", "files", "chunks"]
     assert "example" in text and "small" in text

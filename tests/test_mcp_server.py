@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from memext.engine import TOOLS
+from memext.engine import TOOLS, MemoryIndex, load_config
 from memext.engine.mcp_server import INSTRUCTIONS
 from memext_helpers import write_config
 
@@ -90,6 +90,13 @@ async def _scenario(client: Client, workspace: Path) -> None:
     assert hits and hits[0]["path"].startswith("memory/") and "55 g" in hits[0]["snippet"]
     assert found.structured_content["stale"] is False
 
+    # Time filters: only memory dated in the range, filtered before ranking.
+    dated = await client.call_tool("memory_search", {"query": "Biscuit", "after": "2026-10-06", "before": "2026-11-01"})
+    assert not dated.is_error, _text(dated)
+    assert {h["path"] for h in dated.structured_content["results"]} == {"memory/2026-10-09.md"}
+    late = await client.call_tool("memory_search", {"query": "Biscuit", "after": "2026-11-01", "before": "2026-11-03"})
+    assert [h["path"] for h in late.structured_content["results"]] == ["memory/2026-11-02.md"]
+
     first = hits[0]
     got = await client.call_tool("memory_get", {"path": first["path"], "from": first["start_line"], "lines": 3})
     assert not got.is_error and got.structured_content["from"] == first["start_line"]
@@ -108,7 +115,8 @@ async def _scenario(client: Client, workspace: Path) -> None:
         ("memory_search", {"query": "x", "max_results": "many"}, "max_results must be integer or null"),
         ("memory_search", {"query": "x", "colour": "red"}, "'colour' was unexpected"),
         ("memory_search", {}, "'query' is a required property"),
-        ("memory_search", {"query": "x", "after": "7d"}, "time filters are not supported yet"),
+        ("memory_search", {"query": "x", "after": "someday"}, "cannot read 'someday' as a date: use an ISO date"),
+        ("memory_search", {"query": "x", "after": "2026-11-01", "before": "2026-10-01"}, "must come before the end"),
         ("memory_search", {"query": "x", "agent": "nobody"}, "no agent 'nobody' here"),
         ("memory_forget", {}, "no tool 'memory_forget'"),
     ]:
@@ -162,3 +170,85 @@ def test_command_line_errors(tmp_path, example_workspace):
     block = "import sys; sys.modules['mcp'] = None; from memext.cli import main; sys.argv = ['memext', 'mcp']; main()"
     r = subprocess.run([sys.executable, "-c", block], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "pip install 'memext[mcp]'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def _index(config: Path) -> MemoryIndex:
+    """The served agent's index, opened in this process only to look at it
+    (reading never syncs)."""
+    cfg = load_config(config)
+    return MemoryIndex(cfg.agent("example"), config_file=cfg.path)
+
+
+def _last_sync(idx: MemoryIndex) -> float | None:
+    last = idx.status(check_files=False).last_sync
+    return last.at if last else None
+
+
+async def _search(client: Client, query: str) -> dict:
+    r = await client.call_tool("memory_search", {"query": query})
+    assert not r.is_error, _text(r)
+    return r.structured_content
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_an_edit_is_indexed_by_the_watcher_not_by_calls(transport, example_workspace, tmp_path):
+    config = write_config(tmp_path / "cfg", {"example": example_workspace}, extra="[memory_search.sync]\nwatch_debounce_ms = 100\n")
+
+    async def main():
+        async with connect(transport, config) as client:
+            assert (await _search(client, "Biscuit"))["stale"] is False  # the first build
+            with _index(config) as idx:
+                synced_at = _last_sync(idx)
+                for _ in range(10):  # unchanged files: calls never sync
+                    assert (await _search(client, "Biscuit"))["stale"] is False
+                assert _last_sync(idx) == synced_at
+                # Edit a note while the server runs, and make no call: its
+                # watcher indexes it (seen here by reading the index).
+                (example_workspace / "memory" / "2026-11-20.md").write_text("# 2026-11-20\n- Dana bought a sea kayak.\n", encoding="utf-8")
+                deadline = time.monotonic() + 30
+                while not idx.search("kayak").results:
+                    assert time.monotonic() < deadline, "the server did not index the edit"
+                    await anyio.sleep(0.05)
+                assert _last_sync(idx) != synced_at
+            found = await _search(client, "kayak")
+            assert found["stale"] is False and found["results"][0]["path"] == "memory/2026-11-20.md"
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_stale_says_when_the_index_did_not_match_the_files(transport, example_workspace, tmp_path):
+    # No watcher: an edit stays unindexed until something asks for a sync.
+    config = write_config(tmp_path / "cfg", {"example": example_workspace}, extra="[memory_search.sync]\nwatch = false\n")
+
+    async def main():
+        async with connect(transport, config) as client:
+            assert (await _search(client, "Biscuit"))["stale"] is False
+            (example_workspace / "memory" / "2026-11-20.md").write_text("# 2026-11-20\n- Dana bought a sea kayak.\n", encoding="utf-8")
+            stale = await _search(client, "kayak")
+            assert stale["stale"] is True and stale["results"] == []
+            assert "memory files changed since the index was last synced" in stale["notice"]
+            # That search asked the server's keeper to catch up, in the background.
+            deadline = time.monotonic() + 30
+            while not (found := await _search(client, "kayak"))["results"]:
+                assert time.monotonic() < deadline, "the stale index was never synced"
+                await anyio.sleep(0.1)
+            assert found["stale"] is False and "changed" not in (found["notice"] or "")
+
+    anyio.run(main)
+
+
+def test_without_a_config_the_current_folder_is_served(example_workspace):
+    # As `memext search` does: no config file, so the folder it runs in is the agent.
+    env = {k: v for k, v in os.environ.items() if k.startswith("XDG_")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memext", "mcp"], env=env, cwd=str(example_workspace))
+
+    async def main():
+        async with Client(params) as client:
+            found = await _search(client, "How much food does Biscuit get per day?")
+            assert found["results"][0]["path"] == "memory/2026-10-09.md" and found["stale"] is False
+            wrote = await client.call_tool("memory_append", {"text": "Biscuit likes the new food."})
+            assert not wrote.is_error and wrote.structured_content["indexed"]
+        assert (example_workspace / TODAY).read_text(encoding="utf-8").endswith("Biscuit likes the new food.\n")
+
+    anyio.run(main)

@@ -1,18 +1,24 @@
-"""The demo notebook runs top to bottom, headless, in a real kernel (nbclient)."""
+"""The demo notebook runs top to bottom, headless, in a real kernel
+(nbclient): once as a new user without a model (keyword-only, told how to
+get one), and its first cells with a local model in the user's config
+(hybrid results)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import EXAMPLE_WORKSPACE, ROOT
+from conftest import EXAMPLE_WORKSPACE, MODEL_PATH, ROOT
 from memext_helpers import install_kernelspec
 
 NOTEBOOK = ROOT / "notebooks" / "memext-demo.ipynb"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+HOW_TO_GET_A_MODEL = "memext model install minilm"
 
 
 def _tree_digest(folder) -> str:
@@ -37,13 +43,12 @@ def _stream(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory):
-    """The demo notebook after a full run (one kernel for every check)."""
-    tmp = tmp_path_factory.mktemp("nb")
+def _run(tmp, *, user_config: str | None = None, keep=None) -> dict:
+    """Run the demo (or the cells ``keep`` selects) in a kernel whose user
+    folders are private; ``user_config`` is the user's own config.toml."""
     mp = pytest.MonkeyPatch()
     # The kernel inherits these: a private temp folder (to check clean-up),
-    # private Jupyter folders and the isolated user folders of conftest.
+    # private Jupyter folders and isolated user folders.
     for var in ("TMPDIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_DIR"):
         (tmp / var).mkdir()
         mp.setenv(var, str(tmp / var))
@@ -51,14 +56,35 @@ def executed(tmp_path_factory):
         mp.setenv(var, str(tmp / "home" / sub))
     for var in ("MEMEXT_CONFIG", "MEMEXT_WORKSPACE", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL"):
         mp.delenv(var, raising=False)
+    if user_config is not None:
+        (tmp / "home" / "c" / "memext").mkdir(parents=True)
+        (tmp / "home" / "c" / "memext" / "config.toml").write_text(user_config, encoding="utf-8")
     kernel = install_kernelspec(tmp / "JUPYTER_DATA_DIR")
     before = _tree_digest(EXAMPLE_WORKSPACE)
+    home_before = _tree_digest(tmp / "home")
     nb = nbformat.read(NOTEBOOK, as_version=4)
+    if keep is not None:
+        nb.cells = [c for c in nb.cells if c.cell_type == "code" and keep(c.source)]
     try:
-        NotebookClient(nb, kernel_name=kernel, timeout=120, resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+        NotebookClient(nb, kernel_name=kernel, timeout=180, resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
     finally:
         mp.undo()
-    return {"nb": nb, "tmp": tmp, "example_before": before}
+    return {"nb": nb, "tmp": tmp, "example_before": before, "home_before": home_before}
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """The whole demo notebook, as a new user without a model runs it."""
+    return _run(tmp_path_factory.mktemp("nb"))
+
+
+@pytest.fixture(scope="module")
+def with_model(tmp_path_factory):
+    """The setup and the first searches, with the local model that `memext
+    model install minilm` records in the user's config."""
+    user = f"[memory_search.local]\nmodel_path = {json.dumps(str(MODEL_PATH))}\n"
+    first = ("import json", "%load_ext", "%memsearch -n 3", "%memsearch --explain", "%unload_ext")
+    return _run(tmp_path_factory.mktemp("nbm"), user_config=user, keep=lambda src: src.startswith(first))
 
 
 def test_runs_without_errors_except_the_refusal(executed):
@@ -71,45 +97,84 @@ def test_runs_without_errors_except_the_refusal(executed):
     assert "Traceback" not in str(refusal.outputs)
 
 
+def test_without_a_model_it_says_how_to_get_one_and_says_keyword_only_once(executed):
+    nb = executed["nb"]
+    assert HOW_TO_GET_A_MODEL in _stream(_cell(nb, "import json"))
+    searches = [c for c in nb.cells if c.cell_type == "code" and "%memsearch" in c.source and "--widget" not in c.source]
+    html = [h for c in searches for h in _data(c, "text/html") if "memext-results" in h]
+    notices = sum(h.count('class="memext-notice"') for h in html)
+    assert notices == 1, f"the keyword-only notice was shown {notices} times"  # issue 11: about 7
+    assert "keyword-only" in html[0] and all("[keyword-only]" in h for h in html)  # every header still says so
+    index_text = _data(_cell(nb, "%memindex --force"), "text/plain")[-1]
+    assert "note:" not in index_text and "[keyword-only]" in index_text
+
+
 def test_search_outputs(executed):
     nb = executed["nb"]
-    html = _data(_cell(nb, "%memsearch vet Biscuit"), "text/html")[0]
-    assert "memory/2026-10-05.md:1-10" in html and '<mark class="memext-hit">vet</mark>' in html
-    assert "keyword-only" in html  # no model in this isolated run, and it says so
+    berlin = _data(_cell(nb, "%memsearch -n 3 when is the Berlin trip?"), "text/html")[0]
+    assert "for &#x27;when is the Berlin trip?&#x27;" in berlin and "Object `trip` not found" not in str(nb.cells)
+    best = re.search(r'<div class="memext-line memext-best".*?</div>', berlin).group(0)
+    assert "Berlin</mark> <mark" in best and "13–17 November" in best
     assert "3 results; best: memory/" in _stream(_cell(nb, "r = %memsearch reconciliation"))
+    # The decision on line 22 of MEMORY.md is on screen (issue 11), with the explain table.
+    fusion = _data(_cell(nb, "%memsearch --explain"), "text/html")[0]
+    assert "MEMORY.md:" in fusion and "Decision (2026-11-18): weighted" in fusion
+    assert '<table class="memext-explain"' in fusion and "bm25" in fusion and "{" not in fusion.split("memext-explain")[1]
     js = _data(_cell(nb, "%memsearch --json"), "application/json")[0]
-    assert js["results"][0]["citation"].startswith("MEMORY.md:") and "explain" in js["results"][0]
+    assert js["results"][0]["citation"].startswith("MEMORY.md:")
     quiet = _cell(nb, "quiet = %memsearch")
     assert "memory/2026-11-02.md:1-5" in _data(quiet, "text/plain")[0] and not _data(quiet, "text/html")
 
 
-def test_get_status_index_note(executed):
+def test_get_status_index_note_and_plain_functions(executed):
     nb = executed["nb"]
     assert " 9  - Booked the vet for Biscuit" in _data(_cell(nb, "%memget memory/2026-10-05.md:8-10"), "text/plain")[0]
     assert "FileLines with 4 lines; first: # MEMORY" in _stream(_cell(nb, "text = %memget"))
     status = _data(_cell(nb, "%memstatus"), "text/html")[0]
-    assert "<td" in status and "example" in status and "scratch" in status
+    assert "<td" in status and "example" in status and "scratch" in status and "dirty" not in status
+    assert status.count(HOW_TO_GET_A_MODEL) == 1  # one line for both agents
     index = _cell(nb, "%memindex --force")
     assert _data(index, WIDGET_MIME), "a notebook shows an ipywidgets progress bar"
     assert "example: rebuilt 15 of 15 files" in _data(index, "text/plain")[-1]  # the result, after the bar
     assert "noted in memory/" in _stream(_cell(nb, "%%memnote"))
     assert "Almeida" in _data(_cell(nb, "%memsearch Almeida clinic"), "text/html")[0]
     assert _data(_cell(nb, "%config MemExt.max_results = 2"), "text/plain") == ["2"]
+    plain = _cell(nb, "import memext\n\nhits")
+    assert "memory/2026-10-09.md:" in _stream(plain) and "vaccines" in _data(plain, "text/plain")[0]
 
 
 def test_widgets_render_as_widget_views(executed):
     nb = executed["nb"]
-    for start in ("%memsearch --widget", "import memext"):
+    for start in ("%memsearch --widget", "import memext\n\nw ="):
         view = _data(_cell(nb, start), WIDGET_MIME)
         assert view and view[0]["model_id"]
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     html_values = [m["state"].get("value", "") for m in state.values() if m["model_name"] == "HTMLModel"]
     assert any("memory/2026-10-05.md:1-10" in v for v in html_values)  # the --widget Biscuit search
-    assert any("on-call" in v.lower() for v in html_values)
+    assert any("every fourth week, handover on Mondays" in v for v in html_values)  # the matching line, not line 1
 
 
-def test_leaves_no_trace(executed):
-    assert _tree_digest(EXAMPLE_WORKSPACE) == executed["example_before"]
-    assert list((executed["tmp"] / "TMPDIR").glob("memext-demo-*")) == []
-    home = executed["tmp"] / "home"
-    assert not (home / "c" / "memext").exists() and not (home / "s" / "memext").exists()  # user config and indexes
+def test_with_a_model_in_the_user_config_search_is_hybrid(with_model):
+    nb = with_model["nb"]
+    setup = _stream(_cell(nb, "import json"))
+    assert f"semantic search with your local model: {MODEL_PATH}" in setup and HOW_TO_GET_A_MODEL not in setup
+    for start in ("%memsearch -n 3", "%memsearch --explain"):
+        html = _data(_cell(nb, start), "text/html")[0]
+        assert "hybrid · local all-minilm-l6-v2-f16.gguf" in html and 'class="memext-notice"' not in html
+    explain = _data(_cell(nb, "%memsearch --explain"), "text/html")[0]
+    assert re.search(r"<td[^>]*>vector</td><td[^>]*>(#\d+|-)</td><td[^>]*>-?\d\.\d{3}</td>", explain)  # a real cosine
+
+
+@pytest.mark.parametrize("which", ["executed", "with_model"])
+def test_leaves_no_trace(which, request):
+    run = request.getfixturevalue(which)
+    assert _tree_digest(EXAMPLE_WORKSPACE) == run["example_before"]
+    assert list((run["tmp"] / "TMPDIR").glob("memext-demo-*")) == []
+    home = run["tmp"] / "home"
+    # The user's config is read, never written; no index lands in the user's folders.
+    assert _tree_digest(home) == run["home_before"] or not (home / "s" / "memext" / "memory").exists()
+    assert not (home / "s" / "memext" / "memory").exists()
+    if which == "executed":
+        assert not (home / "c" / "memext").exists()
+    else:
+        assert (home / "c" / "memext" / "config.toml").read_text().startswith("[memory_search.local]")

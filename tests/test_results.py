@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -12,14 +13,16 @@ import pytest
 from conftest import make_agent
 from memext.engine import MemoryIndex, ReadResult, SearchResponse, SearchResult
 from memext import FileLines, SearchResults, StatusTable
-from memext.render import highlight_html, score_bar_html, term_spans
+from memext.render import COPY_HANDLER, MARK_STYLE, highlight_html, score_bar_html, term_spans
 
 HOSTILE = (
     "# Notes\n\n"
     '- The intern pasted <script>alert("pwned")</script> into the wiki.\n'
     '- Also <img src=x onerror="alert(1)"> and a <b>bold</b> claim & more.\n'
 )
-ALLOWED_TAGS = {"div", "span", "code", "pre", "mark"}
+ALLOWED_TAGS = {"div", "span", "code", "pre", "mark", "button", "table", "thead", "tbody", "tr", "th", "td"}
+HIT = '<mark class="memext-hit" style="' + MARK_STYLE + '">'
+
 
 
 class _Tags(HTMLParser):
@@ -50,12 +53,15 @@ def hostile_results(tmp_path) -> SearchResults:
 def test_note_markup_renders_as_text(hostile_results):
     html = hostile_results.to_html()
     assert "<script" not in html and "<img" not in html and "<b>" not in html
-    hit = '<mark class="memext-hit">script</mark>'
+    hit = f"{HIT}script</mark>"
     assert f"&lt;{hit}&gt;alert(&quot;pwned&quot;)&lt;/{hit}&gt;" in html
     assert "&lt;img src=x <mark" in html and "&amp; more" in html
     tags = _tags(html)
     assert {t for t, _ in tags} <= ALLOWED_TAGS
-    assert not any(k.startswith("on") for _, attrs in tags for k in attrs)
+    # The only handler is the copy button's, a constant that reads the
+    # (escaped) citation from data-cite: no code is built from note text.
+    handlers = [(t, k, v) for t, attrs in tags for k, v in attrs.items() if k.startswith("on")]
+    assert handlers and all((t, k, v) == ("button", "onclick", COPY_HANDLER) for t, k, v in handlers)
 
 
 def test_query_and_errors_are_escaped_too():
@@ -70,16 +76,16 @@ def test_query_and_errors_are_escaped_too():
 
 def test_highlighting_marks_whole_words_case_insensitively():
     assert term_spans("Vet visit; velvet; VET.", "vet") == [(0, 3), (19, 22)]
-    assert highlight_html("a & amp <x>", "amp") == 'a &amp; <mark class="memext-hit">amp</mark> &lt;x&gt;'
+    assert highlight_html("a & amp <x>", "amp") == f"a &amp; {HIT}amp</mark> &lt;x&gt;"
     # Terms inside what becomes an entity are not broken apart.
-    assert highlight_html("<lt>", "lt") == '&lt;<mark class="memext-hit">lt</mark>&gt;'
+    assert highlight_html("<lt>", "lt") == f"&lt;{HIT}lt</mark>&gt;"
     assert highlight_html("no match here", "zebra") == "no match here"
     assert highlight_html("anything", "") == "anything"
 
 
 def test_highlighting_cjk_grams():
     html = highlight_html("今天和同事喝咖啡。", "咖啡")
-    assert '<mark class="memext-hit">咖啡</mark>' in html
+    assert f"{HIT}咖啡</mark>" in html
 
 
 def test_score_bar_clamps():
@@ -91,7 +97,9 @@ def test_score_bar_clamps():
 def _response(**kw) -> SearchResponse:
     hits = [
         SearchResult("MEMORY.md", 3, 9, 0.91, "- Dana likes green tea.\n- Bob likes coffee.", "memory"),
-        SearchResult("sessions/a.jsonl", 1, 4, 0.40, "User: tea?", "sessions", explain={"bm25_rank": 2}),
+        SearchResult("sessions/a.jsonl", 1, 4, 0.40, "User: tea?", "sessions",
+                     explain={"vector": {"rank": 3, "similarity": 0.41234567}, "keyword": {"rank": 2, "score": 0.5, "bm25": -1.5},
+                              "fusion": {"method": "weighted", "vector": 0.2, "text": 0.2}, "decay": 1.0}),
     ]
     base = dict(query="green tea", results=hits, mode="hybrid", provider="openai", model="text-embedding-3-small")
     base.update(kw)
@@ -105,7 +113,7 @@ def test_list_behaviour_and_conversions():
     assert r.citations == ["MEMORY.md:3-9", "sessions/a.jsonl:1-4"]
     data = json.loads(r.to_json())
     assert data["agent"] == "work" and data["provider"] == "openai"
-    assert data["results"][1]["explain"] == {"bm25_rank": 2} and data["results"][0]["citation"] == "MEMORY.md:3-9"
+    assert data["results"][1]["explain"]["keyword"]["rank"] == 2 and data["results"][0]["citation"] == "MEMORY.md:3-9"
     df = r.to_dataframe()
     assert df.shape == (2, 7) and df.loc[1, "source"] == "sessions"
 
@@ -117,7 +125,10 @@ def test_text_view():
     assert lines[1].startswith("1. MEMORY.md:3-9  █████████░ 0.910")
     assert "   - Dana likes green tea." in lines
     assert "2. sessions/a.jsonl:1-4  ████░░░░░░ 0.400  [sessions]" in lines
-    assert '   explain: {"bm25_rank": 2}' in lines
+    # --explain: a small table with rounded numbers, not a JSON line.
+    assert "   how it scored:" in lines and "{" not in text
+    assert "     vector   #3  0.412  cosine similarity" in lines
+    assert "     fusion       0.400  weighted: vector 0.200 + text 0.200" in lines
     assert "note:" not in text  # healthy hybrid search: nothing to warn about
 
 
@@ -169,3 +180,39 @@ def test_status_table_escapes_and_reports_problems(tmp_path):
     text = repr(table)
     assert "broken: error: config <x> is bad" in text
     assert json.loads(table.to_json())[0]["agent"] == "odd"
+
+
+def test_only_the_words_that_carried_the_match_are_marked(tmp_path):
+    # issue 11: every "when", "is", "the" was highlighted.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-10-24.md").write_text(
+        "# 2026-10-24\n\n- The Berlin trip is booked: when is the flight? At 07:05.\n", encoding="utf-8")
+    with MemoryIndex(make_agent(ws, provider="none"), provider=None) as idx:
+        idx.sync()
+        r = SearchResults(idx.search("when is the Berlin trip?"), "w")
+    marked = re.findall(r'<mark class="memext-hit"[^>]*>([^<]*)</mark>', r.to_html())
+    assert sorted(set(marked)) == ["Berlin", "trip"]
+    assert "\x1b[1;33mBerlin\x1b[0m \x1b[1;33mtrip\x1b[0m is booked: when is the" in r.to_text(color=True)
+
+
+def test_status_says_plain_words_and_one_line_per_shared_reason(tmp_path):
+    agents = []
+    for name in ("one", "two"):
+        ws = tmp_path / name
+        (ws / "memory").mkdir(parents=True)
+        (ws / "MEMORY.md").write_text("# hi\n", encoding="utf-8")
+        agents.append(make_agent(ws, name, provider="none"))
+    with MemoryIndex(agents[0], provider=None) as one, MemoryIndex(agents[1], provider=None) as two:
+        one.sync()
+        (tmp_path / "one" / "MEMORY.md").write_text("# hi again\n", encoding="utf-8")
+        table = StatusTable([one.status(), two.status()])
+    rows = {r["agent"]: r for r in table.rows()}
+    assert rows["one"]["state"] == "files changed since the last sync"  # not "dirty"
+    assert rows["two"]["state"] == "not indexed yet" and rows["two"]["last sync"] == "never"
+    assert rows["one"]["search"] == "keyword-only"
+    text = repr(table)
+    assert "dirty" not in text and "None" not in text
+    assert text.count('keyword-only search') == 1 and 'one, two: no provider given: keyword-only search' in text
+    html = table._repr_html_()
+    assert "table-layout:auto" in html and "white-space:nowrap" in html  # Lab's fixed layout wrapped every cell

@@ -86,3 +86,34 @@ def test_close_is_idempotent_and_final(config):
     assert s.closed and s.open_indexes() == []
     with pytest.raises(MemextError, match="session is closed"):
         s.index()
+
+
+EXIT_DURING_SYNC = """
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+for cell in ("%load_ext memext", "%memsearch Berlin trip", "%%memnote\\nThe kayak club meets on Sundays."):
+    assert shell.run_cell(cell).success
+# The process ends here, while the note's background sync embeds with the model.
+"""
+
+
+def test_exiting_while_a_sync_embeds_with_the_local_model_is_clean(tmp_path, example_workspace):
+    # issue 11: the README's cells, then exit: the keeper's sync called into
+    # the llama.cpp model the engine had just freed at exit (a segfault, 5
+    # runs in 6 before the fix).
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import MODEL_PATH
+
+    extra = f"[memory_search.local]\nmodel_path = {json.dumps(str(MODEL_PATH))}\n"
+    config = write_config(tmp_path / "memext", {"example": example_workspace}, provider="local", extra=extra)
+    env = dict(os.environ, MEMEXT_CONFIG=str(config))
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", EXIT_DURING_SYNC], env=env,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert "Fatal Python error" not in out.stderr and "Traceback" not in out.stderr

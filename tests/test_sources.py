@@ -168,3 +168,64 @@ def test_walked_files_carry_real_paths_and_workspace_relative_names(workspace, t
     assert {"memory/a/b/deep.MD", "../extra/sub/x.md"} <= set(by_path)
     for f in files:
         assert f.abs_path == f.abs_path.resolve() and os.path.relpath(f.abs_path, workspace.resolve()) == f.path
+
+
+class _WrittenWhileRead:
+    """TEST DOUBLE for a writer racing the reader: the one fault that cannot
+    be timed from outside. Wraps the file object ``read_file`` opens so that
+    the first ``times`` reads are followed, before the reader looks at the
+    file again, by an append (as an editor or a log writer would)."""
+
+    def __init__(self, times: int, extra: bytes):
+        self.times = times
+        self.extra = extra
+
+    def open(self, path, mode="r", *args, **kwargs):
+        fh = open(path, mode, *args, **kwargs)
+        racer = self
+
+        class Racing:
+            def __getattr__(self, name):
+                return getattr(fh, name)
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                fh.close()
+
+            def read(self, *a):
+                data = fh.read(*a)
+                if racer.times > 0:
+                    racer.times -= 1
+                    with open(path, "ab") as w:
+                        w.write(racer.extra)
+                return data
+
+        return Racing()
+
+
+def test_a_file_growing_while_read_is_read_again(tmp_path, monkeypatch):
+    from memext.engine import sources
+
+    p = tmp_path / "log.md"
+    p.write_bytes(b"- first line\n")
+    racer = _WrittenWhileRead(times=1, extra=b"- tail written during the read\n")
+    monkeypatch.setattr(sources, "open", racer.open, raising=False)
+    got = sources.read_file(p)
+    assert got.settled and got.text.endswith("- tail written during the read\n")
+    st = os.stat(p)
+    assert (got.mtime_ns, got.size) == (st.st_mtime_ns, st.st_size)
+
+
+def test_a_file_that_never_settles_comes_back_unsettled_with_what_was_read(tmp_path, monkeypatch):
+    from memext.engine import sources
+
+    p = tmp_path / "log.md"
+    p.write_bytes(b"- first line\n")
+    racer = _WrittenWhileRead(times=10, extra=b"- more\n")
+    monkeypatch.setattr(sources, "open", racer.open, raising=False)
+    got = sources.read_file(p, attempts=3)
+    assert not got.settled
+    assert got.size == len(got.text.encode())  # the stat of what was read, not of the file now
+    assert got.size < os.stat(p).st_size

@@ -245,3 +245,57 @@ def test_meta_is_read_once_per_data_version(tmp_path):
             reader.set_meta("k", "3")
         assert reader.get_meta("k") == "3"  # its own write, at once
         reader.conn.set_trace_callback(None)
+
+
+# -- the paths filter (after / before) and file dates ------------------------------------------
+
+
+@pytest.mark.parametrize("options", [StoreOptions(vector_backend="vec0"), StoreOptions(vector_backend="numpy"), StoreOptions(vector_enabled=False)],
+                         ids=["vec0", "numpy", "blob"])
+def test_paths_filter_applies_before_the_top_k(tmp_path, options):
+    store = Store(tmp_path / "a.sqlite", options)
+    fill(store, 40)
+    kept = [f"memory/f{i}.md" for i in range(30, 40)]
+    q = unit(7)  # closest to f7, which the filter leaves out
+    got = store.vector_search(q, 5, paths=kept)
+    rowids = {i + 1: f"memory/f{i}.md" for i in range(40)}
+    assert len(got) == 5 and {rowids[r] for r, _ in got} <= set(kept)
+    brute = sorted(((float(np.dot(unit(i), q)), i + 1) for i in range(30, 40)), reverse=True)[:5]
+    assert [r for r, _ in got] == [r for _, r in brute]
+    assert np.allclose([s for _, s in got], [s for s, _ in brute], atol=1e-5)
+    # The keyword side: every chunk holds "text"; only the kept files answer, k of them.
+    hits = store.keyword_search('"text"', 5, paths=kept)
+    assert len(hits) == 5 and {rowids[r] for r, _ in hits} <= set(kept)
+    assert store.keyword_search('"text"', 50, paths=set(kept[:3])) and len(store.keyword_search('"text"', 50, paths=kept[:3])) == 3
+    # Nothing kept: nothing found; sources and paths combine.
+    assert store.vector_search(q, 5, paths=[]) == [] and store.keyword_search('"text"', 5, paths=()) == []
+    assert store.vector_search(q, 5, ["sessions"], kept) == [] and store.keyword_search('"text"', 5, ["sessions"], kept) == []
+    assert len(store.vector_search(q, 5, ["memory"], kept)) == 5
+    store.close()
+
+
+def test_many_paths_fit_in_one_query(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    fill(store, 5)
+    kept = [f"memory/other-{i}.md" for i in range(50_000)] + ["memory/f3.md"]  # past SQLite's parameter limits
+    assert [r for r, _ in store.keyword_search('"text"', 5, paths=kept)] == [4]
+    assert [r for r, _ in store.vector_search(unit(0), 5, paths=kept)] == [4]
+    store.close()
+
+
+def test_file_day_is_stored_and_an_older_index_gets_it(tmp_path):
+    path = tmp_path / "a.sqlite"
+    store = Store(path)
+    chunk = NewChunk("c1", 1, 3, "h", "---\ndate: 2026-02-14\n---", unit(1))
+    store.replace_file("notes/x.md", "memory", "hx", 1, 1, [chunk], "m", day="2026-02-14")
+    store.replace_file("memory/2026-03-01.md", "memory", "hd", 1, 1, [NewChunk("c2", 1, 1, "h2", "plain", unit(2))], "m", day="2026-03-01")
+    store.replace_file("MEMORY.md", "memory", "hm", 1, 1, [NewChunk("c3", 1, 1, "h3", "plain", unit(3))], "m")
+    expected = {"notes/x.md": "2026-02-14", "memory/2026-03-01.md": "2026-03-01", "MEMORY.md": None}
+    assert {p: r.day for p, r in store.file_rows().items()} == expected
+    # An index made before files.day existed: the column is added and filled
+    # from the names and the first chunks' front matter.
+    store.conn.execute("ALTER TABLE files DROP COLUMN day")
+    store.close()
+    reopened = Store(path)
+    assert {p: r.day for p, r in reopened.file_rows().items()} == expected
+    reopened.close()

@@ -256,3 +256,68 @@ def test_two_processes_syncing_one_agent_stay_consistent(tmp_path):
     assert c.execute("SELECT count(*) FROM chunks").fetchone()[0] == c.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
     assert c.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'topic3'").fetchone()[0] > 0
     store.close()
+
+
+def test_a_file_growing_during_the_sync_is_indexed_whole_or_left_dirty(tmp_path, monkeypatch):
+    """The tail written while a sync reads the file is never silently lost:
+    the sync reads it again, and a file that never settles is recorded
+    unverified (status dirty) so the next sync reads it (issue 13)."""
+    from memext.engine import sources
+    from test_sources import _WrittenWhileRead
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    log = ws / "memory" / "2026-03-01.md"
+    log.write_text("- deploy started\n")
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite")
+    with MemoryIndex(agent, provider=None) as idx:
+        monkeypatch.setattr(sources, "open", _WrittenWhileRead(1, b"- deploy failed: disk quota\n").open, raising=False)
+        idx.sync()
+        assert [r.path for r in idx.search("quota", min_score=0)] == ["memory/2026-03-01.md"]
+
+        with log.open("a") as f:
+            f.write("- rollback done\n")
+        monkeypatch.setattr(sources, "open", _WrittenWhileRead(50, b"- retry scheduled\n").open, raising=False)
+        report = idx.sync()
+        assert report.files_unverified == 1 and idx.status().dirty is True
+        monkeypatch.undo()
+        idx.sync()
+        assert idx.status().dirty is False
+        assert idx.search("retry scheduled", min_score=0).results
+
+
+def test_appends_racing_syncs_end_indexed(tmp_path):
+    """A real writer thread appending while syncs run: whatever a sync saw,
+    the index never claims fresh while it lacks lines, and one sync after
+    the writer stops holds them all."""
+    import threading
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    log = ws / "memory" / "log.md"
+    log.write_text("# log\n")
+    stop = threading.Event()
+
+    def writer():
+        n = 0
+        while not stop.is_set():
+            with open(log, "a") as f:
+                f.write(f"- entry{n} zebra{n}\n")
+            n += 1
+            time.sleep(0.001)
+
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite", chunking={"tokens": 2000, "overlap": 0})
+    with MemoryIndex(agent, provider=None) as idx:
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            for _ in range(15):
+                idx.sync()
+        finally:
+            stop.set()
+            t.join()
+        last = log.read_text().splitlines()[-1].split()[-1]
+        assert idx.status().dirty or idx.search(last, min_score=0).results
+        idx.sync()
+        assert not idx.status().dirty
+        assert [r.path for r in idx.search(last, min_score=0)] == ["memory/log.md"]

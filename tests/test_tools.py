@@ -13,7 +13,7 @@ import mcp_types
 import pytest
 
 from conftest import make_agent
-from memext.engine import TOOLS, MemoryIndex, MemoryTools, SyncWhenNeeded, ToolError, openai_tools
+from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, openai_tools
 from memext.engine.lock import WriterLock
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -119,10 +119,24 @@ def test_search_get_append_results(tools, workspace):
     assert budget and sum(r["end_line"] - r["start_line"] + 1 for r in budget) <= 20
 
 
+def test_search_after_and_before(tools):
+    def cites(**dates):
+        return [r["citation"] for r in tools.call_tool("memory_search", {"query": "Anna", **dates})["results"]]
+
+    assert len(cites()) == 2  # MEMORY.md and memory/2026-01-06.md
+    assert cites(after="2026-01-06", before="2026-01-07") == ["memory/2026-01-06.md:1-4"]
+    # A time of day: files are whole days, so the day it falls on is kept.
+    assert sorted(cites(after="2026-01-06T18:00", before=None)) == ["MEMORY.md:1-8", "memory/2026-01-06.md:1-4"]
+    assert cites(after="1d") == ["MEMORY.md:1-8"]  # dated by its mtime: just now
+    assert cites(before="2026-01-06") == []
+    r = tools.call_tool("memory_search", {"query": "Anna", "after": "2030-01-01"})
+    assert r["results"] == [] and "no memory is dated from 2030-01-01" in r["notice"] and r["stale"] is False
+
+
 def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
     db = tmp_path / "index" / "test.sqlite"
     agent = make_agent(workspace, db_path=db)
-    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"], freshness=SyncWhenNeeded(lock_timeout=0.2)) as t:
+    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"], lock_timeout=0.2) as t:
         t.call_tool("memory_search", {"query": "tea"})
         (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
         with WriterLock(db, timeout=5):  # another process is writing the index
@@ -149,8 +163,10 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_search", {"query": "tea", "min_score": 1.5}, "min_score: 1.5 is greater than the maximum of 1"),
         ("memory_search", {"query": "tea", "max_lines": 0}, "max_lines: 0 is less than the minimum of 1"),
         ("memory_search", {"query": "   "}, "the query is empty"),
-        ("memory_search", {"query": "tea", "after": "7d"}, "time filters are not supported yet"),
-        ("memory_search", {"query": "tea", "before": "2026-01-01"}, "time filters are not supported yet"),
+        ("memory_search", {"query": "tea", "after": "last week"}, "cannot read 'last week' as a date: use an ISO date (2026-03-01)"),
+        ("memory_search", {"query": "tea", "before": "2026-02-30"}, "cannot read '2026-02-30' as a date"),
+        ("memory_search", {"query": "tea", "after": "2026-03-01", "before": "2026-02-01"}, "the start (after, --since) must come before the end"),
+        ("memory_search", {"query": "tea", "after": 7}, "after must be string or null, got 7"),
         ("memory_search", {"query": "tea", "agent": "home"}, "no agent 'home' here; this memory serves 'test'"),
         ("memory_get", {"path": "../secrets.md"}, "'..' may not leave"),
         ("memory_get", {"path": "/etc/passwd"}, "only Markdown"),

@@ -3,15 +3,17 @@ for each state, and that its items drive the real daemon."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tray_helpers import make_workspace, wait_for, write_config
 
 from memext.tray.autostart import autostart_entry
 from memext.tray.daemon import AgentSnapshot, AgentState, DaemonOptions, DaemonSnapshot, TrayDaemon
-from memext.tray.icon import STATE_COLOURS, TrayApp, icon_image, menu_missing_warning
+from memext.tray.icon import STATE_COLOURS, TrayApp, icon_image, icon_style, menu_missing_warning, template_icon_class
 from memext.tray.menu import SEPARATOR, build_menu, duration_text, find, header_text, last_sync_text, render_text
 from memext.tray.opener import CONFIG_TEMPLATE, ensure_config_file, open_command
 
@@ -54,6 +56,7 @@ def test_menu_layout():
         "Sync all now",
         "Pause watching",
         "Open config",
+        "Open log",
         "Start at login",
         "Quit",
     ]
@@ -62,10 +65,10 @@ def test_menu_layout():
     sub = [e.text for e in work.submenu if not e.separator]
     when = time.strftime("%H:%M:%S", time.localtime(now - 5))
     assert sub == [
-        "State: idle",
+        "State: up to date",  # the main menu's word for it
         "Files: 12, chunks: 40",
         f"Last sync: {when} (took 250 ms)",
-        "Search: hybrid",
+        "Search: hybrid (semantic + keyword)",
         "Watcher: on",
         "Sync now",
         "Rebuild index",
@@ -89,7 +92,11 @@ def test_menu_per_state():
     assert err.startswith("Error: openai: 401 Unauthorized") and len(err) < 110 and err.endswith("…")
     assert find(menu, "Pause watching").checked is True
     assert find(menu, "Start at login").checked is True
-    assert find(menu, "memext").text == "memext: 1 of 2 agents failing"
+    # Paused and failing: both are said (issue 11: paused was invisible).
+    assert find(menu, "memext").text == "memext: 1 of 2 agents failing, watching paused"
+    assert find(menu, "a:").find("State:").text == "State: syncing (indexing 3/9 files)"
+    assert header_text(snap(syncing, paused=True)) == "memext: 1 agent, syncing, watching paused"
+    assert header_text(snap(agent("c", AgentState.PAUSED), paused=True)) == "memext: 1 agent, paused"
     assert snap(syncing, failing).overall == AgentState.ERROR
     assert snap(syncing, agent("c")).overall == AgentState.SYNCING
     assert snap(agent("c", AgentState.PAUSED), paused=True).overall == AgentState.PAUSED
@@ -104,6 +111,35 @@ def test_config_error_and_no_agents():
     assert find(menu, "No agents configured").enabled is False
     assert find(menu, "Sync all now").enabled is False
     assert s.overall == AgentState.ERROR
+
+
+AUTO_REASON = (
+    "auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY: keyword-only search; "
+    "run `memext model install minilm` for local semantic search"
+)
+
+
+@pytest.mark.parametrize(
+    "reason,line",
+    [
+        (AUTO_REASON, "Search: keyword-only: run `memext model install minilm` for local semantic search"),
+        ('provider = "none": keyword-only search', 'Search: keyword-only (provider = "none")'),
+        ("keyword-only because the index has no vectors yet", "Search: keyword-only (the index has no vectors yet)"),
+    ],
+)
+def test_keyword_only_says_how_to_fix_it_or_why(reason, line):
+    a = agent(search_mode="keyword-only", search_reason=reason)
+    assert find(build_menu(snap(a), NoActions(), autostart=False), "work").find("Search:").text == line
+
+
+def test_keyword_only_reason_comes_from_the_engine(tmp_path):
+    ws = make_workspace(tmp_path, "work", {"memory/2026-01-01.md": "- one\n"})
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "auto"\n[[agents]]\nid = "work"\nworkspace = "{ws}"\n')
+    with TrayDaemon(DaemonOptions(config_path=cfg)) as daemon:
+        wait_for(lambda: daemon.snapshot().agent("work").syncs >= 1, what="the first sync")
+        line = find(build_menu(daemon.snapshot(), NoActions(), autostart=False), "work").find("Search:").text
+    assert line == "Search: keyword-only: run `memext model install minilm` for local semantic search"
 
 
 def test_last_sync_on_another_day_shows_the_date():
@@ -122,7 +158,7 @@ def test_render_text_marks_checks_and_disabled():
     menu = build_menu(snap(agent("w")), NoActions(), autostart=True)
     text = render_text(menu)
     assert "[x] Start at login" in text and "[ ] Pause watching" in text
-    assert "    State: idle (disabled)" in text
+    assert "    State: up to date (disabled)" in text
 
 
 @pytest.mark.parametrize("state", list(AgentState))
@@ -132,6 +168,77 @@ def test_icon_image_shows_the_state(state):
     assert img.getpixel((8, 32))[:3] == STATE_COLOURS[state]  # the disc's colour
     assert img.getpixel((0, 0))[3] == 0  # transparent corners
     assert len({icon_image(s).tobytes() for s in AgentState}) == 4
+
+
+@pytest.mark.parametrize("style,ink", [("symbolic", (242, 242, 242)), ("template", (0, 0, 0))])
+def test_symbolic_and_template_icons_are_one_colour_and_tell_states_apart_by_shape(style, ink):
+    images = {s: icon_image(s, style=style) for s in AgentState}
+    for img in list(images.values()) + [icon_image(AgentState.ERROR, style=style, paused=True)]:
+        colours = {tuple(px[:3]) for px in np.asarray(img).reshape(-1, 4).tolist() if px[3] > 0}
+        assert colours == {ink}, colours  # monochrome: alpha carries the shape
+    assert len({img.getchannel("A").tobytes() for img in images.values()}) == 4
+
+
+def test_paused_while_failing_shows_both():
+    # issue 11: an agent in error hid that watching was paused.
+    plain, both = icon_image(AgentState.ERROR), icon_image(AgentState.ERROR, paused=True)
+    assert plain.getpixel((8, 32))[:3] == both.getpixel((8, 32))[:3] == STATE_COLOURS[AgentState.ERROR]
+    assert both.getpixel((51, 51))[:3] == STATE_COLOURS[AgentState.PAUSED]  # the pause badge
+    assert plain.getpixel((51, 51))[:3] == STATE_COLOURS[AgentState.ERROR]
+    assert icon_image(AgentState.PAUSED, paused=True).tobytes() == icon_image(AgentState.PAUSED).tobytes()
+
+
+@pytest.mark.parametrize(
+    "platform,env,style",
+    [
+        ("linux", {"XDG_CURRENT_DESKTOP": "GNOME"}, "symbolic"),
+        ("linux", {"XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}, "symbolic"),
+        ("linux", {"XDG_CURRENT_DESKTOP": "Unity"}, "symbolic"),
+        ("linux", {"XDG_CURRENT_DESKTOP": "KDE"}, "color"),
+        ("linux", {"XDG_CURRENT_DESKTOP": "XFCE"}, "color"),
+        ("linux", {}, "color"),
+        ("darwin", {}, "template"),
+        ("win32", {}, "color"),
+        ("linux", {"XDG_CURRENT_DESKTOP": "GNOME", "MEMEXT_TRAY_ICON": "color"}, "color"),
+        ("linux", {"MEMEXT_TRAY_ICON": "Symbolic"}, "symbolic"),
+    ],
+)
+def test_icon_style_is_chosen_for_the_desktop(platform, env, style):
+    assert icon_style(platform, env) == style
+
+
+def test_template_icon_class_marks_the_macos_image():
+    class FakeNSImage:  # TEST DOUBLE: AppKit's NSImage exists only on macOS
+        template = False
+
+        def setTemplate_(self, value):
+            self.template = value
+
+    class FakeIcon:  # TEST DOUBLE: pystray's darwin Icon, which needs macOS
+        def _assert_image(self):
+            self._icon_image = FakeNSImage()
+
+    class FakePystray:
+        Icon = FakeIcon
+
+    icon = template_icon_class(FakePystray)()
+    icon._assert_image()
+    assert icon._icon_image.template is True and isinstance(icon, FakeIcon)
+
+
+def test_open_log_opens_the_log_file(tmp_path, monkeypatch):
+    # TEST DOUBLE: an xdg-open on PATH that records what it was asked to
+    # open (the real one needs a desktop session to hand the file to).
+    bin_dir, record = tmp_path / "bin", tmp_path / "opened.txt"
+    bin_dir.mkdir()
+    (bin_dir / "xdg-open").write_text(f'#!/bin/sh\necho "$@" > {record}\n')
+    (bin_dir / "xdg-open").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    log_file = tmp_path / "logs" / "tray.log"
+    app = TrayApp(TrayDaemon(DaemonOptions(config_path=tmp_path / "config.toml")), autostart_entry(), log_file=log_file)
+    find(app.menu_entries(), "Open log").action()
+    wait_for(lambda: record.exists(), what="xdg-open to run")
+    assert record.read_text().strip() == str(log_file)
 
 
 def test_menu_items_drive_the_daemon(tmp_path):
@@ -258,5 +365,5 @@ def test_refreshes_from_two_threads_draw_the_newest_state_last(tmp_path):
     daemon.set_paused(True)  # the state changes meanwhile (no agents: nothing else to pause)
     app.refresh()  # snapshot: paused
     older.join()
-    assert app._icon.drawn[-1] == icon_image(AgentState.PAUSED).tobytes()
+    assert app._icon.drawn[-1] == icon_image(AgentState.PAUSED, style=app.style, paused=True).tobytes()
     assert "no agents" in app._icon.title

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image, ImageStat
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
@@ -26,6 +27,8 @@ from memext.tray.icon import STATE_COLOURS
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
+#: Wide enough for the menu and its submenu side by side, as on a real desktop.
+SCREEN = (1024, 600)
 
 TINT2RC = """\
 panel_items = S
@@ -44,7 +47,7 @@ class XSession:
         self.procs: list[subprocess.Popen] = []
         r, w = os.pipe()
         xvfb = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(w), "-screen", "0", "800x600x24", "-nolisten", "tcp"],
+            ["Xvfb", "-displayfd", str(w), "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24", "-nolisten", "tcp"],
             pass_fds=(w,),
             stderr=subprocess.DEVNULL,
         )
@@ -199,10 +202,13 @@ def latest_menu(log: Path) -> str:
 @pytest.mark.parametrize("backend,notifications", [("appindicator", True), ("gtk", False)])
 def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
     ws = make_workspace(tmp_path, "alpha", {"memory/2026-01-01.md": "# Jan 1\n- Planted tomatoes.\n"})
-    cfg = write_config(tmp_path / "config.toml", {"alpha": ws})
+    auto = {"alpha": {"provider": "auto"}}  # no model, no key: keyword-only, and the menu says how to fix it
+    cfg = write_config(tmp_path / "config.toml", {"alpha": ws}, **auto)
     log = app_paths().log_dir / "tray.log"
     # os.environ now, not at fixture time: it holds this test's private XDG folders.
     env = {**os.environ, "DISPLAY": xsession.display, "PYSTRAY_BACKEND": backend, "NO_AT_BRIDGE": "1"}
+    env.pop("MEMEXT_TRAY_ICON", None)
+    env.pop("XDG_CURRENT_DESKTOP", None)
     prefix = f"tray-{backend}"
     ARTIFACTS.mkdir(exist_ok=True)
     output = open(ARTIFACTS / f"{prefix}.out", "w")
@@ -227,7 +233,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
         assert f"tray icon backend: pystray._{backend}" in log.read_text()
         icons = wait_for(lambda: [w for w in xsession.windows("memext") if w[2] >= 16], what="the tray icon window")
         ix, iy, iw, ih, _ = icons[0]
-        assert iy >= 600 - 32  # inside tint2's panel at the bottom
+        assert iy >= SCREEN[1] - 32  # inside tint2's panel at the bottom
         probe = (ix + iw // 6, iy + ih // 2)  # on the disc, off the white mark
         wait_for(
             lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.IDLE]),
@@ -239,7 +245,10 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
         (ws / "memory" / "2026-01-02.md").write_text("# Jan 2\n- Repainted the greenhouse.\n")
         wait_for(lambda: search_paths(cfg, "alpha", "greenhouse"), what="the edit to be searchable")
         wait_for(lambda: "Files: 3," in latest_menu(log), what="the menu to show 3 files")
-        assert "alpha: up to date" in latest_menu(log)
+        menu_text = latest_menu(log)
+        assert "alpha: up to date" in menu_text and "State: up to date" in menu_text  # one wording
+        assert "Search: keyword-only: run `memext model install minilm` for local semantic search" in menu_text
+        assert "Open log" in menu_text
 
         # Open the menu with a right click on the icon, then the agent's submenu.
         cx, cy = ix + iw // 2, iy + ih // 2
@@ -257,7 +266,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
         wait_for(lambda: not xsession.popups(), what="the menu to close")
 
         # An agent with a missing workspace: config reloaded, icon turns red.
-        write_config(cfg, {"alpha": ws, "ghost": tmp_path / "nowhere"})
+        write_config(cfg, {"alpha": ws, "ghost": tmp_path / "nowhere"}, **auto)
         wait_for(lambda: "ghost: error" in latest_menu(log), what="the new agent's error in the menu")
         wait_for(
             lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR]),
@@ -269,6 +278,18 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
             xsession.screenshot(f"{prefix}-notification.png")
             shown = wait_for(notes.shown, what="the notification in dunst's history")
             assert [s for s, b in shown if s == "memext: ghost" and "does not exist" in b], shown
+
+        # Pause watching while ghost fails: the icon and the header show both.
+        xsession.open_menu(cx, cy)
+        xsession.xdotool("key", "Down", "Down", "Down", "Down", "Return")  # alpha, ghost, Sync all now, Pause watching
+        wait_for(lambda: "failing, watching paused" in latest_menu(log), what="the header to say paused too")
+        badge = [(ix + iw * x // 64, iy + ih * y // 64) for x in (50, 51, 52) for y in (50, 51, 52)]
+        wait_for(
+            lambda: any(close_to(xsession.screenshot().getpixel(b), STATE_COLOURS[AgentState.PAUSED]) for b in badge),
+            what="the pause badge on the red icon",
+        )
+        assert close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR])
+        xsession.screenshot(f"{prefix}-error-paused.png")
 
         # Quit from the menu (its last item), cleanly.
         xsession.open_menu(cx, cy)
@@ -287,3 +308,38 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
             notes.close()
         if log.exists():
             shutil.copy(log, ARTIFACTS / f"{prefix}.log")
+
+
+def test_gnome_gets_the_symbolic_icon(xsession, tmp_path):
+    """Under GNOME (``XDG_CURRENT_DESKTOP``) the icon is a light monochrome
+    glyph, as its top bar expects, chosen without any setting."""
+    ws = make_workspace(tmp_path, "alpha", {"memory/2026-01-01.md": "# Jan 1\n- Planted tomatoes.\n"})
+    cfg = write_config(tmp_path / "config.toml", {"alpha": ws})
+    log = app_paths().log_dir / "tray.log"
+    env = {**os.environ, "DISPLAY": xsession.display, "PYSTRAY_BACKEND": "gtk", "NO_AT_BRIDGE": "1",
+           "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}
+    env.pop("MEMEXT_TRAY_ICON", None)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / "tray-symbolic.out", "w") as output:
+        app = subprocess.Popen(["dbus-run-session", "--", sys.executable, "-m", "memext.tray", "--config", str(cfg)],
+                               cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_for(lambda: "Files: 2," in latest_menu(log) or "symbolic icon" in (log.read_text() if log.exists() else ""),
+                     timeout=30, what="the tray to start")
+            assert "pystray._gtk, symbolic icon" in log.read_text()
+            icons = wait_for(lambda: [w for w in xsession.windows("memext") if w[2] >= 16], what="the tray icon window")
+            ix, iy, iw, ih, _ = icons[0]
+
+            def glyph():
+                crop = xsession.screenshot().crop((ix, iy, ix + iw, iy + ih))
+                return [tuple(px) for px in np.asarray(crop).reshape(-1, 3).tolist() if max(px) > 60]  # off tint2's black panel
+
+            inked = wait_for(lambda: len(glyph()) > 20 and glyph(), what="the glyph drawn")
+            # Grey ink only, light at its core (edges blend into the panel):
+            # no state colour (a grey's channels are equal).
+            assert all(max(px) - min(px) <= 12 for px in inked), set(inked)
+            assert max(min(px) for px in inked) >= 220
+            xsession.screenshot().crop((0, SCREEN[1] - 40, 120, SCREEN[1])).save(ARTIFACTS / "tray-symbolic-icon.png")
+        finally:
+            os.killpg(app.pid, signal.SIGTERM)
+            app.wait(timeout=30)

@@ -238,3 +238,56 @@ def test_use_polling_applies_from_the_next_start(ws):
         wait_for(lambda: "2026-01-01.md" in rec.changed(), what="a polled change")
     finally:
         w.stop()
+
+
+WATCH_LOOPS_CHILD = """
+import os, sys, threading, time
+from pathlib import Path
+from memext.engine.roots import MemoryRoots
+from memext.engine.watch import MemoryWatcher
+ws = Path(sys.argv[1])
+seen = threading.Event()
+w = MemoryWatcher(MemoryRoots.of(ws, []), lambda paths: seen.set(), debounce_s=0.2, polling=sys.argv[2] == "polling",
+                  poll_interval_s=0.2, name="loops")
+w.start()
+time.sleep(0.5)
+(ws / "memory" / "2026-01-02.md").write_text("- after the loops\\n")
+ok = seen.wait(10)
+cpu = time.process_time()
+mode = w.mode
+w.stop()
+print(mode if ok else "no-event", round(cpu, 1))
+"""
+
+
+@pytest.mark.parametrize("mode", ["native", "polling"])
+def test_symlink_loops_do_not_trap_the_watcher(ws, mode):
+    """Two directory symlink loops (``x -> .``, ``y -> .``) in memory/: the
+    watcher starts, reports an edit and stops (the polling snapshot of
+    watchdog follows symlinks: 2^40 paths; ours does not). In a child, so a
+    trapped observer thread cannot spin in this process."""
+    import subprocess
+    import sys
+
+    os_symlink = __import__("os").symlink
+    os_symlink(".", ws / "memory" / "x")
+    os_symlink(".", ws / "memory" / "y")
+    out = subprocess.run([sys.executable, "-c", WATCH_LOOPS_CHILD, str(ws), mode], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    shown_mode, cpu_s = out.stdout.split()
+    assert shown_mode == mode
+    assert float(cpu_s) < 5  # the loops were not walked
+
+
+def test_discovery_terminates_on_two_symlink_loops_through_the_cli(ws, tmp_path):
+    """`memext index` on a workspace with ``x -> .`` and ``y -> .`` ends (it
+    ran until killed before issue 13)."""
+    import os
+    import subprocess
+    import sys
+
+    os.symlink(".", ws / "memory" / "x")
+    os.symlink(".", ws / "memory" / "y")
+    env = {**os.environ, "MEMEXT_WORKSPACE": str(ws)}
+    out = subprocess.run([sys.executable, "-m", "memext", "index"], capture_output=True, text=True, env=env, timeout=60, cwd=ws)
+    assert out.returncode == 0, out.stderr

@@ -3,6 +3,8 @@ the real browser test is test_widget_browser.py)."""
 
 from __future__ import annotations
 
+import re
+
 import asyncio
 
 import pytest
@@ -40,7 +42,7 @@ def test_typing_searches_and_shows_results(widget):
     assert _citations(widget)[0] == "memory/2026-10-05.md:1-10"
     first = widget.results_box.children[0]
     assert 'class="memext-citation"' in first.summary.value
-    assert '<mark class="memext-hit">vet</mark>' in first.summary.value
+    assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark>', first.summary.value)
     assert "keyword-only search" in widget.notice.value and f"{len(widget.results)} results" in widget.notice.value
     status = widget.status_line.value
     assert "agent <b>example</b> · 16 files · 17 chunks · keyword-only · last sync" in status
@@ -50,20 +52,42 @@ def test_expanding_a_result_reads_its_full_lines(widget):
     widget.search("vet Biscuit")
     row = widget.results_box.children[0]
     assert not row.expanded and row.lines.value == ""
+    excerpt = row.summary.value.count('class="memext-lineno"')
     row.toggle.click()
     assert row.expanded and row.toggle.description == "hide lines"
-    assert '<pre class="memext-lines"' in row.lines.value
-    assert "10  </span>- Dana wants to read" in row.lines.value  # numbered through get()
-    assert '<mark class="memext-hit">Biscuit</mark>' in row.lines.value
+    assert 'class="memext-lines"' in row.lines.value
+    assert ">10</span>- Dana wants to read" in row.lines.value  # numbered through get()
+    assert re.search(r'<mark class="memext-hit"[^>]*>Biscuit</mark>', row.lines.value)
+    # More than the excerpt, in its place: the whole span (1-10), best line marked.
+    assert row.lines.value.count('class="memext-lineno"') == 10 > excerpt
+    assert 'class="memext-lineno"' not in row.summary.value and "memory/2026-10-05.md:1-10" in row.summary.value
+    assert "memory/2026-10-05.md, lines 1-10 of 10" in row.lines.value
+    assert re.search(r'class="memext-line memext-best".*?›9</span>- Booked the', row.lines.value)
     row.toggle.click()
     assert not row.expanded and row.lines.layout.display == "none"
+    assert row.summary.value.count('class="memext-lineno"') == excerpt
+
+
+def test_show_lines_adds_context_around_a_short_result(widget, example_workspace):
+    (example_workspace / "memory" / "2026-11-20.md").write_text(
+        "# 2026-11-20\n\n" + "".join(f"- filler {i} " + "padding " * 12 + "\n" for i in range(30)) + "- The kayak club meets on Sundays.\n"
+        + "".join(f"- more filler {i} " + "padding " * 12 + "\n" for i in range(30)), encoding="utf-8")
+    widget.session.index("example").sync()
+    widget.search("kayak club")
+    row = widget.results_box.children[0]
+    hit = row.hit
+    row.set_expanded(True)
+    first, last = max(1, hit.start_line - 3), hit.end_line + 3
+    assert f"lines {first}-{last} of 63 (the result: {hit.start_line}-{hit.end_line})" in row.lines.value
+    assert row.lines.value.count('class="memext-lineno"') == last - first + 1
 
 
 def test_note_markup_is_escaped_in_snippets_and_lines(widget):
     widget.search("chewed cable")
     row = widget.results_box.children[0]
+    excerpt = row.summary.value
     row.set_expanded(True)
-    for html in (row.summary.value, row.lines.value):
+    for html in (excerpt, row.lines.value):
         assert "<img" not in html and "&lt;img src=x" in html
 
 
@@ -226,3 +250,36 @@ def test_a_widget_outlived_by_its_extension_says_so(config):
         shell.run_line_magic("unload_ext", "memext")
         w.search("Biscuit")
         assert "run %load_ext memext again" in w.notice.value and w.results_box.children == ()
+
+
+def test_the_since_picker_filters_by_date(config, example_workspace):
+    from datetime import date
+
+    (example_workspace / "memory" / f"{date.today():%Y-%m-%d}.md").write_text("# today\n- Walked the ferret.\n", encoding="utf-8")
+    (example_workspace / "memory" / "2020-01-01.md").write_text("# long ago\n- Bought the ferret.\n", encoding="utf-8")
+    w = SearchWidget(Session(), query="ferret", debounce_s=0)
+    try:
+        assert [label for label, _ in w.since_picker.options][:3] == ["any time", "today", "past 7 days"]
+        assert w.since is None and len(w.results_box.children) == 2
+        w.since_picker.value = "7d"  # choosing searches again
+        assert [row.hit.path for row in w.results_box.children] == [f"memory/{date.today():%Y-%m-%d}.md"]
+        assert "1 result for ferret (past 7 days)" in w.notice.value
+        w.since_picker.value = ""
+        assert len(w.results_box.children) == 2
+    finally:
+        w.close()
+
+
+def test_a_given_since_is_a_choice_and_a_bad_one_is_shown(config):
+    w = SearchWidget(Session(), query="Biscuit", since="2026-10-06", debounce_s=0)
+    try:
+        assert ("since 2026-10-06", "2026-10-06") in w.since_picker.options and w.since == "2026-10-06"
+        assert "memory/2026-10-05.md" not in {row.hit.path for row in w.results_box.children}
+    finally:
+        w.close()
+    bad = SearchWidget(Session(), query="Biscuit", since="someday", debounce_s=0)
+    try:
+        assert "cannot read &#x27;someday&#x27; as a date" in bad.notice.value
+        assert bad.results_box.children == ()
+    finally:
+        bad.close()

@@ -8,60 +8,16 @@ screenshot is kept in ``test-artifacts/`` (git-ignored).
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
-import nbformat
 import pytest
+from lab_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, jupyter_lab, notebook_url, write_notebook
 from playwright.sync_api import expect, sync_playwright
 
-from conftest import ROOT
-from memext_helpers import install_kernelspec, write_config
+from memext_helpers import write_config
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-ARTIFACTS = ROOT / "test-artifacts"
-KERNEL_NAME = "memext-test"
 # A note that would run script if the widget put note text into HTML unescaped.
 HOSTILE_NOTE = '- Biscuit note: <img src=x onerror="window.__memext_pwned=1"> <b>bold?</b>\n'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _write_notebook(path: Path) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("%load_ext memext\nw = %memsearch --widget\nw"),
-        nbformat.v4.new_code_cell('print(f"searches={w.searches_run}")'),
-    ]
-    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "memext test", "language": "python"}
-    nbformat.write(nb, path)
-
-
-def _wait_for_server(url: str, proc: subprocess.Popen, log: Path, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"jupyter lab did not answer at {url}:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture
@@ -71,61 +27,14 @@ def lab(tmp_path, example_workspace):
     config = write_config(tmp_path / "memext", {"example": example_workspace})
     root = tmp_path / "lab-root"
     root.mkdir()
-    _write_notebook(root / "widget-test.ipynb")
-    jupyter = {name: tmp_path / "jupyter" / name for name in ("config", "runtime", "data")}
-    for d in jupyter.values():
-        d.mkdir(parents=True)
-    install_kernelspec(jupyter["data"], KERNEL_NAME)
-    # The news prompt would pop up over the notebook; nothing else is needed.
-    (jupyter["config"] / "labconfig").mkdir()
-    (jupyter["config"] / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}), encoding="utf-8"
-    )
-    token = secrets.token_hex(16)
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(
-        MEMEXT_CONFIG=str(config),
-        JUPYTER_CONFIG_DIR=str(jupyter["config"]),
-        JUPYTER_RUNTIME_DIR=str(jupyter["runtime"]),
-        JUPYTER_DATA_DIR=str(jupyter["data"]),
-        JUPYTER_PLATFORM_DIRS="1",
-        PYTHONUNBUFFERED="1",
-    )
-    log = tmp_path / "lab.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "jupyter", "lab", "--no-browser",
-                "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                "--LabApp.extension_manager=readonly",  # no PyPI queries
-                "--allow-root",  # CI containers often run as root
-            ],
-            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_for_server(f"{base}/api/status?token={token}", proc, log)
-        yield {"base": base, "token": token, "log": log}
-    finally:
-        try:  # shuts down the kernels too
-            req = urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST")
-            urllib.request.urlopen(req, timeout=10).close()
-            proc.wait(timeout=20)
-        except Exception:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    write_notebook(root / "widget-test.ipynb", ["%load_ext memext\nw = %memsearch --widget\nw", 'print(f"searches={w.searches_run}")'])
+    with jupyter_lab(tmp_path, root, {"MEMEXT_CONFIG": str(config)}) as server:
+        yield server
 
 
 @pytest.mark.timeout(240)
 def test_widget_searches_and_expands_in_jupyterlab(lab):
-    url = f"{lab['base']}/lab/workspaces/memext-test/tree/widget-test.ipynb?reset&token={lab['token']}"
+    url = notebook_url(lab, "widget-test.ipynb")
     ARTIFACTS.mkdir(exist_ok=True)
     for old in ARTIFACTS.glob("widget-browser*"):  # a stale failure shot would mislead
         old.unlink()
@@ -176,9 +85,11 @@ def test_widget_searches_and_expands_in_jupyterlab(lab):
             first = widget.locator(".memext-result-row").first
             expect(first.locator(".memext-citation")).to_contain_text("memory/2026-10-05.md:1-10", timeout=30_000)
             first.locator("button.memext-expand").click()
-            lines = first.locator(".memext-full-lines pre.memext-lines")
+            lines = first.locator(".memext-full-lines .memext-lines")
             expect(lines).to_be_visible(timeout=30_000)
-            expect(lines).to_contain_text("9  - Booked the vet for Biscuit: Thursday 9 October")
+            best = lines.locator(".memext-best")
+            expect(best.locator(".memext-lineno")).to_have_text("›9")
+            expect(best).to_contain_text("- Booked the vet for Biscuit: Thursday 9 October")
             expect(first.locator("button.memext-expand")).to_contain_text("hide lines")
             expect(lines.locator("mark.memext-hit").first).to_have_text("vet")
             widget.screenshot(path=str(ARTIFACTS / "widget-browser.png"))

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None, prog: str = "memext-tray") -> int:
         except ImportError as exc:
             print(f"memext-tray: the tray icon needs the tray extra ({exc}): pip install 'memext[tray]'", file=sys.stderr)
             return 1
-        app = TrayApp(daemon, entry)
+        app = TrayApp(daemon, entry, log_file=log_file)
         daemon.notifier = app.notify
         try:
             return app.run()

@@ -17,45 +17,20 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, Mapping
 
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from .autostart import AutostartEntry
-from .daemon import AgentState, TrayDaemon
+from .daemon import AgentState, DaemonSnapshot, TrayDaemon
+from .icon_image import STATE_COLOURS, icon_image, icon_style
 from .menu import MenuEntry, build_menu, header_text, render_text
 from .opener import ensure_config_file, open_path
 
+__all__ = ["STATE_COLOURS", "TrayApp", "icon_image", "icon_style", "menu_missing_warning", "to_pystray"]
+
 log = logging.getLogger("memext.tray")
-
-STATE_COLOURS = {
-    AgentState.IDLE: (46, 160, 67),
-    AgentState.SYNCING: (47, 129, 247),
-    AgentState.ERROR: (218, 54, 51),
-    AgentState.PAUSED: (139, 148, 158),
-}
-
-
-def icon_image(state: AgentState, size: int = 64) -> Image.Image:
-    """A disc in the state's colour with a white mark: a dot (idle), an
-    arc (syncing), a "!" (error) or two bars (paused)."""
-    img = Image.new("RGBA", (size, size), (0, 0, 0, 0))
-    d = ImageDraw.Draw(img)
-    s = size / 64
-    d.ellipse((2 * s, 2 * s, 62 * s, 62 * s), fill=STATE_COLOURS[state] + (255,))
-    white = (255, 255, 255, 255)
-    if state == AgentState.SYNCING:
-        d.arc((16 * s, 16 * s, 48 * s, 48 * s), 30, 330, fill=white, width=max(1, round(6 * s)))
-    elif state == AgentState.ERROR:
-        d.rectangle((28 * s, 14 * s, 36 * s, 38 * s), fill=white)
-        d.rectangle((28 * s, 44 * s, 36 * s, 51 * s), fill=white)
-    elif state == AgentState.PAUSED:
-        d.rectangle((21 * s, 18 * s, 29 * s, 46 * s), fill=white)
-        d.rectangle((35 * s, 18 * s, 43 * s, 46 * s), fill=white)
-    else:
-        d.ellipse((24 * s, 24 * s, 40 * s, 40 * s), fill=white)
-    return img
-
 
 #: How to get a tray menu on Linux (ECOSYSTEM_NOTES: pystray on Linux).
 MENU_INSTALL_HINT = (
@@ -80,6 +55,23 @@ def menu_missing_warning(backend: str, *, platform: str | None = None, env: Mapp
     if backend.rsplit(".", 1)[-1] != "_xorg":
         return None
     return f"the tray icon has no menu (pystray fell back to plain X: PyGObject is missing); {MENU_INSTALL_HINT}"
+
+
+def template_icon_class(pystray: Any) -> type:
+    """pystray's icon, with its macOS image marked as a template image
+    (macOS then tints it for a light or dark menu bar). pystray has no
+    option for it, so this marks the NSImage its ``_assert_image`` builds;
+    where that image is missing (another backend) nothing changes."""
+
+    class TemplateIcon(pystray.Icon):
+        def _assert_image(self) -> None:
+            super()._assert_image()
+            image = getattr(self, "_icon_image", None)
+            if image is not None and hasattr(image, "setTemplate_"):
+                image.setTemplate_(True)
+
+    TemplateIcon.__module__ = pystray.Icon.__module__  # the backend name the log and warnings use
+    return TemplateIcon
 
 
 def _handler(fn):
@@ -107,11 +99,16 @@ def to_pystray(pystray: Any, entries: tuple[MenuEntry, ...]) -> list:
 class TrayApp:
     """The icon and its menu over a :class:`TrayDaemon` (the menu's actions)."""
 
-    def __init__(self, daemon: TrayDaemon, autostart: AutostartEntry):
+    def __init__(self, daemon: TrayDaemon, autostart: AutostartEntry, *, log_file: Path | None = None,
+                 style: str | None = None):
         self.daemon = daemon
         self.autostart = autostart
+        #: What "Open log" opens.
+        self.log_file = log_file
+        #: "color", "symbolic" or "template" (default: chosen for the desktop).
+        self.style = style or icon_style()
         self._icon: Any = None
-        self._shown_state: AgentState | None = None
+        self._shown: tuple[AgentState, bool] | None = None
         self._last_menu_text = ""
         self._quitting = threading.Event()
         # Workers redraw from their own threads: without this an older
@@ -139,6 +136,12 @@ class TrayApp:
             open_path(ensure_config_file(self.daemon.config_file))
         except OSError as exc:
             log.error("cannot create %s: %s", self.daemon.config_file, exc)
+
+    def open_log(self) -> None:
+        if self.log_file is None:
+            log.error("no log file: the tray was started without one")
+            return
+        open_path(self.log_file)
 
     def toggle_pause(self) -> None:
         # Stopping watchers joins their threads: keep the UI thread free.
@@ -180,15 +183,19 @@ class TrayApp:
             return
         with self._refresh_lock:  # snapshot and draw as one: the newest state is drawn last
             snap = self.daemon.snapshot()
-            state = snap.overall
-            if state != self._shown_state:
-                self._shown_state = state
-                icon.icon = icon_image(state)
+            shown = (snap.overall, snap.paused)
+            if shown != self._shown:
+                self._shown = shown
+                icon.icon = self.picture(snap)
             title = header_text(snap)
             if self.title_note:
                 title += f" ({self.title_note})"
             icon.title = title
             icon.update_menu()
+
+    def picture(self, snap: DaemonSnapshot) -> Image.Image:
+        """The icon for a snapshot, in this desktop's style."""
+        return icon_image(snap.overall, style=self.style, paused=snap.paused)
 
     def notify(self, title: str, message: str) -> None:
         icon = self._icon
@@ -216,11 +223,13 @@ class TrayApp:
 
         import pystray  # needs a display: imported only now
 
-        self._icon = pystray.Icon(
-            "memext", icon_image(AgentState.IDLE), "memext", menu=pystray.Menu(lambda: to_pystray(pystray, self.menu_entries()))
+        icon_class = template_icon_class(pystray) if self.style == "template" else pystray.Icon
+        self._icon = icon_class(
+            "memext", self.picture(self.daemon.snapshot()), "memext",
+            menu=pystray.Menu(lambda: to_pystray(pystray, self.menu_entries())),
         )
         backend = type(self._icon).__module__
-        log.info("tray icon backend: %s", backend)
+        log.info("tray icon backend: %s, %s icon", backend, self.style)
         no_menu = menu_missing_warning(backend)
         if no_menu:
             log.warning("%s", no_menu)

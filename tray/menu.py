@@ -44,16 +44,22 @@ class MenuActions(Protocol):
     def sync_all(self) -> None: ...
     def toggle_pause(self) -> None: ...
     def open_config(self) -> None: ...
+    def open_log(self) -> None: ...
     def toggle_autostart(self) -> None: ...
     def quit(self) -> None: ...
 
 
+#: The one wording of each state, in the main menu and the submenus.
 STATE_WORDS = {
     AgentState.IDLE: "up to date",
     AgentState.SYNCING: "syncing",
     AgentState.ERROR: "error",
     AgentState.PAUSED: "paused",
 }
+#: How a search runs, in words.
+SEARCH_WORDS = {"hybrid": "hybrid (semantic + keyword)", "keyword-only": "keyword-only"}
+#: How the engine's keyword-only reasons begin their advice (after "; ").
+ADVICE_STARTS = ("run ", "restore ", "set ", "fix ", "install ", "pip ")
 
 
 def find(entries: tuple[MenuEntry, ...] | list[MenuEntry], text: str) -> MenuEntry:
@@ -64,12 +70,33 @@ def find(entries: tuple[MenuEntry, ...] | list[MenuEntry], text: str) -> MenuEnt
     raise KeyError(f"no menu entry starting with {text!r} in {[e.text for e in entries]}")
 
 
-def agent_title(a: AgentSnapshot) -> str:
-    """The agent's line in the main menu, e.g. ``work: syncing (indexing 3/9 files)``."""
+def state_text(a: AgentSnapshot) -> str:
+    """``up to date``, ``syncing (indexing 3/9 files)``, ``error``, ``paused``."""
     word = STATE_WORDS[a.state]
     if a.state == AgentState.SYNCING and a.progress:
         word += f" ({a.progress})"
-    return f"{a.id}: {word}"
+    return word
+
+
+def agent_title(a: AgentSnapshot) -> str:
+    """The agent's line in the main menu, e.g. ``work: syncing (indexing 3/9 files)``."""
+    return f"{a.id}: {state_text(a)}"
+
+
+def search_text(a: AgentSnapshot) -> str:
+    """``Search: hybrid (semantic + keyword)``, or keyword-only with what
+    to do about it (``run `memext model install minilm` ...``) or, when the
+    engine gives no advice, why."""
+    text = f"Search: {SEARCH_WORDS.get(a.search_mode, a.search_mode)}"
+    if a.search_mode != "keyword-only" or not a.search_reason:
+        return text
+    advice = a.search_reason.rsplit("; ", 1)[-1]
+    if advice.startswith(ADVICE_STARTS):
+        return f"{text}: {shorten(advice)}"
+    why = a.search_reason.removeprefix("keyword-only because ")
+    for said in (": keyword-only search", "; keyword-only search"):  # the line says it already
+        why = why.replace(said, "")
+    return f"{text} ({shorten(why)})"
 
 
 def duration_text(seconds: float) -> str:
@@ -99,15 +126,12 @@ def shorten(text: str, limit: int = ERROR_CHARS) -> str:
 
 def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[MenuEntry, ...]:
     info = [
-        MenuEntry(
-            f"State: {a.state.value}" + (f" ({a.progress})" if a.progress and a.state == AgentState.SYNCING else ""),
-            enabled=False,
-        ),
+        MenuEntry(f"State: {state_text(a)}", enabled=False),
         MenuEntry(f"Files: {a.files}, chunks: {a.chunks}", enabled=False),
         MenuEntry(last_sync_text(a, now), enabled=False),
     ]
     if a.search_mode:
-        info.append(MenuEntry(f"Search: {a.search_mode}", enabled=False))
+        info.append(MenuEntry(search_text(a), enabled=False))
     watching = {"native": "on", "polling": "polling"}.get(a.watch_mode, "off")
     info.append(MenuEntry(f"Watcher: {watching}", enabled=False))
     if a.error:
@@ -130,10 +154,13 @@ def header_text(snap: DaemonSnapshot) -> str:
         return f"memext: config error ({agents})"
     if not snap.agents:
         return "memext: no agents configured"
+    # Paused shows whatever else is going on (an agent failing, a sync
+    # finishing): both are said.
+    paused = ", watching paused" if snap.paused and overall != AgentState.PAUSED else ""
     if overall == AgentState.ERROR:
         bad = sum(1 for a in snap.agents if a.state == AgentState.ERROR)
-        return f"memext: {bad} of {agents} failing"
-    return f"memext: {agents}, {STATE_WORDS[overall]}"
+        return f"memext: {bad} of {agents} failing{paused}"
+    return f"memext: {agents}, {STATE_WORDS[overall]}{paused}"
 
 
 def build_menu(snap: DaemonSnapshot, actions: MenuActions, *, autostart: bool, now: float | None = None) -> tuple[MenuEntry, ...]:
@@ -152,6 +179,7 @@ def build_menu(snap: DaemonSnapshot, actions: MenuActions, *, autostart: bool, n
         MenuEntry("Sync all now", actions.sync_all, enabled=bool(snap.agents)),
         MenuEntry("Pause watching", actions.toggle_pause, checked=snap.paused),
         MenuEntry("Open config", actions.open_config),
+        MenuEntry("Open log", actions.open_log),
         MenuEntry("Start at login", actions.toggle_autostart, checked=autostart),
         SEPARATOR,
         MenuEntry("Quit", actions.quit),

@@ -77,6 +77,10 @@ class _LoadedModel:
         self.llama = llama
         self.n_ctx = n_ctx
         self.lock = threading.Lock()
+        #: Set (under ``lock``) once the model is freed at exit: a sync still
+        #: running in a daemon thread then fails its next call instead of
+        #: calling into freed memory (which crashed the process).
+        self.closed = False
 
 
 # One model per process and file: loading twice would double memory and the
@@ -99,6 +103,7 @@ def _close_models_at_exit() -> None:
     for m in models:
         if m.lock.acquire(timeout=5):
             try:
+                m.closed = True
                 m.llama.close()
             except Exception:
                 pass
@@ -173,7 +178,7 @@ class LocalProvider(EmbeddingProvider):
         self.query_timeout_s = query_timeout_s
         self._chunk_tokens = chunk_tokens
         self._cache_dir = cache_dir
-        self._threads = threads or max(1, min(os.cpu_count() or 1, 8))
+        self._threads = threads or default_threads()
         self._probe: ProbeResult | None = None
         self._loaded: _LoadedModel | None = None
         #: A query that passed its time limit and is still running (or
@@ -187,7 +192,7 @@ class LocalProvider(EmbeddingProvider):
 
     @property
     def threads(self) -> int:
-        """CPU threads the model runs with (``local.threads``, else one per core up to 8)."""
+        """CPU threads the model runs with (``local.threads``, else :func:`default_threads`)."""
         return self._threads
 
     # -- probe and load ------------------------------------------------------
@@ -289,9 +294,13 @@ class LocalProvider(EmbeddingProvider):
         inputs = [t if t.strip() else " " for t in texts]
         try:
             with m.lock:
+                if m.closed:
+                    raise ProviderError(f"local model {self.model}: closed, the process is exiting")
                 if skip is not None and skip():
                     return None
                 vectors = m.llama.embed(inputs, normalize=True, truncate=True)
+        except ProviderError:
+            raise
         except Exception as exc:
             raise ProviderError(f"local model {self.model}: {exc}") from exc
         return [list(v) for v in vectors]
@@ -341,6 +350,14 @@ class _QueryJob:
             self.error = exc
         finally:
             self.done.set()
+
+
+def default_threads() -> int:
+    """One thread per core less one, up to 8: a sync embedding in the
+    background leaves a core to the user. On a busy 2-core machine two
+    threads were 3.6-5.6x slower than one (llama.cpp's threads wait on each
+    other when one is descheduled)."""
+    return max(1, min((os.cpu_count() or 1) - 1, 8))
 
 
 def load_llama(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ContextManager, Iterable, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np  # loads on first use: keyword-only work never needs it
@@ -35,6 +35,12 @@ class FileRow(NamedTuple):
     chunks: int
     messages: int
     note: str | None
+    #: The ISO date (``2026-03-01``) the file's name or its front matter's
+    #: ``date:`` gives it (:func:`memext.engine.dates.content_date`), stored
+    #: at sync time; None when neither does, and then the local day of
+    #: ``mtime_ns`` dates it. The ``after`` / ``before`` search filters read
+    #: it (:meth:`~memext.engine.dates.DayRange.keeps`).
+    day: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,8 @@ class StoreOptions:
     vector_enabled: bool = True
     #: A sqlite-vec build to load instead of the bundled one ("" = bundled).
     extension_path: str = ""
-    #: "auto", "vec0" or "numpy": how vector searches run.
+    #: "auto" (the memory-mapped sidecar, else vec0 or the matrix by size),
+    #: "vec0" or "numpy": how vector searches run.
     vector_backend: str = "auto"
     #: With "auto" on a large index, load the in-memory matrix in the
     #: background while vec0 answers. Off for one-shot processes (the CLI),
@@ -107,6 +114,13 @@ class IndexStore(Protocol):
         """Where the index lives (shown to users, names the writer lock)."""
         ...
 
+    @property
+    def read_only(self) -> str | None:
+        """Why this store can be read but not written (a read-only file or
+        folder, a read-only database role), or None when it can be written:
+        then searches still answer and syncs refuse with that reason."""
+        ...
+
     # -- lifecycle ----------------------------------------------------------------
 
     def close(self) -> None: ...
@@ -132,6 +146,12 @@ class IndexStore(Protocol):
 
     def discard(self) -> None:
         """Close a shadow store and delete what it stored."""
+        ...
+
+    def finish_writes(self) -> None:
+        """Called by the sync after its last write: bring derived data (the
+        SQLite store's memory-mapped vector sidecar) up to date. A store
+        with nothing derived does nothing."""
         ...
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -164,8 +184,10 @@ class IndexStore(Protocol):
         *,
         messages: int = 0,
         note: str | None = None,
+        day: str | None = None,
     ) -> None:
-        """Swap a file's chunks (text, keyword index, vectors) for new ones."""
+        """Swap a file's chunks (text, keyword index, vectors) for new ones;
+        ``day`` is stored as :attr:`FileRow.day`."""
         ...
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None: ...
@@ -174,8 +196,15 @@ class IndexStore(Protocol):
 
     # -- keyword side -------------------------------------------------------------
 
-    def keyword_search(self, match: str, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
-        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression (bm25 < 0)."""
+    def keyword_search(
+        self, match: str, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression (bm25 < 0).
+
+        ``sources``: only chunks of these sources. ``paths``: only chunks of
+        these files (workspace-relative paths as in :attr:`FileRow.path`; an
+        empty collection matches nothing). Both filters apply before the
+        top k are taken, so k hits come back whenever k chunks match."""
         ...
 
     def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]: ...
@@ -190,8 +219,11 @@ class IndexStore(Protocol):
         """Where vectors go in this store: part of the index fingerprint."""
         ...
 
-    def vector_search(self, query: np.ndarray, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
-        """Top-k ``(rowid, cosine similarity)``."""
+    def vector_search(
+        self, query: np.ndarray, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, cosine similarity)``; ``sources`` and ``paths``
+        filter before the top k are taken, as in :meth:`keyword_search`."""
         ...
 
     def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]: ...

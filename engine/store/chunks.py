@@ -7,8 +7,10 @@ methods run inside a transaction the caller opened.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+import json
+from typing import Any, Collection, Iterable, Sequence
 
+from ..dates import name_date
 from ..text import fts_document
 from .base import ChunkRow, FileRow
 from .connection import Connection
@@ -26,23 +28,26 @@ class ChunkTable:
 
     # -- reads --------------------------------------------------------------------
 
-    def keyword_search(self, match: str, k: int, sources: Sequence[str] | None = None) -> list[tuple[int, float]]:
-        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression.
+    def keyword_search(
+        self, match: str, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH expression, optionally
+        only of some sources and some files (filtered before the top k).
 
         FTS5's bm25() is negative, more negative meaning more relevant.
         """
-        if not self.fts or k <= 0:
+        if not self.fts or k <= 0 or (paths is not None and not paths):
             return []
-        if sources is None:
+        if sources is None and paths is None:
             sql = "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY r LIMIT ?"
             params: list[Any] = [match, k]
         else:
-            marks = ",".join("?" * len(sources))
+            where, params = chunk_filter("c", sources, paths)
             sql = (
                 "SELECT f.rowid, bm25(chunks_fts) AS r FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid "
-                f"WHERE chunks_fts MATCH ? AND c.source IN ({marks}) ORDER BY r LIMIT ?"
+                f"WHERE chunks_fts MATCH ? AND {where} ORDER BY r LIMIT ?"
             )
-            params = [match, *sources, k]
+            params = [match, *params, k]
         with self.db.lock:
             return [(r, float(s)) for r, s in self.db.conn.execute(sql, params).fetchall()]
 
@@ -92,8 +97,11 @@ class ChunkTable:
 
     def file_rows(self) -> dict[str, FileRow]:
         with self.db.lock:
+            if not self.db.file_days:  # an old index read-only: date files by name (and mtime)
+                rows = self.db.conn.execute("SELECT path, source, hash, mtime_ns, size, chunks, messages, note FROM files").fetchall()
+                return {r[0]: FileRow(*r)._replace(day=_iso(name_date(r[0]))) for r in rows}
             rows = self.db.conn.execute(
-                "SELECT path, source, hash, mtime_ns, size, chunks, messages, note FROM files"
+                "SELECT path, source, hash, mtime_ns, size, chunks, messages, note, day FROM files"
             ).fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
@@ -149,11 +157,12 @@ class ChunkTable:
         messages: int,
         note: str | None,
         now: float,
+        day: str | None = None,
     ) -> None:
         self.db.conn.execute(
-            "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (path, source, file_hash, mtime_ns, size, chunks, messages, note, now),
+            "INSERT OR REPLACE INTO files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at, day) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (path, source, file_hash, mtime_ns, size, chunks, messages, note, now, day),
         )
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
@@ -162,3 +171,21 @@ class ChunkTable:
     def delete_file_row(self, path: str) -> None:
         self.db.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
+
+
+def chunk_filter(alias: str, sources: Sequence[str] | None, paths: Collection[str] | None) -> tuple[str, list[Any]]:
+    """A WHERE condition on ``chunks`` (as ``alias``) keeping only some
+    sources and some files, and its parameters. The paths go in as one JSON
+    array, so any number of them fits in one statement."""
+    where, params = ["1"], []
+    if sources is not None:
+        where.append(f"{alias}.source IN ({','.join('?' * len(sources))})")
+        params += list(sources)
+    if paths is not None:
+        where.append(f"{alias}.path IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(list(paths), ensure_ascii=False))
+    return " AND ".join(where), params
+
+
+def _iso(day: Any) -> str | None:
+    return day.isoformat() if day is not None else None

@@ -1,0 +1,155 @@
+"""Plain functions beside the magics: ``memext.search("Berlin trip")``.
+
+For notebook code that wants a value rather than a magic line::
+
+    import memext
+    r = memext.search("when is the Berlin trip?", max_results=3)
+    memext.get(r[0].citation)          # the lines, numbered
+    memext.status()                    # every agent, as a table
+    memext.note("Booked the hotel.")   # appended to today's daily log
+
+They return the same objects the magics return (:class:`SearchResults`,
+:class:`FileLines`, :class:`StatusTable`), which display themselves, and
+raise :class:`memext.engine.MemextError` with a message on bad input.
+
+They share the magics' session (open indexes, settings such as
+``MemExt.agent``) when ``%load_ext memext`` ran; otherwise they use one
+:class:`Session` for the process, :func:`default_session`, closed at exit.
+The ``run_*`` functions are what the magics, the widget and these functions
+have in common: the freshness step before a search and the notice shown
+once per session.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from memext.engine import AppendResult, MemextError, parse_get_spec
+
+from .notes import append_note
+from .results import SearchResults
+from .session import Session
+from .views import FileLines, StatusTable
+
+_own_session: Session | None = None
+_own_lock = threading.Lock()
+
+
+def run_search(session: Session, query: str, *, agent: str | None = None, as_json: bool = False,
+               **options: Any) -> SearchResults:
+    """Search an agent's index as a notebook does: let its keeper make the
+    index fresh enough first (see ``FreshnessKeeper.before_search``), then
+    search with ``options`` (``MemoryIndex.search``'s keywords)."""
+    keeper = session.keeper(agent)
+    keeper.before_search()
+    idx = keeper.index
+    response = idx.search(query, **options)
+    results = SearchResults(response, idx.agent.id, as_json=as_json, syncing=session.syncing(idx.agent.id))
+    results.repeated = session.repeated_notices(results.provider_notices())
+    return results
+
+
+def run_get(session: Session, spec: str, *, agent: str | None = None, from_line: int | None = None,
+            lines: int | None = None) -> FileLines:
+    """Read lines of a memory file: ``PATH``, ``PATH:FROM`` or ``PATH:FROM-TO``."""
+    path, start, count = parse_get_spec(spec)
+    read = session.index(agent).get(path, from_line or start, lines or count)
+    return FileLines(read)
+
+
+def run_status(session: Session, agent: str | None = None) -> StatusTable:
+    """One agent's status, or every agent's (one broken agent does not hide the others)."""
+    agents = [session.resolve_agent(agent).id] if agent else session.agent_ids()
+    statuses, errors = [], {}
+    for agent_id in agents:
+        try:
+            statuses.append(session.index(agent_id).status())
+        except MemextError as exc:
+            if agent:
+                raise
+            errors[agent_id] = str(exc)
+    return StatusTable(statuses, errors)
+
+
+def run_note(session: Session, text: str, *, agent: str | None = None, file: str | None = None,
+             long_term: bool = False) -> AppendResult:
+    """Append a note to memory; the agent's keeper syncs it in the
+    background and the next search waits for that sync."""
+    keeper = session.keeper(agent)
+    note = append_note(keeper.agent, text, file=file, long_term=long_term)
+    keeper.request("note")
+    return note
+
+
+# -- the plain functions ----------------------------------------------------------------------
+
+
+def default_session() -> Session:
+    """The session the plain functions use: the magics' after ``%load_ext
+    memext``, else one for this process (opened on first use, closed at exit)."""
+    magics = loaded_magics()
+    if magics is not None:
+        return magics.session
+    global _own_session
+    with _own_lock:
+        if _own_session is None or _own_session.closed:
+            _own_session = Session()  # closed at exit, like every Session
+        return _own_session
+
+
+def loaded_magics() -> Any:
+    """The ``MemExt`` magics of the running IPython shell, if loaded."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    if shell is None:
+        return None
+    return shell.magics_manager.registry.get("MemExt")
+
+
+def _setting(name: str) -> Any:
+    magics = loaded_magics()
+    return getattr(magics, name, None) if magics is not None else None
+
+
+def search(query: str, *, agent: str | None = None, max_results: int | None = None, min_score: float | None = None,
+           max_lines: int | None = None, source: str | None = None, explain: bool = False,
+           since: str | None = None, before: str | None = None) -> SearchResults:
+    """Search an agent's memory (default: ``MemExt.agent`` or the first
+    configured); the same as ``%memsearch``. ``source``: "memory" or
+    "sessions" only; ``max_lines``: as many results as fit in that many
+    lines; ``since``/``before``: only memory dated in that range
+    (``"2026-03-01"``, ``"7d"``, ``"2w"``, ``"today"``...)."""
+    return run_search(
+        default_session(),
+        query,
+        agent=agent or _setting("agent"),
+        max_results=max_results or _setting("max_results"),
+        min_score=min_score if min_score is not None else _setting("min_score"),
+        max_lines=max_lines,
+        sources=[source] if source else None,
+        explain=explain,
+        after=since,
+        before=before,
+    )
+
+
+def get(spec: str, *, agent: str | None = None, from_line: int | None = None, lines: int | None = None) -> FileLines:
+    """Read lines of a memory file (``"memory/2026-10-05.md:3-9"``, a
+    citation); the same as ``%memget``. Returns the text, a ``str``."""
+    return run_get(default_session(), spec, agent=agent or _setting("agent"), from_line=from_line, lines=lines)
+
+
+def status(agent: str | None = None) -> StatusTable:
+    """The status of one agent or of every configured agent; the same as ``%memstatus``."""
+    return run_status(default_session(), agent)
+
+
+def note(text: str, *, agent: str | None = None, file: str | None = None, long_term: bool = False) -> AppendResult:
+    """Append ``text`` under a timestamp to today's daily log (``long_term``:
+    ``MEMORY.md``; ``file``: another memory file); the same as ``%%memnote``.
+    Returns where it went (``.citation``)."""
+    return run_note(default_session(), text, agent=agent or _setting("agent"), file=file, long_term=long_term)

@@ -1,0 +1,182 @@
+"""The change detector and racy timestamps (engine/changes.py, issue 13).
+
+A same-size edit made in the same clock tick as the read that indexed a
+file (``- [ ] ship`` -> ``- [x] ship``, on a file system with 1 s
+timestamps) must still be indexed by a later sync, and every face (the
+CLI, the notebook session, the tray's keeper) must get there by itself.
+The races are made deterministic with controlled mtimes (``os.utime``): a
+whole-second mtime a little ahead of the clock is what a 1 s file system
+gives an edit made in the tick of the sync.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tray_helpers import wait_for
+
+from conftest import make_agent
+from memext.engine import FreshnessKeeper, MemoryIndex
+from memext.engine.changes import (
+    COARSE_WINDOW_NS,
+    FINE_WINDOW_NS,
+    UNVERIFIED_MTIME_NS,
+    files_changed,
+    racy_window_ns,
+    recorded_mtime,
+)
+from memext.engine.sources import FileRead
+from memext.engine.store import Store
+from memext_helpers import write_config
+
+TODO = "# Tasks\n- [ ] ship the release\n"
+DONE = "# Tasks\n- [x] ship the release\n"
+
+
+def coarse_tick(ahead_s: int = 1) -> int:
+    """A whole-second mtime ``ahead_s`` seconds after the current second, as
+    a 1 s file system stamps an edit made in the tick of the next read."""
+    return (int(time.time()) + ahead_s) * 1_000_000_000
+
+
+def write_at(path: Path, text: str, mtime_ns: int) -> None:
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def tasks_text(idx: MemoryIndex) -> str:
+    return " ".join(r.snippet for r in idx.search("ship release", min_score=0).results)
+
+
+def stored_mtime(db: Path, path: str) -> int:
+    with Store(db) as store:
+        return store.file_rows()[path].mtime_ns
+
+
+def test_recorded_mtime_holds_back_an_mtime_too_close_to_its_read():
+    now = time.time_ns()
+    old_fine = now - 10 * FINE_WINDOW_NS + 123
+    assert recorded_mtime(FileRead("x", False, old_fine, 1, now, True)) == old_fine
+    assert recorded_mtime(FileRead("x", False, now - 1_000, 1, now, True)) == UNVERIFIED_MTIME_NS
+    whole = (now // 1_000_000_000 - 1) * 1_000_000_000  # 1 s file system, edited last second
+    assert racy_window_ns(whole) == COARSE_WINDOW_NS
+    assert recorded_mtime(FileRead("x", False, whole, 1, now, True)) == UNVERIFIED_MTIME_NS
+    assert recorded_mtime(FileRead("x", False, whole - 5 * COARSE_WINDOW_NS, 1, now, True)) == whole - 5 * COARSE_WINDOW_NS
+    assert recorded_mtime(FileRead("x", False, old_fine, 1, now, False)) == UNVERIFIED_MTIME_NS  # torn read
+
+
+def test_a_same_size_edit_in_the_tick_of_the_sync_is_indexed_by_the_next_sync(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tasks = ws / "MEMORY.md"
+    db = tmp_path / "idx.sqlite"
+    tick = coarse_tick(2)
+    write_at(tasks, TODO, tick)
+    with MemoryIndex(make_agent(ws, db_path=db), provider=None) as idx:
+        first = idx.sync()
+        assert first.files_unverified == 1 and first.recheck_after_s is not None and first.recheck_after_s > 0
+        assert stored_mtime(db, "MEMORY.md") == UNVERIFIED_MTIME_NS
+        assert idx.status().dirty is True  # cannot vouch for it yet: never "fresh"
+
+        write_at(tasks, DONE, tick)  # same size, same mtime: invisible to a stat
+        idx.sync()
+        assert "[x] ship" in tasks_text(idx)  # the old code kept "[ ] ship" for good
+
+        # Once the mtime is safely older than a read, the file is verified
+        # and the fast path trusts it again.
+        settled = (int(time.time()) - 10) * 1_000_000_000
+        os.utime(tasks, ns=(settled, settled))
+        again = idx.sync()
+        assert again.files_unverified == 0 and again.recheck_after_s is None
+        assert stored_mtime(db, "MEMORY.md") == settled
+        assert idx.status().dirty is False and not idx.needs_sync()
+        assert idx.sync().files_unchanged == 1
+
+
+def test_a_sync_rechecks_fine_timestamps_itself(tmp_path):
+    """With nanosecond mtimes the window is milliseconds: a sync right after
+    an edit waits it out and reads the file again, so it ends verified."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text(TODO, encoding="utf-8")
+    mtime = os.stat(ws / "MEMORY.md").st_mtime_ns
+    if mtime % 1_000_000_000 == 0:  # whole seconds: nudge it to look like a fine stamp of now
+        mtime = time.time_ns() | 1
+        os.utime(ws / "MEMORY.md", ns=(mtime, mtime))
+    with MemoryIndex(make_agent(ws, db_path=tmp_path / "idx.sqlite"), provider=None) as idx:
+        report = idx.sync()
+        assert report.files_indexed == 1 and report.files_unverified == 0
+        assert stored_mtime(tmp_path / "idx.sqlite", "MEMORY.md") == mtime
+        assert idx.status().dirty is False
+
+
+def test_files_changed_counts_an_unverified_file_as_changed(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_at(ws / "MEMORY.md", TODO, coarse_tick(3))
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite")
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+    with Store(tmp_path / "idx.sqlite") as store:
+        assert files_changed(agent, store)
+
+
+def test_the_keeper_comes_back_for_an_unverified_file_without_any_event(tmp_path):
+    """The tray's and the notebook's keeper: no watcher, no request, yet the
+    edit made in the tick of the startup sync is indexed (a recheck timer)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tasks = ws / "MEMORY.md"
+    tick = coarse_tick(1)
+    write_at(tasks, TODO, tick)
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite", provider="none", sync={"watch": False})
+    with FreshnessKeeper(agent) as keeper:
+        assert keeper.wait_fresh(30)
+        write_at(tasks, DONE, tick)
+        wait_for(lambda: "[x] ship" in tasks_text(keeper.index), timeout=20, what="the recheck sync")
+        wait_for(lambda: not keeper.busy() and not keeper.index.needs_sync(), timeout=20, what="the file to be verified")
+
+
+def test_the_notebook_session_converges(tmp_path):
+    from memext.session import Session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tasks = ws / "MEMORY.md"
+    tick = coarse_tick(1)
+    write_at(tasks, TODO, tick)
+    cfg = write_config(tmp_path / "cfg", {"nb": ws})
+    session = Session(cfg)
+    try:
+        keeper = session.keeper("nb", warm_up=True)
+        assert keeper.wait_fresh(30)
+        write_at(tasks, DONE, tick)
+        wait_for(lambda: "[x] ship" in tasks_text(session.index("nb")), timeout=20, what="the notebook's recheck")
+    finally:
+        session.close()
+
+
+def test_the_cli_converges(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tasks = ws / "MEMORY.md"
+    tick = coarse_tick(3)
+    write_at(tasks, TODO, tick)
+    cfg = write_config(tmp_path / "cfg", {"cli": ws})
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
+
+    def memext(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, env=env, timeout=120)
+
+    assert memext("index").returncode == 0
+    status = json.loads(memext("status", "--json").stdout)[0]
+    assert status["dirty"] is True  # unverified: status does not claim fresh
+    write_at(tasks, DONE, tick)
+    found = memext("search", "ship release", "--json")
+    assert found.returncode == 0, found.stderr
+    assert "[x] ship" in json.dumps(json.loads(found.stdout)["results"])

@@ -1,0 +1,134 @@
+"""What a person sees in JupyterLab, light and dark: search results (the
+lines around the best match, numbered), --explain as a table, %memstatus,
+the widget. Real Lab, real kernel, Debian's chromium (see lab_helpers).
+
+For each theme the test measures, in the page, the contrast of every piece
+of memext text against what is behind it (WCAG AA: 4.5:1), checks that the
+status table does not wrap its cells, copies a citation with its button,
+and saves screenshots to ``test-artifacts/notebook-<theme>-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from lab_helpers import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    CONTRAST_JS,
+    THEMES,
+    WRAPPED_CELLS_JS,
+    jupyter_lab,
+    notebook_url,
+    write_notebook,
+)
+from playwright.sync_api import expect, sync_playwright
+
+from conftest import MODEL_PATH
+
+CELLS = [
+    "%load_ext memext\nimport memext",
+    "%memsearch -n 3 on-call rotation",
+    "%memsearch --explain -n 1 when is the Berlin trip?",
+    "%memsearch -a notes green tea",
+    "%memstatus",
+    'w = memext.search_widget(agent="example")\nw.search("vet Biscuit")\nw.results_box.children[0].set_expanded(True)\nw',
+]
+MEMEXT_TEXT = ".memext-results, .memext-status, .memext-search-widget, .memext-get, .memext-sync"
+AA = 4.5
+
+
+@pytest.fixture
+def lab(tmp_path, example_workspace, workspace):
+    """Lab with two agents: ``example`` on the local model (hybrid) and
+    ``notes`` keyword-only (so a notice shows)."""
+    config = tmp_path / "memext" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        "[memory_search]\n"
+        f'provider = "local"\n[memory_search.local]\nmodel_path = {json.dumps(str(MODEL_PATH))}\n'
+        f'[memory_search.store]\npath = {json.dumps(str(tmp_path / "index" / "{agent_id}.sqlite"))}\n'
+        f'[[agents]]\nid = "example"\nworkspace = {json.dumps(str(example_workspace))}\n'
+        f'[[agents]]\nid = "notes"\nworkspace = {json.dumps(str(workspace))}\n[agents.memory_search]\nprovider = "none"\n',
+        encoding="utf-8",
+    )
+    root = tmp_path / "lab-root"
+    root.mkdir()
+    write_notebook(root / "look.ipynb", CELLS)
+    with jupyter_lab(tmp_path, root, {"MEMEXT_CONFIG": str(config)}) as server:
+        yield server
+
+
+def _output(panel, i):
+    return panel.locator(".jp-Cell").nth(i).locator(".jp-OutputArea-output")
+
+
+@pytest.mark.timeout(400)
+def test_results_status_and_widget_in_light_and_dark(lab):
+    ARTIFACTS.mkdir(exist_ok=True)
+    for old in ARTIFACTS.glob("notebook-*"):
+        old.unlink()
+    console: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 1300, "height": 1000},
+                                          permissions=["clipboard-read", "clipboard-write"])
+            page = context.new_page()
+            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+            page.goto(notebook_url(lab, "look.ipynb"), timeout=60_000)
+            panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+            expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=60_000)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            widget = panel.locator(".memext-search-widget")
+            expect(widget.locator(".memext-full-lines .memext-best")).to_be_visible(timeout=120_000)
+
+            # Results: the matching line is on screen, numbered and marked.
+            results = _output(panel, 1)
+            first = results.locator(".memext-result").first
+            expect(first.locator(".memext-citation")).to_have_text("MEMORY.md:1-28")
+            expect(first.locator(".memext-best")).to_contain_text("On-call rotation: every fourth week")
+            expect(first.locator(".memext-best .memext-lineno")).to_have_text("›17")
+            expect(results.locator(".memext-header")).to_contain_text("hybrid · local")
+            # The README's question, ? and all; --explain as a table.
+            explain = _output(panel, 2)
+            expect(explain.locator(".memext-header")).to_contain_text("for 'when is the Berlin trip?'")
+            expect(explain.locator("table.memext-explain tr")).to_have_count(5)  # head + 4 parts
+            notice = _output(panel, 3).locator(".memext-notice")
+            expect(notice).to_contain_text("keyword-only")
+
+            # The citation's copy button puts it on the clipboard.
+            first.locator("button.memext-copy").click()
+            expect(first.locator("button.memext-copy")).to_have_text("copied")
+            assert page.evaluate("navigator.clipboard.readText()") == "MEMORY.md:1-28"
+            widget.locator(".memext-result-row").nth(1).locator("button.memext-copy").click()
+            assert page.evaluate("navigator.clipboard.readText()") == "memory/2026-10-09.md:1-6"
+
+            for theme, name in THEMES.items():
+                page.evaluate(f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
+                expect(page.locator("body")).to_have_attribute("data-jp-theme-name", name, timeout=30_000)
+                page.wait_for_timeout(500)  # the theme's CSS variables apply
+                # Status: one line per cell (Lab lays tables out fixed, centred).
+                wrapped = page.evaluate(WRAPPED_CELLS_JS, ".memext-status td:not(:last-child), .memext-status th")
+                assert wrapped == [], f"{theme}: status cells wrap: {wrapped}"
+                low = [t for t in page.evaluate(CONTRAST_JS, MEMEXT_TEXT) if t["ratio"] < AA]
+                assert low == [], f"{theme}: text below {AA}:1: {low[:8]}"
+                for i, what in ((1, "results"), (2, "explain"), (3, "notice"), (4, "status")):
+                    _output(panel, i).screenshot(path=str(ARTIFACTS / f"notebook-{theme}-{what}.png"))
+                widget.screenshot(path=str(ARTIFACTS / f"notebook-{theme}-widget.png"))
+                page.screenshot(path=str(ARTIFACTS / f"notebook-{theme}-page.png"))
+        except Exception:
+            shutil.copy(lab["log"], ARTIFACTS / "notebook-lab.log")
+            (ARTIFACTS / "notebook-console.log").write_text("\n".join(console), encoding="utf-8")
+            try:
+                page.screenshot(path=str(ARTIFACTS / "notebook-failure.png"))
+            except Exception:
+                pass
+            raise
+        finally:
+            browser.close()
+    for theme in THEMES:
+        assert (ARTIFACTS / f"notebook-{theme}-widget.png").stat().st_size > 10_000

@@ -1,0 +1,116 @@
+"""memext never writes to a database it did not create (engine/store/ownership.py,
+issue 13): its index files carry an SQLite application id from their first
+write, and a ``store.path`` naming another program's database is refused
+with a message naming the file, which stays byte for byte as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import make_agent
+from memext.engine import ForeignDatabase, IndexOpenError, MemextError, MemoryIndex
+from memext.engine import db
+from memext.engine.store import Store
+from memext.engine.store.ownership import APPLICATION_ID, Kind, inspect
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def other_program_db(path: Path, *, wal: bool = False, app_id: int = 0) -> Path:
+    conn = db.binding().module.connect(str(path))
+    if wal:
+        conn.execute("PRAGMA journal_mode = WAL")
+    if app_id:
+        conn.execute(f"PRAGMA application_id = {app_id}")
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
+    conn.execute("INSERT INTO invoices VALUES (1, 99.5)")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def app_id_of(path: Path) -> int:
+    return int.from_bytes(path.read_bytes()[68:72], "big")
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["rollback", "wal"])
+@pytest.mark.parametrize("app_id", [0, 0x4B455953], ids=["no-app-id", "other-app-id"])
+def test_another_programs_database_is_left_byte_identical(workspace, tmp_path, wal, app_id):
+    other = other_program_db(tmp_path / "invoices.sqlite", wal=wal, app_id=app_id)
+    before = sha(other)
+    agent = make_agent(workspace, db_path=other)
+    with pytest.raises(ForeignDatabase) as err:
+        MemoryIndex(agent, provider=None)
+    message = str(err.value)
+    assert str(other) in message and "another program" in message and "invoices" in message
+    assert isinstance(err.value, IndexOpenError) and isinstance(err.value, MemextError)
+    assert sha(other) == before  # the old code switched it to WAL and added its tables
+    assert not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+
+
+def test_the_cli_refuses_a_foreign_store_path_naming_it(workspace, tmp_path):
+    other = other_program_db(tmp_path / "invoices.sqlite")
+    before = sha(other)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(other))}\n'
+        f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n'
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
+    for args in (["index"], ["search", "Anna"], ["status"]):
+        out = subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, env=env, timeout=120)
+        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        assert str(other) in out.stderr and "another program" in out.stderr and "Traceback" not in out.stderr
+    assert sha(other) == before
+
+
+def test_new_indexes_carry_memexts_application_id(workspace, tmp_path):
+    path = tmp_path / "idx.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        idx.sync()
+    assert app_id_of(path) == APPLICATION_ID
+    assert inspect(path).kind is Kind.MEMEXT
+
+
+def test_an_index_made_before_application_ids_is_kept_and_stamped(workspace, tmp_path):
+    path = tmp_path / "idx.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        idx.sync()
+    conn = db.binding().module.connect(str(path))
+    conn.execute("PRAGMA application_id = 0")  # as memext wrote them before issue 13
+    conn.commit()
+    conn.close()
+    assert inspect(path).kind is Kind.UNSTAMPED
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        assert idx.search("Anna").results  # its content is kept
+        assert not idx.status().last_error
+    assert app_id_of(path) == APPLICATION_ID
+
+
+def test_what_inspect_says_about_other_files(tmp_path):
+    assert inspect(tmp_path / "missing.sqlite").kind is Kind.NEW
+    (tmp_path / "empty.sqlite").write_bytes(b"")
+    assert inspect(tmp_path / "empty.sqlite").kind is Kind.NEW
+    (tmp_path / "notes.txt").write_text("not a database at all, but long enough to hold a header " * 4)
+    assert inspect(tmp_path / "notes.txt").kind is Kind.DAMAGED
+    (tmp_path / "folder.sqlite").mkdir()
+    assert inspect(tmp_path / "folder.sqlite").kind is Kind.NOT_A_FILE
+    empty_db = tmp_path / "blank.sqlite"
+    conn = db.binding().module.connect(str(empty_db))
+    conn.execute("PRAGMA user_version = 3")  # a database with no tables yet, not made by memext
+    conn.close()
+    found = inspect(empty_db)
+    assert found.kind is Kind.FOREIGN and "empty" in found.detail
+    before = sha(empty_db)
+    with pytest.raises(ForeignDatabase):
+        Store(empty_db)
+    assert sha(empty_db) == before

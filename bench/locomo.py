@@ -12,9 +12,9 @@ has, all on that one index:
   (``MemoryIndex.search`` with the configured ``min_score``; for recall@L60
   it asks for the budget the way a user does, ``max_lines=60``);
 - ``default@0``: the same search with ``min_score`` 0 (ranking only);
-- ``default-cut``: ``default@0`` with 80 results cut to 60 lines by the
-  harness instead of the engine's budget; ``default-merge``: with
-  ``query.merge_spans`` off;
+- ``default-merge``: ``default@0`` with ``query.merge_spans`` off, and at
+  L60 the protocol's generic cut (80 results kept while they fit 60 lines)
+  instead of the engine's budget;
 - ``rrf``, ``weighted``, ``vector``, ``keyword`` (BM25 alone), and the
   default fusion with MMR and with temporal decay (``today`` = the day of
   the conversation's last session), each at ``min_score`` 0 via
@@ -22,7 +22,9 @@ has, all on that one index:
 
 Every mode is also scored at an equal reading budget, ``recall@L60``
 (protocol v2): up to 80 results, kept in rank order while their lines add up
-to at most 60.
+to at most 60. memext has that budget built in (``max_lines``), so every mode
+but ``default-merge`` asks for ``max_lines=60`` (hits of a file merged, a hit
+that does not fit left out); the harness then checks the 60 lines.
 
 Prints a table (``--json``: the figures as JSON on stdout, the default
 configuration's under ``"default"``); the JSON is also written to
@@ -254,19 +256,22 @@ def modes_for(q: QuerySettings) -> list[Mode]:
         Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g}; at L60 max_lines=60)",
              None, q.min_score, merge=True),
         Mode("default@0", f"defaults, min_score 0 ({h.fusion}; at L60 max_lines=60)", None, 0.0, merge=True),
-        Mode("default-cut", "defaults, min_score 0; at L60 the 80 results cut by the harness, not max_lines", q),
-        Mode("default-merge", "defaults, min_score 0, query.merge_spans off (at L60 the harness cuts)",
+        # The protocol's generic budget (80 results cut at 60 lines by the
+        # harness) needs unmerged results: merged without a budget, low
+        # hits would widen the spans of the first ones.
+        Mode("default-merge", "defaults, min_score 0, query.merge_spans off; at L60 the harness cuts 80 results",
              replace(q, merge_spans=False)),
-        Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf")),
-        Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted")),
-        Mode("vector", "vector only", with_hybrid(enabled=False)),
-        Mode("keyword", "BM25 only (no query vector)", q, vector=False),
-        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=replace(h.mmr, enabled=True))),
+        Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf"), merge=True),
+        Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted"), merge=True),
+        Mode("vector", "vector only", with_hybrid(enabled=False), merge=True),
+        Mode("keyword", "BM25 only (no query vector)", q, vector=False, merge=True),
+        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=replace(h.mmr, enabled=True)),
+             merge=True),
         Mode(
             "default+decay",
             f"{h.fusion} + temporal decay, half-life {h.temporal_decay.half_life_days:g} d from the last session",
             with_hybrid(temporal_decay=replace(h.temporal_decay, enabled=True)),
-            decay_today=True,
+            decay_today=True, merge=True,
         ),
     ]
     return out

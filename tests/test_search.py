@@ -9,6 +9,7 @@ import pytest
 
 from conftest import HashingProvider, make_agent
 from memext.engine import MemextError, MemoryIndex
+from memext.engine import search
 from memext.engine.search import bm25_to_score, decay_factor, make_snippet, pool_size
 from memext.engine.text import query_terms
 
@@ -345,3 +346,20 @@ def test_merge_spans_setting_merges_hits_without_a_budget(tmp_path, hashing_prov
     assert len(lines) == len(set(lines)) and set(off_lines) <= set(lines)
     assert any("merged" in r.explain for r in got)
     assert got[0].start_line <= off[0].start_line <= off[0].end_line <= got[0].end_line
+
+
+def test_stop_words_do_not_outweigh_content_words_in_a_small_index(tmp_path):
+    # Under MIN_CHUNKS_FOR_IDF chunks FTS5's IDF cannot tell "about" from
+    # "fusion": the keyword side then leaves stop words out of the query.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# About Dana\n\n- All about Dana: what we know about her.\n", encoding="utf-8")
+    (ws / "memory" / "2026-10-14.md").write_text("- Compared weighted fusion and rank fusion.\n", encoding="utf-8")
+    with idx_for(ws, tmp_path, None) as idx:
+        assert idx.status().chunks["memory"] < search.MIN_CHUNKS_FOR_IDF
+        hits = idx.search("what did we decide about fusion?", min_score=0)
+        assert hits[0].path == "memory/2026-10-14.md"
+        # A query of stop words alone still finds what holds them.
+        assert idx.search("what about", min_score=0)[0].path == "MEMORY.md"
+    assert search.keyword_terms(["what", "about", "fusion"], {}, 5) == ["fusion"]
+    assert search.keyword_terms(["what", "about"], {}, 5) == ["what", "about"]

@@ -114,3 +114,33 @@ def test_what_inspect_says_about_other_files(tmp_path):
     with pytest.raises(ForeignDatabase):
         Store(empty_db)
     assert sha(empty_db) == before
+
+
+def test_inspecting_an_open_index_keeps_this_processes_locks(tmp_path, workspace):
+    """Regression: the header used to be read with a plain open()/close().
+    Closing any descriptor of a database file drops every POSIX lock the
+    process holds on it, its open SQLite connections' included; another
+    process then took itself for the last reader, checkpointed and deleted
+    the WAL under them, and the long-lived process (the tray) read "database
+    disk image is malformed" from then on."""
+    path = tmp_path / "idx.sqlite"
+    agent = make_agent(workspace, db_path=path)
+    script = (
+        "import sys\n"
+        "from conftest import make_agent\n"
+        "from memext.engine import MemoryIndex\n"
+        "from pathlib import Path\n"
+        "with MemoryIndex(make_agent(Path(sys.argv[1]), db_path=Path(sys.argv[2])), provider=None) as other:\n"
+        "    other.search('greenhouse')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+        for day in range(10, 16):
+            (workspace / "memory" / f"2026-01-{day}.md").write_text(f"# Jan {day}\n- Repainted greenhouse {day}.\n")
+            # The sync's writer is a second Store: opening it inspects the file under idx's reader.
+            idx.sync()
+            done = subprocess.run([sys.executable, "-c", script, str(workspace), str(path)], env=env, capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+            assert len(idx.search("greenhouse", max_results=20)) == day - 9
+        assert idx.status().last_error is None

@@ -143,8 +143,11 @@ class Connection:
                 self.conn.execute("PRAGMA synchronous = NORMAL")
             else:
                 if not self.read_only:
+                    # One line for the index; its -wal/-shm (SQLite gives them
+                    # the index's mode, e.g. when the ownership check made one)
+                    # follow it quietly.
                     for suffix in INDEX_COMPANIONS:
-                        private_file(Path(str(self.path) + suffix))
+                        private_file(Path(str(self.path) + suffix), quiet=bool(suffix))
                 self.conn, self.caps = self._connect_existing()
             self._init_schema(stamp=owner.kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):

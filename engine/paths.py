@@ -92,9 +92,10 @@ def private_dir(path: Path, *, tighten: bool = True) -> Path:
     return path
 
 
-def private_file(path: Path, *, create: bool = False) -> Path:
+def private_file(path: Path, *, create: bool = False, quiet: bool = False) -> Path:
     """Tighten file ``path`` to 0600 when it is looser; with ``create``, a
-    missing file is created empty, 0600."""
+    missing file is created empty, 0600. ``quiet``: no log line (for a
+    companion file whose main file's line said it already)."""
     path = Path(path)
     if create:
         try:
@@ -104,7 +105,7 @@ def private_file(path: Path, *, create: bool = False) -> Path:
         except FileExistsError:
             pass
     if path.exists():
-        _restrict(path, PRIVATE_FILE_MODE)
+        _restrict(path, PRIVATE_FILE_MODE, quiet=quiet)
     return path
 
 

@@ -114,3 +114,71 @@ def test_what_inspect_says_about_other_files(tmp_path):
     with pytest.raises(ForeignDatabase):
         Store(empty_db)
     assert sha(empty_db) == before
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from conftest import make_agent
+from memext.engine import MemoryIndex
+ws, db = Path(sys.argv[1]), Path(sys.argv[2])
+errors = []
+with MemoryIndex(make_agent(ws, db_path=db), provider=None) as idx:  # a reader kept open, as the tray keeps one
+    for i in range(40):
+        (ws / "memory" / f"2026-03-{i:02d}.md").write_text(f"- entry {i} heron{i}\\n")
+        try:
+            idx.sync()  # opens a writer Store beside the reader
+            assert idx.search(f"heron{i}").results
+        except Exception as exc:
+            errors.append(repr(exc))
+print(len(errors), errors[:2])
+"""
+
+
+def test_opening_an_index_never_breaks_another_processes_connections(workspace, tmp_path):
+    """Checking a file's owner must not open it outside SQLite: closing that
+    descriptor dropped the process's SQLite locks, and another process then
+    checkpointed the WAL away under its readers ("database disk image is
+    malformed" in the tray while a search ran elsewhere)."""
+    db_path = tmp_path / "idx.sqlite"
+    agent = make_agent(workspace, db_path=db_path)
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+    tests = str(Path(__file__).parent)
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), str(db_path), tests], stdout=subprocess.PIPE, text=True)
+    while child.poll() is None:  # another process opening, searching and closing the index meanwhile
+        with MemoryIndex(agent, provider=None) as other:
+            other.search("Anna")
+    out = child.stdout.read()
+    assert child.returncode == 0 and out.startswith("0 "), out
+
+
+def test_inspecting_an_open_index_keeps_this_processes_locks(tmp_path, workspace):
+    """Regression: the header used to be read with a plain open()/close().
+    Closing any descriptor of a database file drops every POSIX lock the
+    process holds on it, its open SQLite connections' included; another
+    process then took itself for the last reader, checkpointed and deleted
+    the WAL under them, and the long-lived process (the tray) read "database
+    disk image is malformed" from then on."""
+    path = tmp_path / "idx.sqlite"
+    agent = make_agent(workspace, db_path=path)
+    script = (
+        "import sys\n"
+        "from conftest import make_agent\n"
+        "from memext.engine import MemoryIndex\n"
+        "from pathlib import Path\n"
+        "with MemoryIndex(make_agent(Path(sys.argv[1]), db_path=Path(sys.argv[2])), provider=None) as other:\n"
+        "    other.search('greenhouse')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+        for day in range(10, 16):
+            (workspace / "memory" / f"2026-01-{day}.md").write_text(f"# Jan {day}\n- Repainted greenhouse {day}.\n")
+            # The sync's writer is a second Store: opening it inspects the file under idx's reader.
+            idx.sync()
+            done = subprocess.run([sys.executable, "-c", script, str(workspace), str(path)], env=env, capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+            assert len(idx.search("greenhouse", max_results=20)) == day - 9
+        assert idx.status().last_error is None

@@ -22,7 +22,8 @@ same provider and prints next to each other:
 Without ``--url`` it starts its own server (the ``pgserver`` wheel's
 PostgreSQL 16 with pgvector, as the tests do) on 127.0.0.1 with a password,
 so the figures include the loopback TCP path a client on the same machine
-pays. SQLite indexes and workspaces are kept in ``--out`` and reused.
+pays. Workspaces are kept in ``--out`` and reused; both backends index them
+with chunking 400/80 (so the sizes stay those of the README).
 """
 
 from __future__ import annotations
@@ -42,14 +43,26 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from engine_bench import DIMS, GivenVectors, build_index, pct  # noqa: E402
-from gen_workspace import zipf_words  # noqa: E402
+from engine_bench import DIMS, GivenVectors, pct  # noqa: E402
+from gen_workspace import generate, vocabulary, zipf_words  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import parse_config  # noqa: E402
 from memext.engine.store.pg_url import agent_schema  # noqa: E402
 
 QUERIES = 200
+#: Pinned, so 1,000 and 10,000 files of 130 lines make about 11k and 110k
+#: chunks whatever the default chunking is (the README's figures).
+CHUNKING = {"tokens": 400, "overlap": 80}
+
+
+def workspace(out: Path, chunks: int) -> tuple[Path, list[str]]:
+    """engine_bench's synthetic workspace for about ``chunks`` chunks (kept in --out)."""
+    ws = out / f"ws-{chunks}-chunks"
+    if not (ws / "memory").is_dir():
+        print(f"generating {max(1, chunks // 10)} files for ~{chunks} chunks...", flush=True)
+        return ws, generate(ws, max(1, chunks // 10), lines=130)
+    return ws, vocabulary(20_000, random.Random(1))
 
 
 def pg_agent(ws: Path, url: str, agent_id: str):
@@ -58,7 +71,7 @@ def pg_agent(ws: Path, url: str, agent_id: str):
             {
                 "id": agent_id,
                 "workspace": str(ws),
-                "memory_search": {"store": {"driver": "postgres", "url": url}, "sync": {"on_search": False}},
+                "memory_search": {"store": {"driver": "postgres", "url": url}, "sync": {"on_search": False}, "chunking": CHUNKING},
             }
         ]
     }
@@ -66,7 +79,8 @@ def pg_agent(ws: Path, url: str, agent_id: str):
 
 
 def sqlite_agent(ws: Path, db: Path):
-    raw = {"agents": [{"id": "bench", "workspace": str(ws), "memory_search": {"store": {"path": str(db)}, "sync": {"on_search": False}}}]}
+    settings = {"store": {"path": str(db)}, "sync": {"on_search": False}, "chunking": CHUNKING}
+    raw = {"agents": [{"id": "bench", "workspace": str(ws), "memory_search": settings}]}
     return parse_config(raw).agents[0]
 
 
@@ -124,7 +138,7 @@ def exact_scan_ms(url: str, schema: str, queries: list[np.ndarray]) -> dict:
 
 
 def bench_size(out: Path, url: str, chunks: int) -> dict:
-    ws, db, vocab = build_index(out, chunks)  # the SQLite index (kept in --out)
+    ws, vocab = workspace(out, chunks)
     rng = random.Random(7)
     queries = [" ".join(zipf_words(vocab, rng.randint(2, 6), rng)) for _ in range(QUERIES)]
     result: dict = {}

@@ -33,6 +33,7 @@ from .dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
 from .index_checks import check_store_path, prepare_index_folder, workspace_problem, writer_lock_held
 from .index_repair import damage_of, set_aside, writer_died
+from .sync_failure import clear_failure, last_failure, record_failure
 from .lock import WriterLock
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
@@ -288,12 +289,15 @@ class MemoryIndex:
                 raise  # not the index's fault: another writer was busy
             except MemextError as exc:
                 self._last_error = str(exc)
+                record_failure(self.db_path, self._last_error)
                 raise
             except Exception as exc:
                 self._last_error = f"sync failed: {exc}"
+                record_failure(self.db_path, self._last_error)
                 raise MemextError(self._last_error) from exc
             finally:
                 self._syncing = False
+        clear_failure(self.db_path)
         self._last_error = report.provider_error
         self._store.refresh()
         return report
@@ -652,10 +656,19 @@ class MemoryIndex:
             batch=provider.batch_status() if provider else None,
             local_model=provider.model_status() if provider else None,
             skipped=self._skipped(),
-            last_error=self._last_error or workspace_problem(self.agent) or (last_sync.provider_error if last_sync else None),
+            last_error=self._last_error or self._recorded_failure(last_sync) or workspace_problem(self.agent)
+            or (last_sync.provider_error if last_sync else None),
             keyword_only_reason=self._keyword_only_reason(provider),
             read_only=st.read_only,
         )
+
+    def _recorded_failure(self, last_sync: LastSync | None) -> str | None:
+        """A failure another process's sync recorded after the last good
+        sync (a full disk: engine/sync_failure.py)."""
+        failure = last_failure(self.db_path)
+        if failure is None or (last_sync is not None and last_sync.at >= failure.at):
+            return None
+        return failure.describe()
 
     def _last_sync(self) -> LastSync | None:
         record = self._store.get_meta_json("last_sync")

@@ -216,3 +216,24 @@ def test_status_can_skip_the_file_scan(workspace, tmp_path):
         assert idx.status().dirty is True
         quick = idx.status(check_files=False)
         assert quick.dirty is None and quick.total_files == 3
+
+
+def test_files_with_invalid_utf8_stay_listed_in_status(workspace, tmp_path):
+    """Listed at every status, not only after the sync that read them (the
+    old code listed them once, then the next sync forgot them)."""
+    bad = workspace / "memory" / "2026-01-10.md"
+    bad.write_bytes(b"- caf\xe9 with Anna\n- ok line\n")
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
+    reason = "invalid UTF-8 bytes replaced with U+FFFD (indexed)"
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+        assert SkippedFile("memory/2026-01-10.md", reason) in idx.status().skipped
+        (workspace / "memory" / "2026-01-11.md").write_text("- another day\n")
+        idx.sync()  # reads only the new file
+        assert idx.status().skipped == [SkippedFile("memory/2026-01-10.md", reason)]
+    with MemoryIndex(agent, provider=None) as fresh:  # another process
+        assert fresh.status().skipped == [SkippedFile("memory/2026-01-10.md", reason)]
+        assert fresh.search("Anna").results
+        bad.write_text("- café with Anna\n")
+        fresh.sync()
+        assert fresh.status().skipped == []

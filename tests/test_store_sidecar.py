@@ -229,3 +229,16 @@ def test_a_rebuild_brings_its_sidecar_along(store):
     assert store.vector_backend_in_use() == "mmap"
     rowid, sim = store.vector_search(other[7], 1)[0]
     assert rowid == 8 and sim > 0.999 and store.chunks([8])[8].path == "memory/g7.md"
+
+
+def test_a_paths_filter_is_exact_while_the_sidecar_serves(store):
+    vectors = clustered(300)
+    fill(store, vectors)
+    store.finish_writes()
+    assert store.vector_backend_in_use() == "mmap"
+    kept = [f"memory/f{i}.md" for i in range(100, 160)]
+    q = query_near(vectors, 5)  # nearest to f5, which the filter leaves out
+    got = store.vector_search(q, 8, paths=kept)
+    truth = sorted(range(100, 160), key=lambda i: -float(vectors[i] @ q))[:8]
+    assert [r for r, _ in got] == [i + 1 for i in truth]  # rowid = index + 1
+    assert np.allclose([s for _, s in got], [float(vectors[i] @ q) for i in truth], atol=1e-5)

@@ -178,10 +178,11 @@ class VectorTable:
         return out
 
     def _search_among(self, query: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str]) -> list[tuple[int, float]]:
-        """Exact top-k among the chunks of some files (and sources): vec0
-        KNN restricted to their rowids, or the matrix rows of those rowids.
-        The filter comes before the top k, so k chunks of those files come
-        back even when better chunks of other files abound."""
+        """Exact top-k among the chunks of some files (and sources): the
+        rows of those rowids in the sidecar or matrix serving searches, else
+        vec0 KNN restricted to those rowids. The filter comes before the top
+        k, so k chunks of those files come back even when better chunks of
+        other files abound."""
         import numpy as np
 
         if not paths:
@@ -191,21 +192,22 @@ class VectorTable:
             ids = [r for (r,) in self.db.conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)]
         if not ids:
             return []
-        if self._use_matrix():
-            matrix = self._matrix_ready()
-            if matrix is not None:
-                held = matrix.vectors(ids)
-                if not held:
-                    return []
-                rowids = list(held)
-                sims = np.stack([held[r] for r in rowids]) @ np.asarray(query, dtype=np.float32)
-                top = np.argsort(-sims, kind="stable")[:k]
-                return [(rowids[i], float(sims[i])) for i in top]
+        held_by = self._mapped_ready() or (self._matrix_ready() if self._use_matrix() else None)
+        if held_by is not None:
+            held = held_by.vectors(ids)
+            if not held:
+                return []
+            rowids = list(held)
+            sims = np.stack([held[r] for r in rowids]) @ np.asarray(query, dtype=np.float32)
+            top = np.argsort(-sims, kind="stable")[:k]
+            return [(rowids[i], float(sims[i])) for i in top]
         if self.db.get_meta("vector_store") != "vec0":
             return []
         sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? AND rowid IN (SELECT value FROM json_each(?))"
         with self.db.lock:
             rows = self.db.conn.execute(sql, [to_blob(query), k, json.dumps(ids)]).fetchall()
+        if any(dist is None for _, dist in rows):  # NaN bytes in a stored vector: damage, as in search()
+            raise CorruptIndex(f"{self.db.path} holds a damaged vector (vec0 found no distance to it)")
         return [(rowid, l2_to_similarity(dist)) for rowid, dist in rows]
 
     def _sources_of(self, rowids: Sequence[int]) -> dict[int, str]:

@@ -3,13 +3,18 @@
     python bench/locomo.py [--data PATH] [--model PATH] [--out bench/out/locomo] [--json]
 
 For each conversation: write the workspace the protocol describes, index it
-with the real engine (``MemoryIndex.sync``, the local GGUF model, chunks
-400/80), then score every question of categories 1-4 against every fusion
-and ranking mode the engine has, all on that one index:
+with the real engine (``MemoryIndex.sync``, the local GGUF model, the
+default chunking unless ``--chunking`` says otherwise), then score every
+question of categories 1-4 against every fusion and ranking mode the engine
+has, all on that one index:
 
 - ``default``: the default configuration exactly as a user gets it
-  (``MemoryIndex.search`` with the configured ``min_score``);
+  (``MemoryIndex.search`` with the configured ``min_score``; for recall@L60
+  it asks for the budget the way a user does, ``max_lines=60``);
 - ``default@0``: the same search with ``min_score`` 0 (ranking only);
+- ``default-merge``: ``default@0`` with ``query.merge_spans`` off, and at
+  L60 the protocol's generic cut (80 results kept while they fit 60 lines)
+  instead of the engine's budget;
 - ``rrf``, ``weighted``, ``vector``, ``keyword`` (BM25 alone), and the
   default fusion with MMR and with temporal decay (``today`` = the day of
   the conversation's last session), each at ``min_score`` 0 via
@@ -17,7 +22,9 @@ and ranking mode the engine has, all on that one index:
 
 Every mode is also scored at an equal reading budget, ``recall@L60``
 (protocol v2): up to 80 results, kept in rank order while their lines add up
-to at most 60.
+to at most 60. memext has that budget built in (``max_lines``), so every mode
+but ``default-merge`` asks for ``max_lines=60`` (hits of a file merged, a hit
+that does not fit left out); the harness then checks the 60 lines.
 
 Prints a table (``--json``: the figures as JSON on stdout, the default
 configuration's under ``"default"``); the JSON is also written to
@@ -54,8 +61,10 @@ from memext.engine.search import SearchResult, run_search  # noqa: E402
 from memext.engine.store import Store, StoreOptions  # noqa: E402
 from memext.engine.vectors import normalize  # noqa: E402
 
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
-DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-minilm-l6-v2-f16.gguf"
+#: ``shared/`` sits next to the main checkout; git worktrees live one level deeper.
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")
+DEFAULT_DATA = SHARED / "data" / "locomo" / "locomo-dev.json"
+DEFAULT_MODEL = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
 DEFAULT_OUT = ROOT / "bench" / "out" / "locomo"
 KS = (6, 10)
 CATEGORIES = (1, 2, 3, 4)
@@ -233,7 +242,7 @@ class Mode:
     min_score: float = 0.0
     vector: bool = True  # pass the query vector to run_search
     decay_today: bool = False  # temporal decay relative to the last session
-    merge: bool = False  # recall@L60 through the engine's max_lines (overlapping hits merged)
+    merge: bool = False  # recall@L60 through the engine's max_lines=60 (as a user asks for a budget)
 
 
 def modes_for(q: QuerySettings) -> list[Mode]:
@@ -244,21 +253,25 @@ def modes_for(q: QuerySettings) -> list[Mode]:
         return replace(q, hybrid=replace(h, **kw))
 
     out = [
-        Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g})", None, q.min_score),
-        Mode("default@0", f"defaults, min_score 0 ({h.fusion})", None, 0.0),
-        Mode("default+merge", "defaults, min_score 0; at L60 the engine's max_lines (hits of a file merged)", q, merge=True),
-        Mode("default+merge@k", "defaults, min_score 0, query.merge_spans on (hits of a file merged at every k)",
-             replace(q, merge_spans=True), merge=True),
-        Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf")),
-        Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted")),
-        Mode("vector", "vector only", with_hybrid(enabled=False)),
-        Mode("keyword", "BM25 only (no query vector)", q, vector=False),
-        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=replace(h.mmr, enabled=True))),
+        Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g}; at L60 max_lines=60)",
+             None, q.min_score, merge=True),
+        Mode("default@0", f"defaults, min_score 0 ({h.fusion}; at L60 max_lines=60)", None, 0.0, merge=True),
+        # The protocol's generic budget (80 results cut at 60 lines by the
+        # harness) needs unmerged results: merged without a budget, low
+        # hits would widen the spans of the first ones.
+        Mode("default-merge", "defaults, min_score 0, query.merge_spans off; at L60 the harness cuts 80 results",
+             replace(q, merge_spans=False)),
+        Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf"), merge=True),
+        Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted"), merge=True),
+        Mode("vector", "vector only", with_hybrid(enabled=False), merge=True),
+        Mode("keyword", "BM25 only (no query vector)", q, vector=False, merge=True),
+        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=replace(h.mmr, enabled=True)),
+             merge=True),
         Mode(
             "default+decay",
             f"{h.fusion} + temporal decay, half-life {h.temporal_decay.half_life_days:g} d from the last session",
             with_hybrid(temporal_decay=replace(h.temporal_decay, enabled=True)),
-            decay_today=True,
+            decay_today=True, merge=True,
         ),
     ]
     return out
@@ -368,10 +381,13 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
             for m in modes:
                 for k in (*KS, BUDGET_RESULTS):
                     t0 = time.perf_counter()
-                    if m.settings is None and k == KS[0] and not fast:
-                        # The user's path, timed; other sizes run the same
-                        # search on the query vector already made.
-                        resp = idx.search(q.query, max_results=k, min_score=m.min_score, now=replay_now)
+                    if m.settings is None and k in (KS[0], BUDGET_RESULTS) and not fast:
+                        # The user's path (timed at k=6; at the budget a user
+                        # asks max_lines); other sizes run the same search on
+                        # the query vector already made.
+                        budget = k == BUDGET_RESULTS and m.merge
+                        resp = idx.search(q.query, max_results=k, min_score=m.min_score, now=replay_now,
+                                          max_lines=BUDGET_LINES if budget else None)
                         if resp.mode != "hybrid":
                             raise SystemExit(f"{sid}: search degraded to {resp.mode}: {resp.notice}")
                         results = list(resp)
@@ -481,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunking", default="", metavar="TOKENS/OVERLAP",
                     help="chunking to index with instead of the default (use its own --out), e.g. 200/40")
     args = ap.parse_args(argv)
+    args.out = args.out.resolve()  # the workspace paths in the config are taken relative to it
     if not args.data.is_file():
         ap.error(f"no data file at {args.data} (pass --data PATH)")
     if not args.model.is_file():

@@ -19,6 +19,7 @@ back once it has (:attr:`SyncReport.recheck_after_s`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from .sessions import discover_session_files
@@ -26,7 +27,7 @@ from .sources import FileRead, SourceFile, Skipped, discover_memory_files
 
 if TYPE_CHECKING:
     from .config import AgentConfig
-    from .store import FileRow, Store
+    from .store import FileRow, IndexStore
 
 
 def discover_files(agent: "AgentConfig", indexed: Mapping[str, "FileRow"] | None = None) -> tuple[list[SourceFile], list[Skipped]]:
@@ -81,14 +82,41 @@ def recorded_mtime(read: FileRead) -> int:
     return UNVERIFIED_MTIME_NS
 
 
-def files_changed(agent: "AgentConfig", store: "Store") -> bool:
+#: Files left keyword-only by a provider failure count as needing a sync
+#: once the failure is this old: an outage does not make every search wait
+#: through the provider's retries, and a healthy server is used again soon.
+RETRY_EMBEDDINGS_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class IndexChanges:
+    """What a sync would find, from a stat scan (no reads)."""
+
+    #: Files added, changed (or unverified) or removed on disk.
+    files: bool
+    #: Files indexed without their vectors (a provider failed or has them
+    #: pending): a sync with a working provider completes them.
+    incomplete: int
+
+
+def index_changes(agent: "AgentConfig", store: "IndexStore") -> IndexChanges:
+    """Compare the memory files with the index (see :func:`files_changed`)."""
+    known = store.file_rows()
+    incomplete = sum(1 for r in known.values() if r.hash is None)
+    return IndexChanges(_files_differ(agent, known), incomplete)
+
+
+def files_changed(agent: "AgentConfig", store: "IndexStore") -> bool:
     """True when a sync would find files to add, update or remove.
 
     Only a directory scan and stat per file (no reads): cheap enough for
     status. Transcripts count only once grown past ``delta_bytes`` (the
     message threshold needs a read), as a sync skips them until then.
     """
-    known = store.file_rows()
+    return _files_differ(agent, store.file_rows())
+
+
+def _files_differ(agent: "AgentConfig", known: Mapping[str, "FileRow"]) -> bool:
     files, _ = discover_files(agent, known)
     if len(files) != len(known):
         return True

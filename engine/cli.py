@@ -168,8 +168,10 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 
 
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
-    """Sync one agent; returns (report, status)."""
+    """Check the index file (a damaged one is set aside and rebuilt), then
+    sync one agent; returns (report, status)."""
     with _index(cfg, a) as idx:
+        idx.verify()  # what it did is logged (stderr)
         if show_progress:
             with TextProgress(a.id, transient=True) as bar:
                 report = idx.sync(force=force, progress=bar)
@@ -369,7 +371,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
 
 
 @cli.command("mcp")
-@agent_option
+@click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
 @click.pass_context
 def mcp_cmd(ctx, agent, http_port) -> None:

@@ -84,6 +84,8 @@ def status_lines(s: IndexStatus) -> list[str]:
 
     row("workspace", s.workspace)
     row("index", s.db_path)
+    if s.read_only:
+        row("read-only", f"{s.read_only}: searched as it is, it cannot be updated")
     row("files", ", ".join(f"{k} {v}" for k, v in s.files.items()) or "none indexed yet")
     row("chunks", ", ".join(f"{k} {v}" for k, v in s.chunks.items()) or "none yet")
     prov = s.provider
@@ -118,7 +120,9 @@ def status_lines(s: IndexStatus) -> list[str]:
         row("batch", f"{b.mode}, {b.failures} failure(s){extra}{reason}")
     last = s.last_sync
     row("last sync", f"{ago(last.at)}, took {last.duration_s:.1f} s" if last else "never (run `memext index`)")
-    if s.dirty:
+    if s.dirty and s.read_only:
+        row("changes", "memory files changed since the index was built; it is read-only, so they are not in it")
+    elif s.dirty:
         row("changes", "memory files changed since the last sync (`memext index` or a search syncs them)")
     for item in s.skipped:
         row("skipped", f"{item.path}: {item.reason}")

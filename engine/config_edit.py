@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from .config import parse_config
 from .errors import ConfigError, UnknownAgentError
-from .paths import app_paths, private_dir, write_private_text
+from .paths import own_config_dir, private_dir, write_private_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,7 +63,7 @@ def set_memory_search_value(config_path: Path, keys: Sequence[str], value: Any, 
     # config.toml may hold API keys: 0600, in a 0700 folder when that is
     # memext's own (a folder the user chose elsewhere is only created so).
     folder = config_path.parent
-    private_dir(folder, tighten=folder.resolve() == app_paths().config_dir.resolve())
+    private_dir(folder, tighten=folder.resolve() == own_config_dir().resolve())
     write_private_text(config_path, new_text)
     return ".".join([where, *keys])
 

@@ -60,24 +60,36 @@ class Capabilities:
     fts5_error: str | None = None
 
 
-def connect(path: str | Path, *, load_vec: bool = True, extension_path: str = "", readonly: bool = False):
+def connect(
+    path: str | Path,
+    *,
+    load_vec: bool = True,
+    extension_path: str = "",
+    readonly: bool = False,
+    immutable: bool = False,
+    wal: bool = True,
+):
     """Open ``path`` in WAL mode with a busy timeout; load sqlite-vec if asked.
 
-    Returns ``(connection, Capabilities)``. The connection may be shared
-    across threads by its owner (check_same_thread is off); callers
-    serialise access.
+    ``readonly`` opens it read-only (no journal switch); ``immutable`` too,
+    trusting that nothing changes the file meanwhile, for a WAL database in
+    a folder where SQLite cannot make its ``-shm`` (a read-only copy).
+    ``wal=False`` leaves the journal mode as it is (the caller writes
+    something first). Returns ``(connection, Capabilities)``. The
+    connection may be shared across threads by its owner
+    (check_same_thread is off); callers serialise access.
     """
     b = binding()
     target = str(path)
     uri = False
-    if readonly:
-        target = Path(path).resolve().as_uri() + "?mode=ro"
+    if readonly or immutable:
+        target = Path(path).resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
         uri = True
     conn = b.module.connect(
         target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None, uri=uri
     )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if not readonly and str(path) != ":memory:":
+    if wal and not uri and str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = OFF")

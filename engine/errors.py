@@ -48,6 +48,12 @@ class ProviderError(MemextError):
     """An embedding provider failed (unreachable, bad key, bad response)."""
 
 
+class BadEmbeddings(ProviderError):
+    """The provider answered, but with vectors that must not be used (the
+    wrong size, NaN or infinite values, all zero): rejected, nothing stored.
+    A quick answer, so the next call may simply try again."""
+
+
 class EmbeddingsPending(ProviderError):
     """Embeddings were requested but are not ready yet (e.g. an OpenAI batch
     job submitted with ``remote.batch.wait = false``). Not a failure: the
@@ -60,6 +66,14 @@ class IndexBuildError(MemextError):
 
 class IndexOpenError(MemextError):
     """The index file cannot be created, opened or recovered (``store.path``)."""
+
+
+class ForeignDatabase(IndexOpenError):
+    """``store.path`` names a database memext did not create: it is left untouched."""
+
+
+class IndexReadOnly(MemextError):
+    """The index can be searched but not updated (its file or folder is read-only)."""
 
 
 class WorkspaceMissing(MemextError):

@@ -24,14 +24,16 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 
 from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
-from .dates import When, day_range
-from .errors import IndexBuildError, LockTimeout, MemextError, SearchDisabled
-from .index_checks import check_store_path, workspace_problem, writer_lock_held
+from .dates import DayRange, When, day_range
+from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
+from .index_checks import check_store_path, prepare_index_folder, workspace_problem, writer_lock_held
+from .index_repair import damage_of, set_aside, writer_died
+from .sync_failure import clear_failure, last_failure, record_failure
 from .lock import WriterLock
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
@@ -39,7 +41,7 @@ from .query_embedding import QueryEmbedder
 from .read import ReadResult, read_lines
 from .search import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
-from .store import CorruptIndex, Store, StoreOptions, move_aside
+from .store import CorruptIndex, Store, StoreOptions, quick_check
 from .text import has_searchable_words
 from .sync import (
     ProgressCallback,
@@ -50,9 +52,10 @@ from .sync import (
     clean_stale_shadows,
     fingerprint,
 )
-from .changes import files_changed
+from .changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
 log = logging.getLogger("memext")
+T = TypeVar("T")
 
 #: After an append, how long its sync waits for another writer (a long
 #: rebuild elsewhere picks the entry up itself).
@@ -86,6 +89,7 @@ class MemoryIndex:
         self.paths = paths or app_paths()
         self.db_path: Path = agent.db_path(self.paths)
         check_store_path(agent, self.db_path, config_file)
+        prepare_index_folder(self.db_path, self.paths)
         self._config_file = config_file
         self._env = env
         self._choice: ProviderChoice | None = None
@@ -98,6 +102,8 @@ class MemoryIndex:
         self._cancel = threading.Event()
         self._syncing = False
         self._last_error: str | None = None
+        #: Set when a damaged index file was replaced (what was done).
+        self._repaired: str | None = None
         self._queries = QueryEmbedder()
         self._store = self._open_store()
 
@@ -109,7 +115,7 @@ class MemoryIndex:
 
     def _open_store(self) -> Store:
         try:
-            return Store(self.db_path, self._store_options())
+            store = Store(self.db_path, self._store_options())
         except CorruptIndex as exc:
             # The index is disposable: replace garbage with an empty index
             # that the next sync fills from the memory files.
@@ -117,16 +123,81 @@ class MemoryIndex:
                 try:
                     return Store(self.db_path, self._store_options())
                 except CorruptIndex:
-                    return self._replace_corrupt(exc)
+                    return self._replace_corrupt(str(exc))
+        if writer_died(self.db_path) and not store.read_only:
+            store = self._check_after_crash(store)
+        return store
 
-    def _replace_corrupt(self, exc: CorruptIndex) -> Store:
+    def _check_after_crash(self, store: Store) -> Store:
+        """The last writer died holding the lock (its owner note outlived
+        it): quick_check the file before trusting it. Skipped while another
+        process writes (that writer is alive; its own open checks)."""
+        try:
+            lock = WriterLock(self.db_path, timeout=0).acquire()
+        except LockTimeout:
+            return store
+        try:
+            if not lock.previous_holder_died:
+                return store
+            problem = quick_check(self.db_path)
+            if problem is None:
+                return store
+            store.close()
+            return self._replace_corrupt(f"found after a writer stopped uncleanly: {problem}")
+        finally:
+            lock.release()  # removes the dead writer's note: checked
+
+    def _replace_corrupt(self, problem: str) -> Store:
         """Move an unusable index aside (never delete it: it may be someone's
         file) and start an empty one that the next sync fills. The caller
         holds the writer lock."""
-        aside = move_aside(self.db_path)
-        self._last_error = f"{exc}; it was moved aside to {aside.name} and the index is rebuilt from the memory files"
-        log.warning(self._last_error)
+        self._last_error = self._repaired = set_aside(self.db_path, problem)
         return Store(self.db_path, self._store_options())
+
+    def _recover(self, exc: BaseException, *, locked: bool = False) -> bool:
+        """Replace the index with an empty one when ``exc`` came from damage
+        to it (DESIGN.md §4, engine/index_repair.py); False when it did not.
+        ``locked``: the caller holds the writer lock."""
+        problem = damage_of(exc, self.db_path)
+        if problem is None:
+            return False
+        if self._store.read_only:
+            raise IndexOpenError(
+                f"the index {self.db_path} is damaged ({problem}) and cannot be replaced: {self._store.read_only}"
+            ) from exc
+        lock = None if locked else WriterLock(self.db_path, timeout=60).acquire()
+        try:
+            try:
+                if self._store.refresh():  # another process replaced it meanwhile
+                    return True
+            except Exception:
+                pass  # the damage again: ours to replace
+            self._store.close()
+            self._store = self._replace_corrupt(problem)
+        finally:
+            if lock is not None:
+                lock.release()
+        return True
+
+    def _guarded(self, op: Callable[[], T]) -> T:
+        """``op()`` reading the index; when it fails because the file is
+        damaged, the file is replaced (the next sync rebuilds it) and ``op``
+        runs once more, on the empty index."""
+        try:
+            return op()
+        except Exception as exc:
+            if not self._recover(exc):
+                raise
+        return op()
+
+    def verify(self) -> str | None:
+        """Run SQLite's integrity_check on the index; a damaged index is moved
+        aside and replaced by an empty one (the next sync rebuilds it).
+        Returns what was done, or None when the index checked out."""
+        problem = quick_check(self.db_path, thorough=True)
+        if problem is None or not self._recover(CorruptIndex(problem)):
+            return None
+        return self._last_error
 
     def close(self) -> None:
         """Close the index (idempotent). A sync running in another thread is
@@ -202,31 +273,58 @@ class MemoryIndex:
         delta thresholds. Raises MemextError (e.g. IndexBuildError, whose
         message says the previous index was kept).
         """
+        if self._store.read_only:
+            raise IndexReadOnly(
+                f"the index {self.db_path} cannot be updated: {self._store.read_only} (it can still be searched as it is)"
+            )
         with self._sync_lock:
             self._syncing = True
             try:
-                with WriterLock(self.db_path, timeout=lock_timeout):
+                with WriterLock(self.db_path, timeout=lock_timeout) as lock:
                     clean_stale_shadows(self.db_path)
-                    report = self._sync_locked(force, progress, reason, _AnySet(self._cancel, cancel))
+                    if lock.previous_holder_died:  # the last writer died mid-write
+                        self._verify_locked()
+                    report = self._sync_repairing(force, progress, reason, _AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
                 raise  # not the index's fault: another writer was busy
             except MemextError as exc:
                 self._last_error = str(exc)
+                record_failure(self.db_path, self._last_error)
                 raise
             except Exception as exc:
                 self._last_error = f"sync failed: {exc}"
+                record_failure(self.db_path, self._last_error)
                 raise MemextError(self._last_error) from exc
             finally:
                 self._syncing = False
+        clear_failure(self.db_path)
         self._last_error = report.provider_error
         self._store.refresh()
         return report
+
+    def _verify_locked(self) -> None:
+        problem = quick_check(self.db_path)
+        if problem is not None:
+            self._recover(CorruptIndex(problem), locked=True)
+
+    def _sync_repairing(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
+        """A sync; when the index turns out damaged, it is set aside and the
+        sync runs again into a fresh file (a rebuild from the Markdown)."""
+        try:
+            return self._sync_locked(force, progress, reason, cancel)
+        except (SyncCancelled, LockTimeout):
+            raise
+        except Exception as exc:
+            if not self._recover(exc, locked=True):
+                raise
+        return self._sync_locked(force, progress, reason, cancel)
 
     def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         try:
             writer = Store(self.db_path, self._store_options())
         except CorruptIndex as exc:
-            writer = self._replace_corrupt(exc)
+            self._recover(exc, locked=True)
+            writer = Store(self.db_path, self._store_options())
         sessions_all = reason == "manual"
         try:
             choice = self.provider_choice
@@ -265,9 +363,13 @@ class MemoryIndex:
         against the files table, as a sync's fast path does)."""
         if not self.agent.workspace.is_dir():
             return False  # a sync cannot change anything; status says why
-        self._store.refresh()
-        try:
+
+        def scan() -> bool:
+            self._store.refresh()
             return files_changed(self.agent, self._store)
+
+        try:
+            return self._guarded(scan)
         except OSError:
             return True  # cannot tell: say so rather than claim it is fresh
 
@@ -284,20 +386,51 @@ class MemoryIndex:
     def settings_changed(self) -> bool:
         """True when the index was built for another provider, model or
         settings than those in force, so the next sync rebuilds it."""
-        built = self._store.get_meta_json("fingerprint")
-        if built is None:
-            return self._store.file_count() > 0
-        return built != fingerprint(self.agent, self.provider_choice.provider, self._store.vector_store)
+
+        def compare() -> bool:
+            built = self._store.get_meta_json("fingerprint")
+            if built is None:
+                return self._store.file_count() > 0
+            return built != fingerprint(self.agent, self.provider_choice.provider, self._store.vector_store)
+
+        return self._guarded(compare)
 
     def needs_sync(self) -> bool:
         """True when a sync would change the index: never filled, files
-        changed on disk, or settings changed since it was built."""
-        return self.never_synced or self.dirty or self.settings_changed()
+        changed on disk, or settings changed since it was built. False for a
+        read-only index, which no sync can change (status says why)."""
+        if self._store.read_only:
+            return False
+        if self.never_synced or self.settings_changed():
+            return True
+        if not self.agent.workspace.is_dir():
+            return False  # a sync cannot change anything; status says why
+
+        def scan():
+            self._store.refresh()
+            return index_changes(self.agent, self._store)
+
+        try:
+            changes = self._guarded(scan)
+        except OSError:
+            return True  # cannot tell: a sync finds out
+        return changes.files or (changes.incomplete > 0 and self._embeddings_retry_due())
+
+    def _embeddings_retry_due(self) -> bool:
+        """Files are keyword-only after a provider failure: retry them once
+        the failure is :data:`RETRY_EMBEDDINGS_AFTER_S` old (a wrong-size
+        answer, an outage that is over)."""
+        if self.provider_choice.provider is None:
+            return False
+        last = self._last_sync()
+        if last is None or not (last.provider_error or last.embeddings_pending):
+            return True
+        return time.time() - last.at >= RETRY_EMBEDDINGS_AFTER_S
 
     @property
     def never_synced(self) -> bool:
         """True for an index that no sync has filled yet."""
-        return self._store.file_count() == 0 and self._store.get_meta("last_sync") is None
+        return self._guarded(lambda: self._store.file_count() == 0 and self._store.get_meta("last_sync") is None)
 
     # -- search and read ----------------------------------------------------------
 
@@ -352,11 +485,27 @@ class MemoryIndex:
         min_score = q.min_score if min_score is None else float(min_score)
         source_filter = self._source_filter(sources)
         days = day_range(after, before, now)
+        return self._guarded(
+            lambda: self._search(
+                query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days
+            )
+        )
+
+    def _search(
+        self,
+        query: str,
+        max_results: int,
+        min_score: float,
+        source_filter: list[str] | None,
+        explain: bool,
+        max_lines: int | None,
+        now: datetime | None,
+        days: DayRange | None,
+    ) -> SearchResponse:
         self._store.refresh()
         paths = None
         if days is not None:
             paths = [p for p, row in self._store.file_rows().items() if days.keeps(row.day, row.mtime_ns)]
-
         choice = self.provider_choice
         provider = choice.provider
         notice = choice.reason if provider is None else None
@@ -375,12 +524,12 @@ class MemoryIndex:
             self._store,
             query,
             qvec,
-            q,
+            self.agent.settings.query,
             max_results=max_results,
             min_score=min_score,
             sources=source_filter,
             explain=explain,
-            max_lines=None if max_lines is None else int(max_lines),
+            max_lines=max_lines,
             now=now,
             paths=paths,
         )
@@ -394,9 +543,18 @@ class MemoryIndex:
             provider=provider.id if provider else "none",
             model=provider.model if provider else "",
             fallback=fallback,
-            notice=notice,
+            notice="; ".join(n for n in (self._index_notice(), notice) if n) or None,
             error=error,
         )
+
+    def _index_notice(self) -> str | None:
+        """What a search must say about the index file itself: read-only,
+        or just replaced after damage (and not rebuilt yet)."""
+        if self._store.read_only:
+            return f"the index is read-only ({self._store.read_only}): searched as it is, it cannot be updated"
+        if self._repaired and self.never_synced:
+            return self._repaired
+        return None
 
     def _built_for_other(self, provider: EmbeddingProvider) -> str | None:
         """Why vectors cannot be used when the index holds another model's,
@@ -463,11 +621,14 @@ class MemoryIndex:
         ``check_files=False`` skips the stat scan behind ``dirty`` (None
         then), for callers that show counts after every search or sync.
         """
+        return self._guarded(lambda: self._status(check_files))
+
+    def _status(self, check_files: bool) -> IndexStatus:
         st = self._store
         st.refresh()
         choice = self.provider_choice
         provider = choice.provider
-        last_sync = LastSync.from_dict(st.get_meta_json("last_sync"))
+        last_sync = self._last_sync()
         sources = self.agent.settings.sources
         cache = self.agent.settings.cache
         return IndexStatus(
@@ -494,11 +655,40 @@ class MemoryIndex:
             storage=st.storage_status(),
             batch=provider.batch_status() if provider else None,
             local_model=provider.model_status() if provider else None,
-            skipped=[SkippedFile(p, r) for p, r in st.get_meta_json("skipped", [])],
-            last_error=self._last_error or workspace_problem(self.agent) or (last_sync.provider_error if last_sync else None),
+            skipped=self._skipped(),
+            last_error=self._last_error or self._recorded_failure(last_sync) or workspace_problem(self.agent)
+            or (last_sync.provider_error if last_sync else None),
             keyword_only_reason=self._keyword_only_reason(provider),
+            read_only=st.read_only,
         )
 
+    def _recorded_failure(self, last_sync: LastSync | None) -> str | None:
+        """A failure another process's sync recorded after the last good
+        sync (a full disk: engine/sync_failure.py)."""
+        failure = last_failure(self.db_path)
+        if failure is None or (last_sync is not None and last_sync.at >= failure.at):
+            return None
+        return failure.describe()
+
+    def _last_sync(self) -> LastSync | None:
+        record = self._store.get_meta_json("last_sync")
+        try:
+            return LastSync.from_dict(record)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise CorruptIndex(f"{self.db_path} has damaged bookkeeping: meta 'last_sync' ({exc})") from None
+
+    def _skipped(self) -> list[SkippedFile]:
+        """Files the last sync skipped, and every indexed file with a problem
+        noted when it was read (invalid UTF-8), however long ago that was."""
+        try:
+            out = [SkippedFile(str(p), str(r)) for p, r in self._store.get_meta_json("skipped", [])]
+        except (TypeError, ValueError) as exc:
+            raise CorruptIndex(f"{self.db_path} has damaged bookkeeping: meta 'skipped' ({exc})") from None
+        listed = {k.path for k in out}
+        for row in self._store.file_rows().values():
+            if row.note and row.path not in listed:
+                out.append(SkippedFile(row.path, f"{row.note} (indexed)"))
+        return out
 
 class _AnySet:
     """Set when any of its events is: a sync stops for close() or for its caller."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .config import AgentConfig
 from .errors import ConfigError, WorkspaceMissing
+from .paths import AppPaths, private_dir
 from .roots import MemoryRoots
 from .sync import check_workspace
 
@@ -33,6 +34,20 @@ def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path 
         key="memory_search.store.path",
         path=str(config_file) if config_file else None,
     )
+
+
+def prepare_index_folder(db_path: Path, paths: AppPaths) -> None:
+    """Keep memext's own index folder private: created 0700, and tightened
+    (with one log line) when an older memext left it readable by others.
+    A folder named by ``store.path`` is the user's: created 0700 when
+    missing (by the store), left as it is otherwise."""
+    try:
+        if os.path.realpath(db_path.parent) != os.path.realpath(paths.index_dir):
+            return
+        private_dir(paths.state_dir)
+        private_dir(paths.index_dir)
+    except OSError:
+        pass  # a read-only or missing place: opening the index says what is wrong
 
 
 def workspace_problem(agent: AgentConfig) -> str | None:

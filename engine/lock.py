@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import LockTimeout
+from .paths import PRIVATE_FILE_MODE, private_dir, write_private_text
 
 if TYPE_CHECKING:
     import filelock
@@ -32,16 +33,22 @@ class WriterLock:
         self.path = Path(str(db_path) + ".lock")
         self.owner_path = Path(str(db_path) + ".lock.owner")
         self.timeout = timeout
+        #: Set at acquire: the last holder's note was still there, so it
+        #: died holding the lock (an unclean shutdown of a writer).
+        self.previous_holder_died = False
         # Imported here: filelock (with its asyncio half) costs a one-shot
         # search that never writes about 20 ms.
         import filelock
 
-        self._lock: filelock.BaseFileLock = filelock.FileLock(str(self.path), timeout=-1 if timeout is None else timeout)
+        # 0600: the lock files sit beside the index in a folder that may not be private.
+        self._lock: filelock.BaseFileLock = filelock.FileLock(
+            str(self.path), timeout=-1 if timeout is None else timeout, mode=PRIVATE_FILE_MODE
+        )
 
     def acquire(self) -> "WriterLock":
         import filelock
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent, tighten=False)
         try:
             self._lock.acquire()
         except filelock.Timeout:
@@ -51,23 +58,19 @@ class WriterLock:
                 f"the index {self.path.with_suffix('')} is being written{who}; "
                 f"gave up after {self.timeout:g} s (try again when that sync ends)"
             ) from None
+        self.previous_holder_died = self.owner_path.exists()
         self._write_owner_note()
         return self
 
     def _write_owner_note(self) -> None:
-        tmp = self.owner_path.with_name(self.owner_path.name + f".{os.getpid()}")
         try:
             import socket  # here: a search that never writes does not load it
 
-            tmp.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}))
-            os.replace(tmp, self.owner_path)
+            write_private_text(self.owner_path, json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}))
         except OSError:
-            # The note is for messages only; on a full disk it is skipped,
-            # and the half-written temp file must not stay behind.
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            # The note is for messages only: on a full disk it is skipped
+            # (write_private_text leaves no half-written temp file).
+            pass
 
     def release(self) -> None:
         try:

@@ -39,7 +39,8 @@ INSTRUCTIONS = """\
 memext is this user's long-term memory: Markdown notes (MEMORY.md for lasting facts, memory/YYYY-MM-DD.md daily notes).
 - Call memory_search before answering anything that may depend on earlier conversations or work: people, preferences, \
 decisions, dates, project history, "what did we ...". Cite what you use by its citation (path:start-end); \
-read more around a hit with memory_get.
+read more around a hit with memory_get. For a question about a period ("last week", "in March"), \
+narrow the search with after/before (e.g. after="7d", or after="2026-03-01", before="2026-04-01").
 - Call memory_append when something should be remembered in later sessions: a decision, a preference, a fact learned, \
 work done, a promise. Default target: today's daily note; put durable facts and preferences in MEMORY.md (file="MEMORY.md"). \
 Write self-contained entries (names and dates, not "he" or "yesterday"); do not store secrets.

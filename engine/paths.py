@@ -64,6 +64,13 @@ def app_paths() -> AppPaths:
     )
 
 
+def own_config_dir() -> Path:
+    """memext's own config folder (platformdirs), whatever ``MEMEXT_CONFIG``
+    says: a folder memext may make private. A config file elsewhere lives in
+    a folder the user chose, which memext leaves as it is."""
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
 def private_dir(path: Path, *, tighten: bool = True) -> Path:
     """Create folder ``path`` mode 0700 (missing parents too: memext made
     them), or tighten an existing one to 0700 (unless ``tighten`` is False,
@@ -85,9 +92,10 @@ def private_dir(path: Path, *, tighten: bool = True) -> Path:
     return path
 
 
-def private_file(path: Path, *, create: bool = False) -> Path:
+def private_file(path: Path, *, create: bool = False, quiet: bool = False) -> Path:
     """Tighten file ``path`` to 0600 when it is looser; with ``create``, a
-    missing file is created empty, 0600."""
+    missing file is created empty, 0600. ``quiet``: no log line (for a
+    companion file whose main file's line said it already)."""
     path = Path(path)
     if create:
         try:
@@ -97,7 +105,7 @@ def private_file(path: Path, *, create: bool = False) -> Path:
         except FileExistsError:
             pass
     if path.exists():
-        _restrict(path, PRIVATE_FILE_MODE)
+        _restrict(path, PRIVATE_FILE_MODE, quiet=quiet)
     return path
 
 

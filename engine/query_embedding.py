@@ -1,9 +1,12 @@
 """Embedding a search query, with a back-off after failures.
 
-After a query embedding fails, the provider is left alone for
-:data:`QUERY_RETRY_AFTER_S`, so that during an outage every search is
-keyword-only at once instead of waiting through the provider's retries
-each time (DESIGN.md §6).
+After a query embedding fails (a timeout, a server that is down or
+refuses), the provider is left alone for :data:`QUERY_RETRY_AFTER_S`, so
+that during an outage every search is keyword-only at once instead of
+waiting through the provider's retries each time (DESIGN.md §6). A bad
+answer (a vector of the wrong size, NaN: :class:`BadEmbeddings`) came back
+at once and costs the next search nothing to retry, so it is not held
+against the provider: the next search uses a healthy server again.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from .errors import MemextError
+from .errors import BadEmbeddings
 from .providers import EmbeddingProvider
 from .vectors import normalize
 
@@ -36,18 +39,22 @@ class QueryEmbedder:
         return None
 
     def vector(self, provider: EmbeddingProvider, query: str, dims: int | None) -> tuple[np.ndarray | None, str | None, str | None]:
-        """``(vector, error, notice)`` for a query against an index of ``dims``."""
+        """``(vector, error, notice)`` for a query against an index of
+        ``dims`` (the provider is told the size, so a wrong-size answer is
+        rejected rather than taken as the model's)."""
         error = self.backing_off()
         if error:
             since = time.monotonic() - self._failed_at
             return None, error, f"embedding queries failed {since:.0f} s ago ({error}): keyword-only results"
         try:
+            provider.expected_dims = dims
             qvec = normalize(provider.embed_query(query))
             if len(qvec) != dims:
-                raise MemextError(f"query vector has {len(qvec)} dims, the index {dims}")
+                raise BadEmbeddings(f"query vector has {len(qvec)} dims, the index {dims}")
         except Exception as exc:
-            self._error = f"{provider.id}: {exc}"
-            self._failed_at = time.monotonic()
-            return None, self._error, f"embedding the query failed ({self._error}): keyword-only results"
+            error = f"{provider.id}: {exc}"
+            if not isinstance(exc, BadEmbeddings):
+                self._error, self._failed_at = error, time.monotonic()
+            return None, error, f"embedding the query failed ({error}): keyword-only results"
         self._error = None
         return qvec, None, None

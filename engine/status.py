@@ -86,7 +86,7 @@ class VectorStatus:
     available: bool  # the vector extension loaded
     extension: str | None  # its version
     store: str | None  # "vec0" or "blob" once the index holds vectors
-    backend: str  # "vec0", "numpy" or "none", as the next search would use
+    backend: str  # "mmap", "mmap+bits", "vec0", "numpy" or "none", as the next search would use
     dims: int | None
     error: str | None = None
 
@@ -191,6 +191,9 @@ class IndexStatus:
     #: Why a search now would be keyword-only although a provider is in
     #: force (index built for another model, no vectors, query failures).
     keyword_only_reason: str | None = None
+    #: Why the index cannot be updated (a read-only file or folder): it is
+    #: searched as it is. None when it can be.
+    read_only: str | None = None
 
     @property
     def total_files(self) -> int:

@@ -3,8 +3,11 @@
 Incremental: a file whose mtime and size match is skipped without being
 read; otherwise it is hashed (sha256) and re-chunked only if the hash
 changed; only chunk texts missing from the embedding cache reach the
-provider; rows of deleted files are removed. Each file is written in one
-transaction, so an interrupted sync leaves a consistent index.
+provider; rows of deleted files are removed. Files are written a group at
+a time, one transaction per group, so memory holds one group and an
+interrupted sync leaves a consistent index (each file old or new). The
+store's derived data (the SQLite store's vector sidecar) is brought up to
+date at the end (:meth:`IndexStore.finish_writes`).
 
 A file is read with its stat taken before and after (read again when they
 differ: it was being written), and the stat recorded is the one the text
@@ -36,6 +39,7 @@ from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_m
 from .sessions import parse_transcript
 from .sources import NotText, SourceFile, Skipped, read_file
 from .store import CacheKey, IndexStore, NewChunk
+from .sync_groups import COMMIT_CHUNKS, Groups, unchanged
 from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
 from .text import FTS_VERSION
 from .vectors import normalize
@@ -193,11 +197,17 @@ class Syncer:
         check_workspace(self.agent)
         fp = fingerprint(self.agent, self.provider, self.store.vector_store)
         if force or needs_rebuild(self.store, fp, self.provider):
+            self._expect_dims(None)  # a rebuild starts empty: the model's own size
             self._rebuild(fp)
         else:
+            # Answers must fit the index: a wrong-size answer is rejected
+            # (those files stay keyword-only until the next sync), never
+            # taken as the size of a new model.
+            self._expect_dims(self.store.dims)
             with self.store.transaction():
                 self.store.set_meta_json("fingerprint", fp)
             self._sync_into(self.store, rebuild=False, sessions_all=sessions_all)
+            self.store.finish_writes()
         self.report.duration_s = time.monotonic() - self._started
         self._finish_meta()
         self._emit("done", self.report.files_seen, self.report.files_seen, self.report.chunks_written, self.report.chunks_written)
@@ -212,6 +222,7 @@ class Syncer:
             with shadow.transaction():
                 shadow.set_meta_json("fingerprint", fp)
             self._sync_into(shadow, rebuild=True, sessions_all=True)
+            shadow.finish_writes()
             shadow.copy_into(target)
         except (ProviderFailed, SyncCancelled, IndexBuildError):
             raise
@@ -234,6 +245,15 @@ class Syncer:
                 store.delete_file(path)
                 self.report.files_deleted += 1
 
+        # Files are read, chunked, embedded and written a group at a time,
+        # one transaction per group: memory holds one group, and a crash
+        # loses at most the group being written (the index stays consistent).
+        # A file whose read could not be verified waits in ``pending`` for
+        # its second read (it is few files: those changed just now).
+        changed = sum(1 for f in files if not unchanged(known.get(f.path), f))
+        out: Groups[_Pending] = Groups(
+            lambda group, touched, progress: self._write_group(store, group, touched, rebuild, progress), self._group_size(), changed
+        )
         pending: dict[str, _Pending] = {}
         recheck: list[tuple[SourceFile, int]] = []  # (file, ns until a read can vouch for it)
         for n, f in enumerate(files):
@@ -242,17 +262,19 @@ class Syncer:
             if row is not None and row.hash is not None and stat_matches(row, f):
                 self.report.files_unchanged += 1
                 continue
-            wait_ns = self._take(f, row, skipped, sessions_all, store, pending)
+            wait_ns = self._take(f, row, skipped, sessions_all, store, pending, out)
             if wait_ns is not None:
                 recheck.append((f, wait_ns))
             if n % 200 == 0:
-                self._emit("scan", n, len(files), 0, 0, rebuild)
+                self._emit("scan", n, len(files), out.chunks_done, out.chunks_estimate(), rebuild)
         if recheck:
-            self._recheck(recheck, known, skipped, sessions_all, store, pending)
-        self._write_all(store, list(pending.values()), rebuild)
+            self._recheck(recheck, known, skipped, sessions_all, store, pending, out)
+        for item in pending.values():
+            out.add(item)
+        out.flush()
 
     def _take(
-        self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool, store: IndexStore, pending: dict[str, _Pending]
+        self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool, store: IndexStore, pending: dict[str, _Pending], out: "Groups[_Pending]"
     ) -> int | None:
         """Read a file whose stat does not match the index: queue it for
         writing when its text changed, else record its new stat. Returns
@@ -262,8 +284,10 @@ class Syncer:
         if item is None:
             return None
         if row is not None and row.hash == item.hash:
-            store.touch_file(f.path, item.file.mtime_ns, item.file.size)
+            out.touch(item.file)
             self.report.files_unchanged += 1
+        elif item.verified_in_ns is None:
+            out.add(item)
         else:
             pending[f.path] = item
         return item.verified_in_ns
@@ -276,6 +300,7 @@ class Syncer:
         sessions_all: bool,
         store: IndexStore,
         pending: dict[str, _Pending],
+        out: "Groups[_Pending]",
     ) -> None:
         """Read again the files whose read could not be verified (racy mtime,
         or changing while read), once their window has closed, if it closes
@@ -293,7 +318,7 @@ class Syncer:
             if pending.pop(f.path, None) is None:
                 self.report.files_unchanged -= 1  # the first read counted it; this one counts it again
             skipped[:] = [k for k in skipped if k.path != f.path]  # its notes come again from this read
-            wait_ns = self._take(f, known.get(f.path), skipped, sessions_all, store, pending)
+            wait_ns = self._take(f, known.get(f.path), skipped, sessions_all, store, pending, out)
             if wait_ns is not None:
                 left.append((f, wait_ns))
         if left:
@@ -342,54 +367,50 @@ class Syncer:
             return True
         return f.size - row.size >= d.delta_bytes or messages - row.messages >= d.delta_messages
 
-    def _write_all(self, store: IndexStore, pending: list[_Pending], rebuild: bool) -> None:
-        total_chunks = sum(len(p.chunks) for p in pending)
-        group_size = (self.provider.batch_group_size if self.provider else None) or max(total_chunks, 1)
-        done_files = done_chunks = 0
-        group: list[_Pending] = []
-        group_chunks = 0
-        for item in pending:
-            group.append(item)
-            group_chunks += len(item.chunks)
-            if group_chunks >= group_size:
-                self._write_group(store, group, rebuild, done_files, len(pending), done_chunks, total_chunks)
-                done_files += len(group)
-                done_chunks += group_chunks
-                group, group_chunks = [], 0
-        if group:
-            self._write_group(store, group, rebuild, done_files, len(pending), done_chunks, total_chunks)
+    def _group_size(self) -> int | None:
+        """Chunks per group; None: every pending chunk in one group (a
+        batch-API provider embeds a whole sync in one job)."""
+        if self.provider is None:
+            return COMMIT_CHUNKS
+        return self.provider.batch_group_size
 
-    def _write_group(
-        self, store: IndexStore, group: list[_Pending], rebuild: bool, files_done: int, files_total: int, chunks_done: int, chunks_total: int
-    ) -> None:
-        vectors = self._embed(store, [c for p in group for c in p.chunks], rebuild, chunks_done, chunks_total, files_done, files_total)
+    def _write_group(self, store: IndexStore, group: list[_Pending], touched: list[SourceFile], rebuild: bool, progress: "Groups[_Pending]") -> None:
+        """Embed a group's chunks, then write its files in one transaction."""
+        chunks_total = progress.chunks_estimate()
+        vectors = self._embed(
+            store, [c for p in group for c in p.chunks], rebuild, progress.chunks_done, chunks_total, progress.files_done, progress.files_total
+        )
         model = self.provider.model if self.provider else ""
+        with store.transaction():
+            for f in touched:
+                store.touch_file(f.path, f.mtime_ns, f.size)
+            for item in group:
+                self._check_cancel()
+                new = []
+                complete = True
+                for c in item.chunks:
+                    vec = vectors.get(c.hash)
+                    if self.provider is not None and vec is None:
+                        complete = False
+                    new.append(NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec))
+                store.replace_file(
+                    item.file.path,
+                    item.file.source,
+                    item.hash if complete else None,
+                    item.file.mtime_ns,
+                    item.file.size,
+                    new,
+                    model,
+                    messages=item.messages,
+                    note=item.note,
+                    day=item.day,
+                )
         for item in group:
-            self._check_cancel()
-            new = []
-            complete = True
-            for c in item.chunks:
-                vec = vectors.get(c.hash)
-                if self.provider is not None and vec is None:
-                    complete = False
-                new.append(NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec))
-            store.replace_file(
-                item.file.path,
-                item.file.source,
-                item.hash if complete else None,
-                item.file.mtime_ns,
-                item.file.size,
-                new,
-                model,
-                messages=item.messages,
-                note=item.note,
-                day=item.day,
-            )
             self.report.files_indexed += 1
-            self.report.chunks_written += len(new)
-            files_done += 1
-            chunks_done += len(new)
-            self._emit("write", files_done, files_total, chunks_done, chunks_total, rebuild)
+            self.report.chunks_written += len(item.chunks)
+            progress.files_done += 1
+            progress.chunks_done += len(item.chunks)
+            self._emit("write", progress.files_done, progress.files_total, progress.chunks_done, progress.chunks_estimate(), rebuild)
 
     def _embed(
         self, store: IndexStore, chunks: Sequence[Chunk], rebuild: bool, chunks_done: int, chunks_total: int, files_done: int, files_total: int
@@ -440,6 +461,10 @@ class Syncer:
         return found
 
     # -- bookkeeping -----------------------------------------------------------
+
+    def _expect_dims(self, dims: int | None) -> None:
+        if self.provider is not None:
+            self.provider.expected_dims = dims
 
     def _check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():

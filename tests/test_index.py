@@ -91,7 +91,7 @@ def test_status_fields(workspace, tmp_path, hashing_provider):
     assert st["files"] == {"memory": 3} and st["chunks"] == {"memory": 3}
     assert not st["dirty"] and st["last_sync"]["duration_s"] >= 0
     assert st["provider"] == {"requested": "auto", "in_force": "hashing", "model": "hash-v1", "reason": None, "failed": None}
-    assert st["vector"]["available"] and st["vector"]["dims"] == 64 and st["vector"]["backend"] == "vec0"
+    assert st["vector"]["available"] and st["vector"]["dims"] == 64 and st["vector"]["backend"] == "mmap"
     assert st["fts"]["available"] and st["cache"]["entries"] == 3
     assert st["storage"]["binding"] in ("sqlite3", "sqlean", "pysqlite3") and st["storage"]["version"]
     assert st["skipped"] == [{"path": "memory/big.md", "reason": "larger than the 4 KB limit (4.9 KB; max_file_bytes)"}]
@@ -216,3 +216,24 @@ def test_status_can_skip_the_file_scan(workspace, tmp_path):
         assert idx.status().dirty is True
         quick = idx.status(check_files=False)
         assert quick.dirty is None and quick.total_files == 3
+
+
+def test_files_with_invalid_utf8_stay_listed_in_status(workspace, tmp_path):
+    """Listed at every status, not only after the sync that read them (the
+    old code listed them once, then the next sync forgot them)."""
+    bad = workspace / "memory" / "2026-01-10.md"
+    bad.write_bytes(b"- caf\xe9 with Anna\n- ok line\n")
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
+    reason = "invalid UTF-8 bytes replaced with U+FFFD (indexed)"
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+        assert SkippedFile("memory/2026-01-10.md", reason) in idx.status().skipped
+        (workspace / "memory" / "2026-01-11.md").write_text("- another day\n")
+        idx.sync()  # reads only the new file
+        assert idx.status().skipped == [SkippedFile("memory/2026-01-10.md", reason)]
+    with MemoryIndex(agent, provider=None) as fresh:  # another process
+        assert fresh.status().skipped == [SkippedFile("memory/2026-01-10.md", reason)]
+        assert fresh.search("Anna").results
+        bad.write_text("- café with Anna\n")
+        fresh.sync()
+        assert fresh.status().skipped == []

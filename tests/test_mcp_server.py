@@ -236,3 +236,19 @@ def test_stale_says_when_the_index_did_not_match_the_files(transport, example_wo
             assert found["stale"] is False and "changed" not in (found["notice"] or "")
 
     anyio.run(main)
+
+
+def test_without_a_config_the_current_folder_is_served(example_workspace):
+    # As `memext search` does: no config file, so the folder it runs in is the agent.
+    env = {k: v for k, v in os.environ.items() if k.startswith("XDG_")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memext", "mcp"], env=env, cwd=str(example_workspace))
+
+    async def main():
+        async with Client(params) as client:
+            found = await _search(client, "How much food does Biscuit get per day?")
+            assert found["results"][0]["path"] == "memory/2026-10-09.md" and found["stale"] is False
+            wrote = await client.call_tool("memory_append", {"text": "Biscuit likes the new food."})
+            assert not wrote.is_error and wrote.structured_content["indexed"]
+        assert (example_workspace / TODAY).read_text(encoding="utf-8").endswith("Biscuit likes the new food.\n")
+
+    anyio.run(main)

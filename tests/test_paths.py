@@ -69,3 +69,95 @@ def test_config_edit_writes_a_private_config(tmp_path, umask_022):
     set_memory_search_value(loose, ["remote", "api_key"], "sk-secret")
     assert mode(loose) == 0o600
     assert mode(chosen) == 0o755  # a folder the user chose is not taken over
+
+
+def test_an_index_and_everything_beside_it_is_private(workspace, tmp_path, umask_022, isolated_user_dirs):
+    """The index holds the full text of the notes: with umask 022 the old
+    code left it 0644 in a 0755 folder."""
+    from conftest import make_agent
+    from memext.engine import MemoryIndex
+    from memext.engine.paths import app_paths
+
+    agent = make_agent(workspace)  # the default place: the user state folder
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+        path = idx.db_path
+        assert path.parent == app_paths().index_dir
+        beside = sorted(path.parent.iterdir())
+        assert {p.name for p in beside} >= {path.name, path.name + "-wal", path.name + "-shm", path.name + ".lock"}
+        assert {p.name: mode(p) for p in beside} == {p.name: 0o600 for p in beside}
+    assert mode(path.parent) == 0o700 and mode(app_paths().state_dir) == 0o700
+
+
+def test_an_index_left_readable_by_an_older_memext_is_tightened_once(workspace, tmp_path, umask_022, caplog):
+    from conftest import make_agent
+    from memext.engine import MemoryIndex
+    from memext.engine.paths import app_paths
+
+    agent = make_agent(workspace)
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+        path = idx.db_path
+    os.chmod(path.parent, 0o755)
+    os.chmod(path, 0o644)
+    with caplog.at_level(logging.WARNING, logger="memext"):
+        with MemoryIndex(agent, provider=None) as idx:
+            assert idx.search("Anna").results
+        with MemoryIndex(agent, provider=None) as idx:
+            idx.status()
+    assert mode(path) == 0o600 and mode(path.parent) == 0o700 and mode(app_paths().index_dir) == 0o700
+    said = [r.getMessage() for r in caplog.records if "private" in r.getMessage()]
+    assert len(said) == 2 and any(str(path) in m for m in said)  # once for the file, once for the folder
+
+
+def test_a_damaged_index_set_aside_stays_private(workspace, tmp_path, umask_022):
+    from conftest import make_agent
+    from memext.engine import MemoryIndex
+
+    path = tmp_path / "chosen" / "idx.sqlite"
+    path.parent.mkdir()
+    path.write_bytes(b"not an index, but the notes of someone" * 20)
+    os.chmod(path, 0o644)
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        idx.sync()
+    aside = [p for p in path.parent.iterdir() if ".corrupt-" in p.name]
+    assert aside and all(mode(p) == 0o600 for p in aside)
+    assert mode(path) == 0o600
+    assert mode(path.parent) == 0o755  # a folder the user chose (store.path) is not taken over
+
+
+def test_the_config_file_is_created_private_and_tightened_when_read(tmp_path, umask_022, isolated_user_dirs, caplog):
+    import subprocess
+    import sys
+
+    from memext.engine.config import load_config
+    from memext.engine.paths import app_paths
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("- a note\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(isolated_user_dirs / "config")}
+    done = subprocess.run([sys.executable, "-m", "memext", "agents", "add", "work", str(ws)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    cfg = app_paths().config_file
+    assert mode(cfg) == 0o600 and mode(cfg.parent) == 0o700  # the old `agents add` wrote 0644 in 0755
+    os.chmod(cfg, 0o644)
+    os.chmod(cfg.parent, 0o755)
+    with caplog.at_level(logging.WARNING, logger="memext"):
+        load_config()
+        load_config()
+    assert mode(cfg) == 0o600 and mode(cfg.parent) == 0o700
+    assert len([r for r in caplog.records if "private" in r.getMessage()]) == 2
+
+
+def test_a_config_named_by_memext_config_keeps_its_folder(tmp_path, umask_022, monkeypatch):
+    from memext.engine.config import load_config
+
+    chosen = tmp_path / "project"
+    chosen.mkdir(mode=0o755)
+    cfg = chosen / "memext.toml"
+    cfg.write_text("[memory_search]\n")
+    os.chmod(cfg, 0o644)
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    load_config()
+    assert mode(cfg) == 0o600 and mode(chosen) == 0o755

@@ -185,7 +185,7 @@ def test_local_threads_setting_reaches_the_model(workspace, tmp_path):
     agent = local_agent(workspace, tmp_path, local={"model_path": str(MODEL_PATH), "threads": 1})
     provider = create(agent, app_paths())
     assert provider.threads == 1 and len(provider.embed_query("one thread")) == 384
-    assert create(local_agent(workspace, tmp_path), app_paths()).threads == max(1, min(os.cpu_count() or 1, 8))
+    assert create(local_agent(workspace, tmp_path), app_paths()).threads == max(1, min((os.cpu_count() or 1) - 1, 8))
     with pytest.raises(ConfigError, match="threads"):
         local_agent(workspace, tmp_path, local={"model_path": str(MODEL_PATH), "threads": -1})
 

@@ -110,7 +110,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
     search = ast.parse((ENGINE / "search.py").read_text())
     sync = ast.parse((ENGINE / "sync.py").read_text())
     index = ast.parse((ENGINE / "index.py").read_text())
-    status_fn = next(n for n in ast.walk(index) if isinstance(n, ast.FunctionDef) and n.name == "status")
+    status_fn = next(n for n in ast.walk(index) if isinstance(n, ast.FunctionDef) and n.name == "_status")
     used = {
         "search.py": _attributes_of(search, _named("store")),
         "sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),

@@ -15,7 +15,7 @@ import functools
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..errors import ProviderError
+from ..errors import BadEmbeddings, ProviderError
 from ..redact import NO_SECRETS, Redactor
 from .vectors import BadVectors, check_vectors
 
@@ -98,7 +98,7 @@ class EmbeddingProvider(ABC):
             out = check_vectors(vectors, count, want)
         except BadVectors as exc:
             self._accepted_dims = None  # judge the next answer on its own (see dims)
-            raise ProviderError(
+            raise BadEmbeddings(
                 f"{self.id} ({self.model}) returned {exc}; the {what} was rejected, nothing was stored or cached"
             ) from None
         if out:

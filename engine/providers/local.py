@@ -178,7 +178,7 @@ class LocalProvider(EmbeddingProvider):
         self.query_timeout_s = query_timeout_s
         self._chunk_tokens = chunk_tokens
         self._cache_dir = cache_dir
-        self._threads = threads or max(1, min(os.cpu_count() or 1, 8))
+        self._threads = threads or default_threads()
         self._probe: ProbeResult | None = None
         self._loaded: _LoadedModel | None = None
         #: A query that passed its time limit and is still running (or
@@ -192,7 +192,7 @@ class LocalProvider(EmbeddingProvider):
 
     @property
     def threads(self) -> int:
-        """CPU threads the model runs with (``local.threads``, else one per core up to 8)."""
+        """CPU threads the model runs with (``local.threads``, else :func:`default_threads`)."""
         return self._threads
 
     # -- probe and load ------------------------------------------------------
@@ -350,6 +350,14 @@ class _QueryJob:
             self.error = exc
         finally:
             self.done.set()
+
+
+def default_threads() -> int:
+    """One thread per core less one, up to 8: a sync embedding in the
+    background leaves a core to the user. On a busy 2-core machine two
+    threads were 3.6-5.6x slower than one (llama.cpp's threads wait on each
+    other when one is descheduled)."""
+    return max(1, min((os.cpu_count() or 1) - 1, 8))
 
 
 def load_llama(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False):

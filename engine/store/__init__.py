@@ -2,13 +2,15 @@
 
 ``base`` holds the interface and the row types that cross it; the SQLite
 backend is split by concern: ``connection`` (open, schema, refresh after a
-swap, meta, unusable files), ``chunks`` (files, chunks, FTS5), ``vectors``
-(vec0 or the in-memory matrix), ``cache`` (the embedding cache) and
-``sqlite`` (the :class:`Store` that puts them together).
+swap, meta, unusable files), ``ownership`` (is a file memext's to write),
+``damage`` (telling a damaged file), ``chunks`` (files, chunks, FTS5),
+``vectors`` (vec0 or the in-memory matrix), ``cache`` (the embedding cache)
+and ``sqlite`` (the :class:`Store` that puts them together).
 """
 
 from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, IndexStore, NewChunk, StoreOptions
 from .connection import SCHEMA_VERSION, clean_stale_shadows, move_aside, remove_index_files
+from .damage import quick_check
 from .sqlite import Store
 from .vectors import VECTOR_AUTO_NUMPY_ABOVE
 
@@ -25,5 +27,6 @@ __all__ = [
     "StoreOptions",
     "clean_stale_shadows",
     "move_aside",
+    "quick_check",
     "remove_index_files",
 ]

@@ -83,7 +83,8 @@ class StoreOptions:
     vector_enabled: bool = True
     #: A sqlite-vec build to load instead of the bundled one ("" = bundled).
     extension_path: str = ""
-    #: "auto", "vec0" or "numpy": how vector searches run.
+    #: "auto" (the memory-mapped sidecar, else vec0 or the matrix by size),
+    #: "vec0" or "numpy": how vector searches run.
     vector_backend: str = "auto"
     #: With "auto" on a large index, load the in-memory matrix in the
     #: background while vec0 answers. Off for one-shot processes (the CLI),
@@ -113,6 +114,13 @@ class IndexStore(Protocol):
         """Where the index lives (shown to users, names the writer lock)."""
         ...
 
+    @property
+    def read_only(self) -> str | None:
+        """Why this store can be read but not written (a read-only file or
+        folder, a read-only database role), or None when it can be written:
+        then searches still answer and syncs refuse with that reason."""
+        ...
+
     # -- lifecycle ----------------------------------------------------------------
 
     def close(self) -> None: ...
@@ -138,6 +146,12 @@ class IndexStore(Protocol):
 
     def discard(self) -> None:
         """Close a shadow store and delete what it stored."""
+        ...
+
+    def finish_writes(self) -> None:
+        """Called by the sync after its last write: bring derived data (the
+        SQLite store's memory-mapped vector sidecar) up to date. A store
+        with nothing derived does nothing."""
         ...
 
     # -- bookkeeping ----------------------------------------------------------------

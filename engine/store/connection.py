@@ -19,9 +19,13 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from .. import db
-from ..errors import IndexOpenError, MemextError
+from ..errors import ForeignDatabase, IndexOpenError, MemextError
+from ..paths import private_dir, private_file
 from ..text import FTS_TOKENIZER
+from . import ownership
 from .base import CorruptIndex, StoreOptions
+from .damage import looks_damaged
+from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
 
 SCHEMA_VERSION = 1
 
@@ -70,7 +74,16 @@ T = TypeVar("T")
 
 
 class Connection:
-    """One open connection to an index file (reopened after a swap)."""
+    """One open connection to an index file (reopened after a swap).
+
+    Before SQLite writes a byte, the file is checked to be memext's
+    (:mod:`.ownership`): another program's database is refused with
+    :class:`ForeignDatabase`, a file that is no database raises
+    :class:`CorruptIndex`. A file or folder memext may not write is opened
+    read-only (:attr:`read_only` says why): it can be searched, not synced.
+    New index files are created 0600 (SQLite gives its ``-wal``/``-shm``
+    the same mode); looser existing ones are tightened.
+    """
 
     def __init__(self, path: Path, options: StoreOptions):
         self.path = path
@@ -81,6 +94,11 @@ class Connection:
         #: Bumped at every (re)open, so work started on an older connection
         #: (a background matrix load) can tell its result is stale.
         self.epoch = 0
+        #: Open :class:`Transaction` levels (only the outermost commits).
+        self.tx_depth = 0
+        #: Why this index cannot be written (None: it can).
+        self.read_only: str | None = None
+        self._immutable = False
         self._memo: dict[str, tuple[Any, Any]] = {}
         self._meta: tuple[int, dict[str, str]] | None = None
         #: ``files`` has its ``day`` column (an old read-only index may not).
@@ -92,20 +110,54 @@ class Connection:
     def _open(self) -> None:
         self._meta = None  # a snapshot of the connection before: never valid for this one
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent, tighten=False)
         except OSError as exc:
             raise IndexOpenError(
                 f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)"
             ) from exc
         try:
-            self.conn, self.caps = self.connect()
-            self._init_schema()
+            owner = ownership.inspect(self.path)
+        except Exception as exc:
+            if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
+                raise
+            raise IndexOpenError(f"cannot read the index {self.path}: {getattr(exc, 'strerror', None) or exc} (check store.path)") from exc
+        if owner.kind is Kind.NOT_A_FILE:
+            raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
+        if owner.kind is Kind.FOREIGN:
+            raise ForeignDatabase(
+                f"{self.path} is a database of another program, not a memext index ({owner.detail}); memext never "
+                "writes to a file it did not create: point store.path at another file (or remove the setting)"
+            )
+        if owner.kind is Kind.DAMAGED:
+            raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
+        self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
+        self._immutable = False
+        try:
+            if owner.kind is Kind.NEW:
+                if self.read_only:
+                    raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only} (check store.path)")
+                private_file(self.path, create=True)
+                self.conn, self.caps = self._connect(wal=False)
+                # The stamp is the first write, before any table: from then
+                # on the file says it is memext's (engine/store/ownership.py).
+                self.conn.execute(f"PRAGMA application_id = {ownership.APPLICATION_ID}")
+                self.conn.execute("PRAGMA journal_mode = WAL")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+                self._init_schema()
+            else:
+                if not self.read_only:
+                    for suffix in INDEX_COMPANIONS:  # one line for the index, not one per companion
+                        private_file(Path(str(self.path) + suffix), quiet=bool(suffix))
+                self._open_existing(stamp=owner.kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):
             self._close_quietly()
             raise
+        except UnicodeDecodeError as exc:  # SQLite's message quotes damaged schema text
+            self._close_quietly()
+            raise CorruptIndex(f"{self.path} is not a usable index (damaged schema: {exc})") from exc
         except Exception as exc:
             self._close_quietly()
-            if db.is_sqlite_error(exc) and _looks_corrupt(exc):
+            if db.is_sqlite_error(exc) and looks_damaged(exc):
                 raise CorruptIndex(f"{self.path} is not a usable index ({exc})") from exc
             if isinstance(exc, OSError) or db.is_sqlite_error(exc):
                 raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
@@ -117,19 +169,58 @@ class Connection:
         self._memo = {}
         self.epoch += 1
 
+    def _open_existing(self, *, stamp: bool) -> None:
+        try:
+            self.conn, self.caps = self._connect_existing()
+            self._init_schema(stamp=stamp)
+        except Exception as exc:
+            if self.read_only or not cannot_write(exc):
+                raise
+            # No room for its -shm on a full disk, say: it can still be read.
+            self._close_quietly()
+            self.read_only = no_write_reason(self.path, exc)
+            self.conn, self.caps = self._connect_existing()
+            self._init_schema()
+
+    def _connect_existing(self) -> tuple[Any, db.Capabilities]:
+        if not self.read_only:
+            return self._connect()
+        conn, caps = self._connect()
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens the file lazily
+            return conn, caps
+        except Exception as exc:
+            conn.close()
+            if not db.is_sqlite_error(exc) or looks_damaged(exc):
+                raise
+        # A WAL index in a read-only folder: SQLite cannot make its -shm.
+        self._immutable = True
+        return self._connect()
+
     def connect(self) -> tuple[Any, db.Capabilities]:
         """A new DB-API connection to the file with this store's options
         (the background matrix loader reads through its own)."""
-        return db.connect(self.path, load_vec=self.options.vector_enabled, extension_path=self.options.extension_path)
+        return self._connect()
 
-    def _init_schema(self) -> None:
+    def _connect(self, *, wal: bool = True) -> tuple[Any, db.Capabilities]:
+        return db.connect(
+            self.path,
+            load_vec=self.options.vector_enabled,
+            extension_path=self.options.extension_path,
+            readonly=self.read_only is not None,
+            immutable=self._immutable,
+            wal=wal,
+        )
+
+    def _init_schema(self, *, stamp: bool = False) -> None:
         # Readers must not take the write lock, so only write when needed.
         exists = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone()
         if not exists and self.conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
-            # Another program's database: adding our tables to it (or moving
-            # it aside as corrupt) would damage that program's data.
-            raise IndexOpenError(f"{self.path} is a SQLite database of another program, not a memext index (check store.path)")
+            # Tables, but not ours (the stamp said otherwise: a damaged file).
+            raise CorruptIndex(f"{self.path} holds no memext tables")
         if not exists or self.get_meta("schema_version") is None:
+            if self.read_only:
+                raise IndexOpenError(f"the index {self.path} is empty and {self.read_only}, so it cannot be built")
             with self.transaction():
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -140,10 +231,16 @@ class Connection:
                     self.set_meta("schema_version", str(SCHEMA_VERSION))
                     self.set_meta("generation", uuid.uuid4().hex)
                     self.set_meta("created_at", str(time.time()))
-        version = int(self.get_meta("schema_version") or 0)
+        raw = self.get_meta("schema_version")
+        try:
+            version = int(raw or "")
+        except ValueError:
+            raise CorruptIndex(f"{self.path} has a damaged schema version in its meta table ({raw!r})") from None
         if version != SCHEMA_VERSION:
             raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
         self.file_days = self._add_file_days()
+        if stamp and not self.read_only:
+            self._stamp()
 
     def _add_file_days(self) -> bool:
         """Give an index made before ``files.day`` existed the column, filled
@@ -153,6 +250,8 @@ class Connection:
         files by name and mtime."""
         if _has_column(self.conn, "files", "day"):
             return True
+        if self.read_only:
+            return False
         from ..dates import content_date
 
         try:
@@ -172,6 +271,15 @@ class Connection:
                 raise
             return False
         return True
+
+    def _stamp(self) -> None:
+        """Give an index made before application ids its stamp (once)."""
+        try:
+            with self.transaction():
+                self.conn.execute(f"PRAGMA application_id = {ownership.APPLICATION_ID}")
+        except Exception as exc:  # busy, or a full disk: the next open tries again
+            if not db.is_sqlite_error(exc):
+                raise
 
     def close(self) -> None:
         with self.lock:
@@ -242,40 +350,80 @@ class Connection:
         with self.lock:
             changes = self.conn.total_changes
             if self._meta is None or self._meta[0] != changes:
-                self._meta = (changes, dict(self.conn.execute("SELECT key, value FROM meta").fetchall()))
+                self._meta = (changes, self._checked_meta(dict(self.conn.execute("SELECT key, value FROM meta").fetchall())))
             return self._meta[1].get(key)
+
+    def _checked_meta(self, meta: dict[str, str]) -> dict[str, str]:
+        """``meta`` as read, once it holds only what memext writes (else
+        :class:`CorruptIndex`): checked where it is read, so no reader of a
+        value can crash on one that damage made."""
+        for key, shape in _META_SHAPES.items():
+            raw = meta.get(key)
+            if raw:
+                self._decode(key, raw, shape)
+        dims = meta.get("dims")
+        if dims and not (dims.isascii() and dims.isdigit() and 0 < int(dims) <= 1_000_000):
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta 'dims' is {dims[:40]!r}")
+        store = meta.get("vector_store")
+        if store and store not in ("vec0", "blob"):
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta 'vector_store' is {store[:40]!r}")
+        return meta
+
+    def _decode(self, key: str, raw: str, shape: type | None) -> Any:
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} is not valid JSON") from None
+        if shape is not None and not isinstance(value, shape):
+            raise CorruptIndex(f"{self.path} has damaged bookkeeping: meta {key!r} holds a {type(value).__name__}")
+        return value
 
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def get_meta_json(self, key: str, default: Any = None) -> Any:
+        """A JSON value of ``meta``; :class:`CorruptIndex` when it is not JSON
+        or not of the shape memext writes for that key."""
         raw = self.get_meta(key)
-        return json.loads(raw) if raw else default
+        return self._decode(key, raw, _META_SHAPES.get(key)) if raw else default
 
     def set_meta_json(self, key: str, value: Any) -> None:
         self.set_meta(key, json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
 class Transaction:
-    """A write transaction holding the connection's lock."""
+    """A write transaction holding the connection's lock.
+
+    Nested ones (a sync writing a group of files, each file a
+    ``replace_file``) join the outermost: it alone commits, or rolls back
+    everything when an exception leaves it."""
 
     def __init__(self, connection: Connection):
         self.connection = connection
+        self._outer = False
 
     def __enter__(self) -> Connection:
-        self.connection.lock.acquire()
+        c = self.connection
+        c.lock.acquire()
+        if c.tx_depth:
+            c.tx_depth += 1
+            return c
         try:
-            self.connection.conn.execute("BEGIN IMMEDIATE")
+            c.conn.execute("BEGIN IMMEDIATE")
         except BaseException:
-            self.connection.lock.release()
+            c.lock.release()
             raise
-        return self.connection
+        c.tx_depth, self._outer = 1, True
+        return c
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        c = self.connection
         try:
-            self.connection.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            c.tx_depth -= 1
+            if self._outer:
+                c.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
         finally:
-            self.connection.lock.release()
+            c.lock.release()
 
 
 def _has_column(conn: Any, table: str, column: str) -> bool:
@@ -290,10 +438,8 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def _looks_corrupt(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return any(s in text for s in ("not a database", "malformed", "file is encrypted", "disk image", "no such table: meta"))
-
+#: The JSON shape memext writes under each ``meta`` key it reads back.
+_META_SHAPES: dict[str, type] = {"fingerprint": dict, "last_sync": dict, "skipped": list, "fallback": dict}
 
 # -- index files ------------------------------------------------------------------------
 
@@ -331,6 +477,7 @@ def move_aside(path: Path) -> Path:
             src = Path(str(path) + suffix)
             if src.exists():
                 os.replace(src, str(aside) + suffix)
+                private_file(Path(str(aside) + suffix))  # it holds the notes' text: 0600 like the index
     except OSError as exc:
         raise IndexOpenError(f"{path} is not a usable index and could not be moved aside: {exc.strerror or exc}") from exc
     return aside

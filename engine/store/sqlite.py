@@ -8,11 +8,15 @@ A :class:`Store` is one connection (:mod:`.connection`) and the parts that
 use it: files, chunks and FTS (:mod:`.chunks`), vectors (:mod:`.vectors`)
 and the embedding cache (:mod:`.cache`). It implements
 :class:`~memext.engine.store.base.IndexStore`. Writers hold the agent's lock
-(:mod:`memext.engine.lock`) and write one transaction per file.
+(:mod:`memext.engine.lock`); each write method is a transaction, and
+nested ones join the outermost (a sync writes a group of files in one).
+The vector sidecar (:mod:`.sidecar`, :mod:`.mapped`) is written beside the
+file by :meth:`Store.finish_writes`.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from pathlib import Path
@@ -27,6 +31,8 @@ from .base import CacheKey, ChunkRow, FileRow, IndexStore, NewChunk, StoreOption
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
 from .connection import Connection, Transaction, remove_index_files, shadow_path
+from .mapped import remove_sidecars
+from .sidecar import SidecarInfo, sidecar_path
 from .vectors import VectorTable
 
 
@@ -50,6 +56,11 @@ class Store:
         return self._db.options
 
     @property
+    def read_only(self) -> str | None:
+        """Why this index cannot be written (its file or folder is read-only), or None."""
+        return self._db.read_only
+
+    @property
     def conn(self) -> Any:
         """The DB-API connection (for tests and experiments; the engine goes
         through the methods)."""
@@ -61,6 +72,7 @@ class Store:
         return self._db.caps
 
     def close(self) -> None:
+        self._vectors.reset()
         self._db.close()
 
     def __enter__(self) -> "Store":
@@ -115,6 +127,15 @@ class Store:
         with self._db.lock:
             with self.transaction():
                 self._db.set_meta("generation", uuid.uuid4().hex)
+            # The vector sidecar goes first, under the target's name: until
+            # the backup commits, the target's meta does not name it.
+            sidecar = SidecarInfo.from_json(self._db.get_meta_json("vector_sidecar"))
+            if sidecar is not None:
+                self._vectors.reset()
+                try:
+                    os.replace(sidecar_path(self.path, sidecar.token), sidecar_path(target.path, sidecar.token))
+                except FileNotFoundError:
+                    pass  # readers then find no sidecar and use vec0 until the next sync writes one
             self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             dest, _ = db.connect(target.path, load_vec=False)
             try:
@@ -123,11 +144,19 @@ class Store:
             finally:
                 dest.close()
         target.refresh()
+        remove_sidecars(target.path, keep=sidecar.token if sidecar is not None else None)
 
     def discard(self) -> None:
         """Close this store and delete its files (rebuild shadows only)."""
+        self._vectors.reset()
         self.close()
         remove_index_files(self.path)
+        remove_sidecars(self.path, keep=None)
+
+    def finish_writes(self) -> None:
+        """Bring the memory-mapped vector sidecar up to date (the sync
+        calls this after its last write, holding the writer lock)."""
+        self._vectors.finish_writes()
 
     # -- meta ------------------------------------------------------------------------
 
@@ -243,7 +272,7 @@ class Store:
         return self._vectors.search(query, k, sources, paths)
 
     def vector_backend_in_use(self) -> str:
-        """"vec0", "numpy" or "none" as the next search would use it."""
+        """"mmap", "mmap+bits", "vec0", "numpy" or "none" as the next search would use it."""
         return self._vectors.backend_in_use()
 
     def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]:

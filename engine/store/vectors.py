@@ -1,11 +1,17 @@
-"""The vector side of an index: ``chunks_vec`` and the in-memory matrix.
+"""The vector side of an index: ``chunks_vec``, the sidecar and the in-memory matrix.
 
 ``chunks_vec`` is a sqlite-vec ``vec0`` table when the extension loads, else
-a plain table of float32 blobs (``vector_store = "blob"``). Searches use vec0
-KNN for small indexes and an in-memory :class:`~memext.engine.vectors.MatrixIndex`
-for large ones (``store.vector.backend``; see engine/vectors.py for the
-measurements), loaded in the background on its own connection while vec0
-answers, so the first search never waits.
+a plain table of float32 blobs (``vector_store = "blob"``); it is where
+vectors are written. With ``store.vector.backend = "auto"`` searches read
+the memory-mapped sidecar (:mod:`.sidecar`) that each sync brings up to
+date, so every process searches at matrix speed from its first query;
+rows written since the sidecar (the *delta*) are read from SQLite once per
+data version, and rows deleted since are listed in ``vectors_gone``. When
+no valid sidecar exists (an index from before it, or one whose sync
+crashed before recording it) searches use vec0 KNN for small indexes and
+an in-memory :class:`~memext.engine.vectors.MatrixIndex` for large ones,
+loaded in the background while vec0 answers. ``numpy`` and ``vec0`` force
+those two.
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
 from ..vectors import MatrixIndex, l2_to_similarity, to_blob
+from .base import CorruptIndex
 from .chunks import chunk_filter
 from .connection import Connection
+from .mapped import MappedVectors, compact_sidecar, read_mapped, remove_sidecars
 
 #: With ``store.vector.backend = "auto"``, indexes above this many chunks
 #: search an in-memory matrix (see engine.vectors for the measurements).
@@ -38,12 +46,18 @@ class VectorTable:
         self._matrix: MatrixIndex | None = None
         self._matrix_key: Any = None
         self._matrix_loading = False
+        self._mapped: MappedVectors | None = None
+        self._mapped_key: Any = None
 
     def reset(self) -> None:
-        """Forget the matrix (the connection was reopened on other data)."""
+        """Forget the matrix and the sidecar (the connection was reopened on other data)."""
         with self.db.lock:
             self._matrix = None
             self._matrix_key = None
+            if self._mapped is not None:
+                self._mapped.close()
+            self._mapped = None
+            self._mapped_key = None
 
     @property
     def matrix_loaded(self) -> bool:
@@ -82,11 +96,46 @@ class VectorTable:
         self.db.conn.execute("INSERT INTO chunks_vec(rowid, embedding, source) VALUES (?, ?, ?)", (rowid, to_blob(vector), source))
 
     def delete(self, rowids: Sequence[int]) -> None:
-        """Drop the vectors of some chunks (inside a transaction)."""
+        """Drop the vectors of some chunks (inside a transaction); with a
+        sidecar, list them as gone so readers mask them until the next
+        compaction."""
         if not rowids or self.dims is None:
             return
         for rowid in rowids:
             self.db.conn.execute("DELETE FROM chunks_vec WHERE rowid = ?", (rowid,))
+        if self.db.get_meta("vector_sidecar"):
+            self.db.conn.executemany("INSERT OR IGNORE INTO vectors_gone(rowid) VALUES (?)", [(r,) for r in rowids])
+
+    # -- the sidecar ---------------------------------------------------------------------
+
+    def finish_writes(self) -> None:
+        """Bring the sidecar up to date after a sync (the caller holds the
+        writer lock): rewritten when there is none or the rows written or
+        deleted since it are many, else left for readers to patch."""
+        with self.db.lock:
+            if self.dims is None or self.db.options.vector_backend != "auto":
+                return
+            if self._mapped is not None:
+                self._mapped.close()  # the file may be replaced: never keep a stale view
+            self._mapped, self._mapped_key = None, None
+            compact_sidecar(self.db, self.dims)
+
+    def discard_files(self) -> None:
+        """Delete this index's sidecar files (a discarded rebuild shadow)."""
+        self.reset()
+        remove_sidecars(self.db.path, keep=None)
+
+    def _mapped_ready(self) -> MappedVectors | None:
+        """The sidecar and its delta as of the current data, or None."""
+        if self.db.options.vector_backend != "auto":
+            return None
+        with self.db.lock:
+            key = self.db.data_key()
+            if self._mapped_key == key:
+                return self._mapped
+            self._mapped = read_mapped(self.db, self._mapped, self.dims or 0)
+            self._mapped_key = key
+            return self._mapped
 
     # -- search ------------------------------------------------------------------------
 
@@ -103,6 +152,9 @@ class VectorTable:
             return []
         if paths is not None:
             return self._search_among(query, k, sources, paths)
+        mapped = self._mapped_ready()
+        if mapped is not None:
+            return mapped.search(query, k, sources)
         if self._use_matrix():
             matrix = self._matrix_ready()
             if matrix is not None:
@@ -116,6 +168,8 @@ class VectorTable:
             params.append(sources[0])
         with self.db.lock:
             rows = self.db.conn.execute(sql, params).fetchall()
+        if any(dist is None for _, dist in rows):  # NaN bytes in a stored vector: damage (issue 13)
+            raise CorruptIndex(f"{self.db.path} holds a damaged vector (vec0 found no distance to it)")
         out = [(rowid, l2_to_similarity(dist)) for rowid, dist in rows]
         if sources is not None and len(sources) > 1:
             allowed = set(sources)
@@ -124,10 +178,11 @@ class VectorTable:
         return out
 
     def _search_among(self, query: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str]) -> list[tuple[int, float]]:
-        """Exact top-k among the chunks of some files (and sources): vec0
-        KNN restricted to their rowids, or the matrix rows of those rowids.
-        The filter comes before the top k, so k chunks of those files come
-        back even when better chunks of other files abound."""
+        """Exact top-k among the chunks of some files (and sources): the
+        rows of those rowids in the sidecar or matrix serving searches, else
+        vec0 KNN restricted to those rowids. The filter comes before the top
+        k, so k chunks of those files come back even when better chunks of
+        other files abound."""
         import numpy as np
 
         if not paths:
@@ -137,21 +192,22 @@ class VectorTable:
             ids = [r for (r,) in self.db.conn.execute(f"SELECT rowid FROM chunks WHERE {where}", params)]
         if not ids:
             return []
-        if self._use_matrix():
-            matrix = self._matrix_ready()
-            if matrix is not None:
-                held = matrix.vectors(ids)
-                if not held:
-                    return []
-                rowids = list(held)
-                sims = np.stack([held[r] for r in rowids]) @ np.asarray(query, dtype=np.float32)
-                top = np.argsort(-sims, kind="stable")[:k]
-                return [(rowids[i], float(sims[i])) for i in top]
+        held_by = self._mapped_ready() or (self._matrix_ready() if self._use_matrix() else None)
+        if held_by is not None:
+            held = held_by.vectors(ids)
+            if not held:
+                return []
+            rowids = list(held)
+            sims = np.stack([held[r] for r in rowids]) @ np.asarray(query, dtype=np.float32)
+            top = np.argsort(-sims, kind="stable")[:k]
+            return [(rowids[i], float(sims[i])) for i in top]
         if self.db.get_meta("vector_store") != "vec0":
             return []
         sql = "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? AND rowid IN (SELECT value FROM json_each(?))"
         with self.db.lock:
             rows = self.db.conn.execute(sql, [to_blob(query), k, json.dumps(ids)]).fetchall()
+        if any(dist is None for _, dist in rows):  # NaN bytes in a stored vector: damage, as in search()
+            raise CorruptIndex(f"{self.db.path} holds a damaged vector (vec0 found no distance to it)")
         return [(rowid, l2_to_similarity(dist)) for rowid, dist in rows]
 
     def _sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
@@ -163,9 +219,13 @@ class VectorTable:
             return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid IN ({marks})", list(rowids)))
 
     def backend_in_use(self) -> str:
-        """"vec0", "numpy" or "none" as the next search would use it."""
+        """"mmap", "mmap+bits" (quantised, rescored), "vec0", "numpy" or
+        "none", as the next search would use it."""
         if self.dims is None:
             return "none"
+        mapped = self._mapped_ready()
+        if mapped is not None:
+            return mapped.method
         if not self._use_matrix():
             return "vec0"
         if self._matrix is None and not self._matrix_forced() and not self.db.options.background_matrix:
@@ -186,9 +246,12 @@ class VectorTable:
         if not ids or dims is None:
             return {}
         out: dict[int, np.ndarray] = {}
+        mapped = self._mapped_ready()
+        if mapped is not None:
+            out.update(mapped.vectors(ids))
         matrix = self._matrix
         if matrix is not None:
-            out.update(matrix.vectors(ids))
+            out.update(matrix.vectors([r for r in ids if r not in out]))
         missing = [r for r in ids if r not in out]
         fp = self.db.get_meta_json("fingerprint") or {}
         if missing and fp.get("provider", "none") != "none":

@@ -1,0 +1,186 @@
+"""Whose file is this? Deciding, before anything is written, whether a file
+at an index path is memext's to write.
+
+memext stamps its index files with an SQLite application id
+(:data:`APPLICATION_ID`, ``PRAGMA application_id``) as the very first write,
+before any table exists. Before a file is opened for writing it is
+inspected without a byte written: a read-only SQLite connection reads the
+application id from the header, and when it is not memext's, looks for
+memext's tables (indexes made before the stamp existed).
+
+The header is read through SQLite, never with a plain ``open()``: closing
+any file descriptor of a database file drops every POSIX lock this process
+holds on it, including the locks of the index's own open connections, and
+another process could then reset the WAL under them ("database disk image
+is malformed"). SQLite's own file layer keeps such descriptors open until
+its locks are gone. So a ``store.path`` that names another program's database
+is refused, byte for byte untouched (the old code switched it to WAL and
+added its tables beside the other program's), and a file that is not a
+database at all is left to the caller to move aside as damaged.
+
+A file memext may not write now (a read-only file, folder or file system,
+or a full disk with no room for SQLite's ``-shm``) is opened read-only:
+:func:`read_only_reason` and :func:`no_write_reason` say why.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import db
+from .damage import looks_damaged
+
+#: ``PRAGMA application_id`` of memext's index files: "memx".
+APPLICATION_ID = 0x6D656D78
+_HEADER_BYTES = 100
+
+
+class Kind(enum.Enum):
+    NEW = "new"  # missing or empty: memext creates it
+    MEMEXT = "memext"  # stamped with memext's application id
+    UNSTAMPED = "unstamped"  # memext's tables, no stamp yet (an older index, or a flipped header)
+    FOREIGN = "foreign"  # another program's database: never written
+    DAMAGED = "damaged"  # not a database SQLite can read
+    NOT_A_FILE = "not a file"  # a folder (or a device...) where the file should be
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """What :func:`inspect` found; ``detail`` says why (for messages)."""
+
+    kind: Kind
+    detail: str = ""
+
+
+def inspect(path: Path) -> Ownership:
+    """Classify the file at ``path`` without writing to it (see the module)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return Ownership(Kind.NEW)
+    if not stat.S_ISREG(st.st_mode):
+        return Ownership(Kind.NOT_A_FILE, "a folder, not a file" if stat.S_ISDIR(st.st_mode) else "not a regular file")
+    if st.st_size == 0 and _size(Path(str(path) + "-wal")) == 0:
+        return Ownership(Kind.NEW)
+    if st.st_size < _HEADER_BYTES:
+        return Ownership(Kind.DAMAGED, "not an SQLite database file")
+    try:
+        app_id, tables, schema_version = _peek(path)
+    except Exception as exc:
+        if isinstance(exc, _StampOnUnreadable):  # someone else's stamp on a file SQLite cannot read: theirs
+            return Ownership(Kind.FOREIGN, f"application id {exc.app_id:#x}, unreadable ({exc.__cause__})")
+        # (UnicodeDecodeError: SQLite's message quoted a damaged schema.)
+        if not db.is_sqlite_error(exc) and not isinstance(exc, UnicodeDecodeError):
+            raise
+        if "not a database" in str(exc).lower():
+            return Ownership(Kind.DAMAGED, "not an SQLite database file")
+        return Ownership(Kind.DAMAGED, str(exc))
+    if app_id == APPLICATION_ID:
+        return Ownership(Kind.MEMEXT)
+    if "meta" in tables and schema_version is not None:
+        return Ownership(Kind.UNSTAMPED)
+    if not tables:
+        return Ownership(Kind.FOREIGN, "an empty SQLite database memext did not create")
+    shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+    stamp = f", application id {app_id:#x}" if app_id else ""
+    return Ownership(Kind.FOREIGN, f"tables {shown}{stamp}")
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+class _StampOnUnreadable(Exception):
+    """The header carries another program's application id, but SQLite
+    cannot read the schema behind it."""
+
+    def __init__(self, app_id: int):
+        super().__init__(f"application id {app_id:#x}")
+        self.app_id = app_id
+
+
+def _peek(path: Path) -> tuple[int, set[str], str | None]:
+    """The application id, the table names and memext's schema version,
+    read through a read-only connection (no WAL switch, no checkpoint: the
+    file stays as it is). Only the header is read for a memext index."""
+    try:
+        return _peek_with(path, immutable=False)
+    except _StampOnUnreadable:
+        raise
+    except Exception as exc:
+        if not db.is_sqlite_error(exc) or "not a database" in str(exc).lower():
+            raise
+        # A WAL database in a folder where SQLite cannot make its -shm.
+        return _peek_with(path, immutable=True)
+
+
+def _peek_with(path: Path, *, immutable: bool) -> tuple[int, set[str], str | None]:
+    conn, _ = db.connect(path, load_vec=False, readonly=True, immutable=immutable)
+    try:
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0]) & 0xFFFFFFFF
+        if app_id == APPLICATION_ID:
+            return app_id, set(), None
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except Exception as exc:
+            if app_id and (db.is_sqlite_error(exc) or isinstance(exc, UnicodeDecodeError)):
+                raise _StampOnUnreadable(app_id) from exc
+            raise
+        version = None
+        if "meta" in tables:
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+                version = row[0] if row else None
+            except Exception as exc:  # a table named meta of another shape: not ours
+                if not db.is_sqlite_error(exc):
+                    raise
+        return app_id, tables, version
+    finally:
+        conn.close()
+
+
+# -- may memext write it now ---------------------------------------------------------
+
+#: SQLite result codes of a file that cannot be opened for writing now:
+#: READONLY, IOERR (its -shm cannot grow), FULL, CANTOPEN.
+_CANNOT_WRITE_CODES = {8, 10, 13, 14}
+
+
+def cannot_write(exc: BaseException) -> bool:
+    """True for an SQLite error of a file that cannot be opened for writing now."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return db.is_sqlite_error(exc) and not looks_damaged(exc) and isinstance(code, int) and code & 0xFF in _CANNOT_WRITE_CODES
+
+
+def no_write_reason(path: Path, exc: BaseException) -> str:
+    """Why the index at ``path`` could not be opened for writing (after
+    :func:`cannot_write` said so): a full disk, else SQLite's words."""
+    try:
+        if os.statvfs(path.parent).f_bavail == 0:
+            return "its disk is full"
+    except (OSError, AttributeError):
+        pass
+    return f"it cannot be opened for writing ({exc})"
+
+
+def read_only_reason(path: Path, *, new: bool) -> str | None:
+    """Why memext may not write the index at ``path`` (None: it may). SQLite
+    needs the folder too, for its ``-wal``/``-shm`` and the writer lock."""
+    folder = path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder yet
+        pass
+    if not new and not os.access(path, os.W_OK):
+        return "the index file is read-only"
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return f"its folder {folder} is read-only"
+    return None

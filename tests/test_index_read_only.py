@@ -1,0 +1,103 @@
+"""A read-only index (a shared or backed-up copy: the file or its folder is
+not writable) is searched as it is, and every face says it cannot be
+updated; nothing crashes (issue 13). Read-only for real: a read-only bind
+mount when running as root (whom file modes do not stop), file modes
+otherwise."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import make_agent
+from memext.engine import MemoryIndex
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[3])
+    from conftest import make_agent
+    from memext.engine import IndexReadOnly, MemoryIndex
+    out = {}
+    with MemoryIndex(make_agent(Path(sys.argv[1]), db_path=Path(sys.argv[2])), provider=None) as idx:
+        resp = idx.search("Anna billing")
+        out["paths"] = [r.path for r in resp.results]
+        out["notice"] = resp.notice
+        st = idx.status()
+        out["read_only"] = st.read_only
+        out["dirty"] = st.dirty
+        out["needs_sync"] = idx.needs_sync()
+        try:
+            idx.sync()
+            out["sync"] = "synced"
+        except IndexReadOnly as exc:
+            out["sync"] = str(exc)
+    print(json.dumps(out))
+    """
+)
+
+
+def read_only_run(place: Path, args: list[str], *, env: dict | None = None, chmod: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``args`` with ``place`` (a folder or a file) read-only."""
+    if os.geteuid() == 0:
+        assert shutil.which("unshare"), "running as root, this test needs unshare (util-linux) for a read-only mount"
+        mount = f'mount --bind "{place}" "{place}" && mount -o remount,ro,bind "{place}" && exec "$@"'
+        cmd = ["unshare", "-m", "sh", "-c", mount, "sh", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    target = chmod or place
+    old = target.stat().st_mode
+    os.chmod(target, 0o555 if target.is_dir() else 0o444)
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    finally:
+        os.chmod(target, old)
+
+
+@pytest.fixture
+def built(workspace, tmp_path) -> Path:
+    folder = tmp_path / "index"
+    folder.mkdir()
+    path = folder / "idx.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        idx.sync()
+    (workspace / "memory" / "2026-01-07.md").write_text("- a change the read-only index cannot take\n")
+    return path
+
+
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_a_read_only_index_is_searched_and_says_it_cannot_be_updated(workspace, built, what):
+    place = built.parent if what == "folder" else built
+    tests = str(Path(__file__).parent)
+    out = read_only_run(place, [sys.executable, "-c", CHILD, str(workspace), str(built), tests])
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["paths"][0] == "MEMORY.md"  # the old code could not even open it
+    assert "read-only" in got["notice"] and "cannot be updated" in got["notice"]
+    assert got["read_only"] and "read-only" in got["read_only"]
+    assert got["dirty"] is True and got["needs_sync"] is False  # honest, and no sync that must fail
+    assert "cannot be updated" in got["sync"] and str(built) in got["sync"]
+
+
+def test_the_cli_on_a_read_only_index(workspace, built, tmp_path):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(built))}\n'
+        f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n'
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
+    memext = [sys.executable, "-m", "memext"]
+    found = read_only_run(built.parent, [*memext, "search", "Anna"], env=env)
+    assert found.returncode == 0 and "MEMORY.md" in found.stdout, found.stderr
+    assert "read-only" in found.stderr and "Traceback" not in found.stderr
+    status = read_only_run(built.parent, [*memext, "status"], env=env)
+    assert "read-only" in status.stdout and "cannot be updated" in status.stdout and "Traceback" not in status.stderr
+    index = read_only_run(built.parent, [*memext, "index"], env=env)
+    assert index.returncode == 1 and "cannot be updated" in index.stderr and "Traceback" not in index.stderr

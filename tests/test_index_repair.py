@@ -1,0 +1,167 @@
+"""Damaged indexes are found, moved aside and rebuilt, never a crash
+(engine/index_repair.py, DESIGN.md §4, issue 13): bad bookkeeping in
+``meta``, pages SQLite cannot read, damage that only a check sees (after a
+writer died holding the lock, or in ``memext index``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from fault_helpers import break_page, integrity, set_meta
+
+from conftest import make_agent
+from memext.engine import MemoryIndex
+from memext.engine.lock import WriterLock
+
+
+def built_index(workspace: Path, tmp_path: Path, provider=None) -> Path:
+    path = tmp_path / "idx.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=provider) as idx:
+        idx.sync()
+    return path
+
+
+def aside(tmp_path: Path) -> list[str]:
+    return sorted(p.name for p in tmp_path.iterdir() if ".corrupt-" in p.name and not p.name.endswith(("-wal", "-shm")))
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("schema_version", "one"),
+        ("last_sync", "{not json"),
+        ("fingerprint", "[1, 2]"),
+        ("skipped", '{"a": 1}'),
+        ("last_sync", '{"at": "yesterday"}'),
+    ],
+)
+def test_damaged_bookkeeping_is_set_aside_and_rebuilt(workspace, tmp_path, key, value):
+    path = built_index(workspace, tmp_path)
+    set_meta(path, key, value)
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        idx.needs_sync()  # what a search asks first; the old code: ValueError / JSONDecodeError
+        st = idx.status()
+        assert "damaged" in (st.last_error or "") and "moved aside" in st.last_error and st.last_error.count(str(path)) == 1
+        assert aside(tmp_path) and st.total_files == 0
+        idx.sync()
+        assert [r.path for r in idx.search("Anna")][0] == "MEMORY.md"
+        assert idx.status().last_error is None
+    assert integrity(path) == "ok"
+
+
+def test_the_cli_recovers_from_bad_meta_without_a_traceback(workspace, tmp_path):
+    path = built_index(workspace, tmp_path)
+    set_meta(path, "schema_version", "x1")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(path))}\n'
+        f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n'
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
+
+    def memext(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, env=env, timeout=120)
+
+    found = memext("search", "Anna")
+    assert found.returncode == 0 and "MEMORY.md" in found.stdout, found.stderr
+    assert "moved aside" in found.stderr and "Traceback" not in found.stderr
+    assert memext("index").returncode == 0
+    assert memext("status").returncode == 0
+    assert len(aside(tmp_path)) == 1
+
+
+def test_a_page_that_cannot_be_read_during_a_search_is_set_aside(workspace, tmp_path, hashing_provider):
+    path = built_index(workspace, tmp_path, hashing_provider)
+    agent = make_agent(workspace, db_path=path)
+    with MemoryIndex(agent, provider=hashing_provider) as idx:
+        break_page(path, "chunks")
+        resp = idx.search("Anna billing")  # the old code raised "database disk image is malformed"
+        assert resp.notice and "moved aside" in resp.notice and not resp.results
+        idx.sync()
+        assert idx.search("Anna billing").results[0].path == "MEMORY.md"
+    assert aside(tmp_path) and integrity(path) == "ok"
+
+
+def test_memext_index_checks_the_whole_file(workspace, tmp_path, hashing_provider):
+    """Damage in a part no search or sync reads (the cache's LRU index): only
+    integrity_check sees it; MemoryIndex.verify (memext index) does."""
+    path = built_index(workspace, tmp_path, hashing_provider)
+    break_page(path, "embedding_cache_used")
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=hashing_provider) as idx:
+        assert idx.search("Anna billing").results  # unnoticed by the usual work
+        done = idx.verify()
+        assert done and "moved aside" in done
+        idx.sync()
+        assert idx.verify() is None
+    assert integrity(path) == "ok" and len(aside(tmp_path)) == 1
+
+
+KILLED_WRITER = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    from memext.engine.lock import WriterLock
+    WriterLock(Path(sys.argv[1]), timeout=10).acquire()
+    print("held", flush=True)
+    time.sleep(60)
+    """
+)
+
+
+def kill_a_writer_holding_the_lock(path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "held"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+
+
+def test_an_index_opened_after_a_writer_died_is_checked(workspace, tmp_path):
+    path = built_index(workspace, tmp_path)
+    kill_a_writer_holding_the_lock(path)
+    owner_note = Path(str(path) + ".lock.owner")
+    assert owner_note.exists()
+    break_page(path, "chunks_path")  # an index no open reads: only a check finds it
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        st = idx.status()
+        assert "uncleanly" in (st.last_error or "") and aside(tmp_path)
+        idx.sync()
+        assert idx.search("Anna").results
+    assert not owner_note.exists() and integrity(path) == "ok"
+
+
+def test_a_clean_check_after_a_dead_writer_keeps_the_index(workspace, tmp_path):
+    path = built_index(workspace, tmp_path)
+    kill_a_writer_holding_the_lock(path)
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        assert idx.status().last_error is None and idx.search("Anna").results
+    assert not aside(tmp_path) and not Path(str(path) + ".lock.owner").exists()
+
+
+def test_a_sync_after_a_writer_died_checks_first(workspace, tmp_path):
+    path = built_index(workspace, tmp_path)
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
+        kill_a_writer_holding_the_lock(path)
+        break_page(path, "chunks_path")
+        idx.sync()
+        assert aside(tmp_path) and idx.search("Anna").results
+    assert integrity(path) == "ok"
+
+
+def test_the_writer_lock_tells_a_dead_holder(tmp_path):
+    path = tmp_path / "idx.sqlite"
+    with WriterLock(path, timeout=5) as lock:
+        assert not lock.previous_holder_died
+    kill_a_writer_holding_the_lock(path)
+    with WriterLock(path, timeout=5) as lock:
+        assert lock.previous_holder_died
+    with WriterLock(path, timeout=5) as lock:
+        assert not lock.previous_holder_died

@@ -1,0 +1,88 @@
+"""An embedding server answering with the wrong dimension: searches and
+syncs recover by themselves once it is healthy (issue 13). The real
+``openai`` client against the real HTTP server in tests/servers.py; a
+"dims:N" fault answers one request with vectors of N values."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import make_agent
+from memext.engine import MemoryIndex
+from servers import OPENAI_KEY
+
+ENV = {"OPENAI_API_KEY": OPENAI_KEY}
+
+
+def agent_for(workspace, tmp_path, api_server, **settings):
+    return make_agent(
+        workspace, db_path=tmp_path / "idx.sqlite", provider="openai", remote={"base_url": api_server.openai_base_url}, **settings
+    )
+
+
+@pytest.fixture
+def built(workspace, tmp_path, api_server):
+    agent = agent_for(workspace, tmp_path, api_server)
+    with MemoryIndex(agent, env=ENV) as idx:
+        idx.sync()
+        assert idx.search("Anna billing").mode == "hybrid"
+    return agent
+
+
+def test_a_wrong_size_query_answer_costs_one_search_only(built, api_server):
+    with MemoryIndex(built, env=ENV) as idx:
+        assert idx.search("Anna billing").mode == "hybrid"  # the provider knows the size now
+        api_server.add_fault("openai.embeddings", status=None, vectors="dims:7", times=1)
+        bad = idx.search("Anna billing")
+        assert bad.mode == "keyword" and bad.notice and "7 dimensions" in bad.notice
+        assert bad.results  # keyword results still
+        again = idx.search("Anna billing")  # the old code stayed keyword-only for 30 s
+        assert again.mode == "hybrid" and again.notice is None
+        assert idx.status().keyword_only_reason is None
+
+
+def test_a_fresh_process_whose_first_answer_has_the_wrong_size(built, api_server):
+    """Nothing known yet but the index: its size judges the first answer."""
+    with MemoryIndex(built, env=ENV) as idx:
+        api_server.add_fault("openai.embeddings", status=None, vectors="dims:7", times=1)
+        assert idx.search("Anna billing").mode == "keyword"
+        assert idx.search("Anna billing").mode == "hybrid"
+        assert not idx.settings_changed()  # a wrong size never looks like a new model
+        report = idx.sync()
+        assert not report.rebuilt and report.provider_error is None
+
+
+def test_a_sync_that_got_the_wrong_size_is_caught_up_by_the_next(built, workspace, api_server, monkeypatch):
+    from memext.engine import index as index_module
+
+    note = workspace / "memory" / "2026-01-08.md"
+    with MemoryIndex(built, env=ENV) as idx:
+        note.write_text("- The walrus project moved to Friday.\n")
+        api_server.add_fault("openai.embeddings", status=None, vectors="dims:7", times=None)
+        report = idx.sync()
+        assert report.provider_error and "7 dimensions" in report.provider_error and not report.rebuilt
+        st = idx.status()
+        assert st.last_error and "7 dimensions" in st.last_error
+        api_server.clear_faults()
+        # The file is keyword-only: a sync would change the index, once the
+        # failure is old enough not to make every search wait on an outage.
+        assert not idx.needs_sync()
+        monkeypatch.setattr(index_module, "RETRY_EMBEDDINGS_AFTER_S", 0.0)
+        assert idx.needs_sync()
+        again = idx.sync()
+        assert again.provider_error is None and again.files_indexed == 1
+        assert idx.status().last_error is None and not idx.needs_sync()
+        hit = idx.search("walrus project Friday")
+        assert hit.mode == "hybrid" and hit.results[0].path == "memory/2026-01-08.md"
+
+
+def test_a_fresh_process_syncing_against_a_wrong_size_server_keeps_the_index(built, workspace, api_server):
+    """The first answer of a fresh process is of the wrong size: rejected by
+    the index's size, not taken as a new model (no rebuild, no failure)."""
+    (workspace / "memory" / "2026-01-09.md").write_text("- Otters were seen near the dock.\n")
+    with MemoryIndex(built, env=ENV) as idx:
+        api_server.add_fault("openai.embeddings", status=None, vectors="dims:7", times=1)
+        report = idx.sync()
+        assert not report.rebuilt and report.provider_error and "7 dimensions" in report.provider_error
+        assert idx.sync().provider_error is None
+        assert idx.search("otters dock").results[0].path == "memory/2026-01-09.md"

@@ -98,6 +98,7 @@ class _Status:
     syncs: int = 0
     provider_problem: str | None = None
     search_reason: str | None = None
+    server: str | None = None
     #: Why the memory files are not being watched (even polling failed).
     watch_error: str | None = None
 
@@ -543,6 +544,7 @@ class FreshnessKeeper:
             s.search_mode = facts.search_mode
             s.provider_problem = facts.provider_problem
             s.search_reason = facts.search_reason
+            s.server = facts.server
 
     def _on_progress(self, p: SyncProgress) -> None:
         if p.phase == "done":
@@ -586,4 +588,5 @@ class FreshnessKeeper:
             search_mode=s.search_mode,
             syncs=s.syncs,
             search_reason=s.search_reason,
+            server=s.server,
         )

@@ -45,6 +45,10 @@ class KeeperSnapshot:
     #: Why search is keyword-only (and, for a missing model or key, what
     #: to do about it); None when it is hybrid.
     search_reason: str | None = None
+    #: Where the index is when it is on a server (``store.driver =
+    #: "postgres"``): the URL without its password, the schema and the
+    #: server's version; None for a local SQLite index.
+    server: str | None = None
 
     @property
     def memory_folder(self) -> Path:
@@ -87,6 +91,7 @@ class StatusFacts:
     search_mode: str
     provider_problem: str | None
     search_reason: str | None = None
+    server: str | None = None
 
 
 def status_facts(st: IndexStatus) -> StatusFacts:
@@ -99,6 +104,7 @@ def status_facts(st: IndexStatus) -> StatusFacts:
         search_mode=st.mode,
         provider_problem=st.provider.problem,
         search_reason=_search_reason(st),
+        server=f"{st.db_path}, {st.storage.version}" if st.storage.server else None,
     )
 
 

@@ -28,6 +28,7 @@ from .config import Config, load_config
 from .errors import MemextError
 from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, Notifier
 from .paths import AppPaths, app_paths
+from .store.factory import store_location
 
 log = logging.getLogger("memext.supervisor")
 
@@ -281,7 +282,9 @@ class Supervisor:
                 fresh[aid] = current[aid]
                 continue
             if aid not in current:
-                log.info("agent %s added (%s)", aid, agent.workspace)
+                # A shared index says where it is (the server, never its password).
+                on_server = agent.settings.store.driver != "sqlite"
+                log.info("agent %s added (%s%s)", aid, agent.workspace, f"; index {store_location(agent)}" if on_server else "")
             keeper = FreshnessKeeper(
                 agent,
                 index_factory=self._index_factory,

@@ -109,6 +109,15 @@ def state_words(s: IndexStatus) -> str:
     return "up to date"
 
 
+def index_words(s: IndexStatus) -> str:
+    """Where the index is: its file, or the server (never with its password),
+    the schema and the versions."""
+    if s.storage.backend != "postgres":
+        return s.db_path
+    pgvector = f", pgvector {s.vector.extension}" if s.vector.extension else ""
+    return f"{s.db_path}, {s.storage.version}{pgvector}"
+
+
 def _status_row(s: IndexStatus) -> dict[str, Any]:
     last = s.last_sync
     return {
@@ -119,6 +128,7 @@ def _status_row(s: IndexStatus) -> dict[str, Any]:
         "last sync": f"{ago(last.at)} (took {duration(last.duration_s)})" if last else ago(None),
         "state": state_words(s),
         "workspace": s.workspace,
+        "index": index_words(s),
     }
 
 
@@ -140,6 +150,8 @@ class StatusTable(TextView):
     :class:`engine.IndexStatus` objects, ``.to_dict()`` their dicts."""
 
     COLUMNS = ("agent", "files", "chunks", "search", "last sync", "state", "workspace")
+    #: Shown when an agent's index is on a server: which one matters then.
+    SERVER_COLUMNS = (*COLUMNS, "index")
 
     def __init__(self, statuses: list[IndexStatus], errors: dict[str, str] | None = None):
         self.statuses = statuses
@@ -154,6 +166,11 @@ class StatusTable(TextView):
 
     def rows(self) -> list[dict[str, Any]]:
         return [_status_row(s) for s in self.statuses]
+
+    def columns(self) -> tuple[str, ...]:
+        """The table's columns: the index's place only when one is on a server."""
+        on_server = any(s.storage.backend != "sqlite" for s in self.statuses)
+        return self.SERVER_COLUMNS if on_server else self.COLUMNS
 
     def to_dict(self) -> list[dict[str, Any]]:
         return [s.to_dict() for s in self.statuses]
@@ -182,10 +199,10 @@ class StatusTable(TextView):
         return [(", ".join(agents), msg) for msg, agents in found.items()]
 
     def to_text(self) -> str:
-        rows = self.rows()
-        widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in self.COLUMNS}
-        lines = ["  ".join(c.ljust(widths[c]) for c in self.COLUMNS).rstrip()]
-        lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in self.COLUMNS).rstrip() for r in rows]
+        rows, columns = self.rows(), self.columns()
+        widths = {c: max([len(c)] + [len(str(r[c])) for r in rows]) for c in columns}
+        lines = ["  ".join(c.ljust(widths[c]) for c in columns).rstrip()]
+        lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in columns).rstrip() for r in rows]
         lines += [f"{agent}: {msg}" for agent, msg in self._problems()]
         return "\n".join(lines)
 
@@ -196,12 +213,13 @@ class StatusTable(TextView):
         cell = f"padding:3px 12px 3px 0;text-align:left;vertical-align:top;white-space:nowrap;{TEXT}"
         wrap = cell.replace("white-space:nowrap", "white-space:normal;overflow-wrap:anywhere;min-width:16ch")
         numeric = cell.replace("text-align:left", "text-align:right")
-        styles = {"files": numeric, "chunks": numeric, "workspace": wrap}
+        styles = {"files": numeric, "chunks": numeric, "workspace": wrap, "index": wrap}
+        columns = self.columns()
         head = "".join(
-            f'<th style="{styles.get(c, cell)};border-bottom:1px solid {BORDER};font-weight:600">{esc(c)}</th>' for c in self.COLUMNS
+            f'<th style="{styles.get(c, cell)};border-bottom:1px solid {BORDER};font-weight:600">{esc(c)}</th>' for c in columns
         )
         body = "".join(
-            "<tr>" + "".join(f'<td style="{styles.get(c, cell)}">{esc(r[c])}</td>' for c in self.COLUMNS) + "</tr>"
+            "<tr>" + "".join(f'<td style="{styles.get(c, cell)}">{esc(r[c])}</td>' for c in columns) + "</tr>"
             for r in self.rows()
         )
         notes = "".join(

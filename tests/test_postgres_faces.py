@@ -131,3 +131,110 @@ def test_the_readme_config_is_the_two_lines_it_shows(example_workspace, tmp_path
     with MemoryIndex(agent, provider=None) as idx:
         idx.sync()
         assert idx.search("Biscuit").results and idx.status().storage.backend == "postgres"
+
+
+# -- the notebook ----------------------------------------------------------------------------
+
+
+def test_the_notebook_on_a_postgres_agent(example_workspace, tmp_path, pg_url, monkeypatch, capsys):
+    import memext
+    from memext_helpers import display_html, ipython_shell
+
+    # The password written in the URL this time: it must show nowhere.
+    secret_url = pg_url.replace("postgres@", f"postgres:{PASSWORD}@", 1)
+    assert PASSWORD in secret_url
+    monkeypatch.delenv("PGPASSWORD")
+    monkeypatch.setenv("MEMEXT_CONFIG", str(write_pg_config(tmp_path / "cfg", {"team": example_workspace}, secret_url)))
+    with ipython_shell() as ip:
+        ip.run_line_magic("load_ext", "memext")
+        hits = ip.run_line_magic("memsearch", "vet Biscuit")
+        assert hits[0].citation == "memory/2026-10-05.md:1-10" and hits.agent == "team"
+        ip.run_cell_magic("memnote", "", "The lighthouse keeper is called Ottoline.\n")
+        assert f"noted in {TODAY}:3-4 (new file)" in capsys.readouterr().out
+        found = ip.run_line_magic("memsearch", "Ottoline lighthouse")
+        assert [h.path for h in found] == [TODAY]
+        # The plain function shares the magics' session.
+        assert memext.search("Who keeps the lighthouse?")[0].path == TODAY
+
+        table = ip.run_line_magic("memstatus", "")
+        text, html = repr(table), display_html(ip, table)
+        where = f"{pg_url} (schema memext_team)"
+        assert table[0].total_files == 16 and table[0].storage.server == pg_url
+        assert where in text and "PostgreSQL 16." in text and PASSWORD not in text, text
+        assert where in html and PASSWORD not in html
+        assert PASSWORD not in json.dumps(table.to_dict())
+    # Nothing of the index is kept on this machine.
+    assert not list(tmp_path.rglob("*.sqlite*"))
+
+
+# -- the tray ----------------------------------------------------------------------------------
+
+
+def tray_config(tmp_path: Path, url: str) -> tuple[Path, Path]:
+    """A tray user's config (tests/tray_helpers.py settings) with one agent on ``url``."""
+    from tray_helpers import make_workspace
+    from tray_helpers import write_config as write_tray_config
+
+    ws = make_workspace(tmp_path, "team", {"memory/2026-01-01.md": "# Jan 1\n- Planted tomatoes.\n"})
+    cfg = write_tray_config(tmp_path / "config.toml", {"team": ws}, team={"store": {"driver": "postgres", "url": url}})
+    cfg.chmod(0o600)
+    return cfg, ws
+
+
+def test_the_tray_daemon_on_a_postgres_agent(tmp_path, pg_url):
+    from test_tray_daemon import settled, start_daemon
+    from tray_helpers import atomic_save, search_paths, wait_for
+
+    from memext.tray.menu import build_menu, find, render_text
+    from test_tray_menu import NoActions
+
+    cfg, ws = tray_config(tmp_path, pg_url)
+    with start_daemon(cfg) as d:
+        snap = settled(d, "team")
+        assert snap.error is None and snap.files == 2 and snap.watch_mode == "native"
+        assert snap.server is not None and snap.server.startswith(f"{pg_url} (schema memext_team), PostgreSQL 16.")
+        menu = build_menu(d.snapshot(), NoActions(), autostart=False)
+        assert find(menu, "team").find("Index:").text == f"Index: {snap.server}", render_text(menu)
+        assert search_paths(cfg, "team", "tomatoes") == ["memory/2026-01-01.md"]
+        # An edit is picked up by the watcher and lands on the server, where
+        # another process (here: this one, as a notebook would) finds it.
+        atomic_save(ws / "memory" / "2026-01-01.md", "# Jan 1\n- Planted tomatoes.\n- The walrus came back.\n")
+        wait_for(lambda: search_paths(cfg, "team", "walrus"), what="the edit on the server")
+        atomic_save(ws / "memory" / "2026-01-02.md", "# Jan 2\n- Fed the walrus herring.\n")
+        wait_for(lambda: search_paths(cfg, "team", "herring") == ["memory/2026-01-02.md"], what="the new file on the server")
+        assert settled(d, "team", min_syncs=2).files == 3
+    assert not list(tmp_path.rglob("*.sqlite*"))
+
+
+def test_the_headless_tray_process_on_a_postgres_agent(tmp_path, pg_url):
+    import signal
+
+    from tray_helpers import atomic_save, search_paths, wait_for
+
+    # The password in the URL: the log must not show it.
+    secret_url = pg_url.replace("postgres@", f"postgres:{PASSWORD}@", 1)
+    cfg, ws = tray_config(tmp_path / "user", secret_url)
+    machine = Machine(tmp_path / "server", cfg)
+    tray = subprocess.Popen(
+        [sys.executable, "-m", "memext.tray", "--headless", "--config", str(cfg)],
+        env={k: v for k, v in machine.env.items() if k != "PGPASSWORD"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        def log() -> str:
+            found = list((tmp_path / "server").rglob("tray.log"))
+            return found[0].read_text(encoding="utf-8") if found else ""
+
+        wait_for(lambda: "team: synced (startup)" in log(), timeout=60, what="the tray's first sync")
+        assert f"agent team added ({ws}; index {pg_url} (schema memext_team))" in log()
+        assert search_paths(cfg, "team", "tomatoes") == ["memory/2026-01-01.md"]
+        atomic_save(ws / "memory" / "2026-01-01.md", "# Jan 1\n- Planted tomatoes.\n- The walrus came back.\n")
+        wait_for(lambda: search_paths(cfg, "team", "walrus"), timeout=60, what="the edit on the server")
+        assert tray.poll() is None
+    finally:
+        tray.send_signal(signal.SIGTERM)
+        out, _ = tray.communicate(timeout=60)
+    assert tray.returncode == 0, out
+    text = log()
+    assert "memext-tray exiting" in text and PASSWORD not in text + out
+    assert not list(tmp_path.rglob("*.sqlite*"))

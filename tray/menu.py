@@ -132,6 +132,8 @@ def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[Menu
     ]
     if a.search_mode:
         info.append(MenuEntry(search_text(a), enabled=False))
+    if a.server:
+        info.append(MenuEntry(f"Index: {a.server}", enabled=False))
     watching = {"native": "on", "polling": "polling"}.get(a.watch_mode, "off")
     info.append(MenuEntry(f"Watcher: {watching}", enabled=False))
     if a.error:

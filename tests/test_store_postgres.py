@@ -204,6 +204,87 @@ def test_hnsw_above_the_threshold_and_the_choice_in_status(workspace, tmp_path, 
     assert len(indexes) == 1 and "hnsw" in indexes[0][0]
 
 
+def stats_and_rows(url: str, schema: str = "memext_test") -> tuple[tuple, tuple]:
+    """The keyword statistics the store keeps, and the same counted from its rows."""
+    kept = admin_sql(url, f'SELECT docs, tokens FROM "{schema}".stats')[0]
+    counted = admin_sql(url, f'SELECT count(*), coalesce(sum(length), 0) FROM "{schema}".chunks')[0]
+    return tuple(kept), tuple(counted)
+
+
+def test_keyword_statistics_follow_every_write(workspace, tmp_path, pg_url):
+    """Statistics are written once a transaction; they match the rows after
+    adds, edits, deletions, a rebuild, and a write that failed."""
+    agent = pg_agent(workspace, pg_url)
+    with MemoryIndex(agent, provider=HashingProvider()) as idx:
+        idx.sync()
+        kept, counted = stats_and_rows(pg_url)
+        assert kept == counted and counted[0] == 3
+        version = admin_sql(pg_url, 'SELECT version FROM "memext_test".stats')[0][0]
+        (workspace / "memory" / "2026-01-05.md").write_text("# 2026-01-05\n\n" + "- a much longer note about the deploy\n" * 40)
+        (workspace / "memory" / "2026-01-06.md").unlink()
+        (workspace / "memory" / "2026-01-07.md").write_text("- a new note\n")
+        idx.sync()
+        kept, counted = stats_and_rows(pg_url)
+        assert kept == counted and counted[0] > 3
+        # Readers cache per version: every committed write moves it on.
+        assert admin_sql(pg_url, 'SELECT version FROM "memext_test".stats')[0][0] > version
+        idx.sync(force=True)
+        assert stats_and_rows(pg_url)[0] == stats_and_rows(pg_url)[1] == counted
+        assert idx.search("deploy")[0].path == "memory/2026-01-05.md"
+    store = PostgresStore(pg_url, agent.id, tmp_path / "local.sqlite")
+    try:
+        with pytest.raises(ValueError, match="must be rebuilt"):
+            with store.transaction():
+                store.replace_file("x.md", "memory", "h", 1, 1, [NewChunk("x1", 1, 1, "tx", "words words", None)], "m")
+                store.replace_file("y.md", "memory", "h", 1, 1, [NewChunk("y1", 1, 1, "ty", "y", np.ones(3, dtype=np.float32))], "m")
+        assert stats_and_rows(pg_url) == (counted, counted)  # both files rolled back, and their counts with them
+        store.replace_file("x.md", "memory", "h", 1, 1, [NewChunk("x1", 1, 1, "tx", "words words", None)], "m")
+        kept, now = stats_and_rows(pg_url)
+        assert kept == now == (counted[0] + 1, counted[1] + 2)
+    finally:
+        store.close()
+
+
+def test_a_rebuild_fills_its_shadow_then_builds_the_indexes_and_vacuums(workspace, tmp_path, pg_url, monkeypatch):
+    """A shadow is filled without indexes and gets them before the swap; a
+    large write is vacuumed, so a term's postings come from the index alone."""
+    from memext.engine.store import postgres
+
+    for i in range(30):
+        (workspace / "memory" / f"2026-02-{i:02d}.md").write_text(f"- budget meeting {i} with the quokka team\n")
+    agent = pg_agent(workspace, pg_url)
+    monkeypatch.setattr(postgres, "VACUUM_AFTER_CHUNKS", 20)
+    seen: list[list[str]] = []
+
+    def progress(p):
+        if p.phase == "write" and not seen:
+            seen.append([r[0] for r in admin_sql(pg_url, "SELECT indexname FROM pg_indexes WHERE schemaname LIKE 'memext\\_rebuild\\_%%'")])
+
+    with MemoryIndex(agent, provider=HashingProvider()) as idx:
+        idx.sync(force=True, progress=progress)
+        deferred = {"chunks_pkey", "chunks_id_key", "chunks_path", "postings_pkey", "postings_rowid", "vectors_pkey"}
+        assert len(seen) == 1 and "files_pkey" in seen[0] and not deferred & set(seen[0])  # the shadow, mid-fill
+        indexes = {r[0] for r in admin_sql(pg_url, "SELECT indexname FROM pg_indexes WHERE schemaname = 'memext_test'")}
+        assert deferred <= indexes
+        vacuumed = admin_sql(
+            pg_url, "SELECT relname FROM pg_stat_user_tables WHERE schemaname = 'memext_test' AND last_vacuum IS NOT NULL "
+            "AND last_analyze IS NOT NULL ORDER BY relname"
+        )
+        assert [r[0] for r in vacuumed] == ["chunks", "postings", "vectors"]
+        import psycopg
+
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            # 30 files: the planner would rather read the whole table
+            conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
+            plan = "\n".join(r[0] for r in conn.execute(
+                "EXPLAIN (ANALYZE, COSTS OFF) SELECT rowid, tf, length FROM memext_test.postings WHERE term = 'quokka'"
+            ))
+        assert "Index Only Scan" in plan and "Heap Fetches: 0" in plan, plan
+        with pytest.raises(Exception, match="duplicate key"):
+            admin_sql(pg_url, "INSERT INTO memext_test.postings SELECT term, rowid, tf, length FROM memext_test.postings LIMIT 1")
+        assert idx.search("quokka budget meeting").results
+
+
 def test_one_writer_across_machines_and_who_holds_the_lock(workspace, tmp_path, pg_url):
     agent = pg_agent(workspace, pg_url)
     code = textwrap.dedent(

@@ -18,6 +18,7 @@ chunks holding all of them, an approximation of FTS5's adjacency.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Collection, Sequence
 
 from .pg_connection import PgConnection
@@ -25,6 +26,8 @@ from .pg_terms import DocumentTerms, MatchTerm, parse_match, tokenizer
 
 K1 = 1.2
 B = 0.75
+#: Characters COPY's text format escapes.
+_NEEDS_ESCAPE = re.compile(r"[\\\t\n\r]")
 
 
 class KeywordIndex:
@@ -36,35 +39,47 @@ class KeywordIndex:
     # -- writes (inside the caller's transaction) ------------------------------------
 
     def add(self, rows: Sequence[tuple[int, DocumentTerms]]) -> None:
-        """Postings of new chunks, in one statement (the caller updates the statistics)."""
-        postings = [(term, rowid, tf, doc.length) for rowid, doc in rows for term, tf in doc.tf.items()]
-        if postings:
-            terms, rowids, tfs, lengths = (list(col) for col in zip(*postings))
-            self.db.conn.execute(
-                self.db.q(
-                    "INSERT INTO {s}.postings(term, rowid, tf, length) "
-                    "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::int[], %s::int[])"
-                ),
-                (terms, rowids, tfs, lengths),
-            )
+        """Postings of new chunks, by COPY (the caller updates the statistics).
+
+        The rows are written as COPY's text format by Python's own string
+        joins: a file's hundreds of postings as parameter arrays cost more to
+        encode than the server takes to store them."""
+        lines = []
+        for rowid, doc in rows:
+            terms = doc.tf
+            if _NEEDS_ESCAPE.search("".join(terms)):  # never from FTS5's token classes; kept safe anyway
+                terms = {_copy_escape(t): tf for t, tf in terms.items()}
+            tail = f"\t{rowid}\t"
+            length = f"\t{doc.length}"
+            lines += [f"{term}{tail}{tf}{length}" for term, tf in terms.items()]
+        if lines:
+            data = "\n".join(lines) + "\n"
+            with self.db.conn.cursor() as cur:
+                with cur.copy(self.db.q("COPY {s}.postings(term, rowid, tf, length) FROM STDIN")) as copy:
+                    copy.write(data.encode("utf-8"))
 
     # -- reads ------------------------------------------------------------------------------
 
     def search(
         self, match: str, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
     ) -> list[tuple[int, float]]:
-        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH string (bm25 < 0)."""
+        """Top-k ``(rowid, bm25)`` for an FTS5 MATCH string (bm25 < 0).
+
+        One statement: each phrase's postings carry its IDF, computed from
+        the phrase's chunk count (:meth:`doc_counts`, which search asked for
+        just before, so remembered), and are summed per chunk."""
         terms = parse_match(match)
         snap = self.db.snapshot()
         if not terms or k <= 0 or snap.docs <= 0 or (paths is not None and not paths):
             return []
+        counts = self.doc_counts([t.text for t in terms if not _is_prefix(t)])
+        sql = self.db.sql
         parts: list[Any] = []
         params: list[Any] = []
-        for i, term in enumerate(terms):
-            sql, args = self._hits(i, term)
-            parts.append(sql)
+        for term in terms:
+            part, args = self._hits(term, snap.docs, counts.get(term.text))
+            parts.append(part)
             params += args
-        sql = self.db.sql
         where = []
         if sources is not None:
             where.append(sql.SQL("c.source = ANY(%s)"))
@@ -77,15 +92,10 @@ class KeywordIndex:
             join = self.db.q("JOIN {s}.chunks c ON c.rowid = h.rowid WHERE ") + sql.SQL(" AND ").join(where)
         avglen = snap.tokens / snap.docs if snap.docs else 1.0
         query = sql.SQL(
-            "WITH h AS ({hits}), w AS (SELECT t, greatest(ln(({n} - count(*) + 0.5::float8) / (count(*) + 0.5::float8)), 1e-6::float8) AS idf "
-            "FROM h GROUP BY t) "
-            "SELECT h.rowid, -sum(w.idf * h.tf * {k1p} / (h.tf + {k1} * ({one_b} + {b} * h.length / {avg}))) AS score "
-            "FROM h JOIN w ON w.t = h.t {join} GROUP BY h.rowid ORDER BY score, h.rowid LIMIT {k}"
+            "SELECT h.rowid, -sum(h.idf * h.tf * {k1p} / (h.tf + {k1} * ({one_b} + {b} * h.length / {avg}))) AS score "
+            "FROM ({hits}) AS h {join} GROUP BY h.rowid ORDER BY score, h.rowid LIMIT {k}"
         ).format(
             hits=sql.SQL(" UNION ALL ").join(parts),
-            # float8 throughout: literals like 2.2 would be numeric, whose
-            # arithmetic is several times slower.
-            n=_float8(snap.docs),
             k1p=_float8(K1 + 1),
             k1=_float8(K1),
             one_b=_float8(1 - B),
@@ -97,19 +107,31 @@ class KeywordIndex:
         rows = self.db.run(lambda conn: conn.execute(query, params).fetchall())
         return [(int(r), float(s)) for r, s in rows]
 
-    def _hits(self, i: int, term: MatchTerm) -> tuple[Any, list[Any]]:
-        """The SQL for one phrase's matching chunks: ``(t, rowid, tf, length)``."""
+    def _hits(self, term: MatchTerm, docs: int, count: int | None) -> tuple[Any, list[Any]]:
+        """The SQL for one phrase's matching chunks, ``(idf, rowid, tf,
+        length)``; ``count``: the chunks holding it (None: counted here)."""
         sql = self.db.sql
-        t = sql.Literal(i)
+        # FTS5's IDF, in float8 throughout (a literal like 2.2 would be
+        # numeric, whose arithmetic is several times slower).
+        n = _float8(docs)
+        if count is None:  # a prefix: the chunks holding any token it starts
+            df = self.db.q("(SELECT count(DISTINCT rowid) FROM {s}.postings WHERE term LIKE %s)")
+            df_args = [_like_prefix(term.tokens[0])]
+        else:
+            df, df_args = _float8(count), []
+        idf = sql.SQL("greatest(ln(({n} - {df} + 0.5::float8) / ({df} + 0.5::float8)), 1e-6::float8)").format(n=n, df=df)
+        idf_args = df_args * 2
         if len(term.tokens) == 1 and not term.prefix:
-            return self.db.q("SELECT {t} AS t, rowid, tf, length FROM {s}.postings WHERE term = %s").format(t=t), [term.tokens[0]]
+            return self.db.q("SELECT {idf} AS idf, rowid, tf, length FROM {s}.postings WHERE term = %s").format(idf=idf), [
+                *idf_args, term.tokens[0]
+            ]
         if len(term.tokens) == 1:
             return (
                 self.db.q(
-                    "SELECT {t} AS t, rowid, sum(tf)::integer AS tf, max(length) AS length FROM {s}.postings "
+                    "SELECT {idf} AS idf, rowid, sum(tf)::integer AS tf, max(length) AS length FROM {s}.postings "
                     "WHERE term LIKE %s GROUP BY rowid"
-                ).format(t=t),
-                [_like_prefix(term.tokens[0])],
+                ).format(idf=idf),
+                [*idf_args, _like_prefix(term.tokens[0])],
             )
         # All tokens of the phrase in the chunk; tf the rarest token's.
         joins = sql.SQL(" ").join(
@@ -118,10 +140,10 @@ class KeywordIndex:
         )
         least = sql.SQL(", ").join(sql.SQL("{}.tf").format(sql.Identifier(f"p{j}")) for j in range(len(term.tokens)))
         return (
-            self.db.q("SELECT {t} AS t, p0.rowid, least({least}) AS tf, p0.length FROM {s}.postings p0 {joins} WHERE p0.term = %s").format(
-                t=t, least=least, joins=joins
+            self.db.q("SELECT {idf} AS idf, p0.rowid, least({least}) AS tf, p0.length FROM {s}.postings p0 {joins} WHERE p0.term = %s").format(
+                idf=idf, least=least, joins=joins
             ),
-            [*term.tokens[1:], term.tokens[0]],
+            [*idf_args, *term.tokens[1:], term.tokens[0]],
         )
 
     def doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
@@ -164,6 +186,11 @@ class KeywordIndex:
         return int(self.db.run(lambda conn: conn.execute(query, [*tokens[1:], tokens[0]]).fetchone()[0]))
 
 
+def _is_prefix(term: MatchTerm) -> bool:
+    """A one-token prefix phrase, whose chunk count :meth:`KeywordIndex.doc_counts` does not know."""
+    return term.prefix and len(term.tokens) == 1
+
+
 def _float8(value: float) -> Any:
     from psycopg import sql
 
@@ -172,3 +199,7 @@ def _float8(value: float) -> Any:
 
 def _like_prefix(token: str) -> str:
     return token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _copy_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")

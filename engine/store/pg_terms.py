@@ -29,9 +29,10 @@ _PHRASE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
 @dataclass(frozen=True)
 class MatchTerm:
-    """One OR-ed phrase of a MATCH string: its index tokens, and whether it
-    is a prefix query (ID-like terms)."""
+    """One OR-ed phrase of a MATCH string: its text, its index tokens, and
+    whether it is a prefix query (ID-like terms)."""
 
+    text: str
     tokens: tuple[str, ...]
     prefix: bool
 
@@ -50,7 +51,10 @@ class Tokenizer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._conn = db.binding().module.connect(":memory:", check_same_thread=False, isolation_level=None)
-        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize=\"{FTS_TOKENIZER}\")")
+        # Contentless, no sizes: only the tokenizer's output is wanted, and
+        # 'delete-all' empties it without tokenizing the texts again (about
+        # 3 times faster than a table that keeps them).
+        self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, content='', columnsize=0, tokenize=\"{FTS_TOKENIZER}\")")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
 
     def documents(self, texts: Sequence[str]) -> list[DocumentTerms]:
@@ -58,10 +62,11 @@ class Tokenizer:
         if not texts:
             return []
         with self._lock:
-            self._conn.execute("DELETE FROM t")
-            self._conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(map(fts_document, texts)))
-            rows = self._conn.execute("SELECT doc, term FROM v").fetchall()
-            self._conn.execute("DELETE FROM t")
+            try:
+                self._conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(map(fts_document, texts)))
+                rows = self._conn.execute("SELECT doc, term FROM v").fetchall()
+            finally:
+                self._clear()
         counts: list[Counter[str]] = [Counter() for _ in texts]
         for doc, term in rows:
             counts[doc][term] += 1
@@ -71,11 +76,15 @@ class Tokenizer:
         """The index tokens of a query phrase, in order (as FTS5 tokenizes a
         MATCH phrase: no CJK gram rewriting, the index holds the grams)."""
         with self._lock:
-            self._conn.execute("DELETE FROM t")
-            self._conn.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (text,))
-            rows = self._conn.execute("SELECT term FROM v ORDER BY offset").fetchall()
-            self._conn.execute("DELETE FROM t")
+            try:
+                self._conn.execute("INSERT INTO t(rowid, x) VALUES (1, ?)", (text,))
+                rows = self._conn.execute("SELECT term FROM v ORDER BY offset").fetchall()
+            finally:
+                self._clear()
         return tuple(r[0] for r in rows)
+
+    def _clear(self) -> None:
+        self._conn.execute("INSERT INTO t(t) VALUES ('delete-all')")
 
     def close(self) -> None:
         with self._lock:
@@ -94,7 +103,8 @@ def parse_match(match: str) -> list[MatchTerm]:
     out: list[MatchTerm] = []
     tok = tokenizer()
     for m in _PHRASE.finditer(match):
-        tokens = tok.tokens(m.group(1).replace('""', '"'))
+        text = m.group(1).replace('""', '"')
+        tokens = tok.tokens(text)
         if tokens:
-            out.append(MatchTerm(tokens, m.group(2) == "*"))
+            out.append(MatchTerm(text, tokens, m.group(2) == "*"))
     return out

@@ -31,6 +31,8 @@ MIN_EF_SEARCH = 64
 BUILD_WORK_MEM = "512MB"
 #: A filtered HNSW search asks for this many times ``k`` neighbours.
 FILTER_OVERFETCH = 4
+#: The rowid index (made later in a shadow being filled: PgConnection.build_indexes).
+ROWID_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS vectors_pkey ON {s}.vectors(rowid)"
 
 
 class PgVectors:
@@ -61,9 +63,11 @@ class PgVectors:
             raise ValueError(f"index holds {current}-dim vectors, got {dims}; the index must be rebuilt")
         sql = self.db.sql
         self.db.conn.execute(
-            self.db.q("CREATE TABLE {s}.vectors (rowid bigint PRIMARY KEY, "
+            self.db.q("CREATE TABLE {s}.vectors (rowid bigint NOT NULL, "
                       "source text NOT NULL, embedding vector({d}) NOT NULL)").format(d=sql.Literal(int(dims)))
         )
+        if not self.db.defer_indexes:
+            self.db.conn.execute(self.db.q(ROWID_INDEX))
         self.db.set_meta("dims", str(dims))
         self.db.set_meta("vector_store", "pgvector")
         self.db.set_meta("vector_index", "exact")
@@ -140,19 +144,21 @@ class PgVectors:
 
     def _exact(self, q: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str] | None) -> list[tuple[int, float]]:
         where, params = self._filters(sources, paths)
+        # The distance is computed once a row (named in ORDER BY, not written
+        # twice: PostgreSQL would compute both), the similarity from it here.
         query = self.db.q(
-            "SELECT v.rowid, 1 - (v.embedding <=> %s) AS sim FROM {s}.vectors v {where} ORDER BY v.embedding <=> %s, v.rowid DESC LIMIT {k}"
+            "SELECT v.rowid, v.embedding <=> %s AS d FROM {s}.vectors v {where} ORDER BY d, v.rowid DESC LIMIT {k}"
         ).format(where=where, k=self.db.sql.Literal(int(k)))
 
         def run(conn: Any) -> list[tuple[int, float]]:
             if self.index_kind == "exact":  # no index to avoid: one round trip
-                return conn.execute(query, [q, *params, q]).fetchall()
+                return conn.execute(query, [q, *params]).fetchall()
             with conn.transaction():
                 # Exact even where an HNSW index exists (filtered searches).
                 conn.execute("SET LOCAL enable_indexscan = off")
-                return conn.execute(query, [q, *params, q]).fetchall()
+                return conn.execute(query, [q, *params]).fetchall()
 
-        return [(int(r), float(s)) for r, s in self.db.run(run)]
+        return [(int(r), 1.0 - float(d)) for r, d in self.db.run(run)]
 
     def _hnsw(self, q: np.ndarray, k: int, sources: Sequence[str] | None) -> list[tuple[int, float]]:
         want = k * FILTER_OVERFETCH if sources is not None else k

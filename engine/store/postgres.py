@@ -31,7 +31,11 @@ from .pg_connection import PgConnection
 from .pg_keyword import KeywordIndex
 from .pg_terms import tokenizer
 from .pg_url import SHADOW_PREFIX, agent_schema, redact_url
-from .pg_vectors import PgVectors
+from .pg_vectors import ROWID_INDEX, PgVectors
+
+#: A sync that wrote this many chunks VACUUMs the tables it wrote (see
+#: :meth:`PostgresStore.finish_writes`).
+VACUUM_AFTER_CHUNKS = 1000
 
 
 class PostgresStore:
@@ -49,12 +53,18 @@ class PostgresStore:
         self._local_path = Path(local_path)
         self._options = options or StoreOptions()
         self._shadow = schema is not None
-        self._db = PgConnection(url, agent_id, schema or agent_schema(agent_id), self._options)
+        # A shadow is filled without indexes, which it builds before the swap.
+        self._db = PgConnection(url, agent_id, schema or agent_schema(agent_id), self._options, defer_indexes=self._shadow)
         self._keyword = KeywordIndex(self._db)
         self._vectors = PgVectors(self._db)
         self._cache = PgEmbeddingCache(self._db)
         #: The chunk rowid sequence's qualified name (the same after a swap).
         self._seq: str | None = None
+        #: Chunks written since the tables were last vacuumed (see finish_writes).
+        self._written = 0
+        #: A shadow's paths written so far (a path it has not written has no
+        #: rows to delete); None for the live index.
+        self._filled: set[str] | None = set() if self._shadow else None
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -153,7 +163,7 @@ class PostgresStore:
         """Make this (shadow) index the live one: both schemas are renamed in
         one transaction, so readers see the old index until it commits."""
         live = agent_schema(self._agent_id)  # ``target`` is the agent's live store
-        self._vectors.build_index_if_large()
+        self.finish_writes()  # its indexes, statistics and HNSW index, before readers see it
         sql = self._db.sql
         retired = f"{SHADOW_PREFIX}old_{uuid.uuid4().hex[:12]}"
         with self._db.transaction():
@@ -228,19 +238,23 @@ class PostgresStore:
         note: str | None = None,
         day: str | None = None,
     ) -> None:
-        """Swap a file's chunks (text, postings, vectors) for new ones, in one
-        transaction of two round trips: in pipeline mode, one statement
-        removes the old rows and reserves the new rowids, then the inserts
-        (arrays unnested server-side) and the COMMIT go out together."""
+        """Swap a file's chunks (text, postings, vectors) for new ones, in the
+        caller's transaction (or one of its own): one statement removes the
+        old rows and reserves the new rowids, COPY writes the postings, then
+        the chunks, vectors and file row go out together (pipeline mode,
+        arrays unnested server-side)."""
         terms = tokenizer().documents([c.text for c in chunks])
         now = time.time()
         dims = next((len(c.vector) for c in chunks if c.vector is not None), None)
-        with self._db.lock:
+        with self._db.lock, self._db.atomic():
             conn = self._db.conn
-            with self._db.pipeline(), self._db.transaction():
-                if dims is not None:
-                    self._vectors.ensure_table(dims)
-                rowids = self._delete_chunks(path, new_docs=len(chunks), new_tokens=sum(d.length for d in terms))
+            if dims is not None:
+                self._vectors.ensure_table(dims)
+            rowids = self._delete_chunks(path, new_docs=len(chunks), new_tokens=sum(d.length for d in terms))
+            if self._filled is not None:
+                self._filled.add(path)
+            self._keyword.add(list(zip(rowids, terms)))
+            with self._db.pipeline():
                 if chunks:
                     conn.execute(
                         self._db.q(
@@ -253,7 +267,6 @@ class PostgresStore:
                             [c.end_line for c in chunks], [c.hash for c in chunks], [c.text for c in chunks], [d.length for d in terms],
                         ),
                     )
-                self._keyword.add(list(zip(rowids, terms)))
                 self._vectors.insert([(r, c.vector, source) for r, c in zip(rowids, chunks) if c.vector is not None])
                 conn.execute(
                     self._db.q(
@@ -264,25 +277,34 @@ class PostgresStore:
                     ),
                     (path, source, file_hash, mtime_ns, size, len(chunks), messages, note, now, day),
                 )
+            self._written += len(chunks)
 
     def _delete_chunks(self, path: str, *, new_docs: int = 0, new_tokens: int = 0) -> list[int]:
         """Inside a transaction, in one statement: remove a file's chunks,
-        postings and vectors, update the keyword statistics for them and for
-        ``new_docs`` chunks of ``new_tokens`` tokens about to be written, and
-        reserve rowids for those (returned)."""
+        postings and vectors and reserve rowids for ``new_docs`` chunks about
+        to be written (returned); the keyword statistics are updated for
+        both (with ``new_tokens``) at the commit."""
         conn = self._db.conn
         if self._seq is None:
             self._seq = self._sequence(conn)
-        vectors = "v AS (DELETE FROM {s}.vectors WHERE rowid IN (SELECT rowid FROM d))," if self._vectors.dims is not None else ""
+        if self._filled is not None and path not in self._filled:
+            # Nothing to delete (and a shadow being filled has no index to find it by).
+            deleted = "d AS (SELECT NULL::bigint AS rowid, 0 AS length WHERE false)"
+        else:
+            vectors = ", v AS (DELETE FROM {s}.vectors WHERE rowid IN (SELECT rowid FROM d))" if self._vectors.dims is not None else ""
+            deleted = (
+                "d AS (DELETE FROM {s}.chunks WHERE path = %(path)s RETURNING rowid, length), "
+                "p AS (DELETE FROM {s}.postings WHERE rowid IN (SELECT rowid FROM d))" + vectors
+            )
+        # The counts come back on every row, and alone when no rowid is reserved.
         query = self._db.q(
-            "WITH d AS (DELETE FROM {s}.chunks WHERE path = %(path)s RETURNING rowid, length), "
-            "p AS (DELETE FROM {s}.postings WHERE rowid IN (SELECT rowid FROM d)), " + vectors +
-            " s AS (UPDATE {s}.stats SET docs = docs - (SELECT count(*) FROM d) + %(docs)s, "
-            "tokens = tokens - (SELECT coalesce(sum(length), 0) FROM d) + %(tokens)s, version = version + 1) "
-            "SELECT nextval(%(seq)s) FROM generate_series(1, %(docs)s)"
+            "WITH " + deleted + ", gone AS (SELECT count(*) AS docs, coalesce(sum(length), 0) AS tokens FROM d) "
+            "SELECT r, gone.docs, gone.tokens FROM gone LEFT JOIN (SELECT nextval(%(seq)s) AS r "
+            "FROM generate_series(1, %(docs)s)) AS ids ON true"
         )
-        rows = conn.execute(query, {"path": path, "docs": new_docs, "tokens": new_tokens, "seq": self._seq}).fetchall()
-        return [int(r[0]) for r in rows]
+        rows = conn.execute(query, {"path": path, "docs": new_docs, "seq": self._seq}).fetchall()
+        self._db.add_stats(new_docs - int(rows[0][1]), new_tokens - int(rows[0][2]))
+        return sorted(int(r[0]) for r in rows if r[0] is not None)  # in the order reserved: the chunks' order
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         with self._db.transaction():
@@ -294,8 +316,15 @@ class PostgresStore:
             self._db.conn.execute(self._db.q("DELETE FROM {s}.files WHERE path = %s"), (path,))
 
     def finish_writes(self) -> None:
-        """After a sync's writes: build the HNSW index once the index is
-        large (a shadow builds it before it is swapped in)."""
+        """After a sync's writes: a shadow builds the indexes it was filled
+        without; a sync that wrote many chunks VACUUMs what it wrote (the
+        postings are then read from their index alone: a search about twice
+        as fast); a large index gets its HNSW index (built once)."""
+        if self._db.defer_indexes:
+            self._db.build_indexes((ROWID_INDEX,) if self._vectors.dims is not None else ())
+        if self._written >= VACUUM_AFTER_CHUNKS:
+            self._db.vacuum(("chunks", "postings", "vectors") if self._vectors.dims is not None else ("chunks", "postings"))
+            self._written = 0
         self._vectors.build_index_if_large()
 
     # -- keyword side ----------------------------------------------------------------------

@@ -7,14 +7,21 @@ talks to servers over TCP, with a password (scram-sha-256), as a team's
 server would be reached. PostgreSQL refuses to run as root, so under root
 the server runs as a system user ``pgserver`` (created when missing, as
 pgserver does).
+
+Nothing outlives the process that started the server: the postmaster is
+its child (not daemonized by ``pg_ctl``), told by the kernel to quit when
+that process dies, however it dies (a test run killed by a timeout); and
+the folders of servers whose starter died are deleted by the next start.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -24,6 +31,9 @@ from typing import Any
 PASSWORD = "memext-test-Secr3t"
 USER = "postgres"
 TEMPLATE = "memext_template"
+#: Folders are ``<tmp>/memext-pg-*``; this file in one names the process that owns it.
+OWNER_FILE = "owner.pid"
+START_TIMEOUT_S = 60
 
 
 def _free_port() -> int:
@@ -45,12 +55,15 @@ class PostgresServer:
         if spec is None or not spec.submodule_search_locations:
             raise RuntimeError('the PostgreSQL tests need the pgserver wheel: pip install -e ".[dev]"')
         self.bin = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
+        remove_orphans()
         self.root = Path(tempfile.mkdtemp(prefix="memext-pg-"))
+        (self.root / OWNER_FILE).write_text(str(os.getpid()))
         self.data = self.root / "data"
         self.port = _free_port()
         self.host = "127.0.0.1"
         self._user: str | None = None
         self._databases: list[str] = []
+        self._postmaster: subprocess.Popen | None = None
 
     # -- running the binaries -------------------------------------------------------
 
@@ -94,7 +107,7 @@ class PostgresServer:
             "--auth-local=trust", "--encoding=UTF8", "--locale=C",
         )
         pwfile.unlink()
-        self.run_ctl_start()
+        self.start_server()
         admin = self.admin("postgres")
         try:
             admin.execute(f"CREATE DATABASE {TEMPLATE}")
@@ -107,20 +120,53 @@ class PostgresServer:
             conn.close()
         return self
 
-    def run_ctl_start(self) -> None:
-        """Start (or restart after :meth:`stop_server`) the server process."""
-        options = f"-h {self.host} -p {self.port} -k {self.root} -c fsync=off -c full_page_writes=off"
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-o", options, "-w", "start")
+    def start_server(self) -> None:
+        """Start (or restart after :meth:`stop_server`) the server process and
+        wait until it accepts connections."""
+        log = open(self.root / "log", "ab")
+        try:
+            self._postmaster = subprocess.Popen(
+                [
+                    str(self.bin / "postgres"), "-D", str(self.data), "-h", self.host, "-p", str(self.port), "-k", str(self.root),
+                    "-c", "fsync=off", "-c", "full_page_writes=off",
+                ],
+                user=self._user, cwd=self.root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=_quit_with_parent_hook(),
+            )
+        finally:
+            log.close()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            ready = subprocess.run(
+                [str(self.bin / "pg_isready"), "-q", "-h", self.host, "-p", str(self.port)], capture_output=True, timeout=30
+            )
+            if ready.returncode == 0:
+                return
+            if self._postmaster.poll() is not None or time.monotonic() > deadline:
+                tail = (self.root / "log").read_text(errors="replace")[-3000:]
+                self._kill()
+                raise RuntimeError(f"PostgreSQL did not start on {self.host}:{self.port}:\n{tail}")
+            time.sleep(0.1)
 
     def stop_server(self, mode: str = "fast") -> None:
-        """Stop the server process, keeping its data (``start`` it again later)."""
+        """Stop the server process, keeping its data (``start_server`` it again later)."""
         self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+        if self._postmaster is not None:
+            self._postmaster.wait(60)
+            self._postmaster = None
+
+    def _kill(self) -> None:
+        if self._postmaster is not None and self._postmaster.poll() is None:
+            self._postmaster.send_signal(signal.SIGQUIT)  # immediate shutdown: it is deleted next
+            try:
+                self._postmaster.wait(30)
+            except subprocess.TimeoutExpired:
+                self._postmaster.kill()
+                self._postmaster.wait(30)
+        self._postmaster = None
 
     def stop(self) -> None:
-        try:
-            self.stop_server("immediate")
-        except Exception:
-            pass
+        self._kill()
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> "PostgresServer":
@@ -165,3 +211,39 @@ class PostgresServer:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         finally:
             conn.close()
+
+
+def _quit_with_parent_hook() -> Any:
+    """What the server's process runs before the server (Linux; elsewhere
+    nothing): SIGQUIT, an immediate shutdown, when the process that started
+    it dies. Made in the parent: the child of a threaded process may not
+    import anything."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    PR_SET_PDEATHSIG = 1
+    return lambda: prctl(PR_SET_PDEATHSIG, signal.SIGQUIT)
+
+
+def remove_orphans() -> None:
+    """Delete the folders of test servers whose starting process is gone
+    (their servers went with it: see :func:`_quit_with_parent_hook`)."""
+    for folder in Path(tempfile.gettempdir()).glob("memext-pg-*"):
+        try:
+            owner = int((folder / OWNER_FILE).read_text())
+        except (OSError, ValueError):
+            continue  # another run's folder being made, or not one of ours
+        if not _alive(owner):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

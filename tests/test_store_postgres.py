@@ -396,7 +396,7 @@ def test_a_server_that_is_down_is_a_clear_error_never_an_empty_result(workspace,
                 assert f"127.0.0.1:{pg.port}" in str(caught.value) and "PostgreSQL server" in str(caught.value)
             with pytest.raises(StoreUnavailable, match="cannot connect to the PostgreSQL server at postgresql://postgres@127.0.0.1"):
                 MemoryIndex(agent, provider=None)
-            pg.run_ctl_start()
+            pg.start_server()
             # Back: the same index object reconnects by itself.
             assert idx.search("Anna").results and idx.status().total_files == 3
     port = pg.port
@@ -488,3 +488,42 @@ def test_the_store_interface_directly(tmp_path, pg_url):
     finally:
         store.close()
     assert not os.path.exists(tmp_path / "local.sqlite")
+
+
+def test_a_killed_test_run_leaves_no_server_behind(tmp_path):
+    """The test server dies with the process that started it, however that
+    process ends (a run killed by a timeout), and its folder goes at the next start."""
+    import signal
+    import socket
+    import time
+
+    from pg_server import remove_orphans
+
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        sys.path.insert(0, {str(TESTS)!r})
+        from pg_server import PostgresServer
+        pg = PostgresServer().start()
+        print(pg.root, pg.port, flush=True)
+        time.sleep(600)
+        """
+    )
+    starter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        root, port = starter.stdout.readline().split()
+        socket.create_connection(("127.0.0.1", int(port)), timeout=5).close()  # it runs
+    finally:
+        starter.send_signal(signal.SIGKILL)
+        starter.wait(30)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
+        except OSError:
+            break  # the server is gone
+        assert time.monotonic() < deadline, "the server outlived the process that started it"
+        time.sleep(0.1)
+    assert Path(root).is_dir()
+    remove_orphans()  # what the next PostgresServer() does first
+    assert not Path(root).exists()

@@ -112,6 +112,8 @@ CREATE TABLE IF NOT EXISTS memext.embedding_cache (
 );
 CREATE INDEX IF NOT EXISTS embedding_cache_used ON memext.embedding_cache(agent, used_at)
 """
+#: maintenance_work_mem for building a shadow's indexes (when the server's is smaller).
+INDEX_WORK_MEM = "256MB"
 #: Serialises schema creation across processes (CREATE ... IF NOT EXISTS
 #: races on the catalog's unique indexes).
 _DDL_LOCK_KEY = 0x6D656D6578740001
@@ -337,10 +339,20 @@ class PgConnection:
         if owner is not None and owner != self.agent_id and snap.meta.get("shadow_of") is None:
             raise IndexOpenError(f'the schema "{self.schema}" at {self.where} belongs to agent {owner!r}, not {self.agent_id!r}')
 
+    def raise_work_mem(self, size: str) -> None:
+        """Inside a transaction: maintenance_work_mem at least ``size`` for
+        it (index builds sort in memory instead of on disk), never lowered."""
+        self.conn.execute(
+            "SELECT set_config('maintenance_work_mem', %s, true) "
+            "WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes(%s)",
+            (size, size),
+        )
+
     def build_indexes(self, extra: tuple[str, ...] = ()) -> None:
         """Make the indexes a shadow was filled without, and ``extra`` ones
         (templates with ``{s}``); nothing when they exist."""
         with self.transaction():
+            self.raise_work_mem(INDEX_WORK_MEM)
             for statement in (*AGENT_INDEXES, *extra):
                 self.conn.execute(self.q(statement))
         self.defer_indexes = False

@@ -93,11 +93,7 @@ class PgVectors:
             # pgvector builds far faster while the graph fits in
             # maintenance_work_mem (64 MB by default; 100k 384-dim vectors
             # need about 200 MB): raised for this build only, never lowered.
-            self.db.conn.execute(
-                "SELECT set_config('maintenance_work_mem', %s, true) "
-                "WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes(%s)",
-                (BUILD_WORK_MEM, BUILD_WORK_MEM),
-            )
+            self.db.raise_work_mem(BUILD_WORK_MEM)
             self.db.conn.execute(
                 self.db.q(
                     "CREATE INDEX IF NOT EXISTS vectors_hnsw ON {s}.vectors USING hnsw (embedding vector_cosine_ops) "

@@ -19,6 +19,7 @@ from .config import Config, adhoc_agent_id
 from .roots import MEMORY_DIR, ROOT_FILES
 from .lock import WriterLock
 from .store import remove_index_files
+from .sync_failure import record_path
 
 _ADHOC_NAME = re.compile(r".+-[0-9a-f]{10}\.sqlite$")
 
@@ -82,6 +83,10 @@ def remove_index(path: Path) -> None:
     is writing it: then nothing is deleted)."""
     with WriterLock(path, timeout=0):
         remove_index_files(path)
+        try:
+            record_path(path).unlink()
+        except OSError:
+            pass
     try:
         Path(str(path) + ".lock").unlink()
     except OSError:

@@ -94,8 +94,8 @@ def private_dir(path: Path, *, tighten: bool = True) -> Path:
 
 def private_file(path: Path, *, create: bool = False, quiet: bool = False) -> Path:
     """Tighten file ``path`` to 0600 when it is looser; with ``create``, a
-    missing file is created empty, 0600. ``quiet``: tighten without the
-    log line (for files that follow another, e.g. an index's -shm)."""
+    missing file is created empty, 0600. ``quiet``: no log line (for a
+    companion file whose main file's line said it already)."""
     path = Path(path)
     if create:
         try:

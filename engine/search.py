@@ -43,7 +43,7 @@ from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_regex, words
+from .text import STOP_WORDS, contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_regex, words
 
 SNIPPET_CHARS = 700
 #: Characters of context shown before a hit that starts a snippet mid-line.
@@ -304,8 +304,11 @@ def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> l
     max-score pruning, the commonest (lowest IDF) terms are dropped while the
     postings to walk exceed MAX_POSTINGS. The rarest term is always kept.
     """
-    if len(terms) < 2 or total < MIN_CHUNKS_FOR_IDF:
+    if len(terms) < 2:
         return terms
+    if total < MIN_CHUNKS_FOR_IDF:
+        # FTS5's IDF cannot tell "what" from "fusion" in a handful of chunks.
+        return [t for t in terms if t not in STOP_WORDS] or terms
     ranked = sorted(terms, key=lambda t: doc_counts.get(t, 0))
     kept: list[str] = []
     postings = 0

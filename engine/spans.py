@@ -5,8 +5,10 @@
 that overlap or touch (chunks share their overlap lines) would make a reader
 pull the same lines twice and cite them twice: they become one span, placed
 at the rank of its best hit, with the best hit's score. Results are taken in
-rank order until the next one (or the lines a merge would add) would pass the
-budget, so a budget never reorders what ranking decided.
+rank order; one that would pass the budget (or a merge that would add too
+many lines) is left out and later, smaller ones still fill what is left, so
+a budget never reorders what ranking decided and a first hit longer than
+the budget does not leave the reader with nothing.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ def budget_spans(hits: list[tuple[str, int, int]], max_lines: int, max_results: 
 
     A hit that overlaps or is adjacent to a span already taken joins it (the
     span grows to cover both, costing only the new lines); others start a
-    new span. Stops at the first hit that would pass the budget, or when
-    ``max_results`` spans are taken and the next hit would start another.
+    new span. A hit that would pass the budget is skipped (greedy in rank
+    order: later hits that fit are still taken; a hit inside a span taken
+    costs nothing and joins it). Stops when ``max_results`` spans are taken
+    and the next hit would start another.
     """
     spans: list[Span] = []
     used = 0
@@ -45,7 +49,7 @@ def budget_spans(hits: list[tuple[str, int, int]], max_lines: int, max_results: 
             hi = max(end, *(s.end_line for s in joined))
             cost = (hi - lo + 1) - sum(s.lines for s in joined)
             if used + cost > max_lines:
-                break
+                continue
             keep = joined[0]  # the best-ranked of them keeps its place
             for other in joined[1:]:
                 keep.members += other.members
@@ -54,8 +58,10 @@ def budget_spans(hits: list[tuple[str, int, int]], max_lines: int, max_results: 
             keep.members = sorted([*keep.members, i])
             used += cost
             continue
-        if len(spans) >= max_results or used + (end - start + 1) > max_lines:
+        if len(spans) >= max_results:
             break
+        if used + (end - start + 1) > max_lines:
+            continue
         spans.append(Span(path, start, end, [i]))
         used += end - start + 1
     return spans

@@ -71,3 +71,50 @@ def scribble(data: bytearray, rnd: random.Random, max_len: int = 2048) -> None:
     off = rnd.randrange(len(data))
     n = min(rnd.randint(1, max_len), len(data) - off)
     data[off : off + n] = os.urandom(n)
+
+
+def mount_tmpfs(folder: Path, size: str) -> bool:
+    """A tmpfs of ``size`` at ``folder`` (created); False where mounting is
+    not allowed (not root), and the caller falls back to RLIMIT_FSIZE."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        return False
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True)
+    return done.returncode == 0
+
+
+def unmount(folder: Path) -> None:
+    import subprocess
+
+    subprocess.run(["umount", str(folder)], check=False, capture_output=True)
+
+
+def fill(folder: Path) -> Path:
+    """Fill the file system holding ``folder`` to the last byte."""
+    filler = folder / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        for chunk in (65536, 1):
+            try:
+                while True:
+                    os.write(fd, b"x" * chunk)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+#: Runs ``memext`` with file growth capped at argv[1] bytes: a stand-in for
+#: a full disk where no tmpfs can be mounted (writes past it fail with
+#: EFBIG instead of killing the process).
+CAPPED_MEMEXT = """
+import resource, runpy, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+cap = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+sys.argv = ["memext", *sys.argv[2:]]
+runpy.run_module("memext", run_name="__main__")
+"""

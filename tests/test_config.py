@@ -193,7 +193,7 @@ overlap = 500
             "must be smaller than chunking.tokens (1000, from memory_search.chunking.tokens), got 1000",
         ),
         (
-            "[memory_search.chunking]\noverlap = 300",
+            "[memory_search.chunking]\ntokens = 1000\noverlap = 300",
             "[agents.memory_search.chunking]\ntokens = 200",
             "agents[w].memory_search.chunking.tokens",
             "must be larger than chunking.overlap (300, from memory_search.chunking.overlap), got 200",
@@ -202,7 +202,7 @@ overlap = 500
             "",
             "[agents.memory_search.chunking]\noverlap = 500",
             "agents[w].memory_search.chunking.overlap",
-            "must be smaller than chunking.tokens (400, the built-in default), got 500",
+            "must be smaller than chunking.tokens (200, the built-in default), got 500",
         ),
         (
             "",

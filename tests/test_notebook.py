@@ -115,10 +115,11 @@ def test_search_outputs(executed):
     assert "for &#x27;when is the Berlin trip?&#x27;" in berlin and "Object `trip` not found" not in str(nb.cells)
     best = re.search(r'<div class="memext-line memext-best".*?</div>', berlin).group(0)
     assert "Berlin</mark> <mark" in best and "13–17 November" in best
-    assert "3 results; best: memory/" in _stream(_cell(nb, "r = %memsearch reconciliation"))
-    # The decision on line 22 of MEMORY.md is on screen (issue 11), with the explain table.
+    # MEMORY.md's Ledgerline section holds "reconciliation" and "job" twice each.
+    assert "3 results; best: MEMORY.md:14-23" in _stream(_cell(nb, "r = %memsearch reconciliation"))
+    # The fusion decision is on screen (issue 11), with the explain table.
     fusion = _data(_cell(nb, "%memsearch --explain"), "text/html")[0]
-    assert "MEMORY.md:" in fusion and "Decision (2026-11-18): weighted" in fusion
+    assert "memory/2026-10-14.md:" in fusion and "Decision: try RRF first" in fusion
     assert '<table class="memext-explain"' in fusion and "bm25" in fusion and "{" not in fusion.split("memext-explain")[1]
     js = _data(_cell(nb, "%memsearch --json"), "application/json")[0]
     assert js["results"][0]["citation"].startswith("MEMORY.md:")

@@ -9,6 +9,7 @@ import pytest
 
 from conftest import HashingProvider, make_agent
 from memext.engine import MemextError, MemoryIndex
+from memext.engine import search
 from memext.engine.search import bm25_to_score, decay_factor, make_snippet, pool_size
 from memext.engine.text import query_terms
 
@@ -247,9 +248,9 @@ def _budget_workspace(tmp_path):
 
 def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hashing_provider):
     ws = _budget_workspace(tmp_path)
-    with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}) as idx:
+    with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}, query={"merge_spans": False}) as idx:
         plain = idx.search("kiwi crates", max_results=30, min_score=0)
-        # Without a budget, chunks of one file overlap: the same lines come twice.
+        # Without a budget or merge_spans, chunks of one file overlap: the same lines come twice.
         spans = [(r.path, r.start_line, r.end_line) for r in plain]
         assert any(a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2] for i, a in enumerate(spans) for b in spans[i + 1:])
         for budget in (5, 12, 30, 60, 400):
@@ -332,8 +333,33 @@ def test_chunks_dated_in_the_time_the_query_names_are_boosted(tmp_path, hashing_
 
 def test_merge_spans_setting_merges_hits_without_a_budget(tmp_path, hashing_provider):
     ws = _budget_workspace(tmp_path)
-    with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}, query={"merge_spans": True}) as idx:
-        got = idx.search("kiwi crates", max_results=4, min_score=0)
-        assert len(got) <= 4
-        lines = [(r.path, n) for r in got for n in range(r.start_line, r.end_line + 1)]
-        assert len(lines) == len(set(lines))
+    # merge_spans is on by default.
+    with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}) as idx:
+        got = idx.search("kiwi crates", max_results=8, min_score=0, explain=True)
+    with idx_for(ws, tmp_path / "off", hashing_provider, chunking={"tokens": 40, "overlap": 15},
+                 query={"merge_spans": False}) as idx:
+        off = idx.search("kiwi crates", max_results=8, min_score=0)
+    off_lines = [(r.path, n) for r in off for n in range(r.start_line, r.end_line + 1)]
+    assert len(off_lines) > len(set(off_lines))  # without it, the same lines come twice
+    assert 1 < len(got) <= 8
+    lines = [(r.path, n) for r in got for n in range(r.start_line, r.end_line + 1)]
+    assert len(lines) == len(set(lines)) and set(off_lines) <= set(lines)
+    assert any("merged" in r.explain for r in got)
+    assert got[0].start_line <= off[0].start_line <= off[0].end_line <= got[0].end_line
+
+
+def test_stop_words_do_not_outweigh_content_words_in_a_small_index(tmp_path):
+    # Under MIN_CHUNKS_FOR_IDF chunks FTS5's IDF cannot tell "about" from
+    # "fusion": the keyword side then leaves stop words out of the query.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# About Dana\n\n- All about Dana: what we know about her.\n", encoding="utf-8")
+    (ws / "memory" / "2026-10-14.md").write_text("- Compared weighted fusion and rank fusion.\n", encoding="utf-8")
+    with idx_for(ws, tmp_path, None) as idx:
+        assert idx.status().chunks["memory"] < search.MIN_CHUNKS_FOR_IDF
+        hits = idx.search("what did we decide about fusion?", min_score=0)
+        assert hits[0].path == "memory/2026-10-14.md"
+        # A query of stop words alone still finds what holds them.
+        assert idx.search("what about", min_score=0)[0].path == "MEMORY.md"
+    assert search.keyword_terms(["what", "about", "fusion"], {}, 5) == ["fusion"]
+    assert search.keyword_terms(["what", "about"], {}, 5) == ["what", "about"]

@@ -9,12 +9,16 @@ def _ranges(spans):
     return [(s.path, s.start_line, s.end_line, s.members) for s in spans]
 
 
-def test_spans_are_taken_in_rank_order_until_the_budget_would_be_passed():
+def test_spans_are_taken_in_rank_order_skipping_what_would_pass_the_budget():
     hits = [("a.md", 1, 10), ("b.md", 1, 20), ("c.md", 1, 40), ("d.md", 1, 1)]
-    # 10 + 20 = 30; c would make 70 > 60: stop there, even though d would fit.
-    assert _ranges(budget_spans(hits, 60, 80)) == [("a.md", 1, 10, [0]), ("b.md", 1, 20, [1])]
-    assert _ranges(budget_spans(hits, 70, 80))[-1] == ("c.md", 1, 40, [2])
-    assert budget_spans(hits, 9, 80) == []
+    # 10 + 20 = 30; c would make 70 > 60: it is left out, d still fits.
+    assert _ranges(budget_spans(hits, 60, 80)) == [("a.md", 1, 10, [0]), ("b.md", 1, 20, [1]), ("d.md", 1, 1, [3])]
+    assert _ranges(budget_spans(hits, 70, 80)) == [("a.md", 1, 10, [0]), ("b.md", 1, 20, [1]), ("c.md", 1, 40, [2])]
+    # A first hit longer than the budget does not leave the reader with nothing.
+    assert _ranges(budget_spans(hits, 9, 80)) == [("d.md", 1, 1, [3])]
+    assert budget_spans(hits[:3], 9, 80) == []
+    # With the budget used up, a hit inside a span still joins it (it costs nothing).
+    assert _ranges(budget_spans([("a.md", 1, 5), ("a.md", 6, 9), ("a.md", 2, 3)], 5, 80)) == [("a.md", 1, 5, [0, 2])]
 
 
 def test_max_results_caps_the_spans():
@@ -34,8 +38,10 @@ def test_overlapping_and_adjacent_hits_of_one_file_become_one_span_costing_only_
 def test_a_hit_bridging_two_spans_joins_them():
     hits = [("a.md", 1, 5), ("a.md", 20, 25), ("a.md", 4, 21)]
     assert _ranges(budget_spans(hits, 60, 80)) == [("a.md", 1, 25, [0, 1, 2])]
-    # The bridge would cost 14 new lines: 11 + 14 = 25 > 24, so it stops there.
+    # The bridge would cost 14 new lines: 11 + 14 = 25 > 24, so it is left out.
     assert _ranges(budget_spans(hits, 24, 80)) == [("a.md", 1, 5, [0]), ("a.md", 20, 25, [1])]
+    # A later hit that fits is still taken.
+    assert _ranges(budget_spans([*hits, ("b.md", 1, 3)], 24, 80))[-1] == ("b.md", 1, 3, [3])
 
 
 def test_a_merge_never_counts_a_line_twice():

@@ -116,6 +116,44 @@ def test_what_inspect_says_about_other_files(tmp_path):
     assert sha(empty_db) == before
 
 
+WRITER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from conftest import make_agent
+from memext.engine import MemoryIndex
+ws, db = Path(sys.argv[1]), Path(sys.argv[2])
+errors = []
+with MemoryIndex(make_agent(ws, db_path=db), provider=None) as idx:  # a reader kept open, as the tray keeps one
+    for i in range(40):
+        (ws / "memory" / f"2026-03-{i:02d}.md").write_text(f"- entry {i} heron{i}\\n")
+        try:
+            idx.sync()  # opens a writer Store beside the reader
+            assert idx.search(f"heron{i}").results
+        except Exception as exc:
+            errors.append(repr(exc))
+print(len(errors), errors[:2])
+"""
+
+
+def test_opening_an_index_never_breaks_another_processes_connections(workspace, tmp_path):
+    """Checking a file's owner must not open it outside SQLite: closing that
+    descriptor dropped the process's SQLite locks, and another process then
+    checkpointed the WAL away under its readers ("database disk image is
+    malformed" in the tray while a search ran elsewhere)."""
+    db_path = tmp_path / "idx.sqlite"
+    agent = make_agent(workspace, db_path=db_path)
+    with MemoryIndex(agent, provider=None) as idx:
+        idx.sync()
+    tests = str(Path(__file__).parent)
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), str(db_path), tests], stdout=subprocess.PIPE, text=True)
+    while child.poll() is None:  # another process opening, searching and closing the index meanwhile
+        with MemoryIndex(agent, provider=None) as other:
+            other.search("Anna")
+    out = child.stdout.read()
+    assert child.returncode == 0 and out.startswith("0 "), out
+
+
 def test_inspecting_an_open_index_keeps_this_processes_locks(tmp_path, workspace):
     """Regression: the header used to be read with a plain open()/close().
     Closing any descriptor of a database file drops every POSIX lock the

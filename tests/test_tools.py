@@ -14,7 +14,7 @@ import pytest
 
 from conftest import make_agent
 from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, openai_tools
-from memext.engine.lock import WriterLock
+from memext.engine.lock import writer_lock
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
@@ -139,7 +139,7 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
     with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"], lock_timeout=0.2) as t:
         t.call_tool("memory_search", {"query": "tea"})
         (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
-        with WriterLock(db, timeout=5):  # another process is writing the index
+        with writer_lock(agent, db, timeout=5):  # another process is writing the index
             r = t.call_tool("memory_search", {"query": "oolong"})
         assert r["stale"] is True and "another process is syncing" in r["notice"] and r["results"] == []
         r = t.call_tool("memory_search", {"query": "oolong"})

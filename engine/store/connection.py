@@ -25,7 +25,7 @@ from ..text import FTS_TOKENIZER
 from . import ownership
 from .base import CorruptIndex, StoreOptions
 from .damage import looks_damaged
-from .ownership import Kind
+from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
 
 SCHEMA_VERSION = 1
 
@@ -117,8 +117,10 @@ class Connection:
             ) from exc
         try:
             owner = ownership.inspect(self.path)
-        except OSError as exc:
-            raise IndexOpenError(f"cannot read the index {self.path}: {exc.strerror or exc} (check store.path)") from exc
+        except Exception as exc:
+            if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
+                raise
+            raise IndexOpenError(f"cannot read the index {self.path}: {getattr(exc, 'strerror', None) or exc} (check store.path)") from exc
         if owner.kind is Kind.NOT_A_FILE:
             raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
         if owner.kind is Kind.FOREIGN:
@@ -128,7 +130,7 @@ class Connection:
             )
         if owner.kind is Kind.DAMAGED:
             raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
-        self.read_only = _read_only_reason(self.path, new=owner.kind is Kind.NEW)
+        self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
         self._immutable = False
         try:
             if owner.kind is Kind.NEW:
@@ -141,15 +143,12 @@ class Connection:
                 self.conn.execute(f"PRAGMA application_id = {ownership.APPLICATION_ID}")
                 self.conn.execute("PRAGMA journal_mode = WAL")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
+                self._init_schema()
             else:
                 if not self.read_only:
-                    # One line for the index; its -wal/-shm (SQLite gives them
-                    # the index's mode, e.g. when the ownership check made one)
-                    # follow it quietly.
-                    for suffix in INDEX_COMPANIONS:
+                    for suffix in INDEX_COMPANIONS:  # one line for the index, not one per companion
                         private_file(Path(str(self.path) + suffix), quiet=bool(suffix))
-                self.conn, self.caps = self._connect_existing()
-            self._init_schema(stamp=owner.kind is Kind.UNSTAMPED)
+                self._open_existing(stamp=owner.kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):
             self._close_quietly()
             raise
@@ -169,6 +168,19 @@ class Connection:
         self._inode = _inode(self.path)
         self._memo = {}
         self.epoch += 1
+
+    def _open_existing(self, *, stamp: bool) -> None:
+        try:
+            self.conn, self.caps = self._connect_existing()
+            self._init_schema(stamp=stamp)
+        except Exception as exc:
+            if self.read_only or not cannot_write(exc):
+                raise
+            # No room for its -shm on a full disk, say: it can still be read.
+            self._close_quietly()
+            self.read_only = no_write_reason(self.path, exc)
+            self.conn, self.caps = self._connect_existing()
+            self._init_schema()
 
     def _connect_existing(self) -> tuple[Any, db.Capabilities]:
         if not self.read_only:
@@ -428,22 +440,6 @@ def _inode(path: Path) -> tuple[int, int] | None:
 
 #: The JSON shape memext writes under each ``meta`` key it reads back.
 _META_SHAPES: dict[str, type] = {"fingerprint": dict, "last_sync": dict, "skipped": list, "fallback": dict}
-
-def _read_only_reason(path: Path, *, new: bool) -> str | None:
-    """Why memext may not write the index at ``path`` (None: it may). SQLite
-    needs the folder too, for its ``-wal``/``-shm`` and the writer lock."""
-    folder = path.parent
-    try:
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return "it is on a read-only file system"
-    except (OSError, AttributeError):  # no statvfs (Windows), or no folder yet
-        pass
-    if not new and not os.access(path, os.W_OK):
-        return "the index file is read-only"
-    if folder.is_dir() and not os.access(folder, os.W_OK):
-        return f"its folder {folder} is read-only"
-    return None
-
 
 # -- index files ------------------------------------------------------------------------
 

@@ -17,6 +17,10 @@ its locks are gone. So a ``store.path`` that names another program's database
 is refused, byte for byte untouched (the old code switched it to WAL and
 added its tables beside the other program's), and a file that is not a
 database at all is left to the caller to move aside as damaged.
+
+A file memext may not write now (a read-only file, folder or file system,
+or a full disk with no room for SQLite's ``-shm``) is opened read-only:
+:func:`read_only_reason` and :func:`no_write_reason` say why.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import db
+from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".
 APPLICATION_ID = 0x6D656D78
@@ -139,3 +144,43 @@ def _peek_with(path: Path, *, immutable: bool) -> tuple[int, set[str], str | Non
         return app_id, tables, version
     finally:
         conn.close()
+
+
+# -- may memext write it now ---------------------------------------------------------
+
+#: SQLite result codes of a file that cannot be opened for writing now:
+#: READONLY, IOERR (its -shm cannot grow), FULL, CANTOPEN.
+_CANNOT_WRITE_CODES = {8, 10, 13, 14}
+
+
+def cannot_write(exc: BaseException) -> bool:
+    """True for an SQLite error of a file that cannot be opened for writing now."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return db.is_sqlite_error(exc) and not looks_damaged(exc) and isinstance(code, int) and code & 0xFF in _CANNOT_WRITE_CODES
+
+
+def no_write_reason(path: Path, exc: BaseException) -> str:
+    """Why the index at ``path`` could not be opened for writing (after
+    :func:`cannot_write` said so): a full disk, else SQLite's words."""
+    try:
+        if os.statvfs(path.parent).f_bavail == 0:
+            return "its disk is full"
+    except (OSError, AttributeError):
+        pass
+    return f"it cannot be opened for writing ({exc})"
+
+
+def read_only_reason(path: Path, *, new: bool) -> str | None:
+    """Why memext may not write the index at ``path`` (None: it may). SQLite
+    needs the folder too, for its ``-wal``/``-shm`` and the writer lock."""
+    folder = path.parent
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system"
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder yet
+        pass
+    if not new and not os.access(path, os.W_OK):
+        return "the index file is read-only"
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return f"its folder {folder} is read-only"
+    return None

@@ -26,9 +26,15 @@ to at most 60. memext has that budget built in (``max_lines``), so every mode
 but ``default-merge`` asks for ``max_lines=60`` (hits of a file merged, a hit
 that does not fit left out); the harness then checks the 60 lines.
 
+``--backend postgres`` runs the same on the PostgreSQL store (``--url``, or
+a server of its own from the ``pgserver`` wheel on 127.0.0.1, as the tests
+start one): one agent per conversation in one database. Its embedding cache
+is seeded from the SQLite indexes in ``--out`` when a SQLite run made them,
+so the two backends rank the same vectors and only the first run embeds.
+
 Prints a table (``--json``: the figures as JSON on stdout, the default
 configuration's under ``"default"``); the JSON is also written to
-``<out>/results.json``. Index files live in ``--out`` and are reused, so only
+``<out>/results.json`` (``results-postgres.json`` for that backend). Index files live in ``--out`` and are reused, so only
 the first run pays for embedding (later runs find the chunks unchanged, and a
 rebuild after a chunking/FTS change gets its vectors from the embedding cache).
 
@@ -39,6 +45,7 @@ questions, scoring, modes and report stay together, as the protocol reads.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import re
@@ -58,7 +65,7 @@ sys.path.insert(0, str(ROOT))
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import AgentConfig, ChunkingSettings, QuerySettings, parse_config  # noqa: E402
 from memext.engine.search import SearchResult, run_search  # noqa: E402
-from memext.engine.store import Store, StoreOptions  # noqa: E402
+from memext.engine.store import CacheKey, Store, StoreOptions, open_store  # noqa: E402
 from memext.engine.vectors import normalize  # noqa: E402
 
 #: ``shared/`` sits next to the main checkout; git worktrees live one level deeper.
@@ -281,18 +288,20 @@ def modes_for(q: QuerySettings) -> list[Mode]:
 # Running
 
 
-def agent_config(ws: Path, db: Path, model: Path, cache_dir: Path, overrides: dict | None = None) -> AgentConfig:
+def agent_config(ws: Path, db: Path, model: Path, cache_dir: Path, overrides: dict | None = None, url: str | None = None) -> AgentConfig:
     """The default configuration with the local model; no search-triggered sync
-    (the benchmark syncs once itself, and a background sync would skew timings)."""
+    (the benchmark syncs once itself, and a background sync would skew timings).
+    With ``url``, the index is in that PostgreSQL database (an agent per conversation)."""
     ms = {
         "provider": "local",
         "local": {"model_path": str(model), "model_cache_dir": str(cache_dir)},
-        "store": {"path": str(db)},
+        "store": {"path": str(db)} if url is None else {"driver": "postgres", "url": url},
         "sync": {"on_search": False, "watch": False},
     }
     for key, value in (overrides or {}).items():
         ms[key] = value
-    raw = {"agents": [{"id": "locomo", "workspace": str(ws), "memory_search": ms}]}
+    agent_id = "locomo" if url is None else "locomo-" + re.sub(r"[^A-Za-z0-9_.-]", "-", ws.name)
+    raw = {"agents": [{"id": agent_id, "workspace": str(ws), "memory_search": ms}]}
     return parse_config(raw, path=ws.parent / "config.toml").agents[0]
 
 
@@ -329,7 +338,7 @@ class QueryVectors:
 
 def run_conversation(sample: dict, out: Path, model: Path, modes_override: Callable[[QuerySettings], list[Mode]] | None = None,
                      log: Callable[[str], None] = print, overrides: dict | None = None,
-                     fast: bool = False) -> ConversationRun:
+                     fast: bool = False, url: str | None = None) -> ConversationRun:
     """Index one conversation and score its questions. ``fast``: query vectors
     from the on-disk cache and every mode through ``run_search`` (the same
     ranking as ``MemoryIndex.search``; latencies then exclude embedding)."""
@@ -338,7 +347,9 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
     ws = out / sid
     write_workspace(layout, ws)
     questions = load_questions(sample, layout)
-    agent = agent_config(ws, out / f"{sid}.sqlite", model, out / "model-cache", overrides)
+    agent = agent_config(ws, out / f"{sid}.sqlite", model, out / "model-cache", overrides, url)
+    if url is not None:
+        seed_cache(agent, out / f"{sid}.sqlite", log)
     with MemoryIndex(agent) as idx:
         t0 = time.perf_counter()
         report = idx.sync(reason="manual")
@@ -369,7 +380,7 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
         latency: dict[str, list[float]] = {m.name: [] for m in modes}
         provider = idx.provider_choice.provider
         # The same index file the user's search reads, on a connection of its own.
-        store = Store(idx.db_path, StoreOptions.from_settings(agent.settings.store.vector))
+        store = open_store(agent, idx.db_path, StoreOptions.from_settings(agent.settings.store.vector))
         cache = QueryVectors(out, model) if fast else None
         # Questions are asked after the last session: relative time cues
         # ("last week") are read from the end of that day.
@@ -411,6 +422,28 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
         if cache:
             cache.save()
         return ConversationRun(sid, len(questions), st.files["memory"], st.chunks["memory"], index, per_mode, latency)
+
+
+def seed_cache(agent: AgentConfig, sqlite_index: Path, log: Callable[[str], None]) -> None:
+    """Copy the embedding cache of a SQLite run's index into the agent's
+    PostgreSQL store: the same vectors, none embedded again."""
+    if not sqlite_index.exists():
+        return
+    source = Store(sqlite_index)
+    try:
+        rows = source.conn.execute("SELECT provider, model, endpoint_key, hash, embedding FROM embedding_cache").fetchall()
+    finally:
+        source.close()
+    target = open_store(agent, sqlite_index.with_suffix(".unused"))
+    try:
+        by_key: dict[CacheKey, dict[str, np.ndarray]] = {}
+        for provider, model, endpoint, h, blob in rows:
+            by_key.setdefault(CacheKey(provider, model, endpoint), {})[h] = np.frombuffer(blob, dtype="<f4")
+        for key, items in by_key.items():
+            target.cache_put(key, items)
+    finally:
+        target.close()
+    log(f"{agent.id}: embedding cache seeded with {len(rows)} vectors from {sqlite_index.name}")
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -494,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fast", action="store_true",
                     help="sweeps: cached query vectors, every mode via run_search (latency excludes embedding)")
     ap.add_argument("--modes", default="", help="comma-separated modes to score (default: all), e.g. default,default@0")
+    ap.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite", help="the store to index into")
+    ap.add_argument("--url", help="--backend postgres: a database with pgvector (default: start a server of its own)")
     ap.add_argument("--chunking", default="", metavar="TOKENS/OVERLAP",
                     help="chunking to index with instead of the default (use its own --out), e.g. 200/40")
     args = ap.parse_args(argv)
@@ -520,12 +555,17 @@ def main(argv: list[str] | None = None) -> int:
         return [m for m in modes_for(q) if not wanted_modes or m.name in wanted_modes]
 
     settings = agent_config(args.out, args.out / "x.sqlite", args.model, args.out, overrides).settings
-    runs = [run_conversation(sample, args.out, args.model, chosen_modes, log=log, overrides=overrides, fast=args.fast)
-            for sample in data]
+    with contextlib.ExitStack() as stack:
+        url = None
+        if args.backend == "postgres":
+            url = args.url or _own_server(stack, log)
+        runs = [run_conversation(sample, args.out, args.model, chosen_modes, log=log, overrides=overrides, fast=args.fast, url=url)
+                for sample in data]
     modes = chosen_modes(settings.query)
     figures = aggregate(runs, modes)
     meta = {
         "protocol": "LOCOMO_PROTOCOL v2",
+        "backend": args.backend,
         "data": str(args.data),
         "model": args.model.name,
         "chunking": [chunking.tokens, chunking.overlap],
@@ -548,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     doc = {"meta": meta, **figures}
-    (args.out / "results.json").write_text(json.dumps(doc, indent=1))
+    (args.out / ("results.json" if args.backend == "sqlite" else f"results-{args.backend}.json")).write_text(json.dumps(doc, indent=1))
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
@@ -563,6 +603,19 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(render_table(figures, meta))
     return 0
+
+
+def _own_server(stack: contextlib.ExitStack, log: Callable[[str], None]) -> str:
+    """A PostgreSQL with pgvector on 127.0.0.1 for this run (tests/pg_server.py)."""
+    import os
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pg_server import PASSWORD, PostgresServer
+
+    server = stack.enter_context(PostgresServer())
+    os.environ["PGPASSWORD"] = PASSWORD
+    log(f"started PostgreSQL on 127.0.0.1:{server.port}")
+    return server.new_database()
 
 
 if __name__ == "__main__":

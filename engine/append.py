@@ -28,7 +28,7 @@ from pathlib import Path
 from .chunking import split_lines
 from .config import AgentConfig
 from .errors import AccessDenied, MemextError
-from .lock import WriterLock
+from .lock import writer_lock
 from .read import resolve_memory_path
 
 LONG_TERM_FILE = "MEMORY.md"
@@ -110,7 +110,7 @@ def append_entry(
     is_daily = shown == daily_log_path(now)
     entry = format_entry(text, now, heading=heading, dated=not is_daily)
     try:
-        with WriterLock(db_path, timeout=lock_timeout):
+        with writer_lock(agent, db_path, timeout=lock_timeout):
             return _write_locked(real, shown, entry, title=f"# {now:%Y-%m-%d}\n\n" if is_daily else "")
     except OSError as exc:
         raise MemextError(f"cannot write {shown}: {exc.strerror or exc}") from exc

@@ -13,6 +13,7 @@ from .config import AgentConfig, add_agent
 from .config_edit import remove_agent
 from .errors import MemextError
 from .paths import app_paths
+from .store.factory import store_location
 
 
 def _config_file(ctx: click.Context) -> Path:
@@ -20,7 +21,7 @@ def _config_file(ctx: click.Context) -> Path:
 
 
 def _agent_row(a: AgentConfig) -> dict:
-    return {"id": a.id, "workspace": str(a.workspace), "index": str(a.db_path()), "adhoc": a.adhoc, "provider": a.settings.provider}
+    return {"id": a.id, "workspace": str(a.workspace), "index": store_location(a), "adhoc": a.adhoc, "provider": a.settings.provider}
 
 
 @click.group("agents", invoke_without_command=True)
@@ -126,6 +127,6 @@ def config_cmd(ctx, agent, as_json) -> None:
     click.echo(f"logs     {p.log_dir}")
     if agent:
         a = agents[0]
-        click.echo(f"agent    {a.id}: {a.workspace}, index {a.db_path()}")
+        click.echo(f"agent    {a.id}: {a.workspace}, index {store_location(a)}")
     else:
         click.echo(f"agents   {', '.join(a.id for a in agents)}")

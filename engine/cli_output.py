@@ -100,14 +100,21 @@ def status_lines(s: IndexStatus) -> list[str]:
     if s.fallback:
         row("fallback", f"from {s.fallback.from_provider}: {s.fallback.reason}")
     vec = s.vector
+    pg = s.storage.backend == "postgres"
+    ext = "pgvector" if pg else "sqlite-vec"
+    how = {"exact": "an exact scan", "hnsw": "an HNSW index"}.get(vec.backend, vec.backend)
     if not vec.available:
-        row("vectors", f"unavailable ({vec.error or 'no sqlite-vec'})")
+        row("vectors", f"unavailable ({vec.error or 'no ' + ext})")
     elif vec.dims is None:
-        row("vectors", f"none stored yet (sqlite-vec {vec.extension})")
+        row("vectors", f"none stored yet ({ext} {vec.extension})")
     else:
-        row("vectors", f"{vec.dims} dimensions, searched with {vec.backend} (sqlite-vec {vec.extension})")
-    row("keyword", "FTS5" if s.fts.available else f"unavailable ({s.fts.error or 'no FTS5'})")
-    row("sqlite", f"{s.storage.binding} {s.storage.version}")
+        row("vectors", f"{vec.dims} dimensions, searched with {how} ({ext} {vec.extension})")
+    if pg:
+        row("keyword", "BM25 over FTS5's terms, in PostgreSQL")
+        row("postgres", f"{s.storage.version} ({s.storage.binding})")
+    else:
+        row("keyword", "FTS5" if s.fts.available else f"unavailable ({s.fts.error or 'no FTS5'})")
+        row("sqlite", f"{s.storage.binding} {s.storage.version}")
     cap = f" of at most {s.cache.max_entries}" if s.cache.max_entries else ""
     row("cache", f"{s.cache.entries}{cap} embeddings" if s.cache.enabled else "off")
     if s.local_model:

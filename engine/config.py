@@ -41,6 +41,7 @@ FALLBACKS = ("none", "openai", "gemini", "local")
 SOURCES = ("memory", "sessions")
 FUSIONS = ("weighted", "rrf")
 VECTOR_BACKENDS = ("auto", "vec0", "numpy")
+STORE_DRIVERS = ("sqlite", "postgres")
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -85,7 +86,13 @@ class VectorSettings:
 
 @dataclass(frozen=True)
 class StoreSettings:
+    #: "sqlite": one file per agent (``path``); "postgres": a schema per
+    #: agent in the PostgreSQL database at ``url`` (DESIGN.md §16).
+    driver: str = field(default="sqlite", metadata={"choices": STORE_DRIVERS})
     path: str = ""
+    #: ``postgresql://user@host:port/database``; the password comes from
+    #: PGPASSWORD or ~/.pgpass (never shown: engine/store/pg_url.py).
+    url: str = ""
     vector: VectorSettings = field(default_factory=VectorSettings)
 
 
@@ -529,9 +536,28 @@ def _cross_checks(
             key=f"{prefix}.experimental.session_memory",
             path=file,
         )
+    _store_checks(s, prefix, file)
     h = s.query.hybrid
     if h.vector_weight + h.text_weight <= 0:
         raise ConfigError("vector_weight and text_weight cannot both be 0", key=f"{prefix}.query.hybrid", path=file)
+
+
+def _store_checks(s: MemorySearchSettings, prefix: str, file: str | None) -> None:
+    """``store.url`` goes with the postgres driver (and is a PostgreSQL URL)."""
+    st = s.store
+    if st.driver == "postgres":
+        from .store.pg_url import check_url  # pure string checks: no database driver loads
+
+        problem = check_url(st.url)
+        if problem:
+            raise ConfigError(problem, key=f"{prefix}.store.url", path=file)
+        if st.vector.backend != "auto":
+            raise ConfigError(
+                f'"{st.vector.backend}" is a SQLite backend; with store.driver = "postgres" vectors are searched '
+                'by pgvector (exact or HNSW, chosen by size): use "auto"',
+                key=f"{prefix}.store.vector.backend",
+                path=file,
+            )
 
 
 def _has_key(raw: dict, dotted: str) -> bool:

@@ -88,3 +88,8 @@ class BadLineRange(MemextError, ValueError):
 
 class SearchDisabled(MemextError):
     """The agent's config turns memory search off (``memory_search.enabled = false``)."""
+
+
+class StoreUnavailable(IndexOpenError):
+    """The index's database server cannot be reached (``store.url``); the
+    message names the server without its password."""

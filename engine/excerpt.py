@@ -40,6 +40,20 @@ class Excerpt:
     omitted_before: bool  # lines of the chunk precede the window
     omitted_after: bool  # lines of the chunk follow it
 
+    def to_text(self) -> str:
+        """The excerpt as plain text for agents and logs: each line with its
+        file line number, ``>`` at the best-matching line and ``⋮`` where
+        lines of the result are left out (the CLI shows the same layout)."""
+        width = len(str(self.lines[-1].number)) if self.lines else 1
+        gap = f"  {'⋮':>{width}}"
+        out = [gap] if self.omitted_before else []
+        for ln in self.lines:
+            mark = ">" if ln.number == self.best_line and ln.hit else " "
+            out.append(f"{mark} {ln.number:>{width}}  {ln.text}".rstrip())
+        if self.omitted_after:
+            out.append(gap)
+        return "\n".join(out)
+
 
 def make_excerpt(
     text: str,

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 from filelock import FileLock, Timeout
 
 from .errors import LockTimeout, MemextError
+from .paths import private_dir
 
 if TYPE_CHECKING:
     from .index import MemoryIndex
@@ -239,7 +240,7 @@ class MemoryFlush:
         return dict(sessions) if isinstance(sessions, dict) else {}
 
     def _write(self, sessions: dict) -> None:
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.state_path.parent, tighten=False)
         data = json.dumps({"version": _STATE_VERSION, "sessions": sessions}, indent=1, sort_keys=True)
         fd, tmp = tempfile.mkstemp(prefix=self.state_path.name + ".", suffix=".tmp", dir=self.state_path.parent)
         try:

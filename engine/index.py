@@ -31,17 +31,17 @@ from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
 from .dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
-from .index_checks import check_store_path, prepare_index_folder, workspace_problem, writer_lock_held
+from .index_checks import check_store_path, prepare_index_folder, workspace_problem
 from .index_repair import damage_of, set_aside, writer_died
 from .sync_failure import clear_failure, last_failure, record_failure
-from .lock import WriterLock
+from .lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .query_embedding import QueryEmbedder
 from .read import ReadResult, read_lines
 from .search import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
-from .store import CorruptIndex, Store, StoreOptions, quick_check
+from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .text import has_searchable_words
 from .sync import (
     ProgressCallback,
@@ -89,7 +89,8 @@ class MemoryIndex:
         self.paths = paths or app_paths()
         self.db_path: Path = agent.db_path(self.paths)
         check_store_path(agent, self.db_path, config_file)
-        prepare_index_folder(self.db_path, self.paths)
+        if self._local:
+            prepare_index_folder(self.db_path, self.paths)
         self._config_file = config_file
         self._env = env
         self._choice: ProviderChoice | None = None
@@ -113,27 +114,38 @@ class MemoryIndex:
         options = StoreOptions.from_settings(self.agent.settings.store.vector)
         return dataclasses.replace(options, background_matrix=not self._one_shot)
 
-    def _open_store(self) -> Store:
+    @property
+    def _local(self) -> bool:
+        """The index is a SQLite file here (not on a server): file damage,
+        crashed writers' notes and integrity checks concern it."""
+        return self.agent.settings.store.driver == "sqlite"
+
+    def _new_store(self) -> IndexStore:
+        return open_store(self.agent, self.db_path, self._store_options())
+
+    def _open_store(self) -> IndexStore:
+        """The agent's store, by ``store.driver`` (store/factory.py)."""
         try:
-            store = Store(self.db_path, self._store_options())
+            store = self._new_store()
         except CorruptIndex as exc:
             # The index is disposable: replace garbage with an empty index
-            # that the next sync fills from the memory files.
-            with WriterLock(self.db_path, timeout=60):
+            # that the next sync fills from the memory files. (Only a SQLite
+            # file is ever corrupt: a server keeps its own data sane.)
+            with writer_lock(self.agent, self.db_path, timeout=60):
                 try:
-                    return Store(self.db_path, self._store_options())
+                    return self._new_store()
                 except CorruptIndex:
                     return self._replace_corrupt(str(exc))
-        if writer_died(self.db_path) and not store.read_only:
+        if self._local and writer_died(self.db_path) and not store.read_only:
             store = self._check_after_crash(store)
         return store
 
-    def _check_after_crash(self, store: Store) -> Store:
+    def _check_after_crash(self, store: IndexStore) -> IndexStore:
         """The last writer died holding the lock (its owner note outlived
         it): quick_check the file before trusting it. Skipped while another
         process writes (that writer is alive; its own open checks)."""
         try:
-            lock = WriterLock(self.db_path, timeout=0).acquire()
+            lock = writer_lock(self.agent, self.db_path, timeout=0).acquire()
         except LockTimeout:
             return store
         try:
@@ -147,25 +159,25 @@ class MemoryIndex:
         finally:
             lock.release()  # removes the dead writer's note: checked
 
-    def _replace_corrupt(self, problem: str) -> Store:
+    def _replace_corrupt(self, problem: str) -> IndexStore:
         """Move an unusable index aside (never delete it: it may be someone's
         file) and start an empty one that the next sync fills. The caller
         holds the writer lock."""
         self._last_error = self._repaired = set_aside(self.db_path, problem)
-        return Store(self.db_path, self._store_options())
+        return self._new_store()
 
     def _recover(self, exc: BaseException, *, locked: bool = False) -> bool:
         """Replace the index with an empty one when ``exc`` came from damage
         to it (DESIGN.md §4, engine/index_repair.py); False when it did not.
         ``locked``: the caller holds the writer lock."""
-        problem = damage_of(exc, self.db_path)
+        problem = damage_of(exc, self.db_path) if self._local else None
         if problem is None:
             return False
         if self._store.read_only:
             raise IndexOpenError(
                 f"the index {self.db_path} is damaged ({problem}) and cannot be replaced: {self._store.read_only}"
             ) from exc
-        lock = None if locked else WriterLock(self.db_path, timeout=60).acquire()
+        lock = None if locked else writer_lock(self.agent, self.db_path, timeout=60).acquire()
         try:
             try:
                 if self._store.refresh():  # another process replaced it meanwhile
@@ -193,7 +205,10 @@ class MemoryIndex:
     def verify(self) -> str | None:
         """Run SQLite's integrity_check on the index; a damaged index is moved
         aside and replaced by an empty one (the next sync rebuilds it).
-        Returns what was done, or None when the index checked out."""
+        Returns what was done, or None when the index checked out (always,
+        for an index on a PostgreSQL server, which checks its own data)."""
+        if not self._local:
+            return None
         problem = quick_check(self.db_path, thorough=True)
         if problem is None or not self._recover(CorruptIndex(problem)):
             return None
@@ -275,14 +290,14 @@ class MemoryIndex:
         """
         if self._store.read_only:
             raise IndexReadOnly(
-                f"the index {self.db_path} cannot be updated: {self._store.read_only} (it can still be searched as it is)"
+                f"the index {self._store.location} cannot be updated: {self._store.read_only} (it can still be searched as it is)"
             )
         with self._sync_lock:
             self._syncing = True
             try:
-                with WriterLock(self.db_path, timeout=lock_timeout) as lock:
+                with writer_lock(self.agent, self.db_path, timeout=lock_timeout) as lock:
                     clean_stale_shadows(self.db_path)
-                    if lock.previous_holder_died:  # the last writer died mid-write
+                    if lock.previous_holder_died and self._local:  # the last writer died mid-write
                         self._verify_locked()
                     report = self._sync_repairing(force, progress, reason, _AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
@@ -321,10 +336,10 @@ class MemoryIndex:
 
     def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         try:
-            writer = Store(self.db_path, self._store_options())
+            writer = self._new_store()
         except CorruptIndex as exc:
             self._recover(exc, locked=True)
-            writer = Store(self.db_path, self._store_options())
+            writer = self._new_store()
         sessions_all = reason == "manual"
         try:
             choice = self.provider_choice
@@ -346,7 +361,7 @@ class MemoryIndex:
         finally:
             writer.close()
 
-    def _run_with_current(self, writer: Store, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
+    def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
         try:
             return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(
@@ -381,7 +396,7 @@ class MemoryIndex:
         """True while this or another process is writing the index."""
         if self._syncing:
             return True
-        return writer_lock_held(self.db_path)
+        return writer_lock_held(self.agent, self.db_path)
 
     def settings_changed(self) -> bool:
         """True when the index was built for another provider, model or
@@ -634,7 +649,7 @@ class MemoryIndex:
         return IndexStatus(
             agent=self.agent.id,
             workspace=str(self.agent.workspace),
-            db_path=str(self.db_path),
+            db_path=st.location,
             enabled=self.agent.settings.enabled,
             files={s: st.file_count(s) for s in sources},
             chunks={s: st.chunk_count(s) for s in sources},
@@ -675,7 +690,7 @@ class MemoryIndex:
         try:
             return LastSync.from_dict(record)
         except (TypeError, ValueError, KeyError) as exc:
-            raise CorruptIndex(f"{self.db_path} has damaged bookkeeping: meta 'last_sync' ({exc})") from None
+            raise CorruptIndex(f"{self._store.location} has damaged bookkeeping: meta 'last_sync' ({exc})") from None
 
     def _skipped(self) -> list[SkippedFile]:
         """Files the last sync skipped, and every indexed file with a problem
@@ -683,7 +698,7 @@ class MemoryIndex:
         try:
             out = [SkippedFile(str(p), str(r)) for p, r in self._store.get_meta_json("skipped", [])]
         except (TypeError, ValueError) as exc:
-            raise CorruptIndex(f"{self.db_path} has damaged bookkeeping: meta 'skipped' ({exc})") from None
+            raise CorruptIndex(f"{self._store.location} has damaged bookkeeping: meta 'skipped' ({exc})") from None
         listed = {k.path for k in out}
         for row in self._store.file_rows().values():
             if row.note and row.path not in listed:

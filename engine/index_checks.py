@@ -1,6 +1,6 @@
 """Checks a MemoryIndex makes about its surroundings: where the index file
-may live, whether the workspace is there, and whether another process is
-writing the index."""
+may live and whether the workspace is there (whether another process is
+writing the index: :func:`memext.engine.lock.writer_lock_held`)."""
 
 from __future__ import annotations
 
@@ -57,18 +57,3 @@ def workspace_problem(agent: AgentConfig) -> str | None:
     except WorkspaceMissing as exc:
         return str(exc)
     return None
-
-
-def writer_lock_held(db_path: Path) -> bool:
-    """Probe the writer lock without waiting (released at once if free)."""
-    import filelock  # here: a search that never writes does not load it (engine/lock.py)
-
-    probe = filelock.FileLock(str(db_path) + ".lock", timeout=0)
-    try:
-        probe.acquire()
-    except filelock.Timeout:
-        return True
-    except OSError:
-        return False  # no lock file can be made there: nobody holds one
-    probe.release()
-    return False

@@ -23,7 +23,7 @@ import click
 
 from .config import MemorySearchSettings, build_settings, load_config
 from .errors import ConfigError, MemextError
-from .paths import app_paths
+from .paths import app_paths, private_dir
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,7 +52,11 @@ def _default_settings(config_path: Path) -> MemorySearchSettings:
 
 
 def _cache_dir(settings: MemorySearchSettings) -> Path:
-    return Path(settings.local.model_cache_dir or app_paths().models_dir).expanduser()
+    if settings.local.model_cache_dir:
+        return Path(settings.local.model_cache_dir).expanduser()  # the user's folder: left as it is
+    paths = app_paths()
+    private_dir(paths.cache_dir)  # memext's own cache folder: 0700, tightened when an older memext left it open
+    return paths.models_dir
 
 
 @click.group("model")

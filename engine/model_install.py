@@ -30,6 +30,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import MemextError, ProviderError
+from .paths import private_dir
 
 #: Per-vector agreement a converted model must reach with the reference.
 MIN_COSINE = 0.99
@@ -196,7 +197,7 @@ def install_model(
     recipe = get_recipe(key)
     started = time.monotonic()
     target = installed_path(recipe, cache_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent, tighten=False)  # new folders 0700 (DESIGN.md §2); a chosen one is left as it is
     with FileLock(str(target) + ".lock", timeout=PIP_TIMEOUT_S):
         if target.is_file() and not force:
             t0 = time.monotonic()

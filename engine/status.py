@@ -112,9 +112,11 @@ class CacheStatus:
 class StorageStatus:
     """Where the index is kept: the storage backend and its version."""
 
-    binding: str  # the SQLite module in use: "sqlite3", "sqlean" or "pysqlite3"
-    version: str
-    backend: str = "sqlite"
+    binding: str  # the SQLite module ("sqlite3", "sqlean", "pysqlite3") or "psycopg <version>"
+    version: str  # SQLite's version, or the PostgreSQL server's
+    backend: str = "sqlite"  # or "postgres"
+    server: str | None = None  # postgres: the store.url without its password
+    schema: str | None = None  # postgres: the agent's schema
 
 
 @dataclass(frozen=True)

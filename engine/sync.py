@@ -136,9 +136,9 @@ def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_s
         "chunking": [s.chunking.tokens, s.chunking.overlap],
         "fts": FTS_VERSION,
         "sources": sorted(s.sources),
-        "workspace": str(agent.workspace),
+        "workspace": str(agent.workspace) if s.store.driver == "sqlite" else "",  # a server's: no local paths (DESIGN §16)
         "extra_paths": list(s.extra_paths),
-        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources else "",
+        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources and s.store.driver == "sqlite" else "",
         "vector_store": vector_store if provider else "",
     }
 
@@ -227,7 +227,7 @@ class Syncer:
         except (ProviderFailed, SyncCancelled, IndexBuildError):
             raise
         except Exception as exc:
-            raise IndexBuildError(f"rebuilding {target.path} failed, the previous index is kept: {exc}") from exc
+            raise IndexBuildError(f"rebuilding {target.location} failed, the previous index is kept: {exc}") from exc
         finally:
             if shadow is not None:
                 shadow.discard()

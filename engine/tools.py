@@ -98,8 +98,9 @@ MEMORY_SEARCH = ToolSpec(
     description=(
         "Search the long-term memory (MEMORY.md and the daily notes memory/*.md) for facts, decisions, "
         "preferences, people and past work, by meaning and by keyword. Call it before answering anything "
-        "that may depend on earlier sessions. Each result has a `citation` (path:start-end); read more "
-        "around a hit with memory_get."
+        "that may depend on earlier sessions. Each result has a `citation` (path:start-end) and a `snippet`: "
+        "the lines around its best match, numbered as in the file (`>` marks the best line, `⋮` lines left "
+        "out); read more around a hit with memory_get."
     ),
     parameters=_object(
         {
@@ -396,7 +397,10 @@ def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict
                 "start_line": r.start_line,
                 "end_line": r.end_line,
                 "score": round(float(r.score), 4),
-                "snippet": r.snippet,
+                # The lines around the best-matching line, numbered as in the
+                # file: an agent sees why it matched and where to read on.
+                "snippet": r.excerpt.to_text() if r.excerpt is not None and r.excerpt.lines else r.snippet,
+                "best_line": r.best_line,
                 "source": r.source,
                 "citation": r.citation,
             }

@@ -168,6 +168,14 @@ def excerpt_html(ex: Excerpt, query: str) -> str:
     return _block(rows, "memext-snippet memext-excerpt")
 
 
+def snippet_html(text: str, query: str) -> str:
+    """A result's snippet, for a search made without excerpts: its lines
+    highlighted, without numbers (a snippet need not start at a line)."""
+    rows = [f'<div class="memext-line" style="white-space:pre-wrap;overflow-wrap:anywhere;padding:0 6px">'
+            f"{highlight_html(line, query)}</div>" for line in text.split("\n")]
+    return _block(rows, "memext-snippet")
+
+
 def numbered_lines_text(text: str, first: int) -> str:
     lines = text.split("\n")
     width = len(str(first + len(lines) - 1))

@@ -2,8 +2,9 @@
 
 ``r = %memsearch deploy`` gives a :class:`SearchResults`: index it, loop
 over it, ``r.to_json()``, ``r.to_dataframe()``. A notebook shows it as HTML
-(score bar, citation, highlighted snippet, provider, notices), a terminal
-as text; a trailing ``;`` shows nothing.
+(score bar, citation with a copy button, the lines around the best match
+numbered as in the file, provider, notices), a terminal as text; a
+trailing ``;`` shows nothing.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from .render import (
     excerpt_text,
     explain_html,
     highlight_text,
-    numbered_lines_html,
     score_bar_html,
     score_bar_text,
+    snippet_html,
 )
 
 #: Snippet lines shown for a result without an excerpt (the full lines are
@@ -199,8 +200,7 @@ def result_html(hit: SearchResult, query: str, *, lines: bool = True) -> str:
     elif hit.excerpt is not None and hit.excerpt.lines:
         body = excerpt_html(hit.excerpt, query)
     else:  # a search without excerpts (snippets off)
-        snippet = "\n".join(hit.snippet.splitlines()[:SNIPPET_LINES])
-        body = numbered_lines_html(snippet, hit.start_line, query).replace('class="memext-lines"', 'class="memext-snippet"', 1)
+        body = snippet_html("\n".join(hit.snippet.splitlines()[:SNIPPET_LINES]), query)
     explain = explain_html(explain_rows(hit.explain)) if hit.explain and lines else ""
     return (
         '<div class="memext-result" style="margin:6px 0 12px 0">'

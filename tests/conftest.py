@@ -1,4 +1,13 @@
-"""Shared fixtures: isolated user folders, example workspaces, a test provider."""
+"""Shared fixtures: isolated user folders, example workspaces, a test
+provider, and the store backends.
+
+Store backends: the tests of the modules in :data:`BACKEND_MODULES` run
+twice, once on SQLite and once on a real PostgreSQL with pgvector (started
+once per session on 127.0.0.1, a fresh database per test), through the
+``store_backend`` fixture: :func:`make_agent` gives agents of the backend
+in force. A test about SQLite itself (its files, the extension, FTS5) is
+marked ``@pytest.mark.sqlite_only`` and runs once.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +15,7 @@ import hashlib
 import os
 import re
 import shutil
+import sys
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -33,6 +43,82 @@ def _shared_dir() -> Path:
 SHARED = _shared_dir()
 MODEL_PATH = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
 LOCOMO_DEV = SHARED / "data" / "locomo" / "locomo-dev.json"
+
+
+#: Test modules whose tests run on both store backends (unless marked sqlite_only).
+BACKEND_MODULES = frozenset(
+    {
+        "test_index",
+        "test_sync",
+        "test_search",
+        "test_store_base",
+        "test_append",
+        "test_tools",
+        "test_results",
+        "test_keeper",
+        "test_session_memory",
+        "test_provider_fallback",
+        "test_notes",
+        "test_progress",
+        "test_supervisor",
+        "test_flush",
+        "test_changes",
+        "test_tool_hosts",
+    }
+)
+BACKENDS = ("sqlite", "postgres")
+#: ``memory_search.store`` keys of the backend in force (set by ``store_backend``).
+_STORE: dict[str, str] = {}
+
+
+def pytest_generate_tests(metafunc):
+    module = metafunc.module.__name__.rsplit(".", 1)[-1]
+    if module in BACKEND_MODULES and not metafunc.definition.get_closest_marker("sqlite_only"):
+        metafunc.parametrize("store_backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server with pgvector on 127.0.0.1 (tests/pg_server.py),
+    started once for the session and stopped (and deleted) at its end."""
+    from pg_server import PostgresServer
+
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server, monkeypatch) -> str:
+    """A fresh database on the test server; its URL has no password: the
+    password comes from PGPASSWORD, as a user would set it. (Set through
+    the test's ``monkeypatch``: a test may change or delete it.)"""
+    from pg_server import PASSWORD
+
+    url = pg_server.new_database()
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    yield url
+    pg_server.drop_database(url)
+
+
+@pytest.fixture(autouse=True)
+def store_backend(request) -> str:
+    """The store backend of this test ("sqlite" unless parametrized):
+    :func:`make_agent` builds agents for it. Its settings are patched on a
+    MonkeyPatch of their own, so a test's ``monkeypatch.undo()`` keeps them."""
+    backend = getattr(request, "param", "sqlite")
+    if backend != "postgres":
+        yield backend
+        return
+    from pg_server import PASSWORD
+
+    server = request.getfixturevalue("pg_server")
+    url = server.new_database()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PGPASSWORD", PASSWORD)
+        mp.setattr(sys.modules[__name__], "_STORE", {"driver": "postgres", "url": url})
+        yield backend
+    server.drop_database(url)
+
 
 
 @pytest.fixture(autouse=True)
@@ -88,8 +174,40 @@ def make_agent(workspace: Path, agent_id: str = "test", db_path: Path | None = N
     ms = dict(settings)
     if db_path is not None:
         ms.setdefault("store", {})["path"] = str(db_path)
+    if _STORE:
+        ms["store"] = {**ms.get("store", {}), **_STORE}
     raw = {"agents": [{"id": agent_id, "workspace": str(workspace), "memory_search": ms}]}
     return parse_config(raw, path=workspace.parent / "config.toml").agents[0]
+
+
+def backend_store() -> dict[str, str]:
+    """The ``memory_search.store`` keys of the backend in force ({} for SQLite),
+    for code that builds agents in a subprocess."""
+    return dict(_STORE)
+
+
+def index_counts(agent: AgentConfig) -> dict[str, int]:
+    """Rows of an agent's index read straight from the backend's tables
+    (not through the store): files, chunks, distinct chunk paths, vectors."""
+    queries = {
+        "files": "SELECT count(*) FROM {s}files",
+        "chunks": "SELECT count(*) FROM {s}chunks",
+        "paths": "SELECT count(DISTINCT path) FROM {s}chunks",
+        "vectors": "SELECT count(*) FROM {s}" + ("vectors" if agent.settings.store.driver == "postgres" else "chunks_vec"),
+    }
+    if agent.settings.store.driver == "postgres":
+        import psycopg
+
+        from memext.engine.store.pg_url import agent_schema
+
+        with psycopg.connect(agent.settings.store.url, autocommit=True) as conn:
+            prefix = '"' + agent_schema(agent.id) + '".'
+            return {k: conn.execute(q.replace("{s}", prefix)).fetchone()[0] for k, q in queries.items()}
+    from memext.engine.store import Store
+
+    with Store(agent.db_path()) as store:
+        assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return {k: store.conn.execute(q.replace("{s}", "")).fetchone()[0] for k, q in queries.items()}
 
 
 class HashingProvider(EmbeddingProvider):

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Iterator
 
 from IPython.core.interactiveshell import InteractiveShell
+
+from conftest import backend_store
 from traitlets.config import Config
 
 
@@ -21,6 +23,8 @@ def write_config(folder: Path, agents: dict[str, Path], provider: str = "none", 
         f"provider = {json.dumps(provider)}",
         "[memory_search.store]",
         f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
+        # The store backend of the test (tests/conftest.py store_backend).
+        *(f"{key} = {json.dumps(value)}" for key, value in backend_store().items()),
     ]
     for agent_id, ws in agents.items():
         lines += ["", "[[agents]]", f"id = {json.dumps(agent_id)}", f"workspace = {json.dumps(str(ws))}"]

@@ -674,14 +674,15 @@ def unit(v) -> Any:
     return a / np.linalg.norm(a)
 
 
-def stored_vectors(db_path) -> dict:
-    """Chunk text -> stored unit vector, read from an index file."""
-    from memext.engine.store import Store
+def stored_vectors(index) -> dict:
+    """Chunk text -> stored unit vector, read from an index: a MemoryIndex
+    (any store backend) or an index file."""
+    from memext.engine.store import Store, open_store
 
-    store = Store(db_path)
+    store = open_store(index.agent, index.db_path) if hasattr(index, "agent") else Store(index)
     try:
-        ids = [r for (r,) in store.conn.execute("SELECT rowid FROM chunks")]
+        ids = range(1, 100_000)  # every rowid a test index can hold, through the interface alone
         rows = store.chunks(ids)
-        return {rows[i].text: v for i, v in store.chunk_vectors(ids).items()}
+        return {rows[i].text: v for i, v in store.chunk_vectors(list(rows)).items()}
     finally:
         store.close()

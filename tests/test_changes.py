@@ -31,7 +31,7 @@ from memext.engine.changes import (
     recorded_mtime,
 )
 from memext.engine.sources import FileRead
-from memext.engine.store import Store
+from memext.engine.store import open_store
 from memext_helpers import write_config
 
 TODO = "# Tasks\n- [ ] ship the release\n"
@@ -53,8 +53,9 @@ def tasks_text(idx: MemoryIndex) -> str:
     return " ".join(r.snippet for r in idx.search("ship release", min_score=0).results)
 
 
-def stored_mtime(db: Path, path: str) -> int:
-    with Store(db) as store:
+def stored_mtime(index: MemoryIndex, path: str) -> int:
+    """The mtime the index recorded for ``path``, read on a store of its own."""
+    with open_store(index.agent, index.db_path) as store:
         return store.file_rows()[path].mtime_ns
 
 
@@ -80,7 +81,7 @@ def test_a_same_size_edit_in_the_tick_of_the_sync_is_indexed_by_the_next_sync(tm
     with MemoryIndex(make_agent(ws, db_path=db), provider=None) as idx:
         first = idx.sync()
         assert first.files_unverified == 1 and first.recheck_after_s is not None and first.recheck_after_s > 0
-        assert stored_mtime(db, "MEMORY.md") == UNVERIFIED_MTIME_NS
+        assert stored_mtime(idx, "MEMORY.md") == UNVERIFIED_MTIME_NS
         assert idx.status().dirty is True  # cannot vouch for it yet: never "fresh"
 
         write_at(tasks, DONE, tick)  # same size, same mtime: invisible to a stat
@@ -93,7 +94,7 @@ def test_a_same_size_edit_in_the_tick_of_the_sync_is_indexed_by_the_next_sync(tm
         os.utime(tasks, ns=(settled, settled))
         again = idx.sync()
         assert again.files_unverified == 0 and again.recheck_after_s is None
-        assert stored_mtime(db, "MEMORY.md") == settled
+        assert stored_mtime(idx, "MEMORY.md") == settled
         assert idx.status().dirty is False and not idx.needs_sync()
         assert idx.sync().files_unchanged == 1
 
@@ -111,7 +112,7 @@ def test_a_sync_rechecks_fine_timestamps_itself(tmp_path):
     with MemoryIndex(make_agent(ws, db_path=tmp_path / "idx.sqlite"), provider=None) as idx:
         report = idx.sync()
         assert report.files_indexed == 1 and report.files_unverified == 0
-        assert stored_mtime(tmp_path / "idx.sqlite", "MEMORY.md") == mtime
+        assert stored_mtime(idx, "MEMORY.md") == mtime
         assert idx.status().dirty is False
 
 
@@ -122,7 +123,7 @@ def test_files_changed_counts_an_unverified_file_as_changed(tmp_path):
     agent = make_agent(ws, db_path=tmp_path / "idx.sqlite")
     with MemoryIndex(agent, provider=None) as idx:
         idx.sync()
-    with Store(tmp_path / "idx.sqlite") as store:
+    with open_store(agent, tmp_path / "idx.sqlite") as store:
         assert files_changed(agent, store)
 
 

@@ -13,9 +13,10 @@ import pytest
 from conftest import HashingProvider, make_agent
 from memext.engine import MemoryIndex, ProviderStatus, SkippedFile, open_index
 from memext.engine.errors import ConfigError, SearchDisabled, UnknownAgentError, WorkspaceMissing
-from memext.engine.lock import WriterLock
+from memext.engine.lock import writer_lock
 
 
+@pytest.mark.sqlite_only
 def test_garbage_in_place_of_the_index_is_moved_aside_and_rebuilt(workspace, tmp_path):
     db = tmp_path / "idx.sqlite"
     garbage = b"\x00garbage, not sqlite\x00" * 500
@@ -73,7 +74,7 @@ def test_deleting_the_index_loses_nothing(workspace, tmp_path, hashing_provider)
         assert [h.citation for h in idx.search("Anna", min_score=0)] == before
 
 
-def test_status_fields(workspace, tmp_path, hashing_provider):
+def test_status_fields(workspace, tmp_path, hashing_provider, store_backend):
     (workspace / "memory" / "big.md").write_text("x" * 5000)
     agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", max_file_bytes=4096)
     with MemoryIndex(agent, provider=hashing_provider) as idx:
@@ -85,15 +86,22 @@ def test_status_fields(workspace, tmp_path, hashing_provider):
     assert typed.provider == ProviderStatus("auto", "hashing", "hash-v1") and typed.fallback is None
     assert typed.last_sync.files_indexed == 3 and not typed.last_sync.rebuilt and typed.batch is None
     assert typed.skipped == [SkippedFile("memory/big.md", "larger than the 4 KB limit (4.9 KB; max_file_bytes)")]
-    assert typed.storage.backend == "sqlite" and typed.vector.store == "vec0" and typed.cache.enabled
+    assert typed.storage.backend == store_backend and typed.cache.enabled
     assert json.loads(json.dumps(st)) == st  # plain JSON
     assert st["agent"] == "test" and st["workspace"] == str(workspace.resolve())
     assert st["files"] == {"memory": 3} and st["chunks"] == {"memory": 3}
     assert not st["dirty"] and st["last_sync"]["duration_s"] >= 0
     assert st["provider"] == {"requested": "auto", "in_force": "hashing", "model": "hash-v1", "reason": None, "failed": None}
-    assert st["vector"]["available"] and st["vector"]["dims"] == 64 and st["vector"]["backend"] == "mmap"
+    assert st["vector"]["available"] and st["vector"]["dims"] == 64
     assert st["fts"]["available"] and st["cache"]["entries"] == 3
-    assert st["storage"]["binding"] in ("sqlite3", "sqlean", "pysqlite3") and st["storage"]["version"]
+    if store_backend == "sqlite":
+        assert typed.vector.store == "vec0" and st["vector"]["backend"] == "mmap"
+        assert st["storage"]["binding"] in ("sqlite3", "sqlean", "pysqlite3") and st["storage"]["version"]
+    else:  # the server, its version and pgvector's; the URL never holds a password
+        assert typed.vector.store == "pgvector" and st["vector"]["backend"] == "exact"
+        assert st["vector"]["extension"].count(".") == 2 and st["storage"]["version"].startswith("PostgreSQL ")
+        assert st["storage"]["binding"].startswith("psycopg 3.") and st["storage"]["schema"] == "memext_test"
+        assert st["storage"]["server"].startswith("postgresql://postgres@127.0.0.1:") and st["db_path"].endswith("(schema memext_test)")
     assert st["skipped"] == [{"path": "memory/big.md", "reason": "larger than the 4 KB limit (4.9 KB; max_file_bytes)"}]
     assert st["mode"] == "hybrid" and st["last_error"] is None
 
@@ -179,7 +187,7 @@ def test_an_index_built_for_another_model_says_how_it_gets_rebuilt(workspace, tm
         st = idx.status()
         assert st.mode == "keyword-only" and "hash-v1" in st.keyword_only_reason
         assert st.to_dict()["mode"] == "keyword-only" and not st.dirty and idx.needs_sync()
-        with WriterLock(idx.db_path, timeout=1):  # a sync in progress (here or in another process)
+        with writer_lock(idx.agent, idx.db_path, timeout=1):  # a sync in progress (here or in another process)
             assert "being rebuilt for hashing/hash-v2" in idx.search("Anna").notice
             assert idx.status().syncing
         idx.sync()

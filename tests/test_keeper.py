@@ -16,7 +16,7 @@ from tray_helpers import make_workspace, wait_for
 
 from conftest import make_agent
 from memext.engine import FreshnessKeeper, KeeperSnapshot, KeeperState, MemoryIndex, SyncRequest
-from memext.engine.lock import WriterLock
+from memext.engine.lock import writer_lock
 
 
 def agent_for(tmp_path: Path, ws: Path, **settings):
@@ -52,7 +52,7 @@ def test_requests_during_a_sync_merge_into_one_follow_up(tmp_path, ws):
     agent = agent_for(tmp_path, ws, sync={"watch": False})
     with FreshnessKeeper(agent) as keeper:
         settle(keeper, 1)
-        with WriterLock(agent.db_path(), timeout=5):  # another process is syncing
+        with writer_lock(agent, agent.db_path(), timeout=5):  # another process is syncing
             keeper.request("manual")
             wait_for(lambda: keeper.snapshot().progress, what="the sync to wait for the lock")
             (ws / "memory" / "2026-01-02.md").write_text("- We bought a ladder.\n")
@@ -87,7 +87,7 @@ def test_wait_fresh_covers_every_request_made_before_it(tmp_path, ws):
     keeper.start(sync=False)
     try:
         assert keeper.wait_fresh(20) and keeper.snapshot().syncs == 1
-        with WriterLock(agent.db_path(), timeout=5):
+        with writer_lock(agent, agent.db_path(), timeout=5):
             (ws / "memory" / "2026-01-03.md").write_text("- We fixed the boiler.\n")
             keeper.request("note")
             t0 = time.monotonic()
@@ -123,7 +123,7 @@ def test_before_search_resyncs_a_stale_index_in_the_background(tmp_path, ws):
     with keeper:
         settle(keeper, 1)
         time.sleep(0.3)
-        with WriterLock(agent.db_path(), timeout=5):
+        with writer_lock(agent, agent.db_path(), timeout=5):
             (ws / "memory" / "2026-01-05.md").write_text("- We sharpened the knives.\n")
             t0 = time.monotonic()
             assert keeper.before_search(timeout=30)
@@ -142,7 +142,7 @@ def test_before_search_resyncs_a_stale_index_in_the_background(tmp_path, ws):
 def test_before_search_never_hangs(tmp_path, ws):
     agent = agent_for(tmp_path, ws, sync={"watch": False})
     agent.db_path().parent.mkdir(parents=True, exist_ok=True)
-    with WriterLock(agent.db_path(), timeout=5):  # the first build cannot start
+    with writer_lock(agent, agent.db_path(), timeout=5):  # the first build cannot start
         keeper = FreshnessKeeper(agent)
         keeper.start(sync=False)
         t0 = time.monotonic()

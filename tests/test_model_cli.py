@@ -143,3 +143,19 @@ def test_a_missing_local_extra_is_named_before_any_download(config, tmp_path):
     assert "needs the local extra (missing: gguf, llama-cpp-python): pip install 'memext[local]'" in r.stderr
     assert "Traceback" not in r.stderr and "download" not in (r.stdout + r.stderr).lower()
     assert "model_path" not in config.read_text()  # nothing configured
+
+
+def test_memexts_cache_folder_is_private(monkeypatch, workspace, tmp_path):
+    """Issue 13: memext's cache folder (models, probe verdicts) is 0700 like
+    its config, state and log folders; one an older memext left open is
+    tightened when the model commands use it."""
+    monkeypatch.setenv("MEMEXT_WORKSPACE", str(workspace))
+    old = os.umask(0o022)
+    try:
+        cache = app_paths().cache_dir
+        cache.mkdir(parents=True, exist_ok=True)
+        os.chmod(cache, 0o755)
+        assert run("model", "list", "--json").exit_code == 0
+        assert oct(os.stat(cache).st_mode & 0o777) == oct(0o700)
+    finally:
+        os.umask(old)

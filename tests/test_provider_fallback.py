@@ -21,7 +21,7 @@ from memext.engine.paths import app_paths
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
-from memext.engine.store import Store
+from memext.engine.store import open_store
 from servers import GEMINI_KEY, OPENAI_KEY, stored_vectors, unit
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
@@ -41,7 +41,7 @@ def fast_openai(server) -> OpenAIProvider:
 
 
 def assert_gemini_index(idx, server) -> None:
-    stored = stored_vectors(idx.db_path)
+    stored = stored_vectors(idx)
     assert stored and all(np.allclose(v, unit(server.gemini_vector(t)), atol=1e-5) for t, v in stored.items())
     assert idx.status().vector.dims == server.gemini_dims
 
@@ -56,7 +56,7 @@ def test_a_rejected_key_at_the_first_sync_switches_to_the_fallback(workspace, tm
         assert st.provider.requested == "openai" and st.provider.in_force == "gemini"
         assert st.fallback.from_provider == "openai" and "HTTP 401: Incorrect API key provided" in st.fallback.reason
         assert len(api_server.requests("openai.embeddings")) == 1  # a 401 is not retried
-        assert sorted(api_server.inputs("gemini.batchEmbedContents")) == sorted(stored_vectors(idx.db_path))
+        assert sorted(api_server.inputs("gemini.batchEmbedContents")) == sorted(stored_vectors(idx))
         assert_gemini_index(idx, api_server)
 
         hits = idx.search("who prefers green tea")
@@ -231,7 +231,7 @@ def test_a_primary_that_cannot_start_hands_over_to_the_fallback(workspace, tmp_p
         hits = idx.search("who prefers green tea")
         assert hits.mode == "hybrid" and hits.provider == fallback and hits.fallback["from"] == primary
         assert idx.status().vector.dims == (api_server.openai_dims if fallback == "openai" else api_server.gemini_dims)
-    recorded = Store(agent.db_path(app_paths())).get_meta_json("fallback")
+    recorded = open_store(agent, agent.db_path(app_paths())).get_meta_json("fallback")
     assert recorded["from"] == primary and recorded["to"] == fallback and why in recorded["reason"]
     if primary == "openai":
         assert api_server.requests("openai") == []  # it never started

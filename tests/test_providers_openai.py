@@ -339,7 +339,7 @@ def test_one_batch_job_for_a_sync_across_files(workspace, tmp_path, api_server):
         assert all(word in joined for word in ("Anna", "a828e60", "roadmap", "Carla", "item 1059", "item 1559"))
 
         # The output was shuffled; mapping by custom_id puts each vector on its text.
-        stored = stored_vectors(idx.db_path)
+        stored = stored_vectors(idx)
         assert len(stored) == report.chunks_written
         for text, vec in stored.items():
             assert np.allclose(vec, unit(api_server.openai_vector(text)), atol=1e-5)

@@ -50,7 +50,7 @@ def test_to_dict_is_plain_json_with_the_user_facing_keys():
     assert d["provider"] == {
         "requested": "auto", "in_force": "gemini", "model": "gemini-embedding-001", "reason": "auto: Gemini API key found", "failed": None,
     }
-    assert d["storage"] == {"binding": "sqlean", "version": "3.50.4", "backend": "sqlite"}
+    assert d["storage"] == {"binding": "sqlean", "version": "3.50.4", "backend": "sqlite", "server": None, "schema": None}
     assert d["last_sync"]["rebuilt"] and d["batch"]["jobs"][0]["id"] == "b1" and d["local_model"] is None
     assert d["skipped"] == [{"path": "memory/big.md", "reason": "too big"}] and d["mode"] == "hybrid"
     assert (status().total_files, status().total_chunks) == (2, 6)

@@ -18,6 +18,9 @@ from memext.engine.store import CacheKey, NewChunk, Store, StoreOptions, move_as
 from memext.engine.vectors import normalize
 
 TESTS = Path(__file__).resolve().parent
+#: The SQLite store's own behaviour (its file, vec0, FTS5); the PostgreSQL
+#: store's is in test_store_postgres.py.
+pytestmark = pytest.mark.sqlite_only
 
 
 def unit(seed: int, dims: int = 32) -> np.ndarray:

@@ -8,10 +8,12 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import make_agent
 from memext.engine import MemoryIndex
 from memext.engine.search import run_search
-from memext.engine.store import IndexStore, Store, StoreOptions
+from memext.engine.store import IndexStore, Store, StoreOptions, open_store
 from memext.engine.sync import Syncer
 from memext.engine.vectors import normalize
 
@@ -47,6 +49,7 @@ for _name in INTERFACE:
     setattr(InterfaceOnly, _name, _forward(_name))
 
 
+@pytest.mark.sqlite_only
 def test_the_sqlite_store_implements_the_interface(tmp_path):
     store = Store(tmp_path / "a.sqlite")
     try:
@@ -67,7 +70,7 @@ def test_the_sqlite_store_implements_the_interface(tmp_path):
 def test_sync_rebuild_and_search_run_through_the_interface_alone(workspace, tmp_path, hashing_provider):
     agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
     used: set[str] = set()
-    inner = Store(tmp_path / "idx.sqlite")
+    inner = open_store(agent, tmp_path / "idx.sqlite")
     store = InterfaceOnly(inner, used)
     assert isinstance(store, IndexStore) and not hasattr(store, "conn")
     used.clear()

@@ -7,9 +7,15 @@ import threading
 import time
 
 import numpy as np
+import pytest
+
 from memext.engine.store import NewChunk, Store, StoreOptions
 from memext.engine.store import vectors as store_vectors
 from memext.engine.vectors import normalize
+
+
+#: vec0 and the in-memory matrix are the SQLite store's (test_store_postgres.py: pgvector).
+pytestmark = pytest.mark.sqlite_only
 
 
 def unit(seed: int, dims: int = 16) -> np.ndarray:

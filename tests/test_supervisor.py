@@ -17,7 +17,7 @@ from tray_helpers import atomic_save, make_workspace, search_paths, wait_for, wr
 
 from conftest import HashingProvider
 from memext.engine import AgentConfig, ConfigReloader, KeeperSnapshot, KeeperState, MemoryIndex, Supervisor
-from memext.engine.lock import WriterLock
+from memext.engine.lock import writer_lock
 
 
 @pytest.fixture
@@ -308,7 +308,7 @@ def test_syncs_wait_for_another_process_holding_the_writer_lock(setup):
     with start_supervisor(cfg) as d:
         settled(d, "alpha")
         agent = d.keeper("alpha").agent
-        with WriterLock(agent.db_path(), timeout=5):  # as a notebook's sync would
+        with writer_lock(agent, agent.db_path(), timeout=5):  # as a notebook's sync would
             (a / "memory" / "2026-01-12.md").write_text("- Alpha waxed the skis.\n")
             wait_for(lambda: snap(d, "alpha").state == KeeperState.SYNCING, what="the waiting sync")
             waiting = wait_for(lambda: snap(d, "alpha").progress, what="the wait to show")
@@ -324,7 +324,8 @@ def test_stop_does_not_wait_for_another_process_holding_the_lock(setup):
     write_config(cfg, {"alpha": a})
     d = start_supervisor(cfg)
     settled(d, "alpha")
-    with WriterLock(d.keeper("alpha").agent.db_path(), timeout=5):
+    alpha = d.keeper("alpha").agent
+    with writer_lock(alpha, alpha.db_path(), timeout=5):
         d.keeper("alpha").request("manual")
         wait_for(lambda: snap(d, "alpha").progress, what="the sync to wait for the lock")
         t0 = time.monotonic()
@@ -407,12 +408,13 @@ def test_no_scheduler_spin_for_a_missing_workspace_a_disabled_agent_or_a_long_sy
     )
     from memext.engine.config import load_config
 
-    slow_db = load_config(cfg).agent("slow").db_path()
+    slow = load_config(cfg).agent("slow")
+    slow_db = slow.db_path()
     slow_db.parent.mkdir(parents=True, exist_ok=True)
     d = Supervisor(cfg, config_poll_s=1.0)
     # "slow": another process's sync holds the index the whole time, so this
     # agent's sync runs far past its interval.
-    with WriterLock(slow_db, timeout=5):
+    with writer_lock(slow, slow_db, timeout=5):
         with d:
             wait_for(lambda: d.keeper("slow").busy(), what="slow's sync to wait for the lock")
             first = settled(d, "ghost")

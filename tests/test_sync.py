@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HashingProvider, make_agent
+from conftest import HashingProvider, backend_store, index_counts, make_agent
 from memext.engine import IndexBuildError, MemoryIndex
 from memext.engine.errors import WorkspaceMissing
-from memext.engine.store import Store
+from memext.engine.store import open_store
 from memext.engine.changes import files_changed
 from memext.engine.sync import Syncer
 
@@ -69,10 +69,9 @@ def test_deleting_a_file_removes_its_chunks(workspace, tmp_path, hashing_provide
         report = idx.sync()
         assert report.files_deleted == 1
         assert not any(r.path == "memory/2026-01-05.md" for r in idx.search("a828e60", min_score=0))
-    store = Store(tmp_path / "idx.sqlite")
-    assert store.conn.execute("SELECT count(*) FROM chunks WHERE path = 'memory/2026-01-05.md'").fetchone()[0] == 0
-    assert store.conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0] == store.chunk_count()
-    store.close()
+        agent = idx.agent
+    counts = index_counts(agent)
+    assert counts["files"] == counts["paths"] == 2 and counts["vectors"] == counts["chunks"] == 2
 
 
 def test_failed_rebuild_keeps_the_old_index_and_no_temp_files(workspace, tmp_path, hashing_provider):
@@ -93,7 +92,7 @@ def test_failed_rebuild_keeps_the_old_index_and_no_temp_files(workspace, tmp_pat
         assert not idx.search("kayaks", min_score=0).results
     leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("idx.sqlite"))
     assert [n for n in leftovers if "rebuild" in n] == []
-    store = Store(db)
+    store = open_store(make_agent(workspace, db_path=db), db)
     assert json.loads(store.get_meta("fingerprint"))["model"] == "hash-v1"
     store.close()
 
@@ -184,7 +183,7 @@ def test_files_changed_agrees_with_what_a_sync_would_do(workspace, tmp_path):
         workspace, db_path=tmp_path / "idx.sqlite", sources=["memory", "sessions"],
         experimental={"session_memory": True}, sync={"sessions": {"delta_bytes": 1000}},
     )
-    store = Store(tmp_path / "idx.sqlite")
+    store = open_store(agent, tmp_path / "idx.sqlite")
     Syncer(agent, store, None).run(sessions_all=True)
     assert not files_changed(agent, store)
     with log.open("a") as f:  # below delta_bytes: a sync would defer it
@@ -204,7 +203,7 @@ def test_files_changed_agrees_with_what_a_sync_would_do(workspace, tmp_path):
 
 def test_sync_of_a_missing_workspace_raises_instead_of_emptying_the_index(workspace, tmp_path):
     agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
-    store = Store(tmp_path / "idx.sqlite")
+    store = open_store(agent, tmp_path / "idx.sqlite")
     Syncer(agent, store, None).run()
     workspace.rename(tmp_path / "elsewhere")
     with pytest.raises(WorkspaceMissing, match="does not exist"):
@@ -220,10 +219,10 @@ CONCURRENT_SYNC = textwrap.dedent(
     """
     import sys, json, time
     sys.path.insert(0, {tests!r})
-    from conftest import HashingProvider, make_agent
+    from conftest import HashingProvider, backend_store, index_counts, make_agent
     from memext.engine import MemoryIndex
     from pathlib import Path
-    agent = make_agent(Path({ws!r}), db_path=Path({db!r}))
+    agent = make_agent(Path({ws!r}), db_path=Path({db!r}), **{extra!r})
     p = HashingProvider()
     with MemoryIndex(agent, provider=p) as idx:
         start = time.time()
@@ -239,7 +238,8 @@ def test_two_processes_syncing_one_agent_stay_consistent(tmp_path):
     for i in range(150):
         (ws / "memory" / f"2026-01-{i:03d}.md").write_text(f"# note {i}\n\n" + f"- fact {i} about topic{i % 7}\n" * 30)
     db = tmp_path / "idx.sqlite"
-    code = CONCURRENT_SYNC.format(tests=str(TESTS), ws=str(ws), db=str(db))
+    extra = {"store": backend_store()} if backend_store() else {}
+    code = CONCURRENT_SYNC.format(tests=str(TESTS), ws=str(ws), db=str(db), extra=extra)
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = []
     for p in procs:
@@ -248,13 +248,11 @@ def test_two_processes_syncing_one_agent_stay_consistent(tmp_path):
         outs.append(json.loads(out.strip().splitlines()[-1]))
     # One did the work, the other waited for the lock and found nothing to do.
     assert sorted(o["indexed"] for o in outs) == [0, 150]
-    store = Store(db)
-    c = store.conn
-    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert c.execute("SELECT count(*) FROM files").fetchone()[0] == 150
-    assert c.execute("SELECT count(DISTINCT path) FROM chunks").fetchone()[0] == 150
-    assert c.execute("SELECT count(*) FROM chunks").fetchone()[0] == c.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
-    assert c.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'topic3'").fetchone()[0] > 0
+    agent = make_agent(ws, db_path=db)
+    counts = index_counts(agent)
+    assert counts["files"] == counts["paths"] == 150 and counts["chunks"] == counts["vectors"]
+    store = open_store(agent, db)
+    assert store.keyword_search('"topic3"', 10) and store.term_doc_counts(["topic3"])["topic3"] > 0
     store.close()
 
 

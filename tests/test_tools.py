@@ -14,7 +14,7 @@ import pytest
 
 from conftest import make_agent
 from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, openai_tools
-from memext.engine.lock import WriterLock
+from memext.engine.lock import writer_lock
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
@@ -98,8 +98,12 @@ def test_search_get_append_results(tools, workspace):
     r = tools.call_tool("memory_search", {"query": "green tea"})
     assert set(r) == {"results", "provider", "model", "fallback", "stale", "notice"}
     top = r["results"][0]
-    assert set(top) == {"path", "start_line", "end_line", "score", "snippet", "source", "citation"}
+    assert set(top) == {"path", "start_line", "end_line", "score", "snippet", "best_line", "source", "citation"}
     assert top["path"] == "MEMORY.md" and "green tea" in top["snippet"]
+    # The snippet shows why it matched: the best line, numbered as in the file, marked.
+    best = next(line for line in top["snippet"].splitlines() if line.startswith(">"))
+    assert best.split()[1] == str(top["best_line"]) and "green tea" in best
+    assert top["start_line"] <= top["best_line"] <= top["end_line"]
     assert top["citation"] == f"MEMORY.md:{top['start_line']}-{top['end_line']}"
     assert r["provider"] == "none" and r["fallback"] is None and r["stale"] is False
 
@@ -139,7 +143,7 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
     with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"], lock_timeout=0.2) as t:
         t.call_tool("memory_search", {"query": "tea"})
         (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
-        with WriterLock(db, timeout=5):  # another process is writing the index
+        with writer_lock(agent, db, timeout=5):  # another process is writing the index
             r = t.call_tool("memory_search", {"query": "oolong"})
         assert r["stale"] is True and "another process is syncing" in r["notice"] and r["results"] == []
         r = t.call_tool("memory_search", {"query": "oolong"})
@@ -246,3 +250,21 @@ def test_importing_the_engine_does_not_import_jsonschema():
 
     code = "import sys, memext.engine; print('jsonschema' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip() == "False"
+
+
+def test_search_snippets_show_the_matching_line_of_a_long_result(workspace, tmp_path):
+    """Issue 11: the snippet is the window around the best line, not the
+    chunk's first lines (the key on line 16 of 17 used to be cut off)."""
+    lines = [f"- Note {i}: routine entry about the weekly plan." for i in range(1, 16)]
+    lines.append("- The PAYMENTS_API_KEY lives in the vault under payments/prod.")
+    lines.append("- Last line.")
+    (workspace / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    agent = make_agent(workspace, db_path=tmp_path / "index" / "test.sqlite")
+    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as tools:
+        top = tools.call_tool("memory_search", {"query": "PAYMENTS_API_KEY"})["results"][0]
+    assert top["path"] == "MEMORY.md" and top["best_line"] == 16
+    shown = top["snippet"].splitlines()
+    assert any(line.startswith(">") and " 16 " in line and "PAYMENTS_API_KEY" in line for line in shown)
+    if top["start_line"] < 16 - 3:
+        assert shown[0].strip() == "⋮"  # lines before the window are marked as left out
+    assert "Note 1:" not in top["snippet"]

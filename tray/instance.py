@@ -12,7 +12,7 @@ from pathlib import Path
 
 import filelock
 
-from memext.engine import AppPaths, app_paths
+from memext.engine import AppPaths, app_paths, private_dir
 
 
 def instance_lock_path(paths: AppPaths | None = None) -> Path:
@@ -29,7 +29,7 @@ class SingleInstance:
         self.held = False
 
     def acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent, tighten=False)
         try:
             self._lock.acquire(timeout=0)
         except filelock.Timeout:

@@ -30,6 +30,7 @@ import httpx2
 from filelock import FileLock, Timeout
 
 from ..errors import ProviderError
+from ..paths import private_dir
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Called with (bytes on disk, total bytes or None) as a download proceeds.
@@ -101,7 +102,7 @@ def fetch(
         raise ProviderError(f"{spec} is not downloaded yet (expected at {dest})")
     endpoint = endpoint_from_env(env)
     url = hub_file.url(endpoint)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(dest.parent, tighten=False)  # new folders 0700; a chosen one is left as it is
     try:
         # Two processes starting the same download would corrupt the .part.
         with FileLock(str(dest) + ".lock", timeout=3600):

@@ -50,7 +50,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..config import AgentConfig
 from ..errors import ProviderError
-from ..paths import AppPaths
+from ..paths import AppPaths, private_dir
 from ..status import LocalModelStatus
 from .base import EmbeddingProvider, EmbedProgress
 
@@ -555,7 +555,7 @@ def _update_probe_cache(path: Path | None, key: str, result: ProbeResult | None)
     else:
         data[key] = dataclasses.asdict(result)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent, tighten=False)
         tmp = path.with_name(path.name + f".{os.getpid()}")
         tmp.write_text(json.dumps(data, indent=1))
         os.replace(tmp, path)

@@ -5,10 +5,14 @@ backend is split by concern: ``connection`` (open, schema, refresh after a
 swap, meta, unusable files), ``ownership`` (is a file memext's to write),
 ``damage`` (telling a damaged file), ``chunks`` (files, chunks, FTS5),
 ``vectors`` (vec0 or the in-memory matrix), ``cache`` (the embedding cache)
-and ``sqlite`` (the :class:`Store` that puts them together).
+and ``sqlite`` (the :class:`Store` that puts them together). The PostgreSQL
+backend is ``postgres`` (:class:`~.postgres.PostgresStore`) with ``pg_*``
+modules, imported only when an agent uses it; ``factory.open_store``
+chooses by ``store.driver``.
 """
 
 from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, IndexStore, NewChunk, StoreOptions
+from .factory import open_store
 from .connection import SCHEMA_VERSION, clean_stale_shadows, move_aside, remove_index_files
 from .damage import quick_check
 from .sqlite import Store
@@ -26,6 +30,7 @@ __all__ = [
     "Store",
     "StoreOptions",
     "clean_stale_shadows",
+    "open_store",
     "move_aside",
     "quick_check",
     "remove_index_files",

@@ -2,15 +2,15 @@
 
 :class:`IndexStore` lists exactly what ``engine/search.py``,
 ``engine/sync.py`` and ``MemoryIndex`` ask of an index; the SQLite
-:class:`~memext.engine.store.sqlite.Store` implements it, and a second
-backend (PostgreSQL, say) implements the same methods. The row types below
+:class:`~memext.engine.store.sqlite.Store` and the PostgreSQL
+:class:`~memext.engine.store.postgres.PostgresStore` implement it
+(``store.factory.open_store`` picks one by ``store.driver``). The row types below
 are what crosses the interface.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
@@ -110,8 +110,9 @@ class IndexStore(Protocol):
     """
 
     @property
-    def path(self) -> Path:
-        """Where the index lives (shown to users, names the writer lock)."""
+    def location(self) -> str:
+        """Where the index lives, as users are shown it (a file path, or a
+        server URL without its password and the agent's schema)."""
         ...
 
     @property

@@ -52,6 +52,11 @@ class Store:
         return self._db.path
 
     @property
+    def location(self) -> str:
+        """The index file, as users are shown it."""
+        return str(self._db.path)
+
+    @property
     def options(self) -> StoreOptions:
         return self._db.options
 
@@ -124,6 +129,7 @@ class Store:
         WAL database, it cannot pair a new file with the old file's
         ``-wal``/``-shm``.
         """
+        target_file = Path(target.location)  # a SQLite store's location is its file
         with self._db.lock:
             with self.transaction():
                 self._db.set_meta("generation", uuid.uuid4().hex)
@@ -133,18 +139,18 @@ class Store:
             if sidecar is not None:
                 self._vectors.reset()
                 try:
-                    os.replace(sidecar_path(self.path, sidecar.token), sidecar_path(target.path, sidecar.token))
+                    os.replace(sidecar_path(self.path, sidecar.token), sidecar_path(target_file, sidecar.token))
                 except FileNotFoundError:
                     pass  # readers then find no sidecar and use vec0 until the next sync writes one
             self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            dest, _ = db.connect(target.path, load_vec=False)
+            dest, _ = db.connect(target_file, load_vec=False)
             try:
                 self._db.conn.backup(dest)
                 dest.execute("PRAGMA wal_checkpoint(PASSIVE)")
             finally:
                 dest.close()
         target.refresh()
-        remove_sidecars(target.path, keep=sidecar.token if sidecar is not None else None)
+        remove_sidecars(target_file, keep=sidecar.token if sidecar is not None else None)
 
     def discard(self) -> None:
         """Close this store and delete its files (rebuild shadows only)."""

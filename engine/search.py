@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from .config import QuerySettings
 from .excerpt import Excerpt, make_excerpt
-from .spans import Span, budget_spans, merged_text
+from .spans import Span, budget_spans, cited_lines, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
@@ -262,28 +262,40 @@ def run_search(
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
     if max_lines is not None or settings.merge_spans:
-        hits = [(rows[c.rowid].path, rows[c.rowid].start_line, rows[c.rowid].end_line) for c in passed]
+        cited = [_cited(rows[c.rowid]) for c in passed]
+        hits = [(rows[c.rowid].path, start, end) for c, (start, end, _) in zip(passed, cited)]
         spans = budget_spans(hits, max_lines if max_lines is not None else sys.maxsize, max_results)
-        return [_span_result(span, passed, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans], mode
-    results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain, snippets) for c in passed[:max_results]]
+        return [
+            _span_result(span, passed, cited, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans
+        ], mode
+    results = [
+        _result(rows[c.rowid], _cited(rows[c.rowid]), c, terms, weights, mode, h.fusion, explain, snippets)
+        for c in passed[:max_results]
+    ]
     return results, mode
 
 
+def _cited(row: ChunkRow) -> tuple[int, int, str]:
+    """The lines of a chunk its hit cites (:func:`engine.spans.cited_lines`)."""
+    return cited_lines(row.start_line, row.end_line, row.text)
+
+
 def _span_result(
-    span: Span, passed: list[_Candidate], rows: dict[int, ChunkRow], terms: Sequence[str], weights: dict[str, float],
-    mode: str, method: str, explain: bool, snippets: bool = True,
+    span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
+    terms: Sequence[str], weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
 ) -> SearchResult:
-    """The result for one span of the budget: its best hit, widened to the span."""
+    """The result for one span of the budget: its best hit, widened to the span
+    (``cited[i]`` is the cited lines of ``passed[i]``)."""
     best = passed[span.members[0]]
-    result = _result(rows[best.rowid], best, terms, weights, mode, method, explain, snippets)
+    result = _result(rows[best.rowid], cited[span.members[0]], best, terms, weights, mode, method, explain, snippets)
     if len(span.members) == 1:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
     result.start_line, result.end_line = span.start_line, span.end_line
     if snippets:
-        text = merged_text([(r.start_line, r.end_line, r.text) for r in members])
-        result.snippet = make_snippet(text, terms, weights=weights)
-        result.excerpt = make_excerpt(text, span.start_line, terms, weights)
+        whole = merged_text([(r.start_line, r.end_line, r.text) for r in members])
+        result.snippet = make_snippet(whole, terms, weights=weights)
+        result.excerpt = make_excerpt(merged_text([cited[i] for i in span.members]), span.start_line, terms, weights)
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
     return result
@@ -436,9 +448,14 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
 
 
 def _result(
-    row: ChunkRow, c: _Candidate, terms: Sequence[str], weights: dict[str, float], mode: str, method: str, explain: bool,
-    snippets: bool = True,
+    row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, terms: Sequence[str], weights: dict[str, float],
+    mode: str, method: str, explain: bool, snippets: bool = True,
 ) -> SearchResult:
+    """The result for one chunk, citing ``cited`` (its lines without the
+    headings that open it: :func:`engine.spans.cited_lines`). The excerpt
+    shows the cited lines; the snippet is drawn from the whole chunk, so a
+    reader of the search answer still sees the section's heading."""
+    start, end, text = cited
     info = None
     if explain:
         info = {
@@ -457,11 +474,11 @@ def _result(
             info["time_boost"] = c.time
     return SearchResult(
         path=row.path,
-        start_line=row.start_line,
-        end_line=row.end_line,
+        start_line=start,
+        end_line=end,
         score=round(c.score, 6),
         snippet=make_snippet(row.text, terms, weights=weights) if snippets else "",
         source=row.source,
         explain=info,
-        excerpt=make_excerpt(row.text, row.start_line, terms, weights) if snippets else None,
+        excerpt=make_excerpt(text, start, terms, weights) if snippets else None,
     )

@@ -42,7 +42,7 @@ def test_index_search_get_status_json(config):
     data = json.loads(r.output)
     hit = data["results"][0]
     assert {"path", "start_line", "end_line", "score", "snippet", "source"} <= set(hit)
-    assert hit["citation"] == "memory/2026-01-05.md:1-4" and data["mode"] == "keyword"
+    assert hit["citation"] == "memory/2026-01-05.md:3-4" and data["mode"] == "keyword"
 
     r = run("get", "memory/2026-01-05.md:3-3", "--json")
     assert json.loads(r.output)["text"] == "- Fixed the cache invalidation bug in commit a828e60."
@@ -54,10 +54,10 @@ def test_index_search_get_status_json(config):
 
 def test_search_max_lines_is_a_reading_budget(config):
     run("index")
-    r = run("search", "green", "tea", "--max-lines", "8", "--json")
+    r = run("search", "green", "tea", "--max-lines", "5", "--json")
     hits = json.loads(r.output)["results"]
-    assert [h["citation"] for h in hits] == ["MEMORY.md:1-8"]  # 8 lines: the next hit would pass the budget
-    assert json.loads(run("search", "green", "tea", "--max-lines", "7", "--json").output)["results"] == []
+    assert [h["citation"] for h in hits] == ["MEMORY.md:4-8"]  # its text: the headings opening the chunk are not cited
+    assert json.loads(run("search", "green", "tea", "--max-lines", "4", "--json").output)["results"] == []
     r = run("search", "tea", "--max-lines", "0")
     assert r.exit_code == 2 and "--max-lines" in r.output
 
@@ -65,7 +65,7 @@ def test_search_max_lines_is_a_reading_budget(config):
 def test_text_output(config):
     run("index")
     r = run("search", "green", "tea")
-    assert "1. MEMORY.md:1-8" in r.output and "score" in r.output and "Bob prefers green tea" in r.output
+    assert "1. MEMORY.md:4-8" in r.output and "score" in r.output and "Bob prefers green tea" in r.output
     r = run("get", "MEMORY.md", "--from", "4", "--lines", "1", "-N")
     assert r.output.strip() == "4  - Anna is the tech lead of the billing team."
     r = run("status")
@@ -76,9 +76,9 @@ def test_search_since_and_before(config):
     run("index")
     cites = lambda *args: [h["citation"] for h in json.loads(run("search", "Anna", "--json", *args).output)["results"]]  # noqa: E731
     assert len(cites()) == 2  # MEMORY.md and memory/2026-01-06.md
-    assert cites("--since", "2026-01-06", "--before", "2026-01-07") == ["memory/2026-01-06.md:1-4"]
+    assert cites("--since", "2026-01-06", "--before", "2026-01-07") == ["memory/2026-01-06.md:3-4"]
     assert cites("--before", "2026-01-06") == []
-    assert cites("--since", "1d") == ["MEMORY.md:1-8"]  # no date in its name: its mtime (just now) dates it
+    assert cites("--since", "1d") == ["MEMORY.md:4-8"]  # no date in its name: its mtime (just now) dates it
     r = run("search", "Anna", "--since", "2026-02-01", "--before", "2026-03-01")
     assert r.exit_code == 0 and r.output.strip().endswith("no results dated since 2026-02-01 and before 2026-03-01")
     r = run("search", "Anna", "--since", "last week")

@@ -107,12 +107,12 @@ def test_load_with_a_broken_config_explains_and_keeps_the_magics(tmp_path, monke
 def test_memsearch_returns_a_result_list_shown_as_html(ip):
     r = ip.run_line_magic("memsearch", "vet Biscuit")
     assert isinstance(r, SearchResults)
-    assert r[0].citation == "memory/2026-10-05.md:1-10"
+    assert r[0].citation == "memory/2026-10-05.md:4-10"
     assert all(hit.score <= r[0].score for hit in r)
     assert r.mode == "keyword" and r.agent == "example"
     html = display_html(ip, r)
-    assert re.search(r'<code class="memext-citation"[^>]*>memory/2026-10-05.md:1-10</code>', html)
-    assert 'data-cite="memory/2026-10-05.md:1-10"' in html  # the copy button
+    assert re.search(r'<code class="memext-citation"[^>]*>memory/2026-10-05.md:4-10</code>', html)
+    assert 'data-cite="memory/2026-10-05.md:4-10"' in html  # the copy button
     # The lines around the best-matching line (9), numbered, the best one marked.
     best = re.search(r'<div class="memext-line memext-best".*?</div>', html)
     assert best and "›9</span>- Booked the <mark" in best.group(0)
@@ -120,18 +120,18 @@ def test_memsearch_returns_a_result_list_shown_as_html(ip):
     assert 'class="memext-score-bar"' in html and 'width:100.0%' in html
     assert "keyword-only search" in html  # the notice is visible
     text = repr(r)
-    assert "memory/2026-10-05.md:1-10" in text and "[keyword-only]" in text and "note: provider" in text
+    assert "memory/2026-10-05.md:4-10" in text and "[keyword-only]" in text and "note: provider" in text
     assert " >  9  - Booked the vet for Biscuit: Thursday 9 October, 17:30, annual vaccines." in text.splitlines()
 
 
 def test_memsearch_max_lines_is_a_reading_budget(ip):
-    r = ip.run_line_magic("memsearch", "--max-lines 10 vet Biscuit")
-    assert r[0].citation == "memory/2026-10-05.md:1-10"
-    assert sum(hit.end_line - hit.start_line + 1 for hit in r) <= 10
-    # The 10-line best hit does not fit 9 lines: it is left out, smaller hits still come.
-    small = ip.run_line_magic("memsearch", "--max-lines 9 vet Biscuit")
-    assert small and sum(hit.end_line - hit.start_line + 1 for hit in small) <= 9
-    assert "memory/2026-10-05.md:1-10" not in {hit.citation for hit in small}
+    r = ip.run_line_magic("memsearch", "--max-lines 7 vet Biscuit")
+    assert r[0].citation == "memory/2026-10-05.md:4-10"
+    assert sum(hit.end_line - hit.start_line + 1 for hit in r) <= 7
+    # The 7-line best hit (its headings are not cited) does not fit 6 lines: it is left out, smaller hits still come.
+    small = ip.run_line_magic("memsearch", "--max-lines 6 vet Biscuit")
+    assert small and sum(hit.end_line - hit.start_line + 1 for hit in small) <= 6
+    assert "memory/2026-10-05.md:4-10" not in {hit.citation for hit in small}
 
 
 def test_memsearch_since_and_before(ip):
@@ -155,7 +155,7 @@ def test_memsearch_since_and_before(ip):
 
 def test_bare_call_displays_and_trailing_semicolon_hides(ip, capsys):
     ip.run_cell("%memsearch vet Biscuit", store_history=True)
-    assert "memory/2026-10-05.md:1-10" in capsys.readouterr().out
+    assert "memory/2026-10-05.md:4-10" in capsys.readouterr().out
     ip.run_cell("%memsearch vet Biscuit;", store_history=True)
     assert capsys.readouterr().out == ""  # not even an empty Out[n]:
     ip.run_cell("r = %memsearch vet Biscuit;", store_history=True)
@@ -163,7 +163,7 @@ def test_bare_call_displays_and_trailing_semicolon_hides(ip, capsys):
     assert isinstance(ip.user_ns["r"], SearchResults)
     assert ip.user_ns["r"].query == "vet Biscuit"  # the ';' is not part of the query
     ip.run_cell("r", store_history=True)  # quiet only in its own cell
-    assert "memory/2026-10-05.md:1-10" in capsys.readouterr().out
+    assert "memory/2026-10-05.md:4-10" in capsys.readouterr().out
     data, _ = ip.display_formatter.format(ip.user_ns["r"])
     assert "text/html" in data
 
@@ -215,7 +215,7 @@ def test_json_and_explain(ip):
     parsed = json.loads(repr(r))
     assert parsed == json.loads(r.to_json())
     assert parsed["agent"] == "example" and parsed["mode"] == "keyword"
-    assert parsed["results"][0]["citation"] == "MEMORY.md:25-33"  # the "Accounts and infrastructure" section
+    assert parsed["results"][0]["citation"] == "MEMORY.md:26-33"  # the "Accounts and infrastructure" section, under its heading
     assert "explain" in parsed["results"][0]
 
 

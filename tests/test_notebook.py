@@ -116,7 +116,7 @@ def test_search_outputs(executed):
     best = re.search(r'<div class="memext-line memext-best".*?</div>', berlin).group(0)
     assert "Berlin</mark> <mark" in best and "13–17 November" in best
     # MEMORY.md's Ledgerline section holds "reconciliation" and "job" twice each.
-    assert "3 results; best: MEMORY.md:14-23" in _stream(_cell(nb, "r = %memsearch reconciliation"))
+    assert "3 results; best: MEMORY.md:15-23" in _stream(_cell(nb, "r = %memsearch reconciliation"))
     # The fusion decision is on screen (issue 11), with the explain table.
     fusion = _data(_cell(nb, "%memsearch --explain"), "text/html")[0]
     assert "memory/2026-10-14.md:" in fusion and "Decision: try RRF first" in fusion
@@ -124,7 +124,7 @@ def test_search_outputs(executed):
     js = _data(_cell(nb, "%memsearch --json"), "application/json")[0]
     assert js["results"][0]["citation"].startswith("MEMORY.md:")
     quiet = _cell(nb, "quiet = %memsearch")
-    assert "memory/2026-11-02.md:1-5" in _data(quiet, "text/plain")[0] and not _data(quiet, "text/html")
+    assert "memory/2026-11-02.md:3-5" in _data(quiet, "text/plain")[0] and not _data(quiet, "text/html")
 
 
 def test_get_status_index_note_and_plain_functions(executed):
@@ -151,7 +151,7 @@ def test_widgets_render_as_widget_views(executed):
         assert view and view[0]["model_id"]
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     html_values = [m["state"].get("value", "") for m in state.values() if m["model_name"] == "HTMLModel"]
-    assert any("memory/2026-10-05.md:1-10" in v for v in html_values)  # the --widget Biscuit search
+    assert any("memory/2026-10-05.md:4-10" in v for v in html_values)  # the --widget Biscuit search
     assert any("every fourth week, handover on Mondays" in v for v in html_values)  # the matching line, not line 1
 
 

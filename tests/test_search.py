@@ -348,6 +348,26 @@ def test_merge_spans_setting_merges_hits_without_a_budget(tmp_path, hashing_prov
     assert got[0].start_line <= off[0].start_line <= off[0].end_line <= got[0].end_line
 
 
+@pytest.mark.parametrize("settings, max_lines", [({}, None), ({}, 60), ({"query": {"merge_spans": False}}, None)])
+def test_results_cite_the_text_of_a_chunk_not_the_headings_that_open_it(tmp_path, hashing_provider, settings, max_lines):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-02-01.md").write_text(
+        "# 2026-02-01\n\n## Session 1 (9:00 am)\n\n- Ordered kiwi crates for the shop.\n- Paid the invoice.\n",
+        encoding="utf-8")
+    (ws / "MEMORY.md").write_text("## Fruit\n\nKiwi crates come on Mondays.\n", encoding="utf-8")
+    with idx_for(ws, tmp_path, hashing_provider, **settings) as idx:
+        got = {r.path: r for r in idx.search("kiwi crates", max_results=5, min_score=0, max_lines=max_lines)}
+        # The heading is still indexed with its chunk: a query naming only it finds the chunk.
+        assert idx.search("session", max_results=1, min_score=0)[0].path == "memory/2026-02-01.md"
+    log, memory = got["memory/2026-02-01.md"], got["MEMORY.md"]
+    assert (log.start_line, log.end_line) == (5, 6) and (memory.start_line, memory.end_line) == (3, 3)
+    assert [line.number for line in log.excerpt.lines] == [5, 6] and log.best_line == 5
+    assert memory.citation == "MEMORY.md:3-3" and [line.text for line in memory.excerpt.lines] == ["Kiwi crates come on Mondays."]
+    # The snippet, what an agent reads in the answer, still shows the section's title.
+    assert memory.snippet.startswith("## Fruit") and "## Session 1 (9:00 am)" in log.snippet
+
+
 def test_stop_words_do_not_outweigh_content_words_in_a_small_index(tmp_path):
     # Under MIN_CHUNKS_FOR_IDF chunks FTS5's IDF cannot tell "about" from
     # "fusion": the keyword side then leaves stop words out of the query.

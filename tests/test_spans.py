@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from memext.engine.spans import budget_spans, merged_text
+import pytest
+
+from memext.engine.spans import budget_spans, cited_lines, merged_text
 
 
 def _ranges(spans):
@@ -56,3 +58,26 @@ def test_merged_text_holds_each_line_once():
     assert merged_text([b, a]) == "one\ntwo\nthree\nfour\nfive"
     # Pieces of one long line split across chunks: the longest is kept.
     assert merged_text([(1, 2, "x\nlong li"), (2, 3, "long line\nz")]) == "x\nlong line\nz"
+
+
+@pytest.mark.parametrize(
+    "start, text, cited",
+    [
+        # A daily log's first chunk: the date and session headings open it.
+        (1, "# 2023-05-08\n\n## Session 1 (1:56 pm)\n\n- **Mel**: hi\n- **Caro**: hey", (5, 6, "- **Mel**: hi\n- **Caro**: hey")),
+        (10, "\n## Plans\n- buy kiwis\n\n", (12, 12, "- buy kiwis")),  # blank lines closing it too
+        (3, "  ### Indented heading\nText", (4, 4, "Text")),
+        # Nothing to leave out: cited whole.
+        (1, "- buy kiwis\n\n## Next\n- more", (1, 4, "- buy kiwis\n\n## Next\n- more")),  # headings inside stay
+        (1, "#hashtag line\nText", (1, 2, "#hashtag line\nText")),  # not a heading
+        (1, "    # code, not a heading\nText", (1, 2, "    # code, not a heading\nText")),
+        (7, "# Only\n\n## Headings", (7, 9, "# Only\n\n## Headings")),  # no text to cite instead
+    ],
+)
+def test_a_hit_cites_its_text_without_the_headings_and_blank_lines_that_open_it(start, text, cited):
+    assert cited_lines(start, start + text.count("\n"), text) == cited
+
+
+def test_a_chunk_whose_text_is_not_one_line_per_file_line_is_cited_whole():
+    # Transcript chunks can hold several text lines for one file line.
+    assert cited_lines(4, 4, "# Title\nbody") == (4, 4, "# Title\nbody")

@@ -128,10 +128,10 @@ def test_search_after_and_before(tools):
         return [r["citation"] for r in tools.call_tool("memory_search", {"query": "Anna", **dates})["results"]]
 
     assert len(cites()) == 2  # MEMORY.md and memory/2026-01-06.md
-    assert cites(after="2026-01-06", before="2026-01-07") == ["memory/2026-01-06.md:1-4"]
+    assert cites(after="2026-01-06", before="2026-01-07") == ["memory/2026-01-06.md:3-4"]
     # A time of day: files are whole days, so the day it falls on is kept.
-    assert sorted(cites(after="2026-01-06T18:00", before=None)) == ["MEMORY.md:1-8", "memory/2026-01-06.md:1-4"]
-    assert cites(after="1d") == ["MEMORY.md:1-8"]  # dated by its mtime: just now
+    assert sorted(cites(after="2026-01-06T18:00", before=None)) == ["MEMORY.md:4-8", "memory/2026-01-06.md:3-4"]
+    assert cites(after="1d") == ["MEMORY.md:4-8"]  # dated by its mtime: just now
     assert cites(before="2026-01-06") == []
     r = tools.call_tool("memory_search", {"query": "Anna", "after": "2030-01-01"})
     assert r["results"] == [] and "no memory is dated from 2030-01-01" in r["notice"] and r["stale"] is False

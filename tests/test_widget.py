@@ -39,7 +39,7 @@ def _citations(w: SearchWidget) -> list[str]:
 def test_typing_searches_and_shows_results(widget):
     assert widget.agent_picker.options == ("example", "small") and widget.agent == "example"
     widget.query_box.value = "vet Biscuit"
-    assert _citations(widget)[0] == "memory/2026-10-05.md:1-10"
+    assert _citations(widget)[0] == "memory/2026-10-05.md:4-10"
     first = widget.results_box.children[0]
     assert 'class="memext-citation"' in first.summary.value
     assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark>', first.summary.value)
@@ -58,10 +58,11 @@ def test_expanding_a_result_reads_its_full_lines(widget):
     assert 'class="memext-lines"' in row.lines.value
     assert ">10</span>- Dana wants to read" in row.lines.value  # numbered through get()
     assert re.search(r'<mark class="memext-hit"[^>]*>Biscuit</mark>', row.lines.value)
-    # More than the excerpt, in its place: the whole span (1-10), best line marked.
+    # More than the excerpt, in its place: the whole span (4-10) and the lines around it
+    # (its headings, 1-3, dimmed), best line marked.
     assert row.lines.value.count('class="memext-lineno"') == 10 > excerpt
-    assert 'class="memext-lineno"' not in row.summary.value and "memory/2026-10-05.md:1-10" in row.summary.value
-    assert "memory/2026-10-05.md, lines 1-10 of 10" in row.lines.value
+    assert 'class="memext-lineno"' not in row.summary.value and "memory/2026-10-05.md:4-10" in row.summary.value
+    assert "memory/2026-10-05.md, lines 1-10 of 10 (the result: 4-10)" in row.lines.value
     assert re.search(r'class="memext-line memext-best".*?›9</span>- Booked the', row.lines.value)
     row.toggle.click()
     assert not row.expanded and row.lines.layout.display == "none"

@@ -9,11 +9,12 @@ left out before or after, so a face can draw a marker there.
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Sequence
 
-from .text import fold, highlight_terms, safe_cut, term_regex
+from .text import fold, highlight_terms, safe_cut, term_pattern
 
 #: Lines shown before and after the best line.
 CONTEXT_BEFORE = 2
@@ -55,14 +56,25 @@ def make_excerpt(
     the chunk's first lines."""
     lines = text.split("\n")
     shown = highlight_terms(list(terms)) or list(terms)
-    patterns = [(t, re.compile(term_regex(t))) for t in shown]
-    values: list[float] = []
-    firsts: list[int | None] = []
-    for line in lines:
-        folded = fold(line)  # same length as line: offsets carry over
-        found = [(t, m.start()) for t, p in patterns if (m := p.search(folded))]
-        values.append(sum((weights or {}).get(t, 1.0) for t, _ in found))
-        firsts.append(min((pos for _, pos in found), default=None))
+    line_starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    values = [0.0] * len(lines)
+    firsts: list[int | None] = [None] * len(lines)
+    # One pass per term over the whole folded text (same length as text,
+    # and no term spans a newline), each hit placed on its line: a line's
+    # value adds the weights of its terms in the order of ``shown``.
+    folded = fold(text)
+    for t in shown:
+        weight = (weights or {}).get(t, 1.0)
+        last = -1
+        for m in term_pattern(t).finditer(folded):
+            i = bisect_right(line_starts, m.start()) - 1
+            if i == last:
+                continue
+            last = i
+            values[i] += weight
+            pos = m.start() - line_starts[i]
+            first = firsts[i]
+            firsts[i] = pos if first is None or pos < first else first
     best = max(range(len(lines)), key=lambda i: (values[i], -i)) if lines else 0
     if not values or values[best] == 0:
         best, lo, hi = 0, 0, min(len(lines), before + after + 1)

@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 import re
 import sys
+from bisect import bisect_left
+from itertools import accumulate
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Collection, Sequence
@@ -43,7 +45,7 @@ from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_regex, words
+from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_pattern, words
 
 SNIPPET_CHARS = 700
 #: Characters of context shown before a hit that starts a snippet mid-line.
@@ -412,23 +414,42 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
     if len(text) <= limit:
         return text
     folded = fold(text)  # same folding as the query terms, same length as text
-    hits: list[tuple[int, str]] = []
-    for t in terms:
-        hits += [(m.start(), t) for m in re.finditer(term_regex(t), folded)]
-    starts = [0] + [m.end() for m in re.finditer("\n", text) if m.end() < len(text)]
+    w = weights or {}
+    hits = [(m.start(), t) for t in terms for m in term_pattern(t).finditer(folded)]
+    lines = text.split("\n")
+    starts = list(accumulate([len(line) + 1 for line in lines[:-1]], initial=0))
+    if len(starts) > 1 and starts[-1] >= len(text):  # no window starts at the very end
+        starts.pop()
     # A hit deep inside a long line: also try starting at a word boundary
     # shortly before it.
-    for p, _ in hits:
-        line_start = text.rfind("\n", 0, p) + 1
-        if p - line_start > limit - SNIPPET_LEAD:
-            cut = text.rfind(" ", line_start, max(line_start, p - SNIPPET_LEAD)) + 1
-            starts.append(max(cut, line_start))
+    if max(map(len, lines)) > limit - SNIPPET_LEAD:
+        for p, _ in hits:
+            line_start = text.rfind("\n", 0, p) + 1
+            if p - line_start > limit - SNIPPET_LEAD:
+                cut = text.rfind(" ", line_start, max(line_start, p - SNIPPET_LEAD)) + 1
+                starts.append(max(cut, line_start))
+    by_pos = sorted(hits)
+    positions = [p for p, _ in by_pos]
+    distinct = list(dict.fromkeys(terms))
+    # The weights of a window's terms are added in the query's order: one
+    # order for every window, so equal coverage is an exact tie, and no
+    # window can beat one that covers every term found (a subset's sum in
+    # the same order is never larger).
+    found = {t for _, t in hits}
+    most = sum(w.get(t, 1.0) for t in distinct if t in found)
     best_start, best_value = 0, -1.0
+    seen = (-1, -1)
     for start in starts:
-        covered = {t for p, t in hits if start <= p < start + limit}
-        value = sum((weights or {}).get(t, 1.0) for t in covered)
+        span = (bisect_left(positions, start), bisect_left(positions, start + limit))
+        if span == seen:  # the same hits as the window before: the same value
+            continue
+        seen = span
+        covered = {t for _, t in by_pos[span[0] : span[1]]}
+        value = sum(w.get(t, 1.0) for t in distinct if t in covered)
         if value > best_value:
             best_start, best_value = start, value
+            if value >= most:
+                break
     return safe_cut(text[best_start:], limit)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Sequence
 
-from .text import fold, highlight_terms, safe_cut, term_pattern
+from .text import fold, highlight_terms, safe_cut, term_starts
 
 #: Lines shown before and after the best line.
 CONTEXT_BEFORE = 2
@@ -66,13 +66,13 @@ def make_excerpt(
     for t in shown:
         weight = (weights or {}).get(t, 1.0)
         last = -1
-        for m in term_pattern(t).finditer(folded):
-            i = bisect_right(line_starts, m.start()) - 1
+        for at in term_starts(folded, t):
+            i = bisect_right(line_starts, at) - 1
             if i == last:
                 continue
             last = i
             values[i] += weight
-            pos = m.start() - line_starts[i]
+            pos = at - line_starts[i]
             first = firsts[i]
             firsts[i] = pos if first is None or pos < first else first
     best = max(range(len(lines)), key=lambda i: (values[i], -i)) if lines else 0

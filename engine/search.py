@@ -45,7 +45,7 @@ from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_pattern, words
+from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_starts, words
 
 SNIPPET_CHARS = 700
 #: Characters of context shown before a hit that starts a snippet mid-line.
@@ -234,7 +234,6 @@ def run_search(
     if not cands:
         return [], mode
 
-    rows = store.chunks(cands)
     best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
     # Below MIN_CHUNKS_FOR_IDF, FTS5's IDF is too coarse to measure a query
     # against (with 2 chunks a term in one of them weighs 0): relative scores.
@@ -242,33 +241,73 @@ def run_search(
     if mode == "hybrid" and query_vector is not None:  # hybrid always has one
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
-    for c in cands.values():
-        row = rows.get(c.rowid)
-        if row is None:
-            continue
-        if cues and in_cues(chunk_dates(row.path, row.text, row.start_line), cues):
-            c.time = 1 + settings.time_boost
-            c.score *= c.time
-        # Only needed to rescue a keyword hit from min_score (or to explain).
-        if c.t_rank is not None and (explain or c.score * c.decay < min_score or h.temporal_decay.enabled):
-            c.exact = contains_all_terms(row.text, terms)
-        if h.temporal_decay.enabled:
-            c.decay = decay_factor(row.path, h.temporal_decay.half_life_days, today or date.today())
-            c.score *= c.decay
+    spans = max_lines is not None or settings.merge_spans
+    if cues or explain or spans or h.temporal_decay.enabled or h.mmr.enabled:
+        # Scores depend on the chunks' paths or texts, or every candidate is shown.
+        rows = store.chunks(cands)
+        for c in cands.values():
+            row = rows.get(c.rowid)
+            if row is None:
+                continue
+            if cues and in_cues(chunk_dates(row.path, row.text, row.start_line), cues):
+                c.time = 1 + settings.time_boost
+                c.score *= c.time
+            # Only needed to rescue a keyword hit from min_score (or to explain).
+            if c.t_rank is not None and (explain or c.score * c.decay < min_score or h.temporal_decay.enabled):
+                c.exact = contains_all_terms(row.text, terms)
+            if h.temporal_decay.enabled:
+                c.decay = decay_factor(row.path, h.temporal_decay.half_life_days, today or date.today())
+                c.score *= c.decay
 
-    ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
-    if h.mmr.enabled:
-        ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
-    passed = [c for c in ranked if c.score >= min_score or c.exact]
+        ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
+        if h.mmr.enabled:
+            ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
+        passed = [c for c in ranked if c.score >= min_score or c.exact]
+    else:
+        ranked = sorted(cands.values(), key=lambda c: (-c.score, c.rowid))
+        passed, rows = _first_passing(store, ranked, terms, min_score, max_results)
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    if max_lines is not None or settings.merge_spans:
+    if spans:
         hits = [(rows[c.rowid].path, rows[c.rowid].start_line, rows[c.rowid].end_line) for c in passed]
         spans = budget_spans(hits, max_lines if max_lines is not None else sys.maxsize, max_results)
         return [_span_result(span, passed, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans], mode
     results = [_result(rows[c.rowid], c, terms, weights, mode, h.fusion, explain, snippets) for c in passed[:max_results]]
     return results, mode
+
+
+def _first_passing(
+    store: IndexStore, ranked: list[_Candidate], terms: Sequence[str], min_score: float, limit: int
+) -> tuple[list[_Candidate], dict[int, ChunkRow]]:
+    """The first ``limit`` candidates of ``ranked`` that pass ``min_score``
+    (or are exact keyword hits), and their rows: only the rows needed are
+    read, those of the best candidates first and then, if some were gone or
+    too few scored enough, those of the keyword hits below ``min_score``
+    that containing every term would rescue. A candidate whose chunk is
+    gone (deleted since the pools were drawn) is skipped."""
+    passed: list[_Candidate] = []
+    rows: dict[int, ChunkRow] = {}
+    could = [c for c in ranked if c.score >= min_score or c.t_rank is not None]
+    at = 0
+    while len(passed) < limit and at < len(could):
+        # First the best few; then every candidate left (one more read at most).
+        batch = could[at : at + limit - len(passed)] if at == 0 else could[at:]
+        at += len(batch)
+        got = store.chunks(c.rowid for c in batch)
+        rows.update(got)
+        for c in batch:
+            row = got.get(c.rowid)
+            if row is None:
+                continue
+            if c.score < min_score:  # a keyword hit: only an exact one passes
+                c.exact = contains_all_terms(row.text, terms)
+                if not c.exact:
+                    continue
+            passed.append(c)
+            if len(passed) == limit:
+                break
+    return passed, rows
 
 
 def _span_result(
@@ -415,7 +454,7 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
         return text
     folded = fold(text)  # same folding as the query terms, same length as text
     w = weights or {}
-    hits = [(m.start(), t) for t in terms for m in term_pattern(t).finditer(folded)]
+    hits = [(at, t) for t in terms for at in term_starts(folded, t)]
     lines = text.split("\n")
     starts = list(accumulate([len(line) + 1 for line in lines[:-1]], initial=0))
     if len(starts) > 1 and starts[-1] >= len(text):  # no window starts at the very end

@@ -260,6 +260,50 @@ def term_pattern(term: str) -> re.Pattern:
     return re.compile(term_regex(term))
 
 
+#: Occurrences of a term's letters that :func:`term_starts` checks one by
+#: one; a commoner term is found by its compiled pattern instead.
+FIND_LIMIT = 12
+
+
+def term_starts(folded: str, term: str) -> list[int]:
+    """Where :func:`term_regex` finds ``term`` in ``folded`` text: the start
+    of each match, leftmost first, matches not overlapping.
+
+    Compiling a pattern costs about 25 µs, and most query terms are new to
+    a process (a one-shot search sees each once) and rare in a chunk, so a
+    term found at most FIND_LIMIT times as a substring is checked at each
+    occurrence with ``str.find`` (a word character other than ``_``, what
+    the pattern tests for, is exactly ``str.isalnum``);
+    commoner ones, mostly short stop words that recur across queries, use
+    the compiled pattern."""
+    if not term or folded.count(term) > FIND_LIMIT:
+        return [m.start() for m in term_pattern(term).finditer(folded)] if term else []
+    n, size = len(term), len(folded)
+    out: list[int] = []
+    if is_cjk(term[0]):  # a substring anywhere
+        i = folded.find(term)
+        while i >= 0:
+            out.append(i)
+            i = folded.find(term, i + n)
+        return out
+    prefix = is_id_like(term)
+    i = folded.find(term)
+    while i >= 0:
+        if i and folded[i - 1].isalnum():
+            i = folded.find(term, i + 1)
+            continue
+        end = i + n
+        if prefix:
+            while end < size and folded[end].isalnum():
+                end += 1
+        elif end < size and folded[end].isalnum():
+            i = folded.find(term, i + 1)
+            continue
+        out.append(i)
+        i = folded.find(term, end)
+    return out
+
+
 def fts_match_expression(terms: list[str]) -> str | None:
     """An FTS5 MATCH string that ORs the terms (each quoted, so any
     character in them is literal); ID-like terms are prefix queries."""
@@ -279,6 +323,9 @@ def contains_all_terms(text: str, terms: list[str]) -> bool:
     grams, as a substring): an exact keyword hit."""
     if not terms:
         return False
+    if text.isascii():  # words are runs of letters and digits: find each term as one
+        folded = text.lower()
+        return all(term_starts(folded, t) for t in terms)
     folded = fold(normalize(text))
     doc_words = None
     for term in terms:

@@ -9,12 +9,10 @@ left out before or after, so a face can draw a marker there.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Sequence
 
-from .text import fold, highlight_terms, safe_cut, term_starts
+from .text import find_terms, highlight_terms, safe_cut
 
 #: Lines shown before and after the best line.
 CONTEXT_BEFORE = 2
@@ -50,38 +48,41 @@ def make_excerpt(
     *,
     before: int = CONTEXT_BEFORE,
     after: int = CONTEXT_AFTER,
+    found: dict[str, list[int]] | None = None,
 ) -> Excerpt:
     """The excerpt of a chunk whose first line is line ``start_line`` of its
     file. Without a term in any line (a purely semantic hit) the window is
-    the chunk's first lines."""
+    the chunk's first lines. ``found``: :func:`~.text.find_terms` of
+    ``text`` for (at least) ``terms``, when the caller has it."""
     lines = text.split("\n")
     shown = highlight_terms(list(terms)) or list(terms)
-    line_starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-    values = [0.0] * len(lines)
-    firsts: list[int | None] = [None] * len(lines)
-    # One pass per term over the whole folded text (same length as text,
-    # and no term spans a newline), each hit placed on its line: a line's
-    # value adds the weights of its terms in the order of ``shown``.
-    folded = fold(text)
+    if found is None:
+        found = find_terms(text, shown)
+    w = weights or {}
+    # Only lines holding a term get a value: the weights of their terms,
+    # added in the order of ``shown``; and the offset of their first hit.
+    values: dict[int, float] = {}
+    firsts: dict[int, int] = {}
     for t in shown:
-        weight = (weights or {}).get(t, 1.0)
-        last = -1
-        for at in term_starts(folded, t):
-            i = bisect_right(line_starts, at) - 1
-            if i == last:
-                continue
-            last = i
-            values[i] += weight
-            pos = at - line_starts[i]
-            first = firsts[i]
-            firsts[i] = pos if first is None or pos < first else first
-    best = max(range(len(lines)), key=lambda i: (values[i], -i)) if lines else 0
-    if not values or values[best] == 0:
+        weight = w.get(t, 1.0)
+        line, line_start, prev = -1, 0, 0
+        for at in found.get(t, ()):  # ascending; no term spans a newline
+            newlines = text.count("\n", prev, at)
+            prev = at
+            if not newlines and line >= 0:
+                continue  # the term's line before: counted once
+            line += newlines + (line < 0)
+            line_start = text.rfind("\n", 0, at) + 1
+            values[line] = values.get(line, 0) + weight
+            pos = at - line_start
+            firsts[line] = min(pos, firsts.get(line, pos))
+    best = max(values, key=lambda i: (values[i], -i)) if values else 0
+    if not values or values[best] <= 0:
         best, lo, hi = 0, 0, min(len(lines), before + after + 1)
     else:
         lo, hi = max(0, best - before), min(len(lines), best + after + 1)
     out = tuple(
-        ExcerptLine(start_line + i, _cut(lines[i], firsts[i]), values[i] > 0) for i in range(lo, hi)
+        ExcerptLine(start_line + i, _cut(lines[i], firsts.get(i)), values.get(i, 0) > 0) for i in range(lo, hi)
     )
     return Excerpt(start_line + best, out, lo > 0, hi < len(lines))
 

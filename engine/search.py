@@ -45,7 +45,7 @@ from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .text import contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_starts, words
+from .text import contains_all_terms, find_terms, fts_match_expression, query_terms, safe_cut, words
 
 SNIPPET_CHARS = 700
 #: Characters of context shown before a hit that starts a snippet mid-line.
@@ -323,8 +323,9 @@ def _span_result(
     result.start_line, result.end_line = span.start_line, span.end_line
     if snippets:
         text = merged_text([(r.start_line, r.end_line, r.text) for r in members])
-        result.snippet = make_snippet(text, terms, weights=weights)
-        result.excerpt = make_excerpt(text, span.start_line, terms, weights)
+        found = find_terms(text, terms)
+        result.snippet = make_snippet(text, terms, weights=weights, found=found)
+        result.excerpt = make_excerpt(text, span.start_line, terms, weights, found=found)
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
     return result
@@ -445,16 +446,30 @@ def _mmr(store: IndexStore, ranked: list[_Candidate], rows: dict[int, ChunkRow],
     return chosen + tail
 
 
-def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, weights: dict[str, float] | None = None) -> str:
+def make_snippet(
+    text: str,
+    terms: Sequence[str],
+    limit: int = SNIPPET_CHARS,
+    weights: dict[str, float] | None = None,
+    *,
+    found: dict[str, list[int]] | None = None,
+) -> str:
     """At most ``limit`` characters of ``text``, from where the window covers
     the most query terms, each weighted (e.g. by IDF, so "fusion" counts more
     than "what"). Windows start at a line, or inside a line too long to show
-    whole, a little before a hit; on a tie the earlier line start wins."""
+    whole, a little before a hit; on a tie the earlier line start wins.
+    ``found``: :func:`~.text.find_terms` of ``text`` and ``terms``, when the
+    caller has it."""
     if len(text) <= limit:
         return text
-    folded = fold(text)  # same folding as the query terms, same length as text
+    if found is None:
+        found = find_terms(text, terms)
+    # The window at the start covers every term found: the best, and the
+    # first start wins ties.
+    if all(at[-1] < limit for at in found.values()):
+        return safe_cut(text, limit)
     w = weights or {}
-    hits = [(at, t) for t in terms for at in term_starts(folded, t)]
+    hits = [(at, t) for t, ats in found.items() for at in ats]
     lines = text.split("\n")
     starts = list(accumulate([len(line) + 1 for line in lines[:-1]], initial=0))
     if len(starts) > 1 and starts[-1] >= len(text):  # no window starts at the very end
@@ -469,13 +484,11 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
                 starts.append(max(cut, line_start))
     by_pos = sorted(hits)
     positions = [p for p, _ in by_pos]
-    distinct = list(dict.fromkeys(terms))
     # The weights of a window's terms are added in the query's order: one
     # order for every window, so equal coverage is an exact tie, and no
     # window can beat one that covers every term found (a subset's sum in
     # the same order is never larger).
-    found = {t for _, t in hits}
-    most = sum(w.get(t, 1.0) for t in distinct if t in found)
+    most = sum(w.get(t, 1.0) for t in found)
     best_start, best_value = 0, -1.0
     seen = (-1, -1)
     for start in starts:
@@ -484,7 +497,7 @@ def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, we
             continue
         seen = span
         covered = {t for _, t in by_pos[span[0] : span[1]]}
-        value = sum(w.get(t, 1.0) for t in distinct if t in covered)
+        value = sum(w.get(t, 1.0) for t in found if t in covered)
         if value > best_value:
             best_start, best_value = start, value
             if value >= most:
@@ -512,13 +525,14 @@ def _result(
         }
         if c.time != 1.0:
             info["time_boost"] = c.time
+    found = find_terms(row.text, terms) if snippets else {}
     return SearchResult(
         path=row.path,
         start_line=row.start_line,
         end_line=row.end_line,
         score=round(c.score, 6),
-        snippet=make_snippet(row.text, terms, weights=weights) if snippets else "",
+        snippet=make_snippet(row.text, terms, weights=weights, found=found) if snippets else "",
         source=row.source,
         explain=info,
-        excerpt=make_excerpt(row.text, row.start_line, terms, weights) if snippets else None,
+        excerpt=make_excerpt(row.text, row.start_line, terms, weights, found=found) if snippets else None,
     )

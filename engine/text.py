@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from typing import Sequence
 
 # Ideographs, kana and hangul: each counts as one token in estimates and is
 # indexed as bigrams.
@@ -265,35 +266,43 @@ def term_pattern(term: str) -> re.Pattern:
 FIND_LIMIT = 12
 
 
+@functools.lru_cache(maxsize=4096)
+def _term_kind(term: str) -> int:
+    """0: a word, 1: an ID-like prefix, 2: a CJK gram (see :func:`term_regex`)."""
+    return 2 if is_cjk(term[0]) else 1 if is_id_like(term) else 0
+
+
 def term_starts(folded: str, term: str) -> list[int]:
     """Where :func:`term_regex` finds ``term`` in ``folded`` text: the start
     of each match, leftmost first, matches not overlapping.
 
     Compiling a pattern costs about 25 µs, and most query terms are new to
-    a process (a one-shot search sees each once) and rare in a chunk, so a
-    term found at most FIND_LIMIT times as a substring is checked at each
-    occurrence with ``str.find`` (a word character other than ``_``, what
-    the pattern tests for, is exactly ``str.isalnum``);
-    commoner ones, mostly short stop words that recur across queries, use
-    the compiled pattern."""
-    if not term or folded.count(term) > FIND_LIMIT:
-        return [m.start() for m in term_pattern(term).finditer(folded)] if term else []
+    a process (a one-shot search sees each once) and rare in a chunk, so
+    ``str.find`` looks for the term and each occurrence is checked (a word
+    character other than ``_``, what the pattern tests for, is exactly
+    ``str.isalnum``); a term with more than FIND_LIMIT occurrences, mostly
+    a short stop word that recurs across queries, is left to the compiled
+    pattern."""
+    if not term:
+        return []
+    kind = _term_kind(term)
     n, size = len(term), len(folded)
     out: list[int] = []
-    if is_cjk(term[0]):  # a substring anywhere
-        i = folded.find(term)
-        while i >= 0:
-            out.append(i)
-            i = folded.find(term, i + n)
-        return out
-    prefix = is_id_like(term)
+    tried = 0
     i = folded.find(term)
     while i >= 0:
+        tried += 1
+        if tried > FIND_LIMIT:
+            return [m.start() for m in term_pattern(term).finditer(folded)]
+        end = i + n
+        if kind == 2:  # a substring anywhere
+            out.append(i)
+            i = folded.find(term, end)
+            continue
         if i and folded[i - 1].isalnum():
             i = folded.find(term, i + 1)
             continue
-        end = i + n
-        if prefix:
+        if kind == 1:
             while end < size and folded[end].isalnum():
                 end += 1
         elif end < size and folded[end].isalnum():
@@ -302,6 +311,21 @@ def term_starts(folded: str, term: str) -> list[int]:
         out.append(i)
         i = folded.find(term, end)
     return out
+
+
+def find_terms(text: str, terms: Sequence[str]) -> dict[str, list[int]]:
+    """Where each term occurs in ``text`` (folded as the index folds it,
+    offsets valid in ``text``), as :func:`term_starts` finds it: the terms
+    found, in the order of ``terms``. One search serves a hit's snippet and
+    its excerpt."""
+    folded = fold(text)
+    found: dict[str, list[int]] = {}
+    for t in terms:
+        if t not in found:
+            at = term_starts(folded, t)
+            if at:
+                found[t] = at
+    return found
 
 
 def fts_match_expression(terms: list[str]) -> str | None:

@@ -84,8 +84,28 @@ _YESTERDAY = re.compile(r"(?<![\w-])(?P<word>yesterday|today|tonight|last night|
                         re.IGNORECASE)
 
 
+#: Every cue holds a digit or one of these words (a month, weekday or
+#: season, a unit counted back, "ago", "yesterday", ...), each as a whole
+#: word: without them the patterns need not run (most queries).
+_CUE_WORDS = frozenset(_MONTHS) | frozenset(_WEEKDAYS) | frozenset(_SEASONS) | frozenset(
+    "ago week weekend month year yesterday today tonight night morning evening".split()
+)
+_ASCII_LETTERS = re.compile(r"[a-z]+")
+
+
+def may_name_a_time(query: str) -> bool:
+    """False when ``query`` cannot hold a cue (checked for ASCII queries;
+    any other query is read in full)."""
+    if not query.isascii():
+        return True
+    low = query.lower()
+    return any(ch.isdigit() for ch in low) or not _CUE_WORDS.isdisjoint(_ASCII_LETTERS.findall(low))
+
+
 def find_time_cues(query: str, now: datetime | date) -> list[TimeCue]:
     """The time ranges ``query`` names, resolved against ``now``."""
+    if not may_name_a_time(query):
+        return []
     today = now.date() if isinstance(now, datetime) else now
     text = query
     absolute: list[TimeCue] = []

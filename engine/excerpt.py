@@ -1,19 +1,27 @@
-"""The lines of a hit worth showing: the best-matching line and its neighbours.
+"""What a hit shows: a snippet, and the best-matching line with its neighbours.
 
-A chunk can run to dozens of lines; a face that shows its first few often
-hides the line that matched. :func:`make_excerpt` picks the line that holds
-the most (IDF-weighted) query terms and keeps a few lines around it, each
-with its line number in the file, and says whether lines of the chunk were
-left out before or after, so a face can draw a marker there.
+:func:`make_snippet` cuts a chunk to at most 700 characters from where the
+window covers the most (IDF-weighted) query terms. A chunk can run to
+dozens of lines; a face that shows its first few often hides the line that
+matched. :func:`make_excerpt` picks the line that holds the most query terms
+and keeps a few lines around it, each with its line number in the file, and
+says whether lines of the chunk were left out before or after, so a face
+can draw a marker there. Both take the term positions of
+:func:`~.text.find_terms`, found once per hit.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Sequence
 
 from .text import find_terms, highlight_terms, safe_cut
 
+SNIPPET_CHARS = 700
+#: Characters of context shown before a hit that starts a snippet mid-line.
+SNIPPET_LEAD = 80
 #: Lines shown before and after the best line.
 CONTEXT_BEFORE = 2
 CONTEXT_AFTER = 3
@@ -94,3 +102,62 @@ def _cut(line: str, first_hit: int | None) -> str:
     start = 0 if first_hit is None or first_hit < LINE_CHARS // 2 else first_hit - LINE_CHARS // 4
     head = "…" if start else ""
     return head + safe_cut(line[start:], LINE_CHARS) + "…"
+
+
+def make_snippet(
+    text: str,
+    terms: Sequence[str],
+    limit: int = SNIPPET_CHARS,
+    weights: dict[str, float] | None = None,
+    *,
+    found: dict[str, list[int]] | None = None,
+) -> str:
+    """At most ``limit`` characters of ``text``, from where the window covers
+    the most query terms, each weighted (e.g. by IDF, so "fusion" counts more
+    than "what"). Windows start at a line, or inside a line too long to show
+    whole, a little before a hit; on a tie the earlier line start wins.
+    ``found``: :func:`~.text.find_terms` of ``text`` and ``terms``, when the
+    caller has it."""
+    if len(text) <= limit:
+        return text
+    if found is None:
+        found = find_terms(text, terms)
+    # The window at the start covers every term found: the best, and the
+    # first start wins ties.
+    if all(at[-1] < limit for at in found.values()):
+        return safe_cut(text, limit)
+    w = weights or {}
+    hits = [(at, t) for t, ats in found.items() for at in ats]
+    lines = text.split("\n")
+    starts = list(accumulate([len(line) + 1 for line in lines[:-1]], initial=0))
+    if len(starts) > 1 and starts[-1] >= len(text):  # no window starts at the very end
+        starts.pop()
+    # A hit deep inside a long line: also try starting at a word boundary
+    # shortly before it.
+    if max(map(len, lines)) > limit - SNIPPET_LEAD:
+        for p, _ in hits:
+            line_start = text.rfind("\n", 0, p) + 1
+            if p - line_start > limit - SNIPPET_LEAD:
+                cut = text.rfind(" ", line_start, max(line_start, p - SNIPPET_LEAD)) + 1
+                starts.append(max(cut, line_start))
+    by_pos = sorted(hits)
+    positions = [p for p, _ in by_pos]
+    # The weights of a window's terms are added in the query's order: one
+    # order for every window, so equal coverage is an exact tie, and no
+    # window can beat one that covers every term found (a subset's sum in
+    # the same order is never larger).
+    most = sum(w.get(t, 1.0) for t in found)
+    best_start, best_value = 0, -1.0
+    seen = (-1, -1)
+    for start in starts:
+        span = (bisect_left(positions, start), bisect_left(positions, start + limit))
+        if span == seen:  # the same hits as the window before: the same value
+            continue
+        seen = span
+        covered = {t for _, t in by_pos[span[0] : span[1]]}
+        value = sum(w.get(t, 1.0) for t in found if t in covered)
+        if value > best_value:
+            best_start, best_value = start, value
+            if value >= most:
+                break
+    return safe_cut(text[best_start:], limit)

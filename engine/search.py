@@ -30,8 +30,6 @@ from __future__ import annotations
 import math
 import re
 import sys
-from bisect import bisect_left
-from itertools import accumulate
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Collection, Sequence
@@ -40,16 +38,13 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
 from .config import QuerySettings
-from .excerpt import Excerpt, make_excerpt
+from .excerpt import Excerpt, make_excerpt, make_snippet
 from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .text import contains_all_terms, find_terms, fts_match_expression, query_terms, safe_cut, words
+from .text import contains_all_terms, find_terms, fts_match_expression, query_terms, words
 
-SNIPPET_CHARS = 700
-#: Characters of context shown before a hit that starts a snippet mid-line.
-SNIPPET_LEAD = 80
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
 MAX_POOL = 200
@@ -241,8 +236,8 @@ def run_search(
     if mode == "hybrid" and query_vector is not None:  # hybrid always has one
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
-    spans = max_lines is not None or settings.merge_spans
-    if cues or explain or spans or h.temporal_decay.enabled or h.mmr.enabled:
+    budget = max_lines is not None or settings.merge_spans
+    if cues or explain or budget or h.temporal_decay.enabled or h.mmr.enabled:
         # Scores depend on the chunks' paths or texts, or every candidate is shown.
         rows = store.chunks(cands)
         for c in cands.values():
@@ -269,7 +264,7 @@ def run_search(
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    if spans:
+    if budget:
         hits = [(rows[c.rowid].path, rows[c.rowid].start_line, rows[c.rowid].end_line) for c in passed]
         spans = budget_spans(hits, max_lines if max_lines is not None else sys.maxsize, max_results)
         return [_span_result(span, passed, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans], mode
@@ -278,7 +273,7 @@ def run_search(
 
 
 def _first_passing(
-    store: IndexStore, ranked: list[_Candidate], terms: Sequence[str], min_score: float, limit: int
+    store: IndexStore, ranked: list[_Candidate], terms: list[str], min_score: float, limit: int
 ) -> tuple[list[_Candidate], dict[int, ChunkRow]]:
     """The first ``limit`` candidates of ``ranked`` that pass ``min_score``
     (or are exact keyword hits), and their rows: only the rows needed are
@@ -444,65 +439,6 @@ def _mmr(store: IndexStore, ranked: list[_Candidate], rows: dict[int, ChunkRow],
         remaining.remove(best)
         chosen.append(best)
     return chosen + tail
-
-
-def make_snippet(
-    text: str,
-    terms: Sequence[str],
-    limit: int = SNIPPET_CHARS,
-    weights: dict[str, float] | None = None,
-    *,
-    found: dict[str, list[int]] | None = None,
-) -> str:
-    """At most ``limit`` characters of ``text``, from where the window covers
-    the most query terms, each weighted (e.g. by IDF, so "fusion" counts more
-    than "what"). Windows start at a line, or inside a line too long to show
-    whole, a little before a hit; on a tie the earlier line start wins.
-    ``found``: :func:`~.text.find_terms` of ``text`` and ``terms``, when the
-    caller has it."""
-    if len(text) <= limit:
-        return text
-    if found is None:
-        found = find_terms(text, terms)
-    # The window at the start covers every term found: the best, and the
-    # first start wins ties.
-    if all(at[-1] < limit for at in found.values()):
-        return safe_cut(text, limit)
-    w = weights or {}
-    hits = [(at, t) for t, ats in found.items() for at in ats]
-    lines = text.split("\n")
-    starts = list(accumulate([len(line) + 1 for line in lines[:-1]], initial=0))
-    if len(starts) > 1 and starts[-1] >= len(text):  # no window starts at the very end
-        starts.pop()
-    # A hit deep inside a long line: also try starting at a word boundary
-    # shortly before it.
-    if max(map(len, lines)) > limit - SNIPPET_LEAD:
-        for p, _ in hits:
-            line_start = text.rfind("\n", 0, p) + 1
-            if p - line_start > limit - SNIPPET_LEAD:
-                cut = text.rfind(" ", line_start, max(line_start, p - SNIPPET_LEAD)) + 1
-                starts.append(max(cut, line_start))
-    by_pos = sorted(hits)
-    positions = [p for p, _ in by_pos]
-    # The weights of a window's terms are added in the query's order: one
-    # order for every window, so equal coverage is an exact tie, and no
-    # window can beat one that covers every term found (a subset's sum in
-    # the same order is never larger).
-    most = sum(w.get(t, 1.0) for t in found)
-    best_start, best_value = 0, -1.0
-    seen = (-1, -1)
-    for start in starts:
-        span = (bisect_left(positions, start), bisect_left(positions, start + limit))
-        if span == seen:  # the same hits as the window before: the same value
-            continue
-        seen = span
-        covered = {t for _, t in by_pos[span[0] : span[1]]}
-        value = sum(w.get(t, 1.0) for t in found if t in covered)
-        if value > best_value:
-            best_start, best_value = start, value
-            if value >= most:
-                break
-    return safe_cut(text[best_start:], limit)
 
 
 def _result(

@@ -131,13 +131,13 @@ def noop(engines: dict[str, ModuleType], out: Path, runs: int = 8) -> None:
     print(f"  median per-run after/before: {ratio(times):.3f}", flush=True)
 
 
-def search(engines: dict[str, ModuleType], out: Path, size: int, queries: int = 200) -> None:
+def search(engines: dict[str, ModuleType], out: Path, size: int, queries: int = 200, backends: tuple[str, ...] = ("vec0", "numpy")) -> None:
     ws, db = out / f"ws-{size}-chunks", out / f"search-{size}.sqlite"
     rng = random.Random(7)
     vocab = vocabulary(20_000, random.Random(1))
     qs = [" ".join(zipf_words(vocab, rng.randint(2, 6), rng)) for _ in range(queries)]
     bases = {"before": engines["before"].providers.base.EmbeddingProvider, "after": new_engine.EmbeddingProvider}
-    for backend in ("vec0", "numpy"):
+    for backend in backends:
         idx = {k: pkg.MemoryIndex(agent(pkg, ws, db, backend=backend), provider=given_vectors(bases[k])) for k, pkg in engines.items()}
         for q in qs[:5]:  # warm both (the numpy side loads its matrix)
             for i in idx.values():
@@ -166,6 +166,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="engine_bench.py's workspaces and indexes")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--skip-noop", action="store_true")
+    ap.add_argument("--backends", default="vec0,numpy", help="store.vector.backend values to compare (auto: the sidecar where there is one)")
+    ap.add_argument("--queries", type=int, default=200)
     a = ap.parse_args()
     if not (a.out / "ws-10000-files").is_dir():
         sys.exit(f"no workspaces in {a.out}: run bench/engine_bench.py first")
@@ -175,7 +177,7 @@ def main() -> None:
         if not a.skip_noop:
             noop(engines, a.out)
         for size in (int(s) for s in a.sizes.split(",")):
-            search(engines, a.out, size)
+            search(engines, a.out, size, a.queries, tuple(a.backends.split(",")))
 
 
 if __name__ == "__main__":

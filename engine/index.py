@@ -19,13 +19,11 @@ search, get, append, status); the work itself lives in the modules it calls.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, TypeVar
-
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
@@ -54,7 +52,18 @@ from .sync import (
 )
 from .changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
-log = logging.getLogger("memext")
+if TYPE_CHECKING:
+    import logging
+
+
+def _log() -> logging.Logger:
+    """The "memext" logger (logging is imported when something is logged:
+    a one-shot search never does)."""
+    import logging
+
+    return logging.getLogger("memext")
+
+
 T = TypeVar("T")
 
 #: After an append, how long its sync waits for another writer (a long
@@ -256,7 +265,7 @@ class MemoryIndex:
         if old and old.provider:
             old.provider.close()
         self._record_fallback(choice)
-        log.warning("provider %s failed (%s); falling back to %s", failed, why, choice.provider.id)
+        _log().warning("provider %s failed (%s); falling back to %s", failed, why, choice.provider.id)
         return True
 
     def _record_fallback(self, choice: ProviderChoice) -> None:
@@ -266,7 +275,7 @@ class MemoryIndex:
                     "fallback", {"from": choice.fallback_from, "to": choice.name, "reason": choice.fallback_reason, "at": time.time()}
                 )
         except Exception as exc:  # bookkeeping only
-            log.debug("could not record fallback: %s", exc)
+            _log().debug("could not record fallback: %s", exc)
 
     # -- sync -------------------------------------------------------------------
 

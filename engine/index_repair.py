@@ -15,13 +15,11 @@ asked (``MemoryIndex.verify``, run by ``memext index``).
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from .store import CorruptIndex, move_aside
 from .store.damage import may_be_damage, quick_check
 
-log = logging.getLogger("memext")
 
 #: Damage quick_check cannot see (it checks structure, not values): memext
 #: only ever writes valid UTF-8, so undecodable text is a flipped byte; and
@@ -63,7 +61,9 @@ def set_aside(db_path: Path, problem: str) -> str:
     aside = move_aside(db_path)
     what = problem if problem.startswith(str(db_path)) else f"the index {db_path} was damaged ({problem})"
     message = f"{what}; it was moved aside to {aside.name} and is rebuilt from the memory files"
-    log.warning(message)
+    import logging  # here: a search that finds no damage never logs
+
+    logging.getLogger("memext").warning(message)
     return message
 
 

@@ -9,19 +9,28 @@ does, which is once per path: afterwards they are tight).
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
+
+if TYPE_CHECKING:
+    import logging
 
 APP_NAME = "memext"
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 
-log = logging.getLogger("memext")
+
+def _log() -> logging.Logger:
+    """The "memext" logger (logging is imported when something is logged:
+    a one-shot search never does)."""
+    import logging
+
+    return logging.getLogger("memext")
 
 
 @dataclass(frozen=True)
@@ -141,9 +150,9 @@ def _restrict(path: Path, mode: int, *, quiet: bool = False) -> None:
             return
         os.chmod(path, mode)
     except OSError as exc:
-        log.warning("cannot make %s private (%s); it stays readable by others", path, exc.strerror or exc)
+        _log().warning("cannot make %s private (%s); it stays readable by others", path, exc.strerror or exc)
         return
     if not quiet:
-        log.warning(
+        _log().warning(
             "made %s private (mode %04o -> %04o): it may hold memory text, keys or logs", path, stat.S_IMODE(st.st_mode), mode
         )

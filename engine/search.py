@@ -38,16 +38,13 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
 from .config import QuerySettings
-from .excerpt import Excerpt, make_excerpt
+from .excerpt import Excerpt, make_excerpt, make_snippet
 from .spans import Span, budget_spans, cited_lines, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .text import STOP_WORDS, contains_all_terms, fold, fts_match_expression, query_terms, safe_cut, term_regex, words
+from .text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms, words
 
-SNIPPET_CHARS = 700
-#: Characters of context shown before a hit that starts a snippet mid-line.
-SNIPPET_LEAD = 80
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
 MAX_POOL = 200
@@ -232,7 +229,6 @@ def run_search(
     if not cands:
         return [], mode
 
-    rows = store.chunks(cands)
     best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
     # Below MIN_CHUNKS_FOR_IDF, FTS5's IDF is too coarse to measure a query
     # against (with 2 chunks a term in one of them weighs 0): relative scores.
@@ -240,28 +236,35 @@ def run_search(
     if mode == "hybrid" and query_vector is not None:  # hybrid always has one
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
-    for c in cands.values():
-        row = rows.get(c.rowid)
-        if row is None:
-            continue
-        if cues and in_cues(chunk_dates(row.path, row.text, row.start_line), cues):
-            c.time = 1 + settings.time_boost
-            c.score *= c.time
-        # Only needed to rescue a keyword hit from min_score (or to explain).
-        if c.t_rank is not None and (explain or c.score * c.decay < min_score or h.temporal_decay.enabled):
-            c.exact = contains_all_terms(row.text, terms)
-        if h.temporal_decay.enabled:
-            c.decay = decay_factor(row.path, h.temporal_decay.half_life_days, today or date.today())
-            c.score *= c.decay
+    budget = max_lines is not None or settings.merge_spans
+    if cues or explain or budget or h.temporal_decay.enabled or h.mmr.enabled:
+        # Scores depend on the chunks' paths or texts, or every candidate is shown.
+        rows = store.chunks(cands)
+        for c in cands.values():
+            row = rows.get(c.rowid)
+            if row is None:
+                continue
+            if cues and in_cues(chunk_dates(row.path, row.text, row.start_line), cues):
+                c.time = 1 + settings.time_boost
+                c.score *= c.time
+            # Only needed to rescue a keyword hit from min_score (or to explain).
+            if c.t_rank is not None and (explain or c.score * c.decay < min_score or h.temporal_decay.enabled):
+                c.exact = contains_all_terms(row.text, terms)
+            if h.temporal_decay.enabled:
+                c.decay = decay_factor(row.path, h.temporal_decay.half_life_days, today or date.today())
+                c.score *= c.decay
 
-    ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
-    if h.mmr.enabled:
-        ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
-    passed = [c for c in ranked if c.score >= min_score or c.exact]
+        ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
+        if h.mmr.enabled:
+            ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
+        passed = [c for c in ranked if c.score >= min_score or c.exact]
+    else:
+        ranked = sorted(cands.values(), key=lambda c: (-c.score, c.rowid))
+        passed, rows = _first_passing(store, ranked, terms, min_score, max_results)
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    if max_lines is not None or settings.merge_spans:
+    if budget:
         cited = [_cited(rows[c.rowid]) for c in passed]
         hits = [(rows[c.rowid].path, start, end) for c, (start, end, _) in zip(passed, cited)]
         spans = budget_spans(hits, max_lines if max_lines is not None else sys.maxsize, max_results)
@@ -280,6 +283,39 @@ def _cited(row: ChunkRow) -> tuple[int, int, str]:
     return cited_lines(row.start_line, row.end_line, row.text)
 
 
+def _first_passing(
+    store: IndexStore, ranked: list[_Candidate], terms: list[str], min_score: float, limit: int
+) -> tuple[list[_Candidate], dict[int, ChunkRow]]:
+    """The first ``limit`` candidates of ``ranked`` that pass ``min_score``
+    (or are exact keyword hits), and their rows: only the rows needed are
+    read, those of the best candidates first and then, if some were gone or
+    too few scored enough, those of the keyword hits below ``min_score``
+    that containing every term would rescue. A candidate whose chunk is
+    gone (deleted since the pools were drawn) is skipped."""
+    passed: list[_Candidate] = []
+    rows: dict[int, ChunkRow] = {}
+    could = [c for c in ranked if c.score >= min_score or c.t_rank is not None]
+    at = 0
+    while len(passed) < limit and at < len(could):
+        # First the best few; then every candidate left (one more read at most).
+        batch = could[at : at + limit - len(passed)] if at == 0 else could[at:]
+        at += len(batch)
+        got = store.chunks(c.rowid for c in batch)
+        rows.update(got)
+        for c in batch:
+            row = got.get(c.rowid)
+            if row is None:
+                continue
+            if c.score < min_score:  # a keyword hit: only an exact one passes
+                c.exact = contains_all_terms(row.text, terms)
+                if not c.exact:
+                    continue
+            passed.append(c)
+            if len(passed) == limit:
+                break
+    return passed, rows
+
+
 def _span_result(
     span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
     terms: Sequence[str], weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
@@ -294,8 +330,12 @@ def _span_result(
     result.start_line, result.end_line = span.start_line, span.end_line
     if snippets:
         whole = merged_text([(r.start_line, r.end_line, r.text) for r in members])
-        result.snippet = make_snippet(whole, terms, weights=weights)
-        result.excerpt = make_excerpt(merged_text([cited[i] for i in span.members]), span.start_line, terms, weights)
+        shown = merged_text([cited[i] for i in span.members])
+        found = find_terms(whole, terms)
+        result.snippet = make_snippet(whole, terms, weights=weights, found=found)
+        result.excerpt = make_excerpt(
+            shown, span.start_line, terms, weights, found=found if shown == whole else find_terms(shown, terms)
+        )
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
     return result
@@ -419,34 +459,6 @@ def _mmr(store: IndexStore, ranked: list[_Candidate], rows: dict[int, ChunkRow],
     return chosen + tail
 
 
-def make_snippet(text: str, terms: Sequence[str], limit: int = SNIPPET_CHARS, weights: dict[str, float] | None = None) -> str:
-    """At most ``limit`` characters of ``text``, from where the window covers
-    the most query terms, each weighted (e.g. by IDF, so "fusion" counts more
-    than "what"). Windows start at a line, or inside a line too long to show
-    whole, a little before a hit; on a tie the earlier line start wins."""
-    if len(text) <= limit:
-        return text
-    folded = fold(text)  # same folding as the query terms, same length as text
-    hits: list[tuple[int, str]] = []
-    for t in terms:
-        hits += [(m.start(), t) for m in re.finditer(term_regex(t), folded)]
-    starts = [0] + [m.end() for m in re.finditer("\n", text) if m.end() < len(text)]
-    # A hit deep inside a long line: also try starting at a word boundary
-    # shortly before it.
-    for p, _ in hits:
-        line_start = text.rfind("\n", 0, p) + 1
-        if p - line_start > limit - SNIPPET_LEAD:
-            cut = text.rfind(" ", line_start, max(line_start, p - SNIPPET_LEAD)) + 1
-            starts.append(max(cut, line_start))
-    best_start, best_value = 0, -1.0
-    for start in starts:
-        covered = {t for p, t in hits if start <= p < start + limit}
-        value = sum((weights or {}).get(t, 1.0) for t in covered)
-        if value > best_value:
-            best_start, best_value = start, value
-    return safe_cut(text[best_start:], limit)
-
-
 def _result(
     row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, terms: Sequence[str], weights: dict[str, float],
     mode: str, method: str, explain: bool, snippets: bool = True,
@@ -472,13 +484,14 @@ def _result(
         }
         if c.time != 1.0:
             info["time_boost"] = c.time
+    found = find_terms(row.text, terms) if snippets else {}
     return SearchResult(
         path=row.path,
         start_line=start,
         end_line=end,
         score=round(c.score, 6),
-        snippet=make_snippet(row.text, terms, weights=weights) if snippets else "",
+        snippet=make_snippet(row.text, terms, weights=weights, found=found) if snippets else "",
         source=row.source,
         explain=info,
-        excerpt=make_excerpt(text, start, terms, weights) if snippets else None,
+        excerpt=make_excerpt(text, start, terms, weights, found=found if text == row.text else None) if snippets else None,
     )

@@ -59,9 +59,26 @@ class TimeCue:
         return self.first - timedelta(days=before) <= day <= self.last + timedelta(days=after)
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
+class _Pattern:
+    """A pattern compiled on first use: compiling all of them costs a
+    one-shot search about 5 ms, and most queries name no time (see
+    :func:`may_name_a_time`)."""
+
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str):
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def sub(self, repl: Callable[[re.Match[str]], str], text: str) -> str:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.IGNORECASE)
+        return self._compiled.sub(repl, text)
+
+
+def _rx(pattern: str) -> _Pattern:
     # Not inside a word, a number or a possessive ("May's" is a name).
-    return re.compile(r"(?<![\w-])" + pattern + r"(?![\w'’-])", re.IGNORECASE)
+    return _Pattern(r"(?<![\w-])" + pattern + r"(?![\w'’-])")
 
 
 # Absolute forms, most specific first; each match is blanked out of the
@@ -80,12 +97,31 @@ _AGO = _rx(_NUMBER + r"\s+(?P<unit>day|week|month|year)s?\s+ago")
 _LAST_UNIT = _rx(r"(?P<which>last|this|past|previous)\s+(?P<unit>week|weekend|month|year)")
 _ON_WEEKDAY = _rx(r"(?:on|last|this past|past)\s+" + _WEEKDAY)
 # "yesterday's meeting" still means yesterday.
-_YESTERDAY = re.compile(r"(?<![\w-])(?P<word>yesterday|today|tonight|last night|this morning|this evening)(?![\w-])",
-                        re.IGNORECASE)
+_YESTERDAY = _Pattern(r"(?<![\w-])(?P<word>yesterday|today|tonight|last night|this morning|this evening)(?![\w-])")
+
+
+#: Every cue holds a digit or one of these words (a month, weekday or
+#: season, a unit counted back, "ago", "yesterday", ...), each as a whole
+#: word: without them the patterns need not run (most queries).
+_CUE_WORDS = frozenset(_MONTHS) | frozenset(_WEEKDAYS) | frozenset(_SEASONS) | frozenset(
+    "ago week weekend month year yesterday today tonight night morning evening".split()
+)
+_ASCII_LETTERS = re.compile(r"[a-z]+")
+
+
+def may_name_a_time(query: str) -> bool:
+    """False when ``query`` cannot hold a cue (checked for ASCII queries;
+    any other query is read in full)."""
+    if not query.isascii():
+        return True
+    low = query.lower()
+    return any(ch.isdigit() for ch in low) or not _CUE_WORDS.isdisjoint(_ASCII_LETTERS.findall(low))
 
 
 def find_time_cues(query: str, now: datetime | date) -> list[TimeCue]:
     """The time ranges ``query`` names, resolved against ``now``."""
+    if not may_name_a_time(query):
+        return []
     today = now.date() if isinstance(now, datetime) else now
     text = query
     absolute: list[TimeCue] = []
@@ -101,7 +137,7 @@ def find_time_cues(query: str, now: datetime | date) -> list[TimeCue]:
     return absolute + relative
 
 
-def _take_all(readers: Sequence[tuple[re.Pattern[str], Reader]], text: str, ref: date, out: list[TimeCue]) -> str:
+def _take_all(readers: Sequence[tuple[_Pattern, Reader]], text: str, ref: date, out: list[TimeCue]) -> str:
     """Append the cue of each match that reads as one, pattern by pattern;
     blank the matches so later patterns do not read them again."""
     for pattern, read in readers:

@@ -59,6 +59,33 @@ def test_exact_token_only_keyword_side_matches_is_kept(tmp_path, fusion):
             assert hits[0].score < 0.35  # kept although under min_score
         # and a query whose words are absent returns nothing over the threshold
         assert all(h.explain["exact_match"] or h.score >= 0.35 for h in idx.search("zzzz unknown", explain=True))
+        # Without explain only the rows needed are read: the same results.
+        # (A high min_score leaves exact keyword hits to rescue among the rest.)
+        for query in ("a828e60", "commit a828e60", "review meeting 7", "commit 7", "zzzz unknown"):
+            for limit, floor in ((1, None), (3, 0.6), (6, None), (6, 0.95), (40, 0.6)):
+                plain = idx.search(query, max_results=limit, min_score=floor)
+                shown = idx.search(query, max_results=limit, min_score=floor, explain=True)
+                assert [(h.citation, h.score, h.snippet) for h in plain] == [(h.citation, h.score, h.snippet) for h in shown]
+
+
+@pytest.mark.parametrize("with_vectors", [False, True])
+def test_an_exact_hit_ranked_below_failing_ones_is_still_rescued(tmp_path, with_vectors):
+    # Search reads the rows of the best candidates first and of the rest
+    # only when too few passed: short notes repeating one term outrank the
+    # long one holding both, fail min_score and are not exact hits.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for i in range(8):
+        (ws / "memory" / f"2026-02-{i + 1:02d}.md").write_text(f"- alpha alpha alpha note {i}\n")
+    for i in range(30):
+        (ws / "memory" / f"2026-04-{i + 1:02d}.md").write_text(f"- filler text about other things {i}\n")
+    (ws / "memory" / "2026-03-01.md").write_text("- " + " ".join(f"word{i}" for i in range(150)) + " alpha beta\n")
+    with idx_for(ws, tmp_path, HashingProvider(dims=16) if with_vectors else None) as idx:
+        hits = idx.search("alpha beta", max_results=3, min_score=0.9)
+        assert [h.path for h in hits] == ["memory/2026-03-01.md"] and hits[0].score < 0.9
+        shown = idx.search("alpha beta", max_results=3, min_score=0.9, explain=True)
+        assert [(h.citation, h.score) for h in shown] == [(h.citation, h.score) for h in hits]
+        assert shown[0].explain["exact_match"]
 
 
 def test_keyword_only_mode_without_provider(workspace, tmp_path):
@@ -298,7 +325,10 @@ def test_a_query_without_a_time_cue_ranks_exactly_as_without_the_feature(tmp_pat
     ws = _dated_workspace(tmp_path)
     with idx_for(ws, tmp_path, hashing_provider) as idx:
         on = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True)
-    with idx_for(ws, tmp_path / "off", hashing_provider, query={"time_boost": 0}) as idx:
+    # The same index file: equal scores rank by rowid, and a second index
+    # could number the chunks otherwise (files written just before a sync
+    # are indexed after a recheck, in no fixed order).
+    with idx_for(ws, tmp_path, hashing_provider, query={"time_boost": 0}) as idx:
         off = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True)
     assert [r.to_dict() for r in on] == [r.to_dict() for r in off] and len(on) > 1
     assert not any("time_boost" in r.explain for r in on)

@@ -1,7 +1,18 @@
 """Tokens for FTS5: Unicode words, CJK grams, exact-hit checks."""
 
 from memext.engine import term_spans
-from memext.engine.text import contains_all_terms, estimate_tokens, fts_document, fts_match_expression, query_terms, token_weight, words
+from memext.engine.text import (
+    FIND_LIMIT,
+    contains_all_terms,
+    estimate_tokens,
+    fts_document,
+    fts_match_expression,
+    query_terms,
+    term_regex,
+    term_starts,
+    token_weight,
+    words,
+)
 
 
 def test_query_terms_are_unicode_words_and_cjk_bigrams():
@@ -86,3 +97,31 @@ def test_ascii_text_takes_a_shortcut_to_the_same_words():
         assert text.isascii()
         assert words(text + " é") == words(text) + ["é"]
         assert fts_document(text) == text and token_weight(text) == len(text)
+
+
+def test_term_starts_finds_what_the_term_pattern_finds():
+    # Rare terms are found with str.find and checked at each occurrence
+    # (no pattern compiled); common ones with the pattern: the same matches.
+    import random
+    import re
+
+    assert term_starts("foo_bar xfoo foo", "foo") == [0, 13]  # "_" ends a word, "x" does not
+    assert term_starts("aaa aa", "aa") == [4]
+    assert term_starts("9f3c2ab1e7 9f3c2ab", "9f3c2ab") == [0, 11]  # IDs match as prefixes
+    assert term_starts("今天喝咖啡咖啡", "咖啡") == [3, 5]
+    common = "ab " * (FIND_LIMIT + 5)
+    assert term_starts(common, "ab") == list(range(0, len(common), 3))
+    rng = random.Random(3)
+    alphabet = list("abab aab_\n-.9f3c2e7ßΣσ咖啡") + ["\u0301", "\u093f", "\u0915"]
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        for term in query_terms(text)[:3] + ["a", "ab", "aab", "9f3c2ab", "咖啡", "\u0915\u093f"]:
+            assert term_starts(text, term) == [m.start() for m in re.finditer(term_regex(term), text)]
+
+
+def test_exact_hits_in_ascii_text_are_whole_words():
+    # ASCII text is checked term by term, without listing its words.
+    assert contains_all_terms("see foo_bar", ["foo", "bar"])
+    assert not contains_all_terms("velvet", ["vet"])
+    assert contains_all_terms("Reverted 9F3C2AB1E7", query_terms("9f3c2ab deploy")) is False
+    assert contains_all_terms("Reverted 9F3C2AB1E7 deploy", query_terms("9f3c2ab deploy"))

@@ -81,3 +81,24 @@ def test_named_days_read_dated_headings_without_a_reference():
     assert named_days("Sunday, 7 May 2023 (standup)") == [D("2023-05-07")]
     assert named_days("Session 3 (1:56 pm)") == []
     assert named_days("May 2023") == []  # a month is not a day
+
+
+def test_queries_without_a_digit_or_a_time_word_skip_the_patterns(monkeypatch):
+    # The shortcut must never hide a cue: every query the patterns read a
+    # cue in passes the check.
+    import random
+
+    from memext.engine import time_cues
+
+    check = time_cues.may_name_a_time
+    words = ["in", "may", "May's", "last", "this", "past", "on", "friday", "weekend", "weeks", "ago", "two", "a few",
+             "summer", "of", "sept.", "night", "morning", "today", "yesterday's", "mayday", "decide", "plan", "2023",
+             "7th", "-", ",", "x1", "MARCH", "Tonight", "june", "month", "year", "days"]
+    rng = random.Random(11)
+    queries = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(3000)]
+    skipped = [q for q in queries if not check(q)]
+    assert len(skipped) > 100 and not check("what did we decide about the plan")
+    monkeypatch.setattr(time_cues, "may_name_a_time", lambda query: True)
+    for q in queries:
+        if find_time_cues(q, WED):
+            assert check(q), q

@@ -30,27 +30,27 @@ def check_vectors(vectors: Sequence[Sequence[float]], count: int, dims: int | No
         raise BadVectors(f"{len(vectors)} vectors for {count} texts")
     out: list[list[float]] = []
     size = dims
-    for i, v in enumerate(vectors, 1):
-        where = f"text {i} of {count}" if count > 1 else "the text"
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
+    # One errstate for the whole answer (entering one costs more than
+    # checking a vector): out-of-range values become inf, reported below.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i, v in enumerate(vectors, 1):
+            where = f"text {i} of {count}" if count > 1 else "the text"
+            try:
                 a = np.asarray(v, dtype=np.float64)
                 a32 = a.astype(np.float32)
-        except (TypeError, ValueError) as exc:
-            raise BadVectors(f"a malformed vector for {where} ({exc})") from None
-        if a.ndim != 1 or a.size == 0:
-            raise BadVectors(f"an empty or malformed vector for {where}")
-        if size is None:
-            size = a.size
-        elif a.size != size:
-            expected = f"expected {dims}" if dims is not None else f"the others have {size}"
-            raise BadVectors(f"a vector of {a.size} dimensions for {where} ({expected})")
-        if not np.isfinite(a32).all():
-            kinds = sorted({"NaN" if np.isnan(x) else "infinite" for x in a32[~np.isfinite(a32)]})
-            raise BadVectors(f"a vector with {' and '.join(kinds)} values for {where}")
-        with np.errstate(over="ignore"):
-            norm = float(np.linalg.norm(a32.astype(np.float64)))
-        if norm == 0.0:
-            raise BadVectors(f"an all-zero vector for {where}")
-        out.append(a.tolist())
+            except (TypeError, ValueError) as exc:
+                raise BadVectors(f"a malformed vector for {where} ({exc})") from None
+            if a.ndim != 1 or a.size == 0:
+                raise BadVectors(f"an empty or malformed vector for {where}")
+            if size is None:
+                size = a.size
+            elif a.size != size:
+                expected = f"expected {dims}" if dims is not None else f"the others have {size}"
+                raise BadVectors(f"a vector of {a.size} dimensions for {where} ({expected})")
+            if not np.isfinite(a32).all():
+                kinds = sorted({"NaN" if np.isnan(x) else "infinite" for x in a32[~np.isfinite(a32)]})
+                raise BadVectors(f"a vector with {' and '.join(kinds)} values for {where}")
+            if not a32.any():  # finite float32 values: a zero norm means all zero
+                raise BadVectors(f"an all-zero vector for {where}")
+            out.append(a.tolist())
     return out

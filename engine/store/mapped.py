@@ -122,12 +122,15 @@ class MappedVectors:
             if self.base.rows > QUANTISED_ABOVE:
                 pos = self.base.candidates(q, max(MIN_POOL, POOL_PER_RESULT * k), keep_base)
                 sims = self.base.matrix[pos] @ q
+                ids_parts.append(self.base.rowids[pos])
             else:
                 sims = self.base.exact_scores(q)
-                pos = np.arange(self.base.rows) if keep_base is None else np.flatnonzero(keep_base)
-                if keep_base is not None:
+                if keep_base is None:
+                    ids_parts.append(self.base.rowids)
+                else:
+                    pos = np.flatnonzero(keep_base)
                     sims = sims[pos]
-            ids_parts.append(self.base.rowids[pos])
+                    ids_parts.append(self.base.rowids[pos])
             sim_parts.append(sims)
         if len(self.delta_ids):
             sims = self.delta_vecs @ q
@@ -138,16 +141,19 @@ class MappedVectors:
             sim_parts.append(sims)
         if not ids_parts:
             return []
-        ids = np.concatenate(ids_parts)
-        sims = np.concatenate(sim_parts)
+        ids = np.concatenate(ids_parts) if len(ids_parts) > 1 else ids_parts[0]
+        sims = np.concatenate(sim_parts) if len(sim_parts) > 1 else sim_parts[0]
         if not len(sims):
             return []
         top = _top_k(ids, sims, k)
-        return [(int(ids[i]), float(sims[i])) for i in top]
+        return list(zip(ids[top].tolist(), sims[top].tolist()))
 
     def vectors(self, rowids: Sequence[int]) -> dict[int, "np.ndarray"]:
         """Copies of the stored vectors of these rowids (those held)."""
-        out = {r: self.base.matrix[p].copy() for r, p in self.base.positions(rowids).items()}
+        held = self.base.positions(rowids)
+        # One gather (a copy) rather than a copy per row.
+        block = self.base.matrix[list(held.values())] if held else None
+        out = {r: block[i] for i, r in enumerate(held)} if block is not None else {}
         if len(self.delta_ids):
             import numpy as np
 

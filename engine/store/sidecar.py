@@ -244,7 +244,7 @@ class VectorFile:
         want = np.asarray(list(rowids), dtype=np.int64)
         pos = np.minimum(np.searchsorted(self.rowids, want), self.rows - 1)
         found = self.rowids[pos] == want
-        return {int(r): int(p) for r, p, ok in zip(want, pos, found) if ok}
+        return dict(zip(want[found].tolist(), pos[found].tolist()))
 
     def source_mask(self, sources: Sequence[str] | None) -> "np.ndarray | None":
         """Rows of the given sources (None: every row)."""

@@ -253,7 +253,7 @@ class VectorTable:
         if matrix is not None:
             out.update(matrix.vectors([r for r in ids if r not in out]))
         missing = [r for r in ids if r not in out]
-        fp = self.db.get_meta_json("fingerprint") or {}
+        fp = (self.db.get_meta_json("fingerprint") or {}) if missing else {}
         if missing and fp.get("provider", "none") != "none":
             marks = ",".join("?" * len(missing))
             with self.db.lock:

@@ -3,7 +3,10 @@ PostgreSQL 16 with pgvector on 127.0.0.1: ranking parity with FTS5,
 agents side by side, the shared embedding cache, shadow rebuilds seen by
 readers, HNSW by size, the advisory writer lock, and what users see when
 the server is away. (The engine suite runs on this store too: conftest's
-``store_backend``.)"""
+``store_backend``.)
+
+Over 500 lines because each test starts from the same live server and its
+fixtures; the faces' end-to-end tests live in test_postgres_faces.py."""
 
 from __future__ import annotations
 

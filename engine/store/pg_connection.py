@@ -12,6 +12,10 @@ left as it was, and the error names the server (never its password).
 Readers call :meth:`PgConnection.refresh` before reading: one query reads
 ``meta`` and the keyword statistics, and tells a rebuilt index (a new
 ``generation``) from the one seen before.
+
+Over 500 lines because connecting, reconnecting, transactions and the
+error translation all guard the one connection's state; split apart they
+would read each other's internals.
 """
 
 from __future__ import annotations

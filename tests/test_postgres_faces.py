@@ -148,7 +148,7 @@ def test_the_notebook_on_a_postgres_agent(example_workspace, tmp_path, pg_url, m
     with ipython_shell() as ip:
         ip.run_line_magic("load_ext", "memext")
         hits = ip.run_line_magic("memsearch", "vet Biscuit")
-        assert hits[0].citation == "memory/2026-10-05.md:1-10" and hits.agent == "team"
+        assert hits[0].citation == "memory/2026-10-05.md:4-10" and hits.agent == "team"
         ip.run_cell_magic("memnote", "", "The lighthouse keeper is called Ottoline.\n")
         assert f"noted in {TODAY}:3-4 (new file)" in capsys.readouterr().out
         found = ip.run_line_magic("memsearch", "Ottoline lighthouse")

@@ -83,7 +83,7 @@ def test_widget_searches_and_expands_in_jupyterlab(lab):
             box.fill("vet Biscuit")
             box.press("Enter")
             first = widget.locator(".memext-result-row").first
-            expect(first.locator(".memext-citation")).to_contain_text("memory/2026-10-05.md:1-10", timeout=30_000)
+            expect(first.locator(".memext-citation")).to_contain_text("memory/2026-10-05.md:4-10", timeout=30_000)
             first.locator("button.memext-expand").click()
             lines = first.locator(".memext-full-lines .memext-lines")
             expect(lines).to_be_visible(timeout=30_000)

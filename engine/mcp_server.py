@@ -31,7 +31,7 @@ from mcp.server.lowlevel import Server
 
 from .config import Config
 from .supervisor import Supervisor
-from .tools import MemoryTools, ToolError
+from .tools import MemoryTools, ToolError, ToolSpec
 
 log = logging.getLogger("memext")
 
@@ -48,25 +48,15 @@ Write self-contained entries (names and dates, not "he" or "yesterday"); do not 
 
 def build_server(tools: MemoryTools) -> Server:
     """An MCP server answering with ``tools``."""
-    listed = [
-        types.Tool(
-            name=spec.name,
-            title=spec.name.replace("_", " ").capitalize(),
-            description=spec.description,
-            input_schema=spec.input_schema,
-            annotations=types.ToolAnnotations(
-                title=spec.name.replace("_", " ").capitalize(),
-                read_only_hint=spec.read_only,
-                destructive_hint=spec.destructive,
-                idempotent_hint=spec.idempotent,
-                open_world_hint=False,
-            ),
-        )
-        for spec in tools.specs
-    ]
+
+    def listed() -> list[types.Tool]:
+        # Built per listing: the descriptions name the agents served, which
+        # follow the config file (MemoryTools.refresh_agents).
+        return [_tool(spec) for spec in tools.specs]
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+        await anyio.to_thread.run_sync(tools.refresh_agents)
+        return types.ListToolsResult(tools=listed())
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
@@ -84,7 +74,24 @@ def build_server(tools: MemoryTools) -> Server:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        get_tool_input_schema=lambda name: next((t.input_schema for t in listed if t.name == name), None),
+        get_tool_input_schema=lambda name: next((t.input_schema for t in tools.specs if t.name == name), None),
+    )
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    title = spec.name.replace("_", " ").capitalize()
+    return types.Tool(
+        name=spec.name,
+        title=title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        annotations=types.ToolAnnotations(
+            title=title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
     )
 
 
@@ -106,17 +113,19 @@ async def _serve_http(server: Server, port: int, host: str) -> None:
 def serve(config: Config, agents: Sequence[str] | None = None, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
     """Run the server until stdin closes (stdio) or it is interrupted (HTTP).
 
-    ``agents``: the ids served (all configured agents when None). The
-    agents are those of ``config`` at start; edits to the config file
-    (settings, workspaces) are picked up while it runs.
+    ``agents``: the ids served, or None for every agent of the config file
+    as it is edited (an agent added while the server runs is served from
+    the next call, one removed is dropped). Edits to a served agent
+    (settings, workspace) are picked up while it runs.
     """
-    served = list(agents) if agents else [a.id for a in config.agents]
-    for agent_id in served:
+    served = list(agents) if agents else None
+    for agent_id in served or []:
         config.agent(agent_id)  # an unknown agent fails before anything starts
     with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served) as tools:
         server = build_server(tools)
         where = f"http://{host}:{http_port}/mcp" if http_port is not None else "stdio"
-        print(f"memext mcp: serving {', '.join(tools.agents)} on {where}", file=sys.stderr, flush=True)
+        which = ", ".join(tools.agents) + ("" if served else " (every configured agent)")
+        print(f"memext mcp: serving {which} on {where}", file=sys.stderr, flush=True)
         if http_port is None:
             anyio.run(_serve_stdio, server)
         else:

@@ -133,6 +133,9 @@ class Supervisor:
         self.config_poll_s = config_poll_s
         self._lock_timeout = lock_timeout
         self._lock = threading.RLock()
+        # One reload at a time: the scheduler's poll and a caller's
+        # reload_if_changed() must not both start keepers for a new agent.
+        self._reload_lock = threading.Lock()
         self._keepers: dict[str, FreshnessKeeper] = {}
         self._listeners: list[Listener] = []
         self._paused = False
@@ -246,12 +249,29 @@ class Supervisor:
 
     # -- config --------------------------------------------------------------------------
 
+    def agent_ids(self) -> list[str]:
+        """The ids of the agents kept fresh now, in config order."""
+        return [k.agent.id for k in self.keepers()]
+
+    def reload_if_changed(self) -> bool:
+        """Reload the config now if its file changed since the last load,
+        rather than at the scheduler's next poll (a server about to answer a
+        call for an agent just added). True when it was reloaded."""
+        if not self.reloader.changed():
+            return False
+        log.info("config file changed: reloading %s", self.config_file)
+        return self.reload_config()
+
     def reload_config(self) -> bool:
         """Load the config and add, remove or restart keepers to match.
 
         A broken config keeps the keepers running as they were and shows
         the error (``config_error``); False is returned then.
         """
+        with self._reload_lock:
+            return self._reload_config()
+
+    def _reload_config(self) -> bool:
         try:
             config = self.reloader.load()
         except MemextError as exc:
@@ -327,9 +347,7 @@ class Supervisor:
         return wake
 
     def _tick(self) -> None:
-        if self.reloader.changed():
-            log.info("config file changed: reloading %s", self.config_file)
-            self.reload_config()
+        self.reload_if_changed()
         if self._paused:
             return
         reconcile = time.monotonic() - self._last_reconcile >= self.reconcile_s

@@ -223,14 +223,20 @@ class MemoryTools:
     through another call.
     """
 
-    def __init__(self, indexes: Callable[[str], MemoryIndex] | IndexHost, agents: Sequence[str], *, lock_timeout: float = 2.0):
+    def __init__(
+        self,
+        indexes: Callable[[str], MemoryIndex] | IndexHost,
+        agents: Sequence[str],
+        *,
+        lock_timeout: float = 2.0,
+        follow: Callable[[], Sequence[str]] | None = None,
+    ):
         if not agents:
             raise MemextError("no agents to serve: add one with `memext agents add ID WORKSPACE`")
-        self.agents: tuple[str, ...] = tuple(agents)
         self.host: IndexHost = indexes if isinstance(indexes, IndexHost) else SyncWhenNeeded(indexes, lock_timeout)
         self._lock = threading.RLock()
-        self.specs: tuple[ToolSpec, ...] = tuple(t.with_agents(self.agents) for t in TOOLS)
-        self._by_name = {t.name: t for t in self.specs}
+        self._follow = follow
+        self._serve(tuple(agents))
         # Imported here, not at the top: `import jsonschema` takes about 2 s
         # (its URI format checker compiles grammars), which every
         # `import memext.engine` would pay.
@@ -251,13 +257,35 @@ class MemoryTools:
     @classmethod
     def kept_fresh(cls, supervisor: "Supervisor", agents: Sequence[str] | None = None) -> "MemoryTools":
         """Tools over the agents of a started :class:`~.supervisor.Supervisor`
-        (``agents`` or all of them), whose keepers keep the indexes fresh:
+        (``agents``, or all of them: then agents added to or removed from the
+        config file are served or dropped at the next call, see
+        :meth:`refresh_agents`), whose keepers keep the indexes fresh:
         searches never sync, and say ``stale`` when the index did not match
         the files (:class:`~.tool_hosts.KeptFresh`)."""
-        served = list(agents) if agents else [k.agent.id for k in supervisor.keepers()]
-        for agent_id in served:
+        if not agents:  # every agent of the config, as it is edited
+            return cls(KeptFresh(supervisor), supervisor.agent_ids(), follow=lambda: _reloaded_agents(supervisor))
+        for agent_id in agents:
             supervisor.keeper(agent_id)  # an unknown agent fails here, not at the first call
-        return cls(KeptFresh(supervisor), served)
+        return cls(KeptFresh(supervisor), list(agents))
+
+    def _serve(self, agents: tuple[str, ...]) -> None:
+        self.agents: tuple[str, ...] = agents
+        self.specs: tuple[ToolSpec, ...] = tuple(t.with_agents(agents) for t in TOOLS)
+        self._by_name = {t.name: t for t in self.specs}
+
+    def refresh_agents(self) -> bool:
+        """Serve the agents the config holds now (tools made by
+        :meth:`kept_fresh` without ``agents``: the config file is reloaded
+        when it changed). True when the served agents changed, so the tool
+        descriptions naming them did too. A no-op for a fixed list."""
+        if self._follow is None:
+            return False
+        now = tuple(self._follow())
+        if not now or now == self.agents:
+            return False
+        with self._lock:
+            self._serve(now)
+        return True
 
     @property
     def default_agent(self) -> str:
@@ -299,6 +327,7 @@ class MemoryTools:
         Raises ToolError, with a message the agent can act on, for any
         failure: unknown tool, bad arguments, a refused path, an index error.
         """
+        self.refresh_agents()  # an agent added to the config is served at once
         spec = self._by_name.get(name) if isinstance(name, str) else None
         if spec is None:
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
@@ -360,6 +389,12 @@ class MemoryTools:
     def _append(self, args: dict[str, Any]) -> dict:
         agent = self._served(args["agent"])
         return append_result(self.host.append(agent, args["text"], args["file"], args["heading"]))
+
+
+def _reloaded_agents(supervisor: "Supervisor") -> list[str]:
+    """The supervisor's agents after reloading a config file that changed."""
+    supervisor.reload_if_changed()
+    return supervisor.agent_ids()
 
 
 def _describe(error: "jsonschema.ValidationError", props: Mapping[str, Any]) -> str:

@@ -160,6 +160,40 @@ def test_all_agents_or_one(example_workspace, workspace, tmp_path):
     anyio.run(main)
 
 
+def test_agents_added_or_removed_while_it_runs(example_workspace, workspace, tmp_path):
+    """Serving every agent follows the config file: an agent added while the
+    server runs is served (and kept fresh) from the next call, one removed
+    is refused, and a broken config keeps the agents served as they were."""
+    config = write_config(tmp_path / "cfg", {"home": example_workspace})
+
+    async def main():
+        async with connect("stdio", config) as client:
+            assert "only 'home' is served" in (await client.list_tools()).tools[0].input_schema["properties"]["agent"]["description"]
+            refused = await client.call_tool("memory_search", {"query": "Bob", "agent": "work"})
+            assert refused.is_error and "no agent 'work' here" in _text(refused)
+
+            write_config(tmp_path / "cfg", {"home": example_workspace, "work": workspace})
+            work = await client.call_tool("memory_search", {"query": "Bob", "agent": "work"})
+            assert not work.is_error, _text(work)
+            assert work.structured_content["results"][0]["path"] == "MEMORY.md"
+            assert "'home', 'work'" in (await client.list_tools()).tools[0].description
+            # The new agent is kept fresh like the others: a note is searchable.
+            wrote = await client.call_tool("memory_append", {"text": "Dana likes rooibos.", "agent": "work"})
+            assert not wrote.is_error and wrote.structured_content["indexed"], _text(wrote)
+            assert (await client.call_tool("memory_search", {"query": "rooibos", "agent": "work"})).structured_content["results"]
+
+            config.write_text("[memory_search\nbroken", encoding="utf-8")  # not TOML
+            still = await client.call_tool("memory_search", {"query": "Bob", "agent": "work"})
+            assert not still.is_error, _text(still)
+
+            write_config(tmp_path / "cfg", {"work": workspace})
+            gone = await client.call_tool("memory_search", {"query": "Biscuit", "agent": "home"})
+            assert gone.is_error and "this memory serves 'work'" in _text(gone)
+            assert "'home'" not in (await client.list_tools()).tools[0].description
+
+    anyio.run(main)
+
+
 def test_command_line_errors(tmp_path, example_workspace):
     config = write_config(tmp_path / "cfg", {"example": example_workspace})
     env = {**os.environ, **_env(config)}

@@ -127,6 +127,9 @@ def status_lines(s: IndexStatus) -> list[str]:
         row("batch", f"{b.mode}, {b.failures} failure(s){extra}{reason}")
     last = s.last_sync
     row("last sync", f"{ago(last.at)}, took {last.duration_s:.1f} s" if last else "never (run `memext index`)")
+    if s.settings_changed:
+        then = "it is read-only, so it is searched as it was built" if s.read_only else "the next sync rebuilds it (`memext index`)"
+        row("settings", f"changed since the index was built (provider, model or chunking): {then}")
     if s.dirty and s.read_only:
         row("changes", "memory files changed since the index was built; it is read-only, so they are not in it")
     elif s.dirty:

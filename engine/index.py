@@ -684,6 +684,7 @@ class MemoryIndex:
             or (last_sync.provider_error if last_sync else None),
             keyword_only_reason=self._keyword_only_reason(provider),
             read_only=st.read_only,
+            settings_changed=self.settings_changed(),
         )
 
     def _recorded_failure(self, last_sync: LastSync | None) -> str | None:

@@ -99,6 +99,7 @@ class _Status:
     provider_problem: str | None = None
     search_reason: str | None = None
     server: str | None = None
+    read_only: str | None = None
     #: Why the memory files are not being watched (even polling failed).
     watch_error: str | None = None
 
@@ -545,6 +546,7 @@ class FreshnessKeeper:
             s.provider_problem = facts.provider_problem
             s.search_reason = facts.search_reason
             s.server = facts.server
+            s.read_only = facts.read_only
 
     def _on_progress(self, p: SyncProgress) -> None:
         if p.phase == "done":
@@ -589,4 +591,5 @@ class FreshnessKeeper:
             syncs=s.syncs,
             search_reason=s.search_reason,
             server=s.server,
+            read_only=s.read_only,
         )

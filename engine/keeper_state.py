@@ -49,6 +49,10 @@ class KeeperSnapshot:
     #: "postgres"``): the URL without its password, the schema and the
     #: server's version; None for a local SQLite index.
     server: str | None = None
+    #: Why the index cannot be updated (a read-only file, folder or
+    #: database): it is searched as it is and syncs fail (state ERROR, the
+    #: error says so); None when it can be.
+    read_only: str | None = None
 
     @property
     def memory_folder(self) -> Path:
@@ -92,6 +96,7 @@ class StatusFacts:
     provider_problem: str | None
     search_reason: str | None = None
     server: str | None = None
+    read_only: str | None = None
 
 
 def status_facts(st: IndexStatus) -> StatusFacts:
@@ -105,6 +110,7 @@ def status_facts(st: IndexStatus) -> StatusFacts:
         provider_problem=st.provider.problem,
         search_reason=_search_reason(st),
         server=f"{st.db_path}, {st.storage.version}" if st.storage.server else None,
+        read_only=st.read_only,
     )
 
 

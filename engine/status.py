@@ -196,6 +196,10 @@ class IndexStatus:
     #: Why the index cannot be updated (a read-only file or folder): it is
     #: searched as it is. None when it can be.
     read_only: str | None = None
+    #: The index was built for another provider, model or settings (e.g.
+    #: chunking) than those in force: the next sync rebuilds it, and until
+    #: then searches answer from the old build.
+    settings_changed: bool = False
 
     @property
     def total_files(self) -> int:

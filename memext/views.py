@@ -104,6 +104,11 @@ def state_words(s: IndexStatus) -> str:
         return "syncing"
     if s.last_sync is None:
         return "not indexed yet"
+    if s.read_only:
+        changed = ", not up to date" if s.dirty or s.settings_changed else ""
+        return f"read-only: searched as it is{changed}"
+    if s.settings_changed:
+        return "settings changed: the next sync rebuilds it"
     if s.dirty:
         return "files changed since the last sync"
     return "up to date"

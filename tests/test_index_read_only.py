@@ -101,3 +101,44 @@ def test_the_cli_on_a_read_only_index(workspace, built, tmp_path):
     assert "read-only" in status.stdout and "cannot be updated" in status.stdout and "Traceback" not in status.stderr
     index = read_only_run(built.parent, [*memext, "index"], env=env)
     assert index.returncode == 1 and "cannot be updated" in index.stderr and "Traceback" not in index.stderr
+
+
+TRAY_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[3])
+    from conftest import make_agent
+    from memext.engine import FreshnessKeeper, MemoryIndex
+    from memext.tray.daemon import DaemonSnapshot
+    from memext.tray.menu import build_menu, render_text
+
+    class Actions:
+        def __getattr__(self, name):
+            return lambda *a: None
+
+    keeper = FreshnessKeeper(MemoryIndex(make_agent(Path(sys.argv[1]), db_path=Path(sys.argv[2])), provider=None), watch=False)
+    keeper.start()
+    try:
+        deadline = time.monotonic() + 60
+        while keeper.snapshot().syncs == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        snap = DaemonSnapshot(agents=(keeper.snapshot(),), paused=False, config_file=Path("config.toml"))
+        print(render_text(build_menu(snap, Actions(), autostart=False)))
+    finally:
+        keeper.stop()
+    """
+)
+
+
+def test_the_tray_says_read_only_not_error(workspace, built):
+    """The tray's menu for a read-only index names the state and what it
+    means (searches work, syncing is off) instead of a bare sync error."""
+    tests = str(Path(__file__).parent)
+    out = read_only_run(built.parent, [sys.executable, "-c", TRAY_CHILD, str(workspace), str(built), tests])
+    assert out.returncode == 0, out.stderr
+    menu = out.stdout
+    assert "memext: 1 of 1 agent read-only" in menu, menu
+    assert ": read-only" in menu and "State: read-only" in menu, menu
+    assert "Index is read-only: searches work, syncing is off" in menu and "Why: " in menu, menu
+    assert "Error:" not in menu, menu

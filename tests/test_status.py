@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import click
+
 from memext.engine import (
     BatchJob,
     BatchStatus,
@@ -77,3 +79,30 @@ def test_last_sync_reads_what_a_sync_recorded_and_older_records():
     assert LastSync.from_dict(recorded) == LastSync(5.0, 1.25, False, 3, "HTTP 500", None)
     assert LastSync.from_dict(recorded).to_dict() == recorded
     assert LastSync.from_dict({"at": 5, "duration_s": 2}) == LastSync(5.0, 2.0)  # written before the other keys existed
+
+
+def test_changed_settings_are_said_until_the_rebuild(tmp_path):
+    """An index built with other settings (here the chunking) says so in its
+    status, the CLI's lines and the notebook's state, until a sync rebuilds
+    it; it is not shown as up to date meanwhile."""
+    from conftest import make_agent
+    from memext.engine import MemoryIndex
+    from memext.engine.cli_output import status_lines
+    from memext.views import state_words
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Facts\n\n- Dana likes rooibos.\n", encoding="utf-8")
+    db = tmp_path / "idx.sqlite"
+    with MemoryIndex(make_agent(ws, db_path=db, provider="none"), provider=None) as idx:
+        idx.sync()
+        assert idx.status().settings_changed is False
+    with MemoryIndex(make_agent(ws, db_path=db, provider="none", chunking={"tokens": 50, "overlap": 10}), provider=None) as idx:
+        st = idx.status()
+        assert st.settings_changed is True and st.to_dict()["settings_changed"] is True
+        assert state_words(st) == "settings changed: the next sync rebuilds it"
+        lines = click.unstyle("\n".join(status_lines(st)))
+        assert "settings   changed since the index was built (provider, model or chunking)" in lines
+        assert idx.sync().rebuilt
+        st = idx.status()
+        assert st.settings_changed is False and state_words(st) == "up to date"

@@ -71,7 +71,10 @@ def find(entries: tuple[MenuEntry, ...] | list[MenuEntry], text: str) -> MenuEnt
 
 
 def state_text(a: AgentSnapshot) -> str:
-    """``up to date``, ``syncing (indexing 3/9 files)``, ``error``, ``paused``."""
+    """``up to date``, ``syncing (indexing 3/9 files)``, ``error``, ``paused``,
+    ``read-only`` (an index that can be searched but not synced)."""
+    if a.read_only and a.state in (AgentState.ERROR, AgentState.IDLE):
+        return "read-only"
     word = STATE_WORDS[a.state]
     if a.state == AgentState.SYNCING and a.progress:
         word += f" ({a.progress})"
@@ -136,7 +139,11 @@ def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[Menu
         info.append(MenuEntry(f"Index: {a.server}", enabled=False))
     watching = {"native": "on", "polling": "polling"}.get(a.watch_mode, "off")
     info.append(MenuEntry(f"Watcher: {watching}", enabled=False))
-    if a.error:
+    if a.read_only:
+        # Not an error to chase in the log: what it means and why, in words.
+        info.append(MenuEntry("Index is read-only: searches work, syncing is off", enabled=False))
+        info.append(MenuEntry(f"Why: {shorten(a.read_only)}", enabled=False))
+    elif a.error:
         info.append(MenuEntry(f"Error: {shorten(a.error)}", enabled=False))
     busy = a.state == AgentState.SYNCING
     return (
@@ -160,8 +167,9 @@ def header_text(snap: DaemonSnapshot) -> str:
     # finishing): both are said.
     paused = ", watching paused" if snap.paused and overall != AgentState.PAUSED else ""
     if overall == AgentState.ERROR:
-        bad = sum(1 for a in snap.agents if a.state == AgentState.ERROR)
-        return f"memext: {bad} of {agents} failing{paused}"
+        bad = [a for a in snap.agents if a.state == AgentState.ERROR]
+        what = "read-only" if all(a.read_only for a in bad) else "failing"
+        return f"memext: {len(bad)} of {agents} {what}{paused}"
     return f"memext: {agents}, {STATE_WORDS[overall]}{paused}"
 
 

@@ -30,13 +30,16 @@ if TYPE_CHECKING:
     from .store import FileRow, IndexStore
 
 
-def discover_files(agent: "AgentConfig", indexed: Mapping[str, "FileRow"] | None = None) -> tuple[list[SourceFile], list[Skipped]]:
+def discover_files(
+    agent: "AgentConfig", indexed: Mapping[str, "FileRow"] | None = None, *, sniff: bool = True
+) -> tuple[list[SourceFile], list[Skipped]]:
     """Every file a sync of ``agent`` would consider, and what was skipped.
 
     ``indexed`` (the store's file rows) spares re-checking unchanged files
-    for binary content."""
+    for binary content; ``sniff=False`` leaves that check to the reads of a
+    sync (:func:`~.sources.discover_memory_files`)."""
     s = agent.settings
-    files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes, indexed)
+    files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes, indexed, sniff=sniff)
     if "sessions" in s.sources:
         sess, sess_skipped = discover_session_files(agent.sessions_path, s.max_file_bytes)
         files += sess

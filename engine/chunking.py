@@ -10,6 +10,7 @@ ends before the heading, so sections start chunks of their own.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -31,8 +32,10 @@ class Chunk:
     end_line: int
     text: str
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
+        # Remembered: a sync asks for it three times per chunk (cache key,
+        # chunk id, row).
         return text_hash(self.text)
 
 

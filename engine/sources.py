@@ -68,14 +68,22 @@ class IndexedStat(Protocol):
 
 
 def discover_memory_files(
-    workspace: Path, extra_paths: list[Path], max_bytes: int, indexed: Mapping[str, IndexedStat] | None = None
+    workspace: Path,
+    extra_paths: list[Path],
+    max_bytes: int,
+    indexed: Mapping[str, IndexedStat] | None = None,
+    *,
+    sniff: bool = True,
 ) -> tuple[list[SourceFile], list[Skipped]]:
     """All memory files of a workspace, sorted by path, and what was skipped.
 
     ``indexed`` (path -> stat when indexed) spares the binary check of files
     the index holds unchanged: they were text when they were read.
+    ``sniff=False`` leaves the binary check to a caller that reads every
+    changed file anyway (a sync: :func:`read_file` raises :class:`NotText`),
+    so no file is opened twice.
     """
-    scan = _Scan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed or {})
+    scan = _Scan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed or {}, sniff)
     for name in ROOT_FILES:
         scan.consider(Path(workspace) / name)
     scan.walk(str(scan.roots.memory_dir))
@@ -101,10 +109,11 @@ class _Scan:
     take the general path (:meth:`consider`).
     """
 
-    def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat]):
+    def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat], sniff: bool = True):
         self.roots = roots
         self.max_bytes = max_bytes
         self.indexed = indexed
+        self.sniff = sniff
         self.found: dict[tuple[int, int], SourceFile] = {}
         self.skipped: list[Skipped] = []
 
@@ -202,12 +211,15 @@ class _Scan:
         if st.st_size > self.max_bytes:
             self.skipped.append(Skipped(shown, f"larger than the {human_size(self.max_bytes)} limit ({human_size(st.st_size)}; max_file_bytes)"))
             return
-        known = self.indexed.get(shown)
-        unchanged = known is not None and known.mtime_ns == st.st_mtime_ns and known.size == st.st_size
-        if not unchanged and _starts_binary(real):
+        if self.sniff and not self._unchanged(shown, st) and _starts_binary(real):
             self.skipped.append(Skipped(shown, BINARY_REASON))
             return
         self.found[key] = SourceFile(shown, real, "memory", st.st_mtime_ns, st.st_size)
+
+
+    def _unchanged(self, shown: str, st: os.stat_result) -> bool:
+        known = self.indexed.get(shown)
+        return known is not None and known.mtime_ns == st.st_mtime_ns and known.size == st.st_size
 
 
 def _first_visit(folder: str, visited: set[tuple[int, int]]) -> bool:
@@ -320,6 +332,10 @@ def read_file(path: str | Path, attempts: int = READ_ATTEMPTS) -> FileRead:
     Raises OSError or :class:`NotText`.
     """
     with open(path, "rb") as fh:
+        # The head first: a binary file is not read whole (a sync, which
+        # does not sniff at discovery, meets it every time).
+        if looks_binary(fh.read(BINARY_HEAD_BYTES)):
+            raise NotText(BINARY_REASON)
         fd = fh.fileno()
         for _ in range(max(1, attempts)):
             read_at = time.time_ns()

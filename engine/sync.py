@@ -105,6 +105,8 @@ class _Pending:
     #: Set when the read cannot be verified yet: ns until a new read can be.
     verified_in_ns: int | None = None
     day: str | None = None  # FileRow.day: the date the name or front matter gives
+    #: The index held nothing of this file when the sync began.
+    new: bool = False
 
 
 class Cancel(Protocol):
@@ -190,6 +192,9 @@ class Syncer:
         self.report = SyncReport()
         self._started = time.monotonic()
         self._provider_dead = False
+        # Paths written by this sync: a file new to the index is new only
+        # the first time it is written.
+        self._written: set[str] = set()
 
     # -- entry point --------------------------------------------------------
 
@@ -236,7 +241,9 @@ class Syncer:
 
     def _sync_into(self, store: IndexStore, *, rebuild: bool, sessions_all: bool) -> None:
         known = store.file_rows()
-        files, skipped = discover_files(self.agent, known)
+        # No binary check at discovery: the read of each changed file makes
+        # it (a file found binary there is not counted as seen).
+        files, skipped = discover_files(self.agent, known, sniff=False)
         self.report.skipped = skipped
         self.report.files_seen = len(files)
         present = {f.path for f in files}
@@ -334,6 +341,7 @@ class Syncer:
             return None
         except NotText as exc:
             skipped.append(Skipped(f.path, str(exc)))
+            self.report.files_seen -= 1  # found binary by this read, not at discovery
             if row is not None:  # was text once: its old chunks must not linger
                 store.delete_file(f.path)
                 self.report.files_deleted += 1
@@ -353,13 +361,13 @@ class Syncer:
             if row is not None and row.hash is not None and not sessions_all and not self._past_delta(f, row, transcript.messages):
                 self.report.files_deferred += 1
                 return None
-            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note, day=day)
+            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note, day=day, new=row is None)
         # The stat recorded is the one the text was read under; an mtime that
         # cannot vouch for the text is recorded as unverified (engine/changes.py).
         recorded = recorded_mtime(read)
         f = f._replace(mtime_ns=recorded, size=read.size)
         wait = None if recorded != UNVERIFIED_MTIME_NS else verified_in_ns(read)
-        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note, wait, day)
+        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note, wait, day, new=row is None)
 
     def _past_delta(self, f: SourceFile, row, messages: int) -> bool:
         d = self.agent.settings.sync.sessions
@@ -404,7 +412,9 @@ class Syncer:
                     messages=item.messages,
                     note=item.note,
                     day=item.day,
+                    new=item.new and item.file.path not in self._written,
                 )
+                self._written.add(item.file.path)
         for item in group:
             self.report.files_indexed += 1
             self.report.chunks_written += len(item.chunks)

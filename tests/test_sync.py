@@ -319,3 +319,42 @@ def test_appends_racing_syncs_end_indexed(tmp_path):
         idx.sync()
         assert not idx.status().dirty
         assert [r.path for r in idx.search(last, min_score=0)] == ["memory/log.md"]
+
+
+def test_a_sync_finds_binary_files_by_reading_them(workspace, tmp_path, hashing_provider):
+    # A sync skips discovery's binary check (it reads every changed file
+    # anyway): the read must skip such a file just the same, uncounted.
+    photo = workspace / "memory" / "photo.md"
+    photo.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" + os.urandom(200_000))
+    turned = workspace / "memory" / "2026-01-06.md"
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        report = idx.sync()
+        assert (report.files_seen, report.files_indexed) == (3, 3)
+        assert ("memory/photo.md", "binary content, not text: not indexed") in [(s.path, s.reason) for s in report.skipped]
+        assert not idx.status().dirty  # a binary file is never a pending change
+        turned.write_bytes(b"\x00" * 300)  # was text: its chunks must go
+        report = idx.sync()
+        assert (report.files_seen, report.files_deleted) == (2, 1)
+        assert "memory/2026-01-06.md" not in {r.path for r in idx.search("quarterly roadmap", min_score=0)}
+        assert index_counts(idx.agent)["paths"] == 2
+
+
+def test_files_new_to_the_index_are_written_once(workspace, tmp_path, hashing_provider):
+    # New files skip the look for old chunks; an edit or a rebuild must
+    # still leave exactly the chunks a fresh index of the same files holds.
+    with open_idx(workspace, tmp_path, hashing_provider) as idx:
+        idx.sync()
+        assert index_counts(idx.agent)["chunks"] == 3
+        note = workspace / "memory" / "2026-01-05.md"
+        note.write_text(note.read_text() + "\n" + "- Another deploy note.\n" * 60)
+        (workspace / "memory" / "2026-01-07.md").write_text("# 2026-01-07\n\n- Bob and Anna deploy again.\n")
+        idx.sync()
+        edited = index_counts(idx.agent)
+        idx.sync(force=True)
+        rebuilt = index_counts(idx.agent)
+    fresh_agent = make_agent(workspace, agent_id="fresh", db_path=tmp_path / "fresh.sqlite")
+    with MemoryIndex(fresh_agent, provider=hashing_provider) as fresh:
+        fresh.sync()
+        expected = index_counts(fresh.agent)
+    assert expected["paths"] == 4 and expected["chunks"] == expected["vectors"] > 4
+    assert edited == rebuilt == expected

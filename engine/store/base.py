@@ -186,9 +186,12 @@ class IndexStore(Protocol):
         messages: int = 0,
         note: str | None = None,
         day: str | None = None,
+        new: bool = False,
     ) -> None:
         """Swap a file's chunks (text, keyword index, vectors) for new ones;
-        ``day`` is stored as :attr:`FileRow.day`."""
+        ``day`` is stored as :attr:`FileRow.day`. ``new``: the caller knows
+        the index holds nothing of ``path`` (a file new to it), so a store
+        may skip looking for old chunks."""
         ...
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None: ...

@@ -237,12 +237,14 @@ class PostgresStore:
         messages: int = 0,
         note: str | None = None,
         day: str | None = None,
+        new: bool = False,
     ) -> None:
         """Swap a file's chunks (text, postings, vectors) for new ones, in the
         caller's transaction (or one of its own): one statement removes the
         old rows and reserves the new rowids, COPY writes the postings, then
         the chunks, vectors and file row go out together (pipeline mode,
-        arrays unnested server-side)."""
+        arrays unnested server-side). ``new`` changes nothing here: the one
+        statement that removes old rows also reserves the new rowids."""
         terms = tokenizer().documents([c.text for c in chunks])
         now = time.time()
         dims = next((len(c.vector) for c in chunks if c.vector is not None), None)

@@ -99,13 +99,14 @@ class StoreSettings:
 @dataclass(frozen=True)
 class ChunkingSettings:
     # Chosen on the LoCoMo dev split by turn recall at a 60-line reading
-    # budget (bench/LOCOMO_RESULTS.md): smaller chunks let more distinct
-    # places fit a budget (400/80: 0.83, 200/40: 0.88), while 128/32 gave
-    # the embedder and BM25 too little context (0.87) and lost recall at 6
-    # results. 200 tokens also stays within the 256 word pieces that
-    # sentence-embedding models such as MiniLM were tuned on.
-    tokens: int = field(default=200, metadata={"min": 16, "max": 100_000})
-    overlap: int = field(default=40, metadata={"min": 0})
+    # budget (bench/LOCOMO_RESULTS.md). A hit cites only its own lines
+    # (engine/spans.py: neighbours split the lines they share), so a chunk
+    # is indexed with half its size of context around what it cites:
+    # 240/120 cites about 120 tokens matched with 240 (0.90; 200/40 0.898,
+    # 240/160 0.899, 200/80 and 300/150 0.89, 160/60 0.887). 240 tokens
+    # stay near the 256 word pieces that MiniLM-class models were tuned on.
+    tokens: int = field(default=240, metadata={"min": 16, "max": 100_000})
+    overlap: int = field(default=120, metadata={"min": 0})
 
 
 @dataclass(frozen=True)

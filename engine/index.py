@@ -48,8 +48,8 @@ from .sync import (
     SyncReport,
     Syncer,
     clean_stale_shadows,
-    fingerprint,
 )
+from .fingerprint import fingerprint
 from .changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
 if TYPE_CHECKING:

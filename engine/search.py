@@ -39,11 +39,12 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from .config import QuerySettings
 from .excerpt import Excerpt, make_excerpt, make_snippet
-from .spans import Span, budget_spans, cited_lines, merged_text
+from .spans import Span, budget_spans, hit_lines, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms, words
+from .mmr import mmr_order
+from .text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
 
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
@@ -256,7 +257,7 @@ def run_search(
 
         ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
         if h.mmr.enabled:
-            ranked = _mmr(store, ranked, rows, h.mmr.lambda_, max_results * 2)
+            ranked = mmr_order(store, ranked, rows, h.mmr.lambda_, max_results * 2)
         passed = [c for c in ranked if c.score >= min_score or c.exact]
     else:
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.rowid))
@@ -265,22 +266,33 @@ def run_search(
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
     if budget:
-        cited = [_cited(rows[c.rowid]) for c in passed]
+        ranges = store.chunk_ranges({rows[c.rowid].path for c in passed})
+        cited = [_cited(rows[c.rowid], c, ranges, sent) for c in passed]
         hits = [(rows[c.rowid].path, start, end) for c, (start, end, _) in zip(passed, cited)]
         spans = budget_spans(hits, max_lines if max_lines is not None else sys.maxsize, max_results)
         return [
             _span_result(span, passed, cited, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans
         ], mode
+    shown = passed[:max_results]
+    ranges = store.chunk_ranges({rows[c.rowid].path for c in shown})
     results = [
-        _result(rows[c.rowid], _cited(rows[c.rowid]), c, terms, weights, mode, h.fusion, explain, snippets)
-        for c in passed[:max_results]
+        _result(rows[c.rowid], _cited(rows[c.rowid], c, ranges, sent), c, terms, weights, mode, h.fusion, explain, snippets)
+        for c in shown
     ]
     return results, mode
 
 
-def _cited(row: ChunkRow) -> tuple[int, int, str]:
-    """The lines of a chunk its hit cites (:func:`engine.spans.cited_lines`)."""
-    return cited_lines(row.start_line, row.end_line, row.text)
+def _cited(row: ChunkRow, c: _Candidate, ranges: dict[str, list[tuple[int, int]]], sent: Sequence[str]) -> tuple[int, int, str]:
+    """The lines a hit on a chunk cites (:func:`engine.spans.hit_lines`);
+    ``sent``: the query terms the keyword search looked for."""
+
+    def term_lines() -> list[int]:
+        if c.t_rank is None or not sent:  # found by meaning alone: no term to keep in view
+            return []
+        found = find_terms(row.text, sent)
+        return sorted({row.text.count("\n", 0, at) for ats in found.values() for at in ats})
+
+    return hit_lines(row.start_line, row.end_line, row.text, ranges.get(row.path, []), term_lines)
 
 
 def _first_passing(
@@ -430,33 +442,6 @@ def decay_factor(path: str, half_life_days: float, today: date) -> float:
         return 1.0
     age = max(0, (today - day).days)
     return math.exp(-math.log(2) * age / half_life_days)
-
-
-def _mmr(store: IndexStore, ranked: list[_Candidate], rows: dict[int, ChunkRow], lam: float, limit: int) -> list[_Candidate]:
-    """Maximal marginal relevance: trade score for variety among the top."""
-    import numpy as np
-
-    head, tail = ranked[: max(limit, 1) * 2], ranked[max(limit, 1) * 2 :]
-    vectors = store.chunk_vectors([c.rowid for c in head])
-    token_sets = {c.rowid: set(words(rows[c.rowid].text)) for c in head if c.rowid not in vectors}
-
-    def similarity(a: int, b: int) -> float:
-        if a in vectors and b in vectors:
-            return float(np.dot(vectors[a], vectors[b]))
-        sa = token_sets.get(a) or set(words(rows[a].text))
-        sb = token_sets.get(b) or set(words(rows[b].text))
-        return len(sa & sb) / max(1, len(sa | sb))
-
-    chosen: list[_Candidate] = []
-    remaining = list(head)
-    while remaining:
-        best = max(
-            remaining,
-            key=lambda c: lam * c.score - (1 - lam) * max((similarity(c.rowid, s.rowid) for s in chosen), default=0.0),
-        )
-        remaining.remove(best)
-        chosen.append(best)
-    return chosen + tail
 
 
 def _result(

@@ -10,15 +10,20 @@ many lines) is left out and later, smaller ones still fill what is left, so
 a budget never reorders what ranking decided and a first hit longer than
 the budget does not leave the reader with nothing.
 
-A hit cites the lines that hold its text (:func:`cited_lines`): the
-headings and blank lines that open a chunk, and blank lines that close it,
-are indexed with it but not cited, so they cost no lines of a budget.
+A hit cites the lines that hold its text (:func:`hit_lines`): chunks
+overlap by half (each is indexed with the lines around it), and a hit cites
+only the lines it does not share with a neighbour, split at the middle of
+each overlap (:func:`own_lines`), widened to a line holding a query term
+when its own lines hold none. The headings and blank lines that open those
+lines, and blank lines that close them, are indexed but not cited
+(:func:`cited_lines`), so they cost no lines of a budget.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 #: A Markdown ATX heading line (``# Title`` .. ``###### Title``).
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
@@ -67,6 +72,54 @@ def cited_lines(start_line: int, end_line: int, text: str) -> tuple[int, int, st
     if (lo, hi) == (0, len(lines) - 1):
         return start_line, end_line, text
     return start_line + lo, start_line + hi, "\n".join(lines[lo : hi + 1])
+
+
+def own_lines(start_line: int, end_line: int, ranges: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """The lines of a chunk (``start_line..end_line``) that are its own.
+
+    Chunks overlap so that each is indexed with the lines around it; the
+    lines two neighbours share are split between them at the middle, so
+    every line of a file is cited by exactly one chunk and a hit does not
+    cite what its neighbour would. ``ranges``: every chunk of the file, in
+    line order (:meth:`IndexStore.chunk_ranges`). A chunk not among them,
+    or one that its neighbours cover whole, owns all its lines.
+    """
+    try:
+        i = ranges.index((start_line, end_line))
+    except ValueError:
+        return start_line, end_line
+    lo, hi = start_line, end_line
+    if i > 0 and ranges[i - 1][1] >= start_line:
+        lo = (start_line + ranges[i - 1][1]) // 2 + 1
+    if i + 1 < len(ranges) and ranges[i + 1][0] <= end_line:
+        hi = (ranges[i + 1][0] + end_line) // 2
+    return (lo, hi) if lo <= hi else (start_line, end_line)
+
+
+def hit_lines(
+    start_line: int, end_line: int, text: str, ranges: Sequence[tuple[int, int]], term_lines: Callable[[], list[int]]
+) -> tuple[int, int, str]:
+    """The lines a hit on a chunk cites, as ``(start, end, text)``: its own
+    lines (:func:`own_lines`) less the headings and blank lines at their
+    edges (:func:`cited_lines`), widened to the nearest line that holds a
+    query term when none of them does and the chunk has one (the words
+    that found it stay in view). ``term_lines()``: the chunk's lines (0 for
+    its first) that hold a query term, asked only when needed.
+    """
+    lines = text.split("\n")
+    if len(lines) != end_line - start_line + 1:  # not one text line per file line (transcripts)
+        return cited_lines(start_line, end_line, text)
+    lo, hi = own_lines(start_line, end_line, ranges)
+    if (lo, hi) == (start_line, end_line):
+        lo, hi, _ = cited_lines(start_line, end_line, text)
+    else:
+        lo, hi, _ = cited_lines(lo, hi, "\n".join(lines[lo - start_line : hi - start_line + 1]))
+    if (lo, hi) != (start_line, end_line):
+        found = term_lines()
+        if found and not any(lo <= start_line + n <= hi for n in found):
+            near = start_line + min(found, key=lambda n: min(abs(start_line + n - lo), abs(start_line + n - hi)))
+            lo, hi = min(lo, near), max(hi, near)
+    return lo, hi, "\n".join(lines[lo - start_line : hi - start_line + 1])
 
 
 def budget_spans(hits: list[tuple[str, int, int]], max_lines: int, max_results: int) -> list[Span]:

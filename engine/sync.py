@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
 from .dates import content_date
+from .fingerprint import fingerprint, needs_rebuild
 from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
@@ -41,10 +42,8 @@ from .sources import NotText, SourceFile, Skipped, read_file
 from .store import CacheKey, IndexStore, NewChunk
 from .sync_groups import COMMIT_CHUNKS, Groups, unchanged
 from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
-from .text import FTS_VERSION
 from .vectors import normalize
 
-FINGERPRINT_VERSION = 1
 #: A sync waits this long at most for the racy-timestamp window of files it
 #: just read to close, then reads them again (engine/changes.py); with
 #: nanosecond timestamps the window is milliseconds.
@@ -127,24 +126,6 @@ class ProviderFailed(Exception):
         self.provider = provider
 
 
-def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_store: str) -> dict:
-    """What the index was built with; any change means a rebuild."""
-    s = agent.settings
-    return {
-        "version": FINGERPRINT_VERSION,
-        "provider": provider.id if provider else "none",
-        "model": provider.model if provider else "",
-        "endpoint": provider.endpoint_key if provider else "",
-        "chunking": [s.chunking.tokens, s.chunking.overlap],
-        "fts": FTS_VERSION,
-        "sources": sorted(s.sources),
-        "workspace": str(agent.workspace) if s.store.driver == "sqlite" else "",  # a server's: no local paths (DESIGN §16)
-        "extra_paths": list(s.extra_paths),
-        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources and s.store.driver == "sqlite" else "",
-        "vector_store": vector_store if provider else "",
-    }
-
-
 def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
     import hashlib  # here, as in chunking.text_hash: a search hashes nothing
 
@@ -161,16 +142,6 @@ def check_workspace(agent: AgentConfig) -> None:
         raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} does not exist (create it or fix `workspace` in the config)")
     if not ws.is_dir():
         raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} is not a folder (fix `workspace` in the config)")
-
-
-def needs_rebuild(store: IndexStore, fp: dict, provider: EmbeddingProvider | None) -> bool:
-    stored = store.get_meta_json("fingerprint")
-    if stored is None:
-        return store.file_count() > 0  # an index from before fingerprints
-    if stored != fp:
-        return True
-    dims = provider.dims if provider else None
-    return dims is not None and store.dims is not None and dims != store.dims
 
 
 class Syncer:

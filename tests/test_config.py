@@ -202,7 +202,7 @@ overlap = 500
             "",
             "[agents.memory_search.chunking]\noverlap = 500",
             "agents[w].memory_search.chunking.overlap",
-            "must be smaller than chunking.tokens (200, the built-in default), got 500",
+            "must be smaller than chunking.tokens (240, the built-in default), got 500",
         ),
         (
             "",

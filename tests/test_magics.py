@@ -215,7 +215,8 @@ def test_json_and_explain(ip):
     parsed = json.loads(repr(r))
     assert parsed == json.loads(r.to_json())
     assert parsed["agent"] == "example" and parsed["mode"] == "keyword"
-    assert parsed["results"][0]["citation"] == "MEMORY.md:26-33"  # the "Accounts and infrastructure" section, under its heading
+    # The chunk of the memext and "Accounts and infrastructure" sections, under the first heading.
+    assert parsed["results"][0]["citation"] == "MEMORY.md:21-33"
     assert "explain" in parsed["results"][0]
 
 

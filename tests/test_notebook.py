@@ -115,8 +115,9 @@ def test_search_outputs(executed):
     assert "for &#x27;when is the Berlin trip?&#x27;" in berlin and "Object `trip` not found" not in str(nb.cells)
     best = re.search(r'<div class="memext-line memext-best".*?</div>', berlin).group(0)
     assert "Berlin</mark> <mark" in best and "13–17 November" in best
-    # MEMORY.md's Ledgerline section holds "reconciliation" and "job" twice each.
-    assert "3 results; best: MEMORY.md:15-23" in _stream(_cell(nb, "r = %memsearch reconciliation"))
+    # The short reminder of 10 November outranks MEMORY.md's longer chunk
+    # (lines 3-18, "reconciliation" twice): BM25 weighs a term by the length of its chunk.
+    assert "3 results; best: memory/2026-11-10.md:4-8" in _stream(_cell(nb, "r = %memsearch reconciliation"))
     # The fusion decision is on screen (issue 11), with the explain table.
     fusion = _data(_cell(nb, "%memsearch --explain"), "text/html")[0]
     assert "memory/2026-10-14.md:" in fusion and "Decision: try RRF first" in fusion

@@ -89,7 +89,7 @@ def test_results_status_and_widget_in_light_and_dark(lab):
             # Results: the matching line is on screen, numbered and marked.
             results = _output(panel, 1)
             first = results.locator(".memext-result").first
-            expect(first.locator(".memext-citation")).to_have_text("MEMORY.md:15-23")
+            expect(first.locator(".memext-citation")).to_have_text("MEMORY.md:3-18")
             expect(first.locator(".memext-best")).to_contain_text("On-call rotation: every fourth week")
             expect(first.locator(".memext-best .memext-lineno")).to_have_text("›17")
             expect(results.locator(".memext-header")).to_contain_text("hybrid · local")
@@ -103,9 +103,9 @@ def test_results_status_and_widget_in_light_and_dark(lab):
             # The citation's copy button puts it on the clipboard.
             first.locator("button.memext-copy").click()
             expect(first.locator("button.memext-copy")).to_have_text("copied")
-            assert page.evaluate("navigator.clipboard.readText()") == "MEMORY.md:15-23"
+            assert page.evaluate("navigator.clipboard.readText()") == "MEMORY.md:3-18"
             widget.locator(".memext-result-row").nth(1).locator("button.memext-copy").click()
-            assert page.evaluate("navigator.clipboard.readText()") == "MEMORY.md:3-13"  # Biscuit's vet, line 10
+            assert page.evaluate("navigator.clipboard.readText()") == "MEMORY.md:3-18"  # Biscuit's vet, line 10
 
             for theme, name in THEMES.items():
                 page.evaluate(f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memext.engine.spans import budget_spans, cited_lines, merged_text
+from memext.engine.spans import budget_spans, cited_lines, hit_lines, merged_text, own_lines
 
 
 def _ranges(spans):
@@ -81,3 +81,50 @@ def test_a_hit_cites_its_text_without_the_headings_and_blank_lines_that_open_it(
 def test_a_chunk_whose_text_is_not_one_line_per_file_line_is_cited_whole():
     # Transcript chunks can hold several text lines for one file line.
     assert cited_lines(4, 4, "# Title\nbody") == (4, 4, "# Title\nbody")
+
+
+def test_neighbours_split_the_lines_they_share_at_the_middle():
+    # Chunks 1-10, 6-15, 11-20 of one file: each pair shares five lines.
+    ranges = [(1, 10), (6, 15), (11, 20)]
+    owned = [own_lines(s, e, ranges) for s, e in ranges]
+    assert owned == [(1, 8), (9, 13), (14, 20)]
+    # Every line of the file is owned by exactly one chunk.
+    lines = [n for lo, hi in owned for n in range(lo, hi + 1)]
+    assert lines == list(range(1, 21))
+    # Without overlap, or for a chunk not among the ranges, all its lines are its own.
+    assert own_lines(11, 20, [(1, 10), (11, 20)]) == (11, 20)
+    assert own_lines(3, 7, ranges) == (3, 7)
+    # Two chunks of the same lines (a long line split in pieces) own them both.
+    assert own_lines(4, 4, [(4, 4), (4, 4)]) == (4, 4)
+
+
+def _chunk(start, n):
+    return "\n".join(f"line {start + i}" for i in range(n))
+
+
+def test_a_hit_cites_its_own_lines_widened_to_a_line_holding_a_query_term():
+    text = _chunk(6, 10)  # lines 6-15; its own: 9-13 (neighbours 1-10 and 11-20)
+    ranges = [(1, 10), (6, 15), (11, 20)]
+    asked = []
+
+    def none():
+        asked.append(True)
+        return []
+
+    assert hit_lines(6, 15, text, ranges, none)[:2] == (9, 13)
+    # The words that found it are in line 6 (offset 0), outside its own lines: cited too.
+    start, end, cited = hit_lines(6, 15, text, ranges, lambda: [0, 8])
+    assert (start, end) == (9, 14) and cited.splitlines() == [f"line {n}" for n in range(9, 15)]
+    assert hit_lines(6, 15, text, ranges, lambda: [0])[:2] == (6, 13)
+    # A term in its own lines: nothing to widen.
+    assert hit_lines(6, 15, text, ranges, lambda: [0, 4])[:2] == (9, 13)
+    # A chunk that owns all its lines never asks where the terms are.
+    asked.clear()
+    assert hit_lines(1, 10, _chunk(1, 10), [(1, 10)], none) == (1, 10, _chunk(1, 10)) and not asked
+
+
+def test_own_lines_leave_out_the_headings_that_open_them():
+    text = "- a\n- b\n\n## Session 2\n\n- c\n- d\n- e"  # lines 11-18
+    ranges = [(1, 13), (11, 18), (17, 30)]
+    # Own lines 13-17 open with a blank line and a heading: cited from "- c".
+    assert hit_lines(11, 18, text, ranges, lambda: [])[:2] == (16, 17)

@@ -45,7 +45,7 @@ def test_typing_searches_and_shows_results(widget):
     assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark>', first.summary.value)
     assert "keyword-only search" in widget.notice.value and f"{len(widget.results)} results" in widget.notice.value
     status = widget.status_line.value
-    assert "agent <b>example</b> · 16 files · 18 chunks · keyword-only · last sync" in status
+    assert "agent <b>example</b> · 16 files · 17 chunks · keyword-only · last sync" in status
 
 
 def test_expanding_a_result_reads_its_full_lines(widget):

@@ -173,6 +173,12 @@ class IndexStore(Protocol):
 
     def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]: ...
 
+    def chunk_ranges(self, paths: Collection[str]) -> dict[str, list[tuple[int, int]]]:
+        """The ``(start_line, end_line)`` of every chunk of each file, in line
+        order: what a hit needs to know of its neighbours to cite only its
+        own lines (:func:`engine.spans.own_lines`)."""
+        ...
+
     def replace_file(
         self,
         path: str,

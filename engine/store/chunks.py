@@ -88,6 +88,19 @@ class ChunkTable:
                     out[row[0]] = ChunkRow(*row)
         return out
 
+    def chunk_ranges(self, paths: Collection[str]) -> dict[str, list[tuple[int, int]]]:
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, list[tuple[int, int]]] = {p: [] for p in wanted}
+        with self.db.lock:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for path, lo, hi in self.db.conn.execute(
+                    f"SELECT path, start_line, end_line FROM chunks WHERE path IN ({marks}) ORDER BY path, start_line, end_line", part
+                ):
+                    out[path].append((lo, hi))
+        return out
+
     def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
         if not rowids:
             return {}

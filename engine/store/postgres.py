@@ -224,6 +224,18 @@ class PostgresStore:
         rows = self._db.run(lambda conn: conn.execute(query, (ids,)).fetchall())
         return {int(r[0]): ChunkRow(int(r[0]), *r[1:]) for r in rows}
 
+    def chunk_ranges(self, paths: Collection[str]) -> dict[str, list[tuple[int, int]]]:
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, list[tuple[int, int]]] = {p: [] for p in wanted}
+        if not wanted:
+            return out
+        query = self._db.q(
+            "SELECT path, start_line, end_line FROM {s}.chunks WHERE path = ANY(%s) ORDER BY path, start_line, end_line"
+        )
+        for path, lo, hi in self._db.run(lambda conn: conn.execute(query, (wanted,)).fetchall()):
+            out[path].append((int(lo), int(hi)))
+        return out
+
     def replace_file(
         self,
         path: str,

@@ -28,11 +28,10 @@ LoCoMo dev split: see bench/LOCOMO_RESULTS.md.
 from __future__ import annotations
 
 import math
-import re
 import sys
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Collection, Sequence
+from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
@@ -43,6 +42,7 @@ from .spans import Span, budget_spans, hit_lines, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
+from .decay import decay_factor
 from .mmr import mmr_order
 from .text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
 
@@ -53,7 +53,6 @@ MAX_POOL = 200
 #: given: the budget, not a count, is the limit then (LoCoMo protocol v2
 #: asks for 80).
 BUDGET_MAX_RESULTS = 80
-_DATED = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})\.md$")
 
 
 @dataclass
@@ -266,33 +265,52 @@ def run_search(
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
     if budget:
-        ranges = store.chunk_ranges({rows[c.rowid].path for c in passed})
-        cited = [_cited(rows[c.rowid], c, ranges, sent) for c in passed]
-        hits = [(rows[c.rowid].path, start, end) for c, (start, end, _) in zip(passed, cited)]
-        spans = budget_spans(hits, max_lines if max_lines is not None else sys.maxsize, max_results)
+        cite = _Citer(store, sent, [rows[c.rowid].path for c in passed[: 2 * max_results]])
+        cited: list[tuple[int, int, str]] = []
+
+        def hits() -> Iterator[tuple[str, int, int]]:
+            # Cited as the budget asks: six results rarely need more than
+            # the first few hits.
+            for c in passed:
+                cited.append(cite(rows[c.rowid], c))
+                yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
+
+        spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
         return [
             _span_result(span, passed, cited, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans
         ], mode
     shown = passed[:max_results]
-    ranges = store.chunk_ranges({rows[c.rowid].path for c in shown})
+    cite = _Citer(store, sent, [rows[c.rowid].path for c in shown])
     results = [
-        _result(rows[c.rowid], _cited(rows[c.rowid], c, ranges, sent), c, terms, weights, mode, h.fusion, explain, snippets)
+        _result(rows[c.rowid], cite(rows[c.rowid], c), c, terms, weights, mode, h.fusion, explain, snippets)
         for c in shown
     ]
     return results, mode
 
 
-def _cited(row: ChunkRow, c: _Candidate, ranges: dict[str, list[tuple[int, int]]], sent: Sequence[str]) -> tuple[int, int, str]:
-    """The lines a hit on a chunk cites (:func:`engine.spans.hit_lines`);
-    ``sent``: the query terms the keyword search looked for."""
+class _Citer:
+    """The lines a hit on a chunk cites (:func:`engine.spans.hit_lines`),
+    with the line ranges of its file's chunks read from the store: those of
+    the files of the likely results in one query, any other file's when
+    first needed. ``sent``: the query terms the keyword search looked for."""
 
-    def term_lines() -> list[int]:
-        if c.t_rank is None or not sent:  # found by meaning alone: no term to keep in view
-            return []
-        found = find_terms(row.text, sent)
-        return sorted({row.text.count("\n", 0, at) for ats in found.values() for at in ats})
+    def __init__(self, store: IndexStore, sent: Sequence[str], likely_paths: Iterable[str]):
+        self.store = store
+        self.sent = sent
+        self.ranges = store.chunk_ranges(set(likely_paths))
 
-    return hit_lines(row.start_line, row.end_line, row.text, ranges.get(row.path, []), term_lines)
+    def __call__(self, row: ChunkRow, c: _Candidate) -> tuple[int, int, str]:
+        if row.path not in self.ranges:
+            self.ranges.update(self.store.chunk_ranges([row.path]))
+        sent = self.sent
+
+        def term_lines() -> list[int]:
+            if c.t_rank is None or not sent:  # found by meaning alone: no term to keep in view
+                return []
+            found = find_terms(row.text, sent)
+            return sorted({row.text.count("\n", 0, at) for ats in found.values() for at in ats})
+
+        return hit_lines(row.start_line, row.end_line, row.text, self.ranges[row.path], term_lines)
 
 
 def _first_passing(
@@ -429,19 +447,6 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
             c.score, c.parts = rv + rt, {"vector": rv, "text": rt}
         else:
             c.score, c.parts = wv * v + wt * t, {"vector": wv * v, "text": wt * t}
-
-
-def decay_factor(path: str, half_life_days: float, today: date) -> float:
-    """``exp(-ln2 * age / half_life)`` for dated daily files; 1 otherwise."""
-    m = _DATED.search(path)
-    if not m or path.rsplit("/", 1)[-1].upper() == "MEMORY.MD":
-        return 1.0
-    try:
-        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    except ValueError:
-        return 1.0
-    age = max(0, (today - day).days)
-    return math.exp(-math.log(2) * age / half_life_days)
 
 
 def _result(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 #: A Markdown ATX heading line (``# Title`` .. ``###### Title``).
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
@@ -122,7 +122,7 @@ def hit_lines(
     return lo, hi, "\n".join(lines[lo - start_line : hi - start_line + 1])
 
 
-def budget_spans(hits: list[tuple[str, int, int]], max_lines: int, max_results: int) -> list[Span]:
+def budget_spans(hits: Iterable[tuple[str, int, int]], max_lines: int, max_results: int) -> list[Span]:
     """Group ranked ``(path, start, end)`` hits into spans within ``max_lines``.
 
     A hit that overlaps or is adjacent to a span already taken joins it (the

@@ -265,7 +265,7 @@ def run_search(
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
     if budget:
-        cite = _Citer(store, sent, [rows[c.rowid].path for c in passed[: 2 * max_results]])
+        cite = _Citer(store, sent, [c.rowid for c in passed[: 2 * max_results]])
         cited: list[tuple[int, int, str]] = []
 
         def hits() -> Iterator[tuple[str, int, int]]:
@@ -280,7 +280,7 @@ def run_search(
             _span_result(span, passed, cited, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans
         ], mode
     shown = passed[:max_results]
-    cite = _Citer(store, sent, [rows[c.rowid].path for c in shown])
+    cite = _Citer(store, sent, [c.rowid for c in shown])
     results = [
         _result(rows[c.rowid], cite(rows[c.rowid], c), c, terms, weights, mode, h.fusion, explain, snippets)
         for c in shown
@@ -290,18 +290,18 @@ def run_search(
 
 class _Citer:
     """The lines a hit on a chunk cites (:func:`engine.spans.hit_lines`),
-    with the line ranges of its file's chunks read from the store: those of
-    the files of the likely results in one query, any other file's when
-    first needed. ``sent``: the query terms the keyword search looked for."""
+    with its neighbours' lines read from the store: those of the likely
+    results in one query, any other's when first needed. ``sent``: the
+    query terms the keyword search looked for."""
 
-    def __init__(self, store: IndexStore, sent: Sequence[str], likely_paths: Iterable[str]):
+    def __init__(self, store: IndexStore, sent: Sequence[str], likely: Iterable[int]):
         self.store = store
         self.sent = sent
-        self.ranges = store.chunk_ranges(set(likely_paths))
+        self.neighbours = store.chunk_neighbours(list(likely))
 
     def __call__(self, row: ChunkRow, c: _Candidate) -> tuple[int, int, str]:
-        if row.path not in self.ranges:
-            self.ranges.update(self.store.chunk_ranges([row.path]))
+        if row.rowid not in self.neighbours:
+            self.neighbours.update(self.store.chunk_neighbours([row.rowid]))
         sent = self.sent
 
         def term_lines() -> list[int]:
@@ -310,7 +310,7 @@ class _Citer:
             found = find_terms(row.text, sent)
             return sorted({row.text.count("\n", 0, at) for ats in found.values() for at in ats})
 
-        return hit_lines(row.start_line, row.end_line, row.text, self.ranges[row.path], term_lines)
+        return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)
 
 
 def _first_passing(

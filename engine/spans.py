@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 #: A Markdown ATX heading line (``# Title`` .. ``###### Title``).
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
@@ -74,42 +74,40 @@ def cited_lines(start_line: int, end_line: int, text: str) -> tuple[int, int, st
     return start_line + lo, start_line + hi, "\n".join(lines[lo : hi + 1])
 
 
-def own_lines(start_line: int, end_line: int, ranges: Sequence[tuple[int, int]]) -> tuple[int, int]:
+def own_lines(start_line: int, end_line: int, prev_end: int | None, next_start: int | None) -> tuple[int, int]:
     """The lines of a chunk (``start_line..end_line``) that are its own.
 
     Chunks overlap so that each is indexed with the lines around it; the
     lines two neighbours share are split between them at the middle, so
     every line of a file is cited by exactly one chunk and a hit does not
-    cite what its neighbour would. ``ranges``: every chunk of the file, in
-    line order (:meth:`IndexStore.chunk_ranges`). A chunk not among them,
-    or one that its neighbours cover whole, owns all its lines.
+    cite what its neighbour would. ``prev_end``: the last line of the chunk
+    before it in its file, ``next_start``: the first line of the one after
+    (None at either end; :meth:`IndexStore.chunk_neighbours`). A chunk that
+    its neighbours cover whole owns all its lines.
     """
-    try:
-        i = ranges.index((start_line, end_line))
-    except ValueError:
-        return start_line, end_line
     lo, hi = start_line, end_line
-    if i > 0 and ranges[i - 1][1] >= start_line:
-        lo = (start_line + ranges[i - 1][1]) // 2 + 1
-    if i + 1 < len(ranges) and ranges[i + 1][0] <= end_line:
-        hi = (ranges[i + 1][0] + end_line) // 2
+    if prev_end is not None and prev_end >= start_line:
+        lo = (start_line + prev_end) // 2 + 1
+    if next_start is not None and next_start <= end_line:
+        hi = (next_start + end_line) // 2
     return (lo, hi) if lo <= hi else (start_line, end_line)
 
 
 def hit_lines(
-    start_line: int, end_line: int, text: str, ranges: Sequence[tuple[int, int]], term_lines: Callable[[], list[int]]
+    start_line: int, end_line: int, text: str, neighbours: tuple[int | None, int | None], term_lines: Callable[[], list[int]]
 ) -> tuple[int, int, str]:
     """The lines a hit on a chunk cites, as ``(start, end, text)``: its own
-    lines (:func:`own_lines`) less the headings and blank lines at their
-    edges (:func:`cited_lines`), widened to the nearest line that holds a
-    query term when none of them does and the chunk has one (the words
-    that found it stay in view). ``term_lines()``: the chunk's lines (0 for
-    its first) that hold a query term, asked only when needed.
+    lines (:func:`own_lines`; ``neighbours`` is ``(prev_end, next_start)``)
+    less the headings and blank lines at their edges (:func:`cited_lines`),
+    widened to the nearest line that holds a query term when none of them
+    does and the chunk has one (the words that found it stay in view).
+    ``term_lines()``: the chunk's lines (0 for its first) that hold a query
+    term, asked only when needed.
     """
     lines = text.split("\n")
     if len(lines) != end_line - start_line + 1:  # not one text line per file line (transcripts)
         return cited_lines(start_line, end_line, text)
-    lo, hi = own_lines(start_line, end_line, ranges)
+    lo, hi = own_lines(start_line, end_line, *neighbours)
     if (lo, hi) == (start_line, end_line):
         lo, hi, _ = cited_lines(start_line, end_line, text)
     else:

@@ -86,16 +86,17 @@ def test_a_chunk_whose_text_is_not_one_line_per_file_line_is_cited_whole():
 def test_neighbours_split_the_lines_they_share_at_the_middle():
     # Chunks 1-10, 6-15, 11-20 of one file: each pair shares five lines.
     ranges = [(1, 10), (6, 15), (11, 20)]
-    owned = [own_lines(s, e, ranges) for s, e in ranges]
+    neighbours = [(None, 6), (10, 11), (15, None)]  # (prev_end, next_start) of each
+    owned = [own_lines(s, e, *n) for (s, e), n in zip(ranges, neighbours)]
     assert owned == [(1, 8), (9, 13), (14, 20)]
     # Every line of the file is owned by exactly one chunk.
     lines = [n for lo, hi in owned for n in range(lo, hi + 1)]
     assert lines == list(range(1, 21))
-    # Without overlap, or for a chunk not among the ranges, all its lines are its own.
-    assert own_lines(11, 20, [(1, 10), (11, 20)]) == (11, 20)
-    assert own_lines(3, 7, ranges) == (3, 7)
+    # Without overlap, or without neighbours, all its lines are its own.
+    assert own_lines(11, 20, 10, None) == (11, 20)
+    assert own_lines(3, 7, None, None) == (3, 7)
     # Two chunks of the same lines (a long line split in pieces) own them both.
-    assert own_lines(4, 4, [(4, 4), (4, 4)]) == (4, 4)
+    assert own_lines(4, 4, 4, 4) == (4, 4)
 
 
 def _chunk(start, n):
@@ -104,27 +105,26 @@ def _chunk(start, n):
 
 def test_a_hit_cites_its_own_lines_widened_to_a_line_holding_a_query_term():
     text = _chunk(6, 10)  # lines 6-15; its own: 9-13 (neighbours 1-10 and 11-20)
-    ranges = [(1, 10), (6, 15), (11, 20)]
+    around = (10, 11)
     asked = []
 
     def none():
         asked.append(True)
         return []
 
-    assert hit_lines(6, 15, text, ranges, none)[:2] == (9, 13)
+    assert hit_lines(6, 15, text, around, none)[:2] == (9, 13)
     # The words that found it are in line 6 (offset 0), outside its own lines: cited too.
-    start, end, cited = hit_lines(6, 15, text, ranges, lambda: [0, 8])
+    start, end, cited = hit_lines(6, 15, text, around, lambda: [0, 8])
     assert (start, end) == (9, 14) and cited.splitlines() == [f"line {n}" for n in range(9, 15)]
-    assert hit_lines(6, 15, text, ranges, lambda: [0])[:2] == (6, 13)
+    assert hit_lines(6, 15, text, around, lambda: [0])[:2] == (6, 13)
     # A term in its own lines: nothing to widen.
-    assert hit_lines(6, 15, text, ranges, lambda: [0, 4])[:2] == (9, 13)
+    assert hit_lines(6, 15, text, around, lambda: [0, 4])[:2] == (9, 13)
     # A chunk that owns all its lines never asks where the terms are.
     asked.clear()
-    assert hit_lines(1, 10, _chunk(1, 10), [(1, 10)], none) == (1, 10, _chunk(1, 10)) and not asked
+    assert hit_lines(1, 10, _chunk(1, 10), (None, None), none) == (1, 10, _chunk(1, 10)) and not asked
 
 
 def test_own_lines_leave_out_the_headings_that_open_them():
-    text = "- a\n- b\n\n## Session 2\n\n- c\n- d\n- e"  # lines 11-18
-    ranges = [(1, 13), (11, 18), (17, 30)]
+    text = "- a\n- b\n\n## Session 2\n\n- c\n- d\n- e"  # lines 11-18, neighbours end at 13 and start at 17
     # Own lines 13-17 open with a blank line and a heading: cited from "- c".
-    assert hit_lines(11, 18, text, ranges, lambda: [])[:2] == (16, 17)
+    assert hit_lines(11, 18, text, (13, 17), lambda: [])[:2] == (16, 17)

@@ -124,3 +124,30 @@ def test_engine_modules_use_only_interface_members_of_the_store():
         assert names <= INTERFACE, f"{module} uses {sorted(names - INTERFACE)} outside IndexStore"
     # ...and the interface holds nothing they do not use.
     assert set().union(*used.values()) == INTERFACE
+
+
+def test_chunk_neighbours_are_the_chunks_before_and_after_in_the_file(tmp_path):
+    # Through the interface, on the backend in force: the lines a hit owns
+    # come from its neighbours' line ranges (engine/spans.own_lines).
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "long.md").write_text("".join(f"- note {i} about the kiwi harvest and crates\n" for i in range(60)))
+    (ws / "memory" / "short.md").write_text("- one line\n")
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite", chunking={"tokens": 60, "overlap": 30})
+    store = open_store(agent, tmp_path / "idx.sqlite")
+    try:
+        Syncer(agent, store, None).run()
+        rows = store.chunks(range(1, 10_000))
+        by_file: dict[str, list] = {}
+        for r in sorted(rows.values(), key=lambda r: (r.path, r.start_line)):
+            by_file.setdefault(r.path, []).append(r)
+        long = by_file["memory/long.md"]
+        assert len(long) > 3 and all(a.end_line >= b.start_line for a, b in zip(long, long[1:]))  # they overlap
+        got = store.chunk_neighbours([r.rowid for r in long] + [by_file["memory/short.md"][0].rowid, 999_999])
+        for i, r in enumerate(long):
+            prev_end = long[i - 1].end_line if i else None
+            next_start = long[i + 1].start_line if i + 1 < len(long) else None
+            assert got[r.rowid] == (prev_end, next_start)
+        assert got[by_file["memory/short.md"][0].rowid] == (None, None) and 999_999 not in got
+    finally:
+        store.close()

@@ -173,10 +173,11 @@ class IndexStore(Protocol):
 
     def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]: ...
 
-    def chunk_ranges(self, paths: Collection[str]) -> dict[str, list[tuple[int, int]]]:
-        """The ``(start_line, end_line)`` of every chunk of each file, in line
-        order: what a hit needs to know of its neighbours to cite only its
-        own lines (:func:`engine.spans.own_lines`)."""
+    def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
+        """For each chunk, the last line of the chunk before it in its file
+        and the first line of the chunk after it (None at either end; in
+        line order): what a hit needs to know to cite only its own lines
+        (:func:`engine.spans.own_lines`). Chunks gone are left out."""
         ...
 
     def replace_file(

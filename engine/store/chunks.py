@@ -88,17 +88,23 @@ class ChunkTable:
                     out[row[0]] = ChunkRow(*row)
         return out
 
-    def chunk_ranges(self, paths: Collection[str]) -> dict[str, list[tuple[int, int]]]:
-        wanted = list(dict.fromkeys(paths))
-        out: dict[str, list[tuple[int, int]]] = {p: [] for p in wanted}
+    def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
+        ids = list(dict.fromkeys(rowids))
+        out: dict[int, tuple[int | None, int | None]] = {}
         with self.db.lock:
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
+            for start in range(0, len(ids), 400):
+                part = ids[start : start + 400]
                 marks = ",".join("?" * len(part))
-                for path, lo, hi in self.db.conn.execute(
-                    f"SELECT path, start_line, end_line FROM chunks WHERE path IN ({marks}) ORDER BY path, start_line, end_line", part
-                ):
-                    out[path].append((lo, hi))
+                # The window runs in SQLite over the files' chunks; only the
+                # asked-for rows come back.
+                rows = self.db.conn.execute(
+                    f"SELECT id, prev_end, next_start FROM (SELECT rowid AS id, "
+                    f"LAG(end_line) OVER w AS prev_end, LEAD(start_line) OVER w AS next_start FROM chunks "
+                    f"WHERE path IN (SELECT path FROM chunks WHERE rowid IN ({marks})) "
+                    f"WINDOW w AS (PARTITION BY path ORDER BY start_line, end_line, rowid)) WHERE id IN ({marks})",
+                    part + part,
+                )
+                out.update((r, (p, n)) for r, p, n in rows)
         return out
 
     def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:

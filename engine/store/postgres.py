@@ -224,17 +224,18 @@ class PostgresStore:
         rows = self._db.run(lambda conn: conn.execute(query, (ids,)).fetchall())
         return {int(r[0]): ChunkRow(int(r[0]), *r[1:]) for r in rows}
 
-    def chunk_ranges(self, paths: Collection[str]) -> dict[str, list[tuple[int, int]]]:
-        wanted = list(dict.fromkeys(paths))
-        out: dict[str, list[tuple[int, int]]] = {p: [] for p in wanted}
-        if not wanted:
-            return out
+    def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
+        ids = list(dict.fromkeys(rowids))
+        if not ids:
+            return {}
         query = self._db.q(
-            "SELECT path, start_line, end_line FROM {s}.chunks WHERE path = ANY(%s) ORDER BY path, start_line, end_line"
+            "SELECT id, prev_end, next_start FROM (SELECT rowid AS id, LAG(end_line) OVER w AS prev_end, "
+            "LEAD(start_line) OVER w AS next_start FROM {s}.chunks WHERE path IN "
+            "(SELECT path FROM {s}.chunks WHERE rowid = ANY(%s)) "
+            "WINDOW w AS (PARTITION BY path ORDER BY start_line, end_line, rowid)) AS n WHERE id = ANY(%s)"
         )
-        for path, lo, hi in self._db.run(lambda conn: conn.execute(query, (wanted,)).fetchall()):
-            out[path].append((int(lo), int(hi)))
-        return out
+        rows = self._db.run(lambda conn: conn.execute(query, (ids, ids)).fetchall())
+        return {int(r): (None if p is None else int(p), None if n is None else int(n)) for r, p, n in rows}
 
     def replace_file(
         self,

@@ -192,8 +192,8 @@ class Store:
     def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]:
         return self._chunks.chunks(rowids)
 
-    def chunk_ranges(self, paths: Collection[str]) -> dict[str, list[tuple[int, int]]]:
-        return self._chunks.chunk_ranges(paths)
+    def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
+        return self._chunks.chunk_neighbours(rowids)
 
     def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
         return self._chunks.sources_of(rowids)

@@ -12,7 +12,7 @@ from typing import Any, Collection, Iterable, Sequence
 
 from ..dates import name_date
 from ..text import fts_document
-from .base import ChunkRow, FileRow
+from .base import NEIGHBOURS_SQL, ChunkRow, FileRow
 from .connection import Connection
 
 
@@ -92,19 +92,12 @@ class ChunkTable:
         ids = list(dict.fromkeys(rowids))
         out: dict[int, tuple[int | None, int | None]] = {}
         with self.db.lock:
-            for start in range(0, len(ids), 400):
-                part = ids[start : start + 400]
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
                 marks = ",".join("?" * len(part))
-                # The window runs in SQLite over the files' chunks; only the
-                # asked-for rows come back.
-                rows = self.db.conn.execute(
-                    f"SELECT id, prev_end, next_start FROM (SELECT rowid AS id, "
-                    f"LAG(end_line) OVER w AS prev_end, LEAD(start_line) OVER w AS next_start FROM chunks "
-                    f"WHERE path IN (SELECT path FROM chunks WHERE rowid IN ({marks})) "
-                    f"WINDOW w AS (PARTITION BY path ORDER BY start_line, end_line, rowid)) WHERE id IN ({marks})",
-                    part + part,
+                out.update(
+                    (r, (p, n)) for r, p, n in self.db.conn.execute(NEIGHBOURS_SQL.format(table="chunks", ids=f"IN ({marks})"), part)
                 )
-                out.update((r, (p, n)) for r, p, n in rows)
         return out
 
     def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:

@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL,
     updated_at REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+-- (path, lines): a hit's neighbours are read from the index alone (chunk_neighbours).
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line, end_line);
 CREATE TABLE IF NOT EXISTS embedding_cache (
     provider TEXT NOT NULL,
     model TEXT NOT NULL,

@@ -94,7 +94,7 @@ INSERT INTO {s}.stats VALUES (1, 0, 0, 0) ON CONFLICT DO NOTHING
 AGENT_INDEXES = (
     "CREATE UNIQUE INDEX IF NOT EXISTS chunks_pkey ON {s}.chunks(rowid)",
     "CREATE UNIQUE INDEX IF NOT EXISTS chunks_id_key ON {s}.chunks(id)",
-    "CREATE INDEX IF NOT EXISTS chunks_path ON {s}.chunks(path)",
+    "CREATE INDEX IF NOT EXISTS chunks_path ON {s}.chunks(path, start_line, end_line)",
     # tf and length in the index: a term's postings are read from the index
     # alone (once VACUUM has marked the pages all-visible), not from heap
     # pages scattered by file-sized writes.

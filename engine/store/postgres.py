@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # numpy loads on first use
     import numpy as np
 
 from ..status import FtsStatus, StorageStatus, VectorStatus
-from .base import CacheKey, ChunkRow, FileRow, IndexStore, NewChunk, StoreOptions
+from .base import NEIGHBOURS_SQL, CacheKey, ChunkRow, FileRow, IndexStore, NewChunk, StoreOptions
 from .pg_cache import PgEmbeddingCache
 from .pg_connection import PgConnection
 from .pg_keyword import KeywordIndex
@@ -228,13 +228,8 @@ class PostgresStore:
         ids = list(dict.fromkeys(rowids))
         if not ids:
             return {}
-        query = self._db.q(
-            "SELECT id, prev_end, next_start FROM (SELECT rowid AS id, LAG(end_line) OVER w AS prev_end, "
-            "LEAD(start_line) OVER w AS next_start FROM {s}.chunks WHERE path IN "
-            "(SELECT path FROM {s}.chunks WHERE rowid = ANY(%s)) "
-            "WINDOW w AS (PARTITION BY path ORDER BY start_line, end_line, rowid)) AS n WHERE id = ANY(%s)"
-        )
-        rows = self._db.run(lambda conn: conn.execute(query, (ids, ids)).fetchall())
+        query = self._db.q(NEIGHBOURS_SQL.format(table="{s}.chunks", ids="= ANY(%s)"))
+        rows = self._db.run(lambda conn: conn.execute(query, (ids,)).fetchall())
         return {int(r): (None if p is None else int(p), None if n is None else int(n)) for r, p, n in rows}
 
     def replace_file(

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Sequence
 
@@ -237,7 +238,7 @@ def run_search(
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
     budget = max_lines is not None or settings.merge_spans
-    if cues or explain or budget or h.temporal_decay.enabled or h.mmr.enabled:
+    if cues or explain or h.temporal_decay.enabled or h.mmr.enabled:
         # Scores depend on the chunks' paths or texts, or every candidate is shown.
         rows = store.chunks(cands)
         for c in cands.values():
@@ -257,21 +258,25 @@ def run_search(
         ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
         if h.mmr.enabled:
             ranked = mmr_order(store, ranked, rows, h.mmr.lambda_, max_results * 2)
-        passed = [c for c in ranked if c.score >= min_score or c.exact]
+        stream: Iterator[_Candidate] = (c for c in ranked if c.score >= min_score or c.exact)
     else:
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.rowid))
-        passed, rows = _first_passing(store, ranked, terms, min_score, max_results)
+        rows = {}
+        # A budget asks for one hit past the last it takes (to see that it would start a spare span).
+        stream = _passing(store, ranked, terms, min_score, rows, max_results + 2 if budget else max_results)
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
+    cite = _Citer(store, sent, [c.rowid for c in ranked[: 2 * max_results]])
     if budget:
-        cite = _Citer(store, sent, [c.rowid for c in passed[: 2 * max_results]])
+        passed: list[_Candidate] = []
         cited: list[tuple[int, int, str]] = []
 
         def hits() -> Iterator[tuple[str, int, int]]:
-            # Cited as the budget asks: six results rarely need more than
-            # the first few hits.
-            for c in passed:
+            # Read and cited as the budget asks: six results rarely need
+            # more than the first few hits.
+            for c in stream:
+                passed.append(c)
                 cited.append(cite(rows[c.rowid], c))
                 yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
@@ -279,8 +284,7 @@ def run_search(
         return [
             _span_result(span, passed, cited, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans
         ], mode
-    shown = passed[:max_results]
-    cite = _Citer(store, sent, [c.rowid for c in shown])
+    shown = list(islice(stream, max_results))
     results = [
         _result(rows[c.rowid], cite(rows[c.rowid], c), c, terms, weights, mode, h.fusion, explain, snippets)
         for c in shown
@@ -313,37 +317,31 @@ class _Citer:
         return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)
 
 
-def _first_passing(
-    store: IndexStore, ranked: list[_Candidate], terms: list[str], min_score: float, limit: int
-) -> tuple[list[_Candidate], dict[int, ChunkRow]]:
-    """The first ``limit`` candidates of ``ranked`` that pass ``min_score``
-    (or are exact keyword hits), and their rows: only the rows needed are
-    read, those of the best candidates first and then, if some were gone or
-    too few scored enough, those of the keyword hits below ``min_score``
-    that containing every term would rescue. A candidate whose chunk is
-    gone (deleted since the pools were drawn) is skipped."""
-    passed: list[_Candidate] = []
-    rows: dict[int, ChunkRow] = {}
+def _passing(
+    store: IndexStore, ranked: list[_Candidate], terms: list[str], min_score: float, rows: dict[int, ChunkRow], first: int
+) -> Iterator[_Candidate]:
+    """The candidates of ``ranked`` that pass ``min_score`` (or are exact
+    keyword hits), best first, with their rows read into ``rows`` as they
+    are reached: ``first`` rows at once, then twice as many each time, so a
+    search that needs six results reads little more than six chunks. A
+    keyword hit below ``min_score`` passes only when it holds every term; a
+    candidate whose chunk is gone (deleted since the pools were drawn) is
+    skipped."""
     could = [c for c in ranked if c.score >= min_score or c.t_rank is not None]
-    at = 0
-    while len(passed) < limit and at < len(could):
-        # First the best few; then every candidate left (one more read at most).
-        batch = could[at : at + limit - len(passed)] if at == 0 else could[at:]
-        at += len(batch)
-        got = store.chunks(c.rowid for c in batch)
-        rows.update(got)
+    at, size = 0, max(1, first)
+    while at < len(could):
+        batch = could[at : at + size]
+        at, size = at + len(batch), size * 2
+        rows.update(store.chunks(c.rowid for c in batch))
         for c in batch:
-            row = got.get(c.rowid)
+            row = rows.get(c.rowid)
             if row is None:
                 continue
             if c.score < min_score:  # a keyword hit: only an exact one passes
                 c.exact = contains_all_terms(row.text, terms)
                 if not c.exact:
                     continue
-            passed.append(c)
-            if len(passed) == limit:
-                break
-    return passed, rows
+            yield c
 
 
 def _span_result(

@@ -11,10 +11,10 @@ a budget never reorders what ranking decided and a first hit longer than
 the budget does not leave the reader with nothing.
 
 A hit cites the lines that hold its text (:func:`hit_lines`): chunks
-overlap by half (each is indexed with the lines around it), and a hit cites
-only the lines it does not share with a neighbour, split at the middle of
-each overlap (:func:`own_lines`), widened to a line holding a query term
-when its own lines hold none. The headings and blank lines that open those
+overlap (by half with the default 240/120) so that each is indexed with
+the lines around it, and a hit cites only the lines it does not share with
+a neighbour, split at the middle of each overlap (:func:`own_lines`),
+widened to a line holding a query term when its own lines hold none. The headings and blank lines that open those
 lines, and blank lines that close them, are indexed but not cited
 (:func:`cited_lines`), so they cost no lines of a budget.
 """

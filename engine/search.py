@@ -238,6 +238,10 @@ def run_search(
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
     budget = max_lines is not None or settings.merge_spans
+    # The hits a search likely reaches: a budget asks for one past the last
+    # it takes (to see that it would start a spare span), and a merge or a
+    # hit below min_score costs one more.
+    likely = max_results + 2 if budget else max_results
     if cues or explain or h.temporal_decay.enabled or h.mmr.enabled:
         # Scores depend on the chunks' paths or texts, or every candidate is shown.
         rows = store.chunks(cands)
@@ -262,12 +266,11 @@ def run_search(
     else:
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.rowid))
         rows = {}
-        # A budget asks for one hit past the last it takes (to see that it would start a spare span).
-        stream = _passing(store, ranked, terms, min_score, rows, max_results + 2 if budget else max_results)
+        stream = _passing(store, ranked, terms, min_score, rows, likely)
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    cite = _Citer(store, sent, [c.rowid for c in ranked[: 2 * max_results]])
+    cite = _Citer(store, sent, [c.rowid for c in ranked[:likely]])
     if budget:
         passed: list[_Candidate] = []
         cited: list[tuple[int, int, str]] = []

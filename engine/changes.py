@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from .sessions import discover_session_files
-from .sources import FileRead, SourceFile, Skipped, discover_memory_files
+from .sources import FileRead, SourceFile, Skipped, discover_memory_files, memory_files_match
 
 if TYPE_CHECKING:
     from .config import AgentConfig
-    from .store import FileRow, IndexStore
+    from .store import FileRow, FileStat, IndexStore
 
 
 def discover_files(
@@ -104,8 +104,8 @@ class IndexChanges:
 
 def index_changes(agent: "AgentConfig", store: "IndexStore") -> IndexChanges:
     """Compare the memory files with the index (see :func:`files_changed`)."""
-    known = store.file_rows()
-    incomplete = sum(1 for r in known.values() if r.hash is None)
+    known = store.file_stats()
+    incomplete = sum(1 for r in known.values() if not r.complete)
     return IndexChanges(_files_differ(agent, known), incomplete)
 
 
@@ -116,21 +116,21 @@ def files_changed(agent: "AgentConfig", store: "IndexStore") -> bool:
     status. Transcripts count only once grown past ``delta_bytes`` (the
     message threshold needs a read), as a sync skips them until then.
     """
-    return _files_differ(agent, store.file_rows())
+    return _files_differ(agent, store.file_stats())
 
 
-def _files_differ(agent: "AgentConfig", known: Mapping[str, "FileRow"]) -> bool:
-    files, _ = discover_files(agent, known)
-    if len(files) != len(known):
+def _files_differ(agent: "AgentConfig", known: Mapping[str, "FileStat"]) -> bool:
+    s = agent.settings
+    # Unverified files (UNVERIFIED_MTIME_NS) match no stat, so they differ here too.
+    matched = memory_files_match(agent.workspace, agent.extra_path_list(), s.max_file_bytes, known)
+    if matched is None:
         return True
-    deltas = agent.settings.sync.sessions
-    for f in files:
-        row = known.get(f.path)
-        if row is None:
-            return True
-        if f.source == "sessions":
-            if f.size < row.size or f.size - row.size >= deltas.delta_bytes:
+    if "sessions" in s.sources:
+        deltas = s.sync.sessions
+        sessions, _ = discover_session_files(agent.sessions_path, s.max_file_bytes)
+        for f in sessions:
+            row = known.get(f.path)
+            if row is None or f.size < row.size or f.size - row.size >= deltas.delta_bytes:
                 return True
-        elif not stat_matches(row, f):
-            return True
-    return False
+        matched += len(sessions)
+    return matched != len(known)

@@ -12,23 +12,20 @@ thread.
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from .append import LONG_TERM_FILE
 from .cli_common import agent_option, ctx_config as _config, json_option, print_json as _print_json
-from .cli_agents import agents_cmd, config_cmd
 from .cli_output import result_lines, search_kind, status_lines
 from .config import AgentConfig, Config
 from .errors import IndexBuildError, LockTimeout, MemextError
 from .index import MemoryIndex
-from .model_cli import model_group
-from .progress import TextProgress
-from .read import parse_get_spec
 from .roots import MEMORY_DIR, ROOT_FILES
-from .status import IndexStatus
-from .sync import SyncReport
+
+if TYPE_CHECKING:
+    from .status import IndexStatus
+    from .sync import SyncReport
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -45,7 +42,26 @@ class CommandError(click.ClickException):
 class MemextGroup(click.Group):
     """The ``memext`` group: the ONE place where errors of every command
     below it (memext errors, OS errors such as an unwritable folder,
-    Ctrl+C) become one line on stderr and exit status 1."""
+    Ctrl+C) become one line on stderr and exit status 1.
+
+    ``lazy_commands`` (name -> ``"module:attribute"``) are imported when
+    they run or a help lists them: a one-shot ``memext search`` does not
+    pay for the modules of ``agents``, ``config`` and ``model``."""
+
+    def __init__(self, *args: Any, lazy_commands: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
+            import importlib
+
+            module, attribute = self.lazy_commands[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -89,7 +105,15 @@ def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
     return _index(cfg, cfg.agent(agent))
 
 
-@click.group(cls=MemextGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=MemextGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    lazy_commands={
+        "agents": "memext.engine.cli_agents:agents_cmd",
+        "config": "memext.engine.cli_agents:config_cmd",
+        "model": "memext.engine.model_cli:model_group",
+    },
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
 @click.version_option(package_name="memext")
 @click.pass_context
@@ -170,6 +194,8 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
     """Check the index file (a damaged one is set aside and rebuilt), then
     sync one agent; returns (report, status)."""
+    from .progress import TextProgress
+
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)
         if show_progress:
@@ -255,6 +281,8 @@ def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
     index); returns a note for stderr when the search must use it as it is."""
     if not idx.needs_sync():
         return None
+    from .progress import TextProgress
+
     label = f"{idx.agent.id}: {'first index' if idx.never_synced else 'syncing'}"
     try:
         if show_progress:
@@ -284,6 +312,8 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
 
     A missing file or a first line past the end is an error (exit 1)."""
+    from .read import parse_get_spec
+
     path, start, count = parse_get_spec(spec)
     with _open(ctx, agent) as idx:
         res = idx.get(path, from_line or start, lines or count)
@@ -313,6 +343,8 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
 @click.pass_context
 def status_cmd(ctx, agent, as_json) -> None:
     """Show files, chunks, provider and health of one or every agent."""
+    from .status import IndexStatus
+
     cfg = _config(ctx)
     agents = [cfg.agent(agent)] if agent else cfg.agents
     rows: list[IndexStatus | dict[str, str]] = []  # in config order; a dict is an agent that failed to open
@@ -354,6 +386,8 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
     """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
 
     Append-only: nothing already in the file is changed."""
+    from .append import LONG_TERM_FILE
+
     if file and long_term:
         raise MemextError("use either --file or --long-term, not both")
     if text is None or text == "-":
@@ -385,7 +419,3 @@ def mcp_cmd(ctx, agent, http_port) -> None:
     cfg = _config(ctx)
     serve(cfg, [cfg.agent(agent).id] if agent else None, http_port=http_port)
 
-
-cli.add_command(agents_cmd)
-cli.add_command(config_cmd)
-cli.add_command(model_group)

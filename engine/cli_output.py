@@ -7,14 +7,17 @@ so both stay readable; nothing here decides anything, it only formats.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import click
 
 from .explain import explain_table
 from .search import SearchResult
-from .status import IndexStatus
 from .text import term_spans
 from .units import human_size
+
+if TYPE_CHECKING:
+    from .status import IndexStatus
 
 __all__ = ["human_size", "result_lines", "search_kind", "status_lines"]
 

@@ -25,35 +25,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
-from .append import AppendResult, append_entry
 from .config import AgentConfig, Config, load_config
 from .dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
 from .index_checks import check_store_path, prepare_index_folder, workspace_problem
 from .index_repair import damage_of, set_aside, writer_died
-from .sync_failure import clear_failure, last_failure, record_failure
 from .lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .query_embedding import QueryEmbedder
-from .read import ReadResult, read_lines
 from .search import BUDGET_MAX_RESULTS, SearchResponse, run_search
-from .status import CacheStatus, FallbackStatus, IndexStatus, LastSync, ProviderStatus, SkippedFile
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .text import has_searchable_words
-from .sync import (
-    ProgressCallback,
-    ProviderFailed,
-    SyncCancelled,
-    SyncReport,
-    Syncer,
-    clean_stale_shadows,
-)
 from .fingerprint import fingerprint
 from .changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
 if TYPE_CHECKING:
     import logging
+
+    from .append import AppendResult
+    from .read import ReadResult
+    from .status import IndexStatus, LastSync, SkippedFile
+    from .sync import ProgressCallback, SyncReport
 
 
 def _log() -> logging.Logger:
@@ -297,6 +290,9 @@ class MemoryIndex:
         delta thresholds. Raises MemextError (e.g. IndexBuildError, whose
         message says the previous index was kept).
         """
+        from .sync import SyncCancelled, clean_stale_shadows  # the sync machinery loads when a sync runs
+        from .sync_failure import clear_failure, record_failure
+
         if self._store.read_only:
             raise IndexReadOnly(
                 f"the index {self._store.location} cannot be updated: {self._store.read_only} (it can still be searched as it is)"
@@ -334,6 +330,8 @@ class MemoryIndex:
     def _sync_repairing(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         """A sync; when the index turns out damaged, it is set aside and the
         sync runs again into a fresh file (a rebuild from the Markdown)."""
+        from .sync import SyncCancelled
+
         try:
             return self._sync_locked(force, progress, reason, cancel)
         except (SyncCancelled, LockTimeout):
@@ -344,6 +342,8 @@ class MemoryIndex:
         return self._sync_locked(force, progress, reason, cancel)
 
     def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
+        from .sync import ProviderFailed, Syncer
+
         try:
             writer = self._new_store()
         except CorruptIndex as exc:
@@ -372,6 +372,8 @@ class MemoryIndex:
 
     def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
+        from .sync import ProviderFailed, Syncer
+
         try:
             return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(
                 force=force, sessions_all=sessions_all
@@ -625,11 +627,15 @@ class MemoryIndex:
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> ReadResult:
         """Read lines of a memory file; paths outside memory are refused."""
+        from .read import read_lines
+
         return read_lines(path, self.agent.workspace, self.agent.extra_path_list(), from_line, lines)
 
     def append(self, text: str, file: str | None = None, heading: str | None = None) -> AppendResult:
         """Append an entry to a memory file (today's daily log by default) and
         sync, so the entry is searchable on return; see engine/append.py."""
+        from .append import append_entry
+
         written = append_entry(self.agent, self.db_path, text, file=file, heading=heading)
         try:
             self.sync(reason="note", lock_timeout=APPEND_SYNC_LOCK_WAIT_S)
@@ -648,6 +654,8 @@ class MemoryIndex:
         return self._guarded(lambda: self._status(check_files))
 
     def _status(self, check_files: bool) -> IndexStatus:
+        from .status import CacheStatus, FallbackStatus, IndexStatus, ProviderStatus
+
         st = self._store
         st.refresh()
         choice = self.provider_choice
@@ -690,12 +698,16 @@ class MemoryIndex:
     def _recorded_failure(self, last_sync: LastSync | None) -> str | None:
         """A failure another process's sync recorded after the last good
         sync (a full disk: engine/sync_failure.py)."""
+        from .sync_failure import last_failure
+
         failure = last_failure(self.db_path)
         if failure is None or (last_sync is not None and last_sync.at >= failure.at):
             return None
         return failure.describe()
 
     def _last_sync(self) -> LastSync | None:
+        from .status import LastSync
+
         record = self._store.get_meta_json("last_sync")
         try:
             return LastSync.from_dict(record)
@@ -705,6 +717,8 @@ class MemoryIndex:
     def _skipped(self) -> list[SkippedFile]:
         """Files the last sync skipped, and every indexed file with a problem
         noted when it was read (invalid UTF-8), however long ago that was."""
+        from .status import SkippedFile
+
         try:
             out = [SkippedFile(str(p), str(r)) for p, r in self._store.get_meta_json("skipped", [])]
         except (TypeError, ValueError) as exc:

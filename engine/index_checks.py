@@ -11,7 +11,6 @@ from .config import AgentConfig
 from .errors import ConfigError, WorkspaceMissing
 from .paths import AppPaths, private_dir
 from .roots import MemoryRoots
-from .sync import check_workspace
 
 
 def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path | None = None) -> None:
@@ -52,6 +51,8 @@ def prepare_index_folder(db_path: Path, paths: AppPaths) -> None:
 
 def workspace_problem(agent: AgentConfig) -> str | None:
     """Why the workspace cannot be synced (missing, not a folder), or None."""
+    from .sync import check_workspace
+
     try:
         check_workspace(agent)
     except WorkspaceMissing as exc:

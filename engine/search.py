@@ -216,7 +216,7 @@ def run_search(
     keyword_hits = store.keyword_search(match, pool, sources, paths) if match else []
     vector_hits = store.vector_search(query_vector, pool, sources, paths) if query_vector is not None else []
     use_vector = query_vector is not None and store.dims is not None
-    use_keyword = store.fts_status().available and (h.enabled or not use_vector)
+    use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:
         keyword_hits = []
     mode = "hybrid" if use_vector and use_keyword else ("vector" if use_vector else "keyword")

@@ -9,6 +9,7 @@ skipped and reported.
 
 from __future__ import annotations
 
+import operator
 import os
 import stat
 import time
@@ -98,6 +99,31 @@ def discover_memory_files(
     return files, scan.skipped
 
 
+def memory_files_match(
+    workspace: Path, extra_paths: list[Path], max_bytes: int, indexed: Mapping[str, IndexedStat]
+) -> int | None:
+    """How many memory files on disk have the stat ``indexed`` holds for
+    them, or None as soon as one does not (added or changed): the change
+    check's scan, with the rules of :func:`discover_memory_files` (files it
+    would skip, binary ones included, count as neither) but no list built.
+
+    A caller compares the count with the number of indexed memory files to
+    see removals."""
+    scan = _MatchScan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed)
+    try:
+        for name in ROOT_FILES:
+            scan.consider(Path(workspace) / name)
+        scan.walk(str(scan.roots.memory_dir))
+        for p in extra_paths:
+            if p.is_dir() and not p.is_symlink():
+                scan.walk(os.path.realpath(p))
+            elif p.is_symlink() or p.exists():
+                scan.consider(p)
+    except _Differs:
+        return None
+    return scan.matched
+
+
 class _Scan:
     """One discovery pass: the files found (by device and inode) and skipped.
 
@@ -138,19 +164,26 @@ class _Scan:
                 continue
             try:
                 with os.scandir(current) as it:
-                    entries = sorted(it, key=lambda e: e.name)
+                    entries = sorted(it, key=_entry_name)
             except OSError as exc:
                 self.skipped.append(Skipped(roots.display_path(current), f"cannot list folder: {exc.strerror or exc}"))
                 continue
             # Asked once per folder: the same for every plain .md file in it.
             allowed = roots.allows_all_in(current) if real else None
             shown_dir = "" if current == workspace else roots.display_path(current) + "/"
+            plain: list[os.DirEntry] = []  # taken in one go below: a call per file costs the scan a tenth
             for entry in entries:
                 name = entry.name
                 if name.startswith("."):
                     continue
                 try:
-                    if entry.is_dir(follow_symlinks=False):
+                    if entry.is_file(follow_symlinks=False):  # most entries: asked first
+                        if name.lower().endswith(".md"):
+                            if allowed is None:
+                                self.consider(Path(entry.path))
+                            elif allowed:
+                                plain.append(entry)
+                    elif entry.is_dir(follow_symlinks=False):
                         stack.append((entry.path, real))
                     elif entry.is_symlink():
                         target = os.path.realpath(entry.path)
@@ -162,23 +195,24 @@ class _Scan:
                                 self.skipped.append(Skipped(roots.display_path(entry.path), "symlink leads outside the memory folders"))
                         elif name.lower().endswith(".md"):
                             self.consider(Path(entry.path))
-                    elif name.lower().endswith(".md"):
-                        if allowed is None or not entry.is_file(follow_symlinks=False):
-                            self.consider(Path(entry.path))
-                        elif allowed:
-                            self._plain_file(entry, shown_dir + name)
+                    elif name.lower().endswith(".md"):  # not a regular file: consider() says what it is
+                        self.consider(Path(entry.path))
                 except OSError:
                     continue
+            if plain:
+                self._plain_files(plain, shown_dir)
 
-    def _plain_file(self, entry: os.DirEntry, shown: str) -> None:
-        """A regular file met by the walk under a real folder whose files are
-        memory (see the class)."""
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError as exc:
-            self.skipped.append(Skipped(shown, f"cannot read: {exc.strerror or exc}"))
-            return
-        self._add(entry.path, shown, st)
+    def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
+        """Regular files met by the walk in a real folder whose files are
+        memory (see the class), shown as ``shown_dir`` + name."""
+        for entry in entries:
+            shown = shown_dir + entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                self.skipped.append(Skipped(shown, f"cannot read: {exc.strerror or exc}"))
+                continue
+            self._add(entry.path, shown, st)
 
     def consider(self, cand: Path) -> None:
         """Any candidate path: a root file, an extra file, a symlink."""
@@ -220,6 +254,52 @@ class _Scan:
     def _unchanged(self, shown: str, st: os.stat_result) -> bool:
         known = self.indexed.get(shown)
         return known is not None and known.mtime_ns == st.st_mtime_ns and known.size == st.st_size
+
+
+_entry_name = operator.attrgetter("name")
+
+
+class _Differs(Exception):
+    """A file differs from the index: the rest of the scan cannot change the answer."""
+
+
+class _MatchScan(_Scan):
+    """A :class:`_Scan` that counts the files matching the index instead of
+    listing them (one ``SourceFile`` per file and a sort cost the change
+    check as much as the walk itself)."""
+
+    def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat]):
+        super().__init__(roots, max_bytes, indexed)
+        self.seen: set[tuple[int, int]] = set()
+        self.matched = 0
+
+    def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
+        # The common case inline (stat, lookup, compare); anything else takes _add.
+        indexed, seen, max_bytes = self.indexed, self.seen, self.max_bytes
+        for entry in entries:
+            shown = shown_dir + entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # a sync skips it too
+            known = indexed.get(shown)
+            key = (st.st_dev, st.st_ino)
+            if known is None or known.mtime_ns != st.st_mtime_ns or known.size != st.st_size or key in seen or st.st_size > max_bytes:
+                self._add(entry.path, shown, st)
+            else:
+                seen.add(key)
+                self.matched += 1
+
+    def _add(self, real: str, shown: str, st: os.stat_result) -> None:
+        key = (st.st_dev, st.st_ino)
+        if key in self.seen or st.st_size > self.max_bytes:
+            return  # a second name of a file, or a file a sync skips
+        if not self._unchanged(shown, st):
+            if _starts_binary(real):
+                return  # skipped by every sync
+            raise _Differs
+        self.seen.add(key)
+        self.matched += 1
 
 
 def _first_visit(folder: str, visited: set[tuple[int, int]]) -> bool:

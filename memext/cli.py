@@ -45,6 +45,7 @@ def tray_cmd(ctx: click.Context, args: tuple[str, ...]) -> None:
 cli = MemextGroup(
     name="memext",
     commands=[*engine_cli.commands.values(), tray_cmd],
+    lazy_commands=engine_cli.lazy_commands,
     params=engine_cli.params,
     callback=engine_cli.callback,
     help=engine_cli.help,

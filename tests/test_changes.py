@@ -181,3 +181,46 @@ def test_the_cli_converges(tmp_path):
     found = memext("search", "ship release", "--json")
     assert found.returncode == 0, found.stderr
     assert "[x] ship" in json.dumps(json.loads(found.stdout)["results"])
+
+
+def test_the_change_check_agrees_with_a_sync_on_every_kind_of_file(workspace, tmp_path):
+    """The check counts matching files instead of listing them: it must
+    see exactly what a sync would index (files a sync skips are no change)."""
+    mem = workspace / "memory"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "extra.md").write_text("- an extra note\n", encoding="utf-8")
+    (mem / "sub").mkdir()
+    (mem / "sub" / "deep.md").write_text("- deep in a folder\n", encoding="utf-8")
+    os.link(mem / "2026-01-05.md", mem / "hardlink.md")  # one file, two names: indexed once
+    (mem / "alias.md").symlink_to(mem / "2026-01-06.md")
+    (mem / "big.md").write_text("x" * 5000, encoding="utf-8")  # over max_file_bytes
+    (mem / "image.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")  # binary
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", provider="none", extra_paths=[str(notes)], max_file_bytes=4000)
+    with MemoryIndex(agent) as idx:
+        report = idx.sync()
+        assert report.files_indexed == 5 and not idx.needs_sync()
+
+        def changed() -> bool:
+            with open_store(agent, idx.db_path) as store:
+                return files_changed(agent, store)
+
+        (mem / "other.png.md").write_bytes(b"\x00binary")  # another file a sync skips
+        (mem / "huge.md").write_text("y" * 5000, encoding="utf-8")
+        os.link(mem / "2026-01-06.md", mem / "sub" / "link.md")  # walked after the name indexed
+        (mem / ".hidden.md").write_text("- hidden\n", encoding="utf-8")
+        assert not changed()
+        (mem / "2026-02-01.md").write_text("- a new day\n", encoding="utf-8")
+        assert changed()
+        idx.sync()
+        assert not changed()
+        (notes / "extra.md").unlink()  # removed
+        assert changed()
+        idx.sync()
+        assert not changed()
+        (mem / "image.md").write_text("- now it is text\n", encoding="utf-8")  # skipped file turned text
+        assert changed()
+        idx.sync()
+        assert not changed()
+        os.utime(mem / "sub" / "deep.md", ns=(1, 1))  # same size, other mtime
+        assert changed()

@@ -70,7 +70,9 @@ def documented_keys(text: str) -> set[str]:
 
 def command_paths(group: click.Group, prefix: str) -> list[str]:
     out = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in sorted(group.list_commands(ctx)):  # lazy commands included
+        command = group.get_command(ctx, name)
         path = f"{prefix} {name}"
         out.append(path)
         if isinstance(command, click.Group):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 from click.testing import CliRunner
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
 
@@ -34,10 +35,48 @@ def memext(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 
 
 def test_the_program_has_every_engine_command_and_tray():
-    assert set(cli.commands) == set(engine_cli.commands) | {"tray"}
+    names = set(cli.list_commands(click.Context(cli)))
+    assert names == set(engine_cli.list_commands(click.Context(engine_cli))) | {"tray"}
+    assert {"agents", "config", "model", "search"} <= names
+    assert all(cli.get_command(click.Context(cli), name) is not None for name in names)
     assert "tray" not in engine_cli.commands  # importing memext.cli changed nothing there
     r = CliRunner().invoke(cli, ["--help"])
     assert r.exit_code == 0 and "tray" in r.output and "search" in r.output
+
+
+#: Modules a one-shot `memext search` of an index with nothing to sync does
+#: not need (cold start: they are loaded when a command or a sync uses them).
+NOT_FOR_A_SEARCH = (
+    "memext.engine.cli_agents",
+    "memext.engine.model_cli",
+    "memext.engine.agent_indexes",
+    "memext.engine.append",
+    "memext.engine.progress",
+    "memext.engine.status",
+    "memext.engine.sync",
+    "numpy",
+)
+
+
+def test_a_one_shot_search_loads_only_what_it_uses(tmp_path):
+    ws = make_workspace(tmp_path, "solo", {"memory/2026-01-01.md": "- the solo note about walruses\n"})
+    cfg = write_config(tmp_path / "config.toml", {"solo": ws}, solo={"sync": {"on_search": True}})
+    assert memext("--config", str(cfg), "index").returncode == 0
+    code = (
+        "import sys\nfrom memext.cli import cli\n"
+        f"cli.main(['--config', {str(cfg)!r}, 'search', 'walruses'], prog_name='memext', standalone_mode=False)\n"
+        "print('LOADED', *sorted(sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "memory/2026-01-01.md:1-1" in r.stdout  # it searched (and checked for changes first)
+    loaded = set(r.stdout.split("LOADED", 1)[1].split())
+    assert "memext.engine.search" in loaded and "memext.engine.changes" in loaded
+    assert sorted(loaded & set(NOT_FOR_A_SEARCH)) == []
+    # The lazy commands still run, from the same group.
+    listed = memext("--config", str(cfg), "agents", "--json")
+    assert listed.returncode == 0 and '"solo"' in listed.stdout, listed.stderr
+    assert "install" in memext("model", "--help").stdout
 
 
 def test_memext_tray_has_the_options_of_memext_tray():

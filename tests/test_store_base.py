@@ -86,7 +86,7 @@ def test_sync_rebuild_and_search_run_through_the_interface_alone(workspace, tmp_
         query = "who leads the billing team"
         results, mode = run_search(store, query, qvec, agent.settings.query, max_results=3, min_score=0.0, sources=None)
         assert mode == "hybrid" and results[0].path == "MEMORY.md"
-        assert {"vector_search", "keyword_search", "chunks", "fts_status"} <= used
+        assert {"vector_search", "keyword_search", "chunks", "keyword_search_available"} <= used
     finally:
         inner.close()
     with MemoryIndex(agent, provider=hashing_provider) as idx:  # what that store wrote, read the usual way
@@ -113,11 +113,13 @@ def test_engine_modules_use_only_interface_members_of_the_store():
     search = ast.parse((ENGINE / "search.py").read_text())
     sync = ast.parse((ENGINE / "sync.py").read_text())
     index = ast.parse((ENGINE / "index.py").read_text())
+    changes = ast.parse((ENGINE / "changes.py").read_text())
     status_fn = next(n for n in ast.walk(index) if isinstance(n, ast.FunctionDef) and n.name == "_status")
     used = {
         "search.py": _attributes_of(search, _named("store")),
         "sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
         "index.py": _attributes_of(index, _self_attr("_store")) | _attributes_of(status_fn, _named("st")),
+        "changes.py": _attributes_of(changes, _named("store")),
     }
     assert all(used.values())  # the walk found the store in each
     for module, names in used.items():

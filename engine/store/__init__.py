@@ -11,7 +11,7 @@ modules, imported only when an agent uses it; ``factory.open_store``
 chooses by ``store.driver``.
 """
 
-from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, IndexStore, NewChunk, StoreOptions
+from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
 from .factory import open_store
 from .connection import SCHEMA_VERSION, clean_stale_shadows, move_aside, remove_index_files
 from .damage import quick_check
@@ -25,6 +25,7 @@ __all__ = [
     "ChunkRow",
     "CorruptIndex",
     "FileRow",
+    "FileStat",
     "IndexStore",
     "NewChunk",
     "Store",

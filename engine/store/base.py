@@ -43,6 +43,20 @@ class FileRow(NamedTuple):
     day: str | None = None
 
 
+class FileStat(NamedTuple):
+    """What the change check compares with the disk (:meth:`IndexStore.file_stats`):
+    the part of a :class:`FileRow` that a stat can contradict, and whether
+    the file is fully indexed. Reading only these is twice as fast as whole
+    rows, and a default ``memext search`` reads one per file."""
+
+    source: str
+    mtime_ns: int
+    size: int
+    #: False when the file was indexed without all its vectors (its hash is
+    #: None): a sync with a working provider completes it.
+    complete: bool
+
+
 @dataclass(frozen=True)
 class ChunkRow:
     """A stored chunk, as search and status read it."""
@@ -183,6 +197,10 @@ class IndexStore(Protocol):
 
     def file_rows(self) -> dict[str, FileRow]: ...
 
+    def file_stats(self) -> dict[str, FileStat]:
+        """path -> :class:`FileStat` of every indexed file (the change check's read)."""
+        ...
+
     def file_count(self, source: str | None = None) -> int: ...
 
     def chunk_count(self, source: str | None = None) -> int: ...
@@ -270,5 +288,11 @@ class IndexStore(Protocol):
     def vector_status(self) -> "VectorStatus": ...
 
     def fts_status(self) -> "FtsStatus": ...
+
+    @property
+    def keyword_search_available(self) -> bool:
+        """True when keyword (full-text) search works: ``fts_status().available``
+        without building a status."""
+        ...
 
     def storage_status(self) -> "StorageStatus": ...

@@ -12,7 +12,7 @@ from typing import Any, Collection, Iterable, Sequence
 
 from ..dates import name_date
 from ..text import fts_document
-from .base import NEIGHBOURS_SQL, ChunkRow, FileRow
+from .base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
 from .connection import Connection
 
 
@@ -117,10 +117,17 @@ class ChunkTable:
             ).fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
+    def file_stats(self) -> dict[str, FileStat]:
+        with self.db.lock:
+            rows = self.db.conn.execute("SELECT path, source, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()
+        return {r[0]: FileStat(r[1], r[2], r[3], bool(r[4])) for r in rows}
+
     def chunk_count(self, source: str | None = None) -> int:
         with self.db.lock:
             if source is None:
-                return self.db.cached("count", lambda: self.db.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+                # Each file row counts its chunks in the transaction that writes
+                # them: summing 10k rows costs a tenth of counting 200k chunks.
+                return self.db.cached("count", lambda: int(self.db.conn.execute("SELECT total(chunks) FROM files").fetchone()[0]))
             return self.db.conn.execute("SELECT count(*) FROM chunks WHERE source = ?", (source,)).fetchone()[0]
 
     def file_count(self, source: str | None = None) -> int:

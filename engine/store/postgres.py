@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # numpy loads on first use
     import numpy as np
 
 from ..status import FtsStatus, StorageStatus, VectorStatus
-from .base import NEIGHBOURS_SQL, CacheKey, ChunkRow, FileRow, IndexStore, NewChunk, StoreOptions
+from .base import NEIGHBOURS_SQL, CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
 from .pg_cache import PgEmbeddingCache
 from .pg_connection import PgConnection
 from .pg_keyword import KeywordIndex
@@ -204,6 +204,12 @@ class PostgresStore:
             lambda conn: conn.execute(self._db.q("SELECT path, source, hash, mtime_ns, size, chunks, messages, note, day FROM {s}.files")).fetchall()
         )
         return {r[0]: FileRow(*r) for r in rows}
+
+    def file_stats(self) -> dict[str, FileStat]:
+        rows = self._db.run(
+            lambda conn: conn.execute(self._db.q("SELECT path, source, mtime_ns, size, hash IS NOT NULL FROM {s}.files")).fetchall()
+        )
+        return {r[0]: FileStat(r[1], r[2], r[3], bool(r[4])) for r in rows}
 
     def file_count(self, source: str | None = None) -> int:
         params: tuple[str, ...] = () if source is None else (source,)
@@ -392,6 +398,10 @@ class PostgresStore:
             backend="none" if dims is None else self._vectors.index_kind,
             dims=dims,
         )
+
+    @property
+    def keyword_search_available(self) -> bool:
+        return True
 
     def fts_status(self) -> FtsStatus:
         return FtsStatus(available=True)

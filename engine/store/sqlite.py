@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
+    from ..status import FtsStatus, StorageStatus, VectorStatus
+
 from .. import db
-from ..status import FtsStatus, StorageStatus, VectorStatus
-from .base import CacheKey, ChunkRow, FileRow, IndexStore, NewChunk, StoreOptions
+from .base import CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
 from .connection import Connection, Transaction, remove_index_files, shadow_path
@@ -183,6 +184,9 @@ class Store:
     def file_rows(self) -> dict[str, FileRow]:
         return self._chunks.file_rows()
 
+    def file_stats(self) -> dict[str, FileStat]:
+        return self._chunks.file_stats()
+
     def file_count(self, source: str | None = None) -> int:
         return self._chunks.file_count(source)
 
@@ -315,6 +319,8 @@ class Store:
     # -- status ---------------------------------------------------------------------------
 
     def vector_status(self) -> VectorStatus:
+        from ..status import VectorStatus  # status types load when status is asked for
+
         caps = self._db.caps
         return VectorStatus(
             available=caps.vec_version is not None,
@@ -325,9 +331,17 @@ class Store:
             error=caps.vec_error,
         )
 
+    @property
+    def keyword_search_available(self) -> bool:
+        return self._db.caps.fts5
+
     def fts_status(self) -> FtsStatus:
+        from ..status import FtsStatus  # status types load when status is asked for
+
         return FtsStatus(available=self._db.caps.fts5, error=self._db.caps.fts5_error)
 
     def storage_status(self) -> StorageStatus:
+        from ..status import StorageStatus  # status types load when status is asked for
+
         b = db.binding()
         return StorageStatus(binding=b.name, version=b.sqlite_version)

@@ -45,7 +45,7 @@ from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .decay import decay_factor
 from .mmr import mmr_order
-from .text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
+from .text import STOP_WORDS, contains_all_terms, find_terms, found_in_lines, fts_match_expression, query_terms
 
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
@@ -270,7 +270,8 @@ def run_search(
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    cite = _Citer(store, sent, [c.rowid for c in ranked[:likely]])
+    found = _Found(terms)
+    cite = _Citer(store, sent, [c.rowid for c in ranked[:likely]], found)
     if budget:
         passed: list[_Candidate] = []
         cited: list[tuple[int, int, str]] = []
@@ -285,14 +286,37 @@ def run_search(
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
         return [
-            _span_result(span, passed, cited, rows, terms, weights, mode, h.fusion, explain, snippets) for span in spans
+            _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets) for span in spans
         ], mode
     shown = list(islice(stream, max_results))
     results = [
-        _result(rows[c.rowid], cite(rows[c.rowid], c), c, terms, weights, mode, h.fusion, explain, snippets)
+        _result(rows[c.rowid], cite(rows[c.rowid], c), c, found, weights, mode, h.fusion, explain, snippets)
         for c in shown
     ]
     return results, mode
+
+
+class _Found:
+    """Where the query terms occur in each chunk a search shows, found once
+    per chunk (:func:`~.text.find_terms`) for its citation, snippet and
+    excerpt alike."""
+
+    def __init__(self, terms: Sequence[str]):
+        self.terms = terms
+        self._by_rowid: dict[int, dict[str, list[int]]] = {}
+
+    def __call__(self, row: ChunkRow) -> dict[str, list[int]]:
+        found = self._by_rowid.get(row.rowid)
+        if found is None:
+            found = self._by_rowid[row.rowid] = find_terms(row.text, self.terms)
+        return found
+
+    def in_lines(self, row: ChunkRow, first: int, text: str) -> dict[str, list[int]]:
+        """The terms found in ``text``, the lines of ``row`` from its line
+        ``first`` (0-based) on, with offsets in ``text``. No term spans a
+        line break, so these are the matches a search of ``text`` itself
+        finds."""
+        return found_in_lines(row.text, self(row), first, text)
 
 
 class _Citer:
@@ -301,9 +325,10 @@ class _Citer:
     results in one query, any other's when first needed. ``sent``: the
     query terms the keyword search looked for."""
 
-    def __init__(self, store: IndexStore, sent: Sequence[str], likely: Iterable[int]):
+    def __init__(self, store: IndexStore, sent: Sequence[str], likely: Iterable[int], found: _Found):
         self.store = store
         self.sent = sent
+        self.found = found
         self.neighbours = store.chunk_neighbours(list(likely))
 
     def __call__(self, row: ChunkRow, c: _Candidate) -> tuple[int, int, str]:
@@ -314,8 +339,8 @@ class _Citer:
         def term_lines() -> list[int]:
             if c.t_rank is None or not sent:  # found by meaning alone: no term to keep in view
                 return []
-            found = find_terms(row.text, sent)
-            return sorted({row.text.count("\n", 0, at) for ats in found.values() for at in ats})
+            found = self.found(row)
+            return sorted({row.text.count("\n", 0, at) for t in sent for at in found.get(t, ())})
 
         return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)
 
@@ -349,12 +374,13 @@ def _passing(
 
 def _span_result(
     span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
-    terms: Sequence[str], weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
+    found_in: _Found, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
     best = passed[span.members[0]]
-    result = _result(rows[best.rowid], cited[span.members[0]], best, terms, weights, mode, method, explain, snippets)
+    terms = found_in.terms
+    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets)
     if len(span.members) == 1:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
@@ -451,7 +477,7 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
 
 
 def _result(
-    row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, terms: Sequence[str], weights: dict[str, float],
+    row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, found_in: _Found, weights: dict[str, float],
     mode: str, method: str, explain: bool, snippets: bool = True,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
@@ -475,7 +501,8 @@ def _result(
         }
         if c.time != 1.0:
             info["time_boost"] = c.time
-    found = find_terms(row.text, terms) if snippets else {}
+    terms = found_in.terms
+    found = found_in(row) if snippets else {}
     return SearchResult(
         path=row.path,
         start_line=start,
@@ -484,5 +511,7 @@ def _result(
         snippet=make_snippet(row.text, terms, weights=weights, found=found) if snippets else "",
         source=row.source,
         explain=info,
-        excerpt=make_excerpt(text, start, terms, weights, found=found if text == row.text else None) if snippets else None,
+        excerpt=make_excerpt(text, start, terms, weights, found=found_in.in_lines(row, start - row.start_line, text))
+        if snippets
+        else None,
     )

@@ -328,6 +328,21 @@ def find_terms(text: str, terms: Sequence[str]) -> dict[str, list[int]]:
     return found
 
 
+def found_in_lines(text: str, found: dict[str, list[int]], first: int, part: str) -> dict[str, list[int]]:
+    """:func:`find_terms` of ``part``, the lines of ``text`` from its line
+    ``first`` (0-based) on, from ``found`` (:func:`find_terms` of ``text``)
+    instead of a second search: no term spans a line break, so the matches
+    inside those lines are the same, with offsets moved to ``part``."""
+    if part == text:
+        return found
+    at = 0
+    for _ in range(first):
+        at = text.index("\n", at) + 1
+    end = at + len(part)
+    inside = {t: [i - at for i in ats if at <= i < end] for t, ats in found.items()}
+    return {t: ats for t, ats in inside.items() if ats}
+
+
 def fts_match_expression(terms: list[str]) -> str | None:
     """An FTS5 MATCH string that ORs the terms (each quoted, so any
     character in them is literal); ID-like terms are prefix queries."""

@@ -5,6 +5,8 @@ from memext.engine.text import (
     FIND_LIMIT,
     contains_all_terms,
     estimate_tokens,
+    find_terms,
+    found_in_lines,
     fts_document,
     fts_match_expression,
     query_terms,
@@ -125,3 +127,20 @@ def test_exact_hits_in_ascii_text_are_whole_words():
     assert not contains_all_terms("velvet", ["vet"])
     assert contains_all_terms("Reverted 9F3C2AB1E7", query_terms("9f3c2ab deploy")) is False
     assert contains_all_terms("Reverted 9F3C2AB1E7 deploy", query_terms("9f3c2ab deploy"))
+
+
+def test_terms_found_in_some_lines_are_what_a_search_of_those_lines_finds():
+    # A hit's excerpt shows some of its chunk's lines: the chunk's matches
+    # moved, never a second search, must be the same.
+    import random
+
+    rng = random.Random(5)
+    alphabet = list("abab aab_\n\n-.9f3c2e7ßΣσ咖啡咖") + ["\u0301", "\u093f", "\u0915"]
+    terms = ["a", "ab", "aab", "9f3c2ab", "咖啡", "\u0915\u093f", "σ"]
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        lines = text.split("\n")
+        first = rng.randrange(len(lines))
+        last = rng.randrange(first, len(lines))
+        part = "\n".join(lines[first : last + 1])
+        assert found_in_lines(text, find_terms(text, terms), first, part) == find_terms(part, terms)

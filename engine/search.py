@@ -32,20 +32,21 @@ import sys
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Collection, Iterator, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
 from .config import QuerySettings
 from .excerpt import Excerpt, make_excerpt, make_snippet
-from .spans import Span, budget_spans, hit_lines, merged_text
+from .citing import Citer, TermsFound
+from .spans import Span, budget_spans, merged_text
 from .store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .decay import decay_factor
 from .mmr import mmr_order
-from .text import STOP_WORDS, contains_all_terms, find_terms, found_in_lines, fts_match_expression, query_terms
+from .text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
 
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
@@ -270,8 +271,8 @@ def run_search(
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    found = _Found(terms)
-    cite = _Citer(store, sent, [c.rowid for c in ranked[:likely]], found)
+    found = TermsFound(terms)
+    cite = Citer(store, sent, [c.rowid for c in ranked[:likely]], found)
     if budget:
         passed: list[_Candidate] = []
         cited: list[tuple[int, int, str]] = []
@@ -281,7 +282,7 @@ def run_search(
             # more than the first few hits.
             for c in stream:
                 passed.append(c)
-                cited.append(cite(rows[c.rowid], c))
+                cited.append(cite(rows[c.rowid], keyword_hit=c.t_rank is not None))
                 yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
@@ -290,59 +291,10 @@ def run_search(
         ], mode
     shown = list(islice(stream, max_results))
     results = [
-        _result(rows[c.rowid], cite(rows[c.rowid], c), c, found, weights, mode, h.fusion, explain, snippets)
+        _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets)
         for c in shown
     ]
     return results, mode
-
-
-class _Found:
-    """Where the query terms occur in each chunk a search shows, found once
-    per chunk (:func:`~.text.find_terms`) for its citation, snippet and
-    excerpt alike."""
-
-    def __init__(self, terms: Sequence[str]):
-        self.terms = terms
-        self._by_rowid: dict[int, dict[str, list[int]]] = {}
-
-    def __call__(self, row: ChunkRow) -> dict[str, list[int]]:
-        found = self._by_rowid.get(row.rowid)
-        if found is None:
-            found = self._by_rowid[row.rowid] = find_terms(row.text, self.terms)
-        return found
-
-    def in_lines(self, row: ChunkRow, first: int, text: str) -> dict[str, list[int]]:
-        """The terms found in ``text``, the lines of ``row`` from its line
-        ``first`` (0-based) on, with offsets in ``text``. No term spans a
-        line break, so these are the matches a search of ``text`` itself
-        finds."""
-        return found_in_lines(row.text, self(row), first, text)
-
-
-class _Citer:
-    """The lines a hit on a chunk cites (:func:`engine.spans.hit_lines`),
-    with its neighbours' lines read from the store: those of the likely
-    results in one query, any other's when first needed. ``sent``: the
-    query terms the keyword search looked for."""
-
-    def __init__(self, store: IndexStore, sent: Sequence[str], likely: Iterable[int], found: _Found):
-        self.store = store
-        self.sent = sent
-        self.found = found
-        self.neighbours = store.chunk_neighbours(list(likely))
-
-    def __call__(self, row: ChunkRow, c: _Candidate) -> tuple[int, int, str]:
-        if row.rowid not in self.neighbours:
-            self.neighbours.update(self.store.chunk_neighbours([row.rowid]))
-        sent = self.sent
-
-        def term_lines() -> list[int]:
-            if c.t_rank is None or not sent:  # found by meaning alone: no term to keep in view
-                return []
-            found = self.found(row)
-            return sorted({row.text.count("\n", 0, at) for t in sent for at in found.get(t, ())})
-
-        return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)
 
 
 def _passing(
@@ -374,7 +326,7 @@ def _passing(
 
 def _span_result(
     span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
-    found_in: _Found, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
+    found_in: TermsFound, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
@@ -477,7 +429,7 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
 
 
 def _result(
-    row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, found_in: _Found, weights: dict[str, float],
+    row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, found_in: TermsFound, weights: dict[str, float],
     mode: str, method: str, explain: bool, snippets: bool = True,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the

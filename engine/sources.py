@@ -85,16 +85,7 @@ def discover_memory_files(
     so no file is opened twice.
     """
     scan = _Scan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed or {}, sniff)
-    for name in ROOT_FILES:
-        scan.consider(Path(workspace) / name)
-    scan.walk(str(scan.roots.memory_dir))
-    for p in extra_paths:
-        if p.is_dir() and not p.is_symlink():
-            scan.walk(os.path.realpath(p))
-        elif p.is_symlink() or p.exists():
-            scan.consider(p)
-        else:
-            scan.skipped.append(Skipped(str(p), "extra path does not exist"))
+    scan.run(workspace, extra_paths)
     files = sorted(scan.found.values(), key=lambda f: f.path)
     return files, scan.skipped
 
@@ -111,14 +102,7 @@ def memory_files_match(
     see removals."""
     scan = _MatchScan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed)
     try:
-        for name in ROOT_FILES:
-            scan.consider(Path(workspace) / name)
-        scan.walk(str(scan.roots.memory_dir))
-        for p in extra_paths:
-            if p.is_dir() and not p.is_symlink():
-                scan.walk(os.path.realpath(p))
-            elif p.is_symlink() or p.exists():
-                scan.consider(p)
+        scan.run(workspace, extra_paths)
     except _Differs:
         return None
     return scan.matched
@@ -142,6 +126,19 @@ class _Scan:
         self.sniff = sniff
         self.found: dict[tuple[int, int], SourceFile] = {}
         self.skipped: list[Skipped] = []
+
+    def run(self, workspace: Path, extra_paths: list[Path]) -> None:
+        """The root files, the memory folder, then each extra path."""
+        for name in ROOT_FILES:
+            self.consider(Path(workspace) / name)
+        self.walk(str(self.roots.memory_dir))
+        for p in extra_paths:
+            if p.is_dir() and not p.is_symlink():
+                self.walk(os.path.realpath(p))
+            elif p.is_symlink() or p.exists():
+                self.consider(p)
+            else:
+                self.skipped.append(Skipped(str(p), "extra path does not exist"))
 
     def walk(self, folder: str) -> None:
         """``.md`` files under ``folder``: no hidden entries, and symlinked
@@ -171,7 +168,7 @@ class _Scan:
             # Asked once per folder: the same for every plain .md file in it.
             allowed = roots.allows_all_in(current) if real else None
             shown_dir = "" if current == workspace else roots.display_path(current) + "/"
-            plain: list[os.DirEntry] = []  # taken in one go below: a call per file costs the scan a tenth
+            plain: list[os.DirEntry] = []  # taken in one go below (the change check's tight loop)
             for entry in entries:
                 name = entry.name
                 if name.startswith("."):

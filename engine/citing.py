@@ -1,0 +1,65 @@
+"""What a shown hit cites and where the query's terms are in it.
+
+:class:`Citer` gives a hit the lines it owns (:func:`engine.spans.hit_lines`),
+reading its neighbours from the store; :class:`TermsFound` finds the query
+terms once per chunk for its citation, snippet and excerpt.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .spans import hit_lines
+from .store import ChunkRow, IndexStore
+from .text import find_terms, found_in_lines
+
+
+class TermsFound:
+    """Where the query terms occur in each chunk a search shows, found once
+    per chunk (:func:`~.text.find_terms`) for its citation, snippet and
+    excerpt alike."""
+
+    def __init__(self, terms: Sequence[str]):
+        self.terms = terms
+        self._by_rowid: dict[int, dict[str, list[int]]] = {}
+
+    def __call__(self, row: ChunkRow) -> dict[str, list[int]]:
+        found = self._by_rowid.get(row.rowid)
+        if found is None:
+            found = self._by_rowid[row.rowid] = find_terms(row.text, self.terms)
+        return found
+
+    def in_lines(self, row: ChunkRow, first: int, text: str) -> dict[str, list[int]]:
+        """The terms found in ``text``, the lines of ``row`` from its line
+        ``first`` (0-based) on, with offsets in ``text``. No term spans a
+        line break, so these are the matches a search of ``text`` itself
+        finds."""
+        return found_in_lines(row.text, self(row), first, text)
+
+
+class Citer:
+    """The lines a hit on a chunk cites (:func:`engine.spans.hit_lines`),
+    with its neighbours' lines read from the store: those of the likely
+    results in one query, any other's when first needed. ``sent``: the
+    query terms the keyword search looked for."""
+
+    def __init__(self, store: IndexStore, sent: Sequence[str], likely: Iterable[int], found: TermsFound):
+        self.store = store
+        self.sent = sent
+        self.found = found
+        self.neighbours = store.chunk_neighbours(list(likely))
+
+    def __call__(self, row: ChunkRow, *, keyword_hit: bool) -> tuple[int, int, str]:
+        """``(start, end, text)`` cited for a hit on ``row``; ``keyword_hit``:
+        the keyword search found it (then its words stay in view)."""
+        if row.rowid not in self.neighbours:
+            self.neighbours.update(self.store.chunk_neighbours([row.rowid]))
+        sent = self.sent
+
+        def term_lines() -> list[int]:
+            if not keyword_hit or not sent:  # found by meaning alone: no term to keep in view
+                return []
+            found = self.found(row)
+            return sorted({row.text.count("\n", 0, at) for t in sent for at in found.get(t, ())})
+
+        return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from ..vectors import to_blob
 from .base import CacheKey
-from .connection import Connection
+from .connection import IN_JSON, Connection, json_array
 
 
 class EmbeddingCache:
@@ -32,16 +32,13 @@ class EmbeddingCache:
             return out
         now = time.time()
         with self.db.lock:
-            for start in range(0, len(hashes), 500):
-                part = list(hashes[start : start + 500])
-                marks = ",".join("?" * len(part))
-                rows = self.db.conn.execute(
-                    f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND endpoint_key = ? "
-                    f"AND hash IN ({marks})",
-                    [key.provider, key.model, key.endpoint_key, *part],
-                ).fetchall()
-                for h, blob in rows:
-                    out[h] = np.frombuffer(blob, dtype="<f4")
+            rows = self.db.conn.execute(
+                "SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND endpoint_key = ? "
+                f"AND hash {IN_JSON}",
+                [key.provider, key.model, key.endpoint_key, json_array(hashes)],
+            ).fetchall()
+            for h, blob in rows:
+                out[h] = np.frombuffer(blob, dtype="<f4")
             if out:
                 with self.db.transaction():
                     self.db.conn.executemany(

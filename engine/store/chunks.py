@@ -13,7 +13,7 @@ from typing import Any, Collection, Iterable, Sequence
 from ..dates import name_date
 from ..text import fts_document
 from .base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
-from .connection import Connection
+from .connection import IN_JSON, Connection, json_array
 
 
 class ChunkTable:
@@ -77,35 +77,25 @@ class ChunkTable:
         ids = list(rowids)
         if not ids:
             return {}
-        out: dict[int, ChunkRow] = {}
         with self.db.lock:
-            for start in range(0, len(ids), 500):
-                part = ids[start : start + 500]
-                marks = ",".join("?" * len(part))
-                for row in self.db.conn.execute(
-                    f"SELECT rowid, path, source, start_line, end_line, text FROM chunks WHERE rowid IN ({marks})", part
-                ):
-                    out[row[0]] = ChunkRow(*row)
-        return out
+            rows = self.db.conn.execute(
+                f"SELECT rowid, path, source, start_line, end_line, text FROM chunks WHERE rowid {IN_JSON}", (json_array(ids),)
+            ).fetchall()
+        return {row[0]: ChunkRow(*row) for row in rows}
 
     def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
         ids = list(dict.fromkeys(rowids))
-        out: dict[int, tuple[int | None, int | None]] = {}
+        if not ids:
+            return {}
         with self.db.lock:
-            for start in range(0, len(ids), 500):
-                part = ids[start : start + 500]
-                marks = ",".join("?" * len(part))
-                out.update(
-                    (r, (p, n)) for r, p, n in self.db.conn.execute(NEIGHBOURS_SQL.format(table="chunks", ids=f"IN ({marks})"), part)
-                )
-        return out
+            rows = self.db.conn.execute(NEIGHBOURS_SQL.format(table="chunks", ids=IN_JSON), (json_array(ids),)).fetchall()
+        return {r: (p, n) for r, p, n in rows}
 
     def sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
         if not rowids:
             return {}
-        marks = ",".join("?" * len(rowids))
         with self.db.lock:
-            return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid IN ({marks})", list(rowids)))
+            return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid {IN_JSON}", (json_array(rowids),)))
 
     def file_rows(self) -> dict[str, FileRow]:
         with self.db.lock:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 from ..vectors import MatrixIndex, l2_to_similarity, to_blob
 from .base import CorruptIndex
 from .chunks import chunk_filter
-from .connection import Connection
+from .connection import IN_JSON, Connection, json_array
 from .mapped import MappedVectors, compact_sidecar, read_mapped, remove_sidecars
 
 #: With ``store.vector.backend = "auto"``, indexes above this many chunks
@@ -213,10 +213,9 @@ class VectorTable:
     def _sources_of(self, rowids: Sequence[int]) -> dict[int, str]:
         if not rowids:
             return {}
-        marks = ",".join("?" * len(rowids))
         with self.db.lock:
             # chunks, not chunks_vec: a vec0 point lookup is slow.
-            return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid IN ({marks})", list(rowids)))
+            return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid {IN_JSON}", (json_array(rowids),)))
 
     def backend_in_use(self) -> str:
         """"mmap", "mmap+bits" (quantised, rescored), "vec0", "numpy" or
@@ -255,12 +254,11 @@ class VectorTable:
         missing = [r for r in ids if r not in out]
         fp = (self.db.get_meta_json("fingerprint") or {}) if missing else {}
         if missing and fp.get("provider", "none") != "none":
-            marks = ",".join("?" * len(missing))
             with self.db.lock:
                 rows = self.db.conn.execute(
                     "SELECT c.rowid, e.embedding FROM chunks c JOIN embedding_cache e ON e.provider = ? AND e.model = ? "
-                    f"AND e.endpoint_key = ? AND e.hash = c.hash WHERE c.rowid IN ({marks})",
-                    [fp["provider"], fp.get("model", ""), fp.get("endpoint", ""), *missing],
+                    f"AND e.endpoint_key = ? AND e.hash = c.hash WHERE c.rowid {IN_JSON}",
+                    [fp["provider"], fp.get("model", ""), fp.get("endpoint", ""), json_array(missing)],
                 ).fetchall()
             out.update((r, np.frombuffer(b, dtype="<f4")) for r, b in rows if len(b) == 4 * dims)
             missing = [r for r in missing if r not in out]

@@ -19,8 +19,7 @@ back once it has (:attr:`SyncReport.recheck_after_s`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from .sessions import discover_session_files
 from .sources import FileRead, SourceFile, Skipped, discover_memory_files, memory_files_match
@@ -91,8 +90,7 @@ def recorded_mtime(read: FileRead) -> int:
 RETRY_EMBEDDINGS_AFTER_S = 60.0
 
 
-@dataclass(frozen=True)
-class IndexChanges:
+class IndexChanges(NamedTuple):
     """What a sync would find, from a stat scan (no reads)."""
 
     #: Files added, changed (or unverified) or removed on disk.

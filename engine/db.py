@@ -16,13 +16,12 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 BUSY_TIMEOUT_MS = 10_000
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(NamedTuple):
     """The DB-API module in use and what it can do."""
 
     name: str  # "sqlite3", "sqlean" or "pysqlite3"

@@ -114,7 +114,7 @@ class MemoryIndex:
 
     def _store_options(self) -> StoreOptions:
         options = StoreOptions.from_settings(self.agent.settings.store.vector)
-        return dataclasses.replace(options, background_matrix=not self._one_shot)
+        return options._replace(background_matrix=not self._one_shot)
 
     @property
     def _local(self) -> bool:

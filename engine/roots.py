@@ -14,7 +14,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 if TYPE_CHECKING:
     from .config import AgentConfig
@@ -202,8 +202,7 @@ class MemoryRoots:
         return False
 
 
-@dataclass(frozen=True)
-class _RootText:
+class _RootText(NamedTuple):
     """The roots as strings, for the per-file checks of discovery."""
 
     workspace: str

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .sources import SourceFile, Skipped
 from .units import human_size
@@ -18,8 +18,7 @@ from .units import human_size
 SESSIONS_PREFIX = "sessions/"
 
 
-@dataclass(frozen=True)
-class Transcript:
+class Transcript(NamedTuple):
     """The searchable lines of one transcript."""
 
     lines: list[tuple[int, str]]  # (JSONL line number, rendered text)

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
@@ -46,8 +45,7 @@ _SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 1
 Reader = Callable[[re.Match[str], date], "tuple[date, date] | None"]
 
 
-@dataclass(frozen=True)
-class TimeCue:
+class TimeCue(NamedTuple):
     """Days a query refers to: ``first`` to ``last``, both included."""
 
     text: str  # the words of the query that say it

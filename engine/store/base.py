@@ -10,7 +10,6 @@ are what crosses the interface.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, NamedTuple, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
@@ -57,8 +56,7 @@ class FileStat(NamedTuple):
     complete: bool
 
 
-@dataclass(frozen=True)
-class ChunkRow:
+class ChunkRow(NamedTuple):
     """A stored chunk, as search and status read it."""
 
     rowid: int
@@ -69,8 +67,7 @@ class ChunkRow:
     text: str
 
 
-@dataclass(frozen=True)
-class NewChunk:
+class NewChunk(NamedTuple):
     """A chunk to write: its id, place, text and (optional) unit vector."""
 
     id: str
@@ -81,8 +78,7 @@ class NewChunk:
     vector: np.ndarray | None
 
 
-@dataclass(frozen=True)
-class CacheKey:
+class CacheKey(NamedTuple):
     """Whose vectors an embedding-cache entry holds."""
 
     provider: str
@@ -90,8 +86,7 @@ class CacheKey:
     endpoint_key: str
 
 
-@dataclass(frozen=True)
-class StoreOptions:
+class StoreOptions(NamedTuple):
     """How a store is opened (``memory_search.store.vector`` in the config)."""
 
     vector_enabled: bool = True

@@ -28,8 +28,8 @@ from __future__ import annotations
 import enum
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import db
 from .damage import looks_damaged
@@ -48,8 +48,7 @@ class Kind(enum.Enum):
     NOT_A_FILE = "not a file"  # a folder (or a device...) where the file should be
 
 
-@dataclass(frozen=True)
-class Ownership:
+class Ownership(NamedTuple):
     """What :func:`inspect` found; ``detail`` says why (for messages)."""
 
     kind: Kind

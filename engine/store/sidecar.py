@@ -32,9 +32,8 @@ import json
 import os
 import struct
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,8 +66,7 @@ def new_token() -> str:
     return uuid.uuid4().hex
 
 
-@dataclass(frozen=True)
-class SidecarInfo:
+class SidecarInfo(NamedTuple):
     """What ``meta`` records about the sidecar in force."""
 
     token: str

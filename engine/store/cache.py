@@ -14,7 +14,8 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from ..vectors import to_blob
 from .base import CacheKey
-from .connection import IN_JSON, Connection, json_array
+from .chunks import IN_JSON, json_array
+from .connection import Connection
 
 
 class EmbeddingCache:

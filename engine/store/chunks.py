@@ -13,7 +13,19 @@ from typing import Any, Collection, Iterable, Sequence
 from ..dates import name_date
 from ..text import fts_document
 from .base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
-from .connection import IN_JSON, Connection, json_array
+from .connection import Connection
+
+#: ``IN`` over one parameter holding a JSON array (:func:`json_array`): one
+#: statement text for any number of values, where ``IN (?, ?, ...)`` makes a
+#: statement per count (each prepared and kept in the connection's statement
+#: cache) and must be cut into parts below SQLite's limit on parameters.
+#: SQLite still looks each value up by its index (about 0.5 µs more a query).
+IN_JSON = "IN (SELECT value FROM json_each(?))"
+
+
+def json_array(values: Iterable[Any]) -> str:
+    """The parameter of :data:`IN_JSON`: rowids (numpy integers too) or strings."""
+    return json.dumps([v if isinstance(v, str) else int(v) for v in values], ensure_ascii=False)
 
 
 class ChunkTable:
@@ -181,7 +193,6 @@ class ChunkTable:
         self.db.conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
 
-
 def chunk_filter(alias: str, sources: Sequence[str] | None, paths: Collection[str] | None) -> tuple[str, list[Any]]:
     """A WHERE condition on ``chunks`` (as ``alias``) keeping only some
     sources and some files, and its parameters. The paths go in as one JSON
@@ -191,8 +202,8 @@ def chunk_filter(alias: str, sources: Sequence[str] | None, paths: Collection[st
         where.append(f"{alias}.source IN ({','.join('?' * len(sources))})")
         params += list(sources)
     if paths is not None:
-        where.append(f"{alias}.path IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(list(paths), ensure_ascii=False))
+        where.append(f"{alias}.path {IN_JSON}")
+        params.append(json_array(paths))
     return " AND ".join(where), params
 
 

@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from .. import db
 from ..errors import ForeignDatabase, IndexOpenError, MemextError
@@ -72,18 +72,6 @@ CREATE INDEX IF NOT EXISTS embedding_cache_used ON embedding_cache(used_at);
 _FTS_SCHEMA = f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, content='', tokenize=\"{FTS_TOKENIZER}\")"
 
 T = TypeVar("T")
-
-#: ``IN`` over one parameter holding a JSON array (:func:`json_array`): one
-#: statement text for any number of values, where ``IN (?, ?, ...)`` makes a
-#: statement per count (each prepared and kept in the connection's statement
-#: cache) and must be cut into parts below SQLite's limit on parameters.
-#: SQLite still looks each value up by its index (about 0.5 µs more a query).
-IN_JSON = "IN (SELECT value FROM json_each(?))"
-
-
-def json_array(values: Iterable[Any]) -> str:
-    """The parameter of :data:`IN_JSON`: rowids (numpy integers too) or strings."""
-    return json.dumps([v if isinstance(v, str) else int(v) for v in values], ensure_ascii=False)
 
 
 class Connection:

@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from ..vectors import MatrixIndex, l2_to_similarity, to_blob
 from .base import CorruptIndex
-from .chunks import chunk_filter
-from .connection import IN_JSON, Connection, json_array
+from .chunks import IN_JSON, chunk_filter, json_array
+from .connection import Connection
 from .mapped import MappedVectors, compact_sidecar, read_mapped, remove_sidecars
 
 #: With ``store.vector.backend = "auto"``, indexes above this many chunks

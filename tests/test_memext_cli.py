@@ -77,6 +77,8 @@ def test_a_one_shot_search_loads_only_what_it_uses(tmp_path):
     listed = memext("--config", str(cfg), "agents", "--json")
     assert listed.returncode == 0 and '"solo"' in listed.stdout, listed.stderr
     assert "install" in memext("model", "--help").stdout
+    typo = memext("agent")
+    assert typo.returncode == 2 and "'agents'" in typo.stderr  # a lazy command is suggested too
 
 
 def test_memext_tray_has_the_options_of_memext_tray():

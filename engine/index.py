@@ -456,7 +456,7 @@ class MemoryIndex:
     @property
     def never_synced(self) -> bool:
         """True for an index that no sync has filled yet."""
-        return self._guarded(lambda: self._store.file_count() == 0 and self._store.get_meta("last_sync") is None)
+        return self._guarded(lambda: self._store.get_meta("last_sync") is None and self._store.file_count() == 0)
 
     # -- search and read ----------------------------------------------------------
 
@@ -575,12 +575,20 @@ class MemoryIndex:
 
     def _index_notice(self) -> str | None:
         """What a search must say about the index file itself: read-only,
-        or just replaced after damage (and not rebuilt yet)."""
+        or not (or not yet again) filled by a complete sync: empty, being
+        built by this or another process (after a repair, say), or left
+        part-built by a sync that stopped."""
         if self._store.read_only:
             return f"the index is read-only ({self._store.read_only}): searched as it is, it cannot be updated"
-        if self._repaired and self.never_synced:
+        if self._store.get_meta("last_sync") is not None:
+            return None
+        if self._repaired:
             return self._repaired
-        return None
+        if self.sync_running():
+            return "the index is being built (a sync is filling it): results may be missing until it is done"
+        if self._store.file_count() == 0:
+            return "the index is empty: no sync has built it yet (memext index, or MemoryIndex.sync())"
+        return "the index is not complete (no sync has finished filling it): results may be missing until one does"
 
     def _built_for_other(self, provider: EmbeddingProvider) -> str | None:
         """Why vectors cannot be used when the index holds another model's,

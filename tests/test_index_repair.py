@@ -17,7 +17,7 @@ import pytest
 from fault_helpers import break_page, integrity, set_meta
 
 from conftest import make_agent
-from memext.engine import MemoryIndex
+from memext.engine import MemoryIndex, db
 from memext.engine.lock import WriterLock
 
 
@@ -87,6 +87,62 @@ def test_a_page_that_cannot_be_read_during_a_search_is_set_aside(workspace, tmp_
         idx.sync()
         assert idx.search("Anna billing").results[0].path == "MEMORY.md"
     assert aside(tmp_path) and integrity(path) == "ok"
+
+
+def test_a_reader_is_told_while_another_process_rebuilds_a_repaired_index(workspace, tmp_path, hashing_provider):
+    """Another process (the tray, say) repairs the index and fills it again:
+    a long-lived reader (an MCP server) gets no results meanwhile, and each
+    such answer says why instead of passing for "nothing matches"."""
+    path = built_index(workspace, tmp_path, hashing_provider)
+    agent = make_agent(workspace, db_path=path)
+    with MemoryIndex(agent, provider=hashing_provider) as reader:
+        assert reader.search("Anna billing").notice is None
+        code = textwrap.dedent(
+            f"""
+            import sys
+            from pathlib import Path
+            sys.path.insert(0, {str(Path(__file__).parent)!r})
+            from conftest import make_agent
+            from fault_helpers import break_page
+            from memext.engine import MemoryIndex
+            from memext.engine.lock import writer_lock
+            path = Path({str(path)!r})
+            agent = make_agent(Path({str(workspace)!r}), db_path=path)
+            break_page(path, "chunks")
+            with MemoryIndex(agent) as idx:
+                idx.search("Anna")  # finds the damage: moved aside, an empty index in its place
+            with writer_lock(agent, path):
+                print("building", flush=True)  # as a sync holds the lock while it fills the index
+                sys.stdin.readline()
+            """
+        )
+        repairer = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert repairer.stdout.readline().strip() == "building"
+            during = reader.search("Anna billing")
+            assert not during.results and "being built" in (during.notice or "")
+        finally:
+            repairer.communicate("\n", timeout=60)
+        assert repairer.returncode == 0
+        empty = reader.search("Anna billing")
+        assert not empty.results and "the index is empty" in (empty.notice or "")
+        reader.sync()
+        after = reader.search("Anna billing")
+        assert after.results[0].path == "MEMORY.md" and after.notice is None
+    assert aside(tmp_path)
+
+
+def test_a_search_of_an_index_no_sync_finished_says_so(workspace, tmp_path):
+    # A first sync that stopped after some groups: rows, but no last_sync.
+    path = built_index(workspace, tmp_path)
+    conn, _ = db.connect(path, load_vec=False)
+    conn.execute("DELETE FROM meta WHERE key = 'last_sync'")
+    conn.close()
+    with MemoryIndex(make_agent(workspace, db_path=path)) as idx:
+        resp = idx.search("Anna billing")
+        assert resp.results and "not complete" in (resp.notice or "")
+        idx.sync()
+        assert "not complete" not in (idx.search("Anna billing").notice or "")
 
 
 def test_memext_index_checks_the_whole_file(workspace, tmp_path, hashing_provider):

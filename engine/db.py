@@ -67,6 +67,7 @@ def connect(
     readonly: bool = False,
     immutable: bool = False,
     wal: bool = True,
+    cached_statements: int | None = None,
 ):
     """Open ``path`` in WAL mode with a busy timeout; load sqlite-vec if asked.
 
@@ -74,7 +75,8 @@ def connect(
     trusting that nothing changes the file meanwhile, for a WAL database in
     a folder where SQLite cannot make its ``-shm`` (a read-only copy).
     ``wal=False`` leaves the journal mode as it is (the caller writes
-    something first). Returns ``(connection, Capabilities)``. The
+    something first). ``cached_statements``: how many prepared statements
+    the connection keeps (the binding's default when None). Returns ``(connection, Capabilities)``. The
     connection may be shared across threads by its owner
     (check_same_thread is off); callers serialise access.
     """
@@ -84,8 +86,9 @@ def connect(
     if readonly or immutable:
         target = Path(path).resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
         uri = True
+    extra = {} if cached_statements is None else {"cached_statements": cached_statements}
     conn = b.module.connect(
-        target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None, uri=uri
+        target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None, uri=uri, **extra
     )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if wal and not uri and str(path) != ":memory:":

@@ -122,8 +122,10 @@ class MemoryIndex:
         crashed writers' notes and integrity checks concern it."""
         return self.agent.settings.store.driver == "sqlite"
 
-    def _new_store(self) -> IndexStore:
-        return open_store(self.agent, self.db_path, self._store_options())
+    def _new_store(self, *, reader: bool = True) -> IndexStore:
+        """A store on the index: the one this index searches through
+        (``reader``), or a sync's writer."""
+        return open_store(self.agent, self.db_path, self._store_options()._replace(reader=reader))
 
     def _open_store(self) -> IndexStore:
         """The agent's store, by ``store.driver`` (store/factory.py)."""
@@ -345,10 +347,10 @@ class MemoryIndex:
         from .sync import ProviderFailed, Syncer
 
         try:
-            writer = self._new_store()
+            writer = self._new_store(reader=False)
         except CorruptIndex as exc:
             self._recover(exc, locked=True)
-            writer = self._new_store()
+            writer = self._new_store(reader=False)
         sessions_all = reason == "manual"
         try:
             choice = self.provider_choice

@@ -99,6 +99,13 @@ class StoreOptions(NamedTuple):
     #: background while vec0 answers. Off for one-shot processes (the CLI),
     #: which would exit before the load pays off and only slow their search.
     background_matrix: bool = True
+    #: The store a process keeps open to search (not a sync's writer): its
+    #: SQLite connection keeps few statements prepared. FTS5 queries ran
+    #: 7-15 % slower on a connection holding a dozen to forty prepared
+    #: statements than on one holding eight (measured, bench/engine_bench.py
+    #: at 21k chunks); a writer keeps the usual cache, which a sync's many
+    #: statements need (eight cost a first sync 10-15 %).
+    reader: bool = False
 
     @classmethod
     def from_settings(cls, vector: "VectorSettings") -> "StoreOptions":

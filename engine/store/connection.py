@@ -73,6 +73,10 @@ _FTS_SCHEMA = f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, c
 
 T = TypeVar("T")
 
+#: Prepared statements a reader's connection keeps (:attr:`StoreOptions.reader`):
+#: the handful a search runs stay prepared.
+READER_STATEMENTS = 8
+
 
 class Connection:
     """One open connection to an index file (reopened after a swap).
@@ -211,6 +215,7 @@ class Connection:
             readonly=self.read_only is not None,
             immutable=self._immutable,
             wal=wal,
+            cached_statements=READER_STATEMENTS if self.options.reader else None,
         )
 
     def _init_schema(self, *, stamp: bool = False) -> None:

@@ -86,6 +86,11 @@ class CacheKey(NamedTuple):
     endpoint_key: str
 
 
+#: Prepared statements a reader's connection keeps (:attr:`StoreOptions.reader`):
+#: the handful a search runs stay prepared.
+READER_STATEMENTS = 8
+
+
 class StoreOptions(NamedTuple):
     """How a store is opened (``memory_search.store.vector`` in the config)."""
 

@@ -23,7 +23,7 @@ from ..errors import ForeignDatabase, IndexOpenError, MemextError
 from ..paths import private_dir, private_file
 from ..text import FTS_TOKENIZER
 from . import ownership
-from .base import CorruptIndex, StoreOptions
+from .base import READER_STATEMENTS, CorruptIndex, StoreOptions
 from .damage import looks_damaged
 from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
 
@@ -72,10 +72,6 @@ CREATE INDEX IF NOT EXISTS embedding_cache_used ON embedding_cache(used_at);
 _FTS_SCHEMA = f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, content='', tokenize=\"{FTS_TOKENIZER}\")"
 
 T = TypeVar("T")
-
-#: Prepared statements a reader's connection keeps (:attr:`StoreOptions.reader`):
-#: the handful a search runs stay prepared.
-READER_STATEMENTS = 8
 
 
 class Connection:

@@ -48,7 +48,6 @@ class FileStat(NamedTuple):
     the file is fully indexed. Reading only these is twice as fast as whole
     rows, and a default ``memext search`` reads one per file."""
 
-    source: str
     mtime_ns: int
     size: int
     #: False when the file was indexed without all its vectors (its hash is

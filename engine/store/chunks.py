@@ -121,8 +121,8 @@ class ChunkTable:
 
     def file_stats(self) -> dict[str, FileStat]:
         with self.db.lock:
-            rows = self.db.conn.execute("SELECT path, source, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()
-        return {r[0]: FileStat(r[1], r[2], r[3], bool(r[4])) for r in rows}
+            rows = self.db.conn.execute("SELECT path, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()
+        return {r[0]: FileStat(r[1], r[2], bool(r[3])) for r in rows}
 
     def chunk_count(self, source: str | None = None) -> int:
         with self.db.lock:

@@ -207,9 +207,9 @@ class PostgresStore:
 
     def file_stats(self) -> dict[str, FileStat]:
         rows = self._db.run(
-            lambda conn: conn.execute(self._db.q("SELECT path, source, mtime_ns, size, hash IS NOT NULL FROM {s}.files")).fetchall()
+            lambda conn: conn.execute(self._db.q("SELECT path, mtime_ns, size, hash IS NOT NULL FROM {s}.files")).fetchall()
         )
-        return {r[0]: FileStat(r[1], r[2], r[3], bool(r[4])) for r in rows}
+        return {r[0]: FileStat(r[1], r[2], bool(r[3])) for r in rows}
 
     def file_count(self, source: str | None = None) -> int:
         params: tuple[str, ...] = () if source is None else (source,)

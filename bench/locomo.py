@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import re
 import statistics
@@ -254,10 +253,8 @@ class Mode:
 
 def modes_for(q: QuerySettings) -> list[Mode]:
     h = q.hybrid
-    replace = dataclasses.replace
-
     def with_hybrid(**kw) -> QuerySettings:
-        return replace(q, hybrid=replace(h, **kw))
+        return q._replace(hybrid=h._replace(**kw))
 
     out = [
         Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g}; at L60 max_lines=60)",
@@ -267,17 +264,17 @@ def modes_for(q: QuerySettings) -> list[Mode]:
         # harness) needs unmerged results: merged without a budget, low
         # hits would widen the spans of the first ones.
         Mode("default-merge", "defaults, min_score 0, query.merge_spans off; at L60 the harness cuts 80 results",
-             replace(q, merge_spans=False)),
+             q._replace(merge_spans=False)),
         Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf"), merge=True),
         Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted"), merge=True),
         Mode("vector", "vector only", with_hybrid(enabled=False), merge=True),
         Mode("keyword", "BM25 only (no query vector)", q, vector=False, merge=True),
-        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=replace(h.mmr, enabled=True)),
+        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=h.mmr._replace(enabled=True)),
              merge=True),
         Mode(
             "default+decay",
             f"{h.fusion} + temporal decay, half-life {h.temporal_decay.half_life_days:g} d from the last session",
-            with_hybrid(temporal_decay=replace(h.temporal_decay, enabled=True)),
+            with_hybrid(temporal_decay=h.temporal_decay._replace(enabled=True)),
             decay_today=True, merge=True,
         ),
     ]

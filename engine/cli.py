@@ -251,6 +251,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
             note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
         resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain,
                           max_lines=max_lines, after=since, before=before)
+        if note and idx.never_synced:
+            note = None  # the search's own notice says the index is not built yet (being built, empty...)
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:

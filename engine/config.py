@@ -10,13 +10,16 @@ Every problem is a :class:`~engine.errors.ConfigError` naming the file and
 the dotted key, e.g. ``config.toml: agents[work].memory_search.chunking.tokens:
 expected an integer, got "many"``.
 
-Over 500 lines because the settings dataclasses are the schema the loader
-walks: every key, its default and its checks stay in one file.
+The settings classes are the schema the loader walks: every key, its type,
+default and checks (``Annotated[int, Check(min=1)]``) in one place, which
+keeps this file over 500 lines. They are named tuples, not frozen
+dataclasses: every ``memext`` command defines all seventeen, and Python
+3.11 spent 9 ms generating dataclass methods for them (a named tuple is
+six times cheaper to define). Change one with ``_replace``.
 """
 
-from __future__ import annotations
-
-import dataclasses
+import collections.abc
+import functools
 import json
 import math
 import os
@@ -24,9 +27,9 @@ import re
 import sys
 import types
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from types import MappingProxyType
+from typing import Annotated, Any, Mapping, NamedTuple, Optional, Sequence, Union
 
 from .errors import ConfigError, UnknownAgentError
 from .paths import AppPaths, app_paths, own_config_dir, private_dir, private_file, write_private_text
@@ -45,59 +48,58 @@ STORE_DRIVERS = ("sqlite", "postgres")
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-def _key(name: str, **extra: Any) -> dict:
-    """Field metadata: the TOML key when it differs from the Python name, and checks."""
-    return {"key": name, **extra}
+class Check(NamedTuple):
+    """How a setting is checked beyond its type, and its TOML key when that
+    differs from its Python name (``lambda`` is a Python keyword)."""
+
+    min: Optional[float] = None
+    max: Optional[float] = None
+    choices: tuple[str, ...] = ()
+    key: str = ""
 
 
-@dataclass(frozen=True)
-class BatchSettings:
+class BatchSettings(NamedTuple):
     enabled: bool = False
     wait: bool = True
-    concurrency: int = field(default=2, metadata={"min": 1})
-    poll_interval_ms: int = field(default=2000, metadata={"min": 10})
-    timeout_minutes: float = field(default=60.0, metadata={"min": 0.01})
+    concurrency: Annotated[int, Check(min=1)] = 2
+    poll_interval_ms: Annotated[int, Check(min=10)] = 2000
+    timeout_minutes: Annotated[float, Check(min=0.01)] = 60.0
 
 
-@dataclass(frozen=True)
-class RemoteSettings:
+class RemoteSettings(NamedTuple):
     base_url: str = ""
     api_key: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-    batch: BatchSettings = field(default_factory=BatchSettings)
+    headers: Mapping[str, str] = MappingProxyType({})
+    batch: BatchSettings = BatchSettings()
 
 
-@dataclass(frozen=True)
-class LocalSettings:
+class LocalSettings(NamedTuple):
     model_path: str = ""
     model_cache_dir: str = ""
     #: CPU threads for the model; 0 = one per core, at most 8.
-    threads: int = field(default=0, metadata={"min": 0, "max": 256})
+    threads: Annotated[int, Check(min=0, max=256)] = 0
 
 
-@dataclass(frozen=True)
-class VectorSettings:
+class VectorSettings(NamedTuple):
     enabled: bool = True
     extension_path: str = ""
     # vec0 KNN, or an in-memory numpy matrix; "auto" picks vec0 for small
     # indexes and numpy above VECTOR_AUTO_NUMPY_ABOVE chunks (see store.py).
-    backend: str = field(default="auto", metadata={"choices": VECTOR_BACKENDS})
+    backend: Annotated[str, Check(choices=VECTOR_BACKENDS)] = "auto"
 
 
-@dataclass(frozen=True)
-class StoreSettings:
+class StoreSettings(NamedTuple):
     #: "sqlite": one file per agent (``path``); "postgres": a schema per
     #: agent in the PostgreSQL database at ``url`` (DESIGN.md §16).
-    driver: str = field(default="sqlite", metadata={"choices": STORE_DRIVERS})
+    driver: Annotated[str, Check(choices=STORE_DRIVERS)] = "sqlite"
     path: str = ""
     #: ``postgresql://user@host:port/database``; the password comes from
     #: PGPASSWORD or ~/.pgpass (never shown: engine/store/pg_url.py).
     url: str = ""
-    vector: VectorSettings = field(default_factory=VectorSettings)
+    vector: VectorSettings = VectorSettings()
 
 
-@dataclass(frozen=True)
-class ChunkingSettings:
+class ChunkingSettings(NamedTuple):
     # Chosen on the LoCoMo dev split by turn recall at a 60-line reading
     # budget (bench/LOCOMO_RESULTS.md). A hit cites only its own lines
     # (engine/spans.py: neighbours split the lines they share), so a chunk
@@ -105,53 +107,48 @@ class ChunkingSettings:
     # 240/120 cites about 120 tokens matched with 240 (0.90; 200/40 0.898,
     # 240/160 0.899, 200/80 and 300/150 0.89, 160/60 0.887). 240 tokens
     # stay near the 256 word pieces that MiniLM-class models were tuned on.
-    tokens: int = field(default=240, metadata={"min": 16, "max": 100_000})
-    overlap: int = field(default=120, metadata={"min": 0})
+    tokens: Annotated[int, Check(min=16, max=100_000)] = 240
+    overlap: Annotated[int, Check(min=0)] = 120
 
 
-@dataclass(frozen=True)
-class SessionSyncSettings:
-    delta_bytes: int = field(default=100_000, metadata={"min": 0})
-    delta_messages: int = field(default=50, metadata={"min": 0})
+class SessionSyncSettings(NamedTuple):
+    delta_bytes: Annotated[int, Check(min=0)] = 100_000
+    delta_messages: Annotated[int, Check(min=0)] = 50
 
 
-@dataclass(frozen=True)
-class SyncSettings:
+class SyncSettings(NamedTuple):
     on_session_start: bool = True
     on_search: bool = True
     watch: bool = True
-    watch_debounce_ms: int = field(default=1500, metadata={"min": 0})
-    interval_minutes: float = field(default=0.0, metadata={"min": 0})
-    sessions: SessionSyncSettings = field(default_factory=SessionSyncSettings)
+    watch_debounce_ms: Annotated[int, Check(min=0)] = 1500
+    interval_minutes: Annotated[float, Check(min=0)] = 0.0
+    sessions: SessionSyncSettings = SessionSyncSettings()
 
 
-@dataclass(frozen=True)
-class MMRSettings:
+class MMRSettings(NamedTuple):
     enabled: bool = False
-    lambda_: float = field(default=0.7, metadata=_key("lambda", min=0.0, max=1.0))
+    lambda_: Annotated[float, Check(key="lambda", min=0.0, max=1.0)] = 0.7
 
 
-@dataclass(frozen=True)
-class TemporalDecaySettings:
+class TemporalDecaySettings(NamedTuple):
     enabled: bool = False
-    half_life_days: float = field(default=30.0, metadata={"min": 0.001})
+    half_life_days: Annotated[float, Check(min=0.001)] = 30.0
 
 
-@dataclass(frozen=True)
-class HybridSettings:
+class HybridSettings(NamedTuple):
     enabled: bool = True
     # Chosen on the LoCoMo dev split (bench/LOCOMO_RESULTS.md): weighted
     # fusion ranked best (RRF k=60 lost 5.5 points), and its scores make
     # min_score meaningful where RRF's barely vary. Equal weights: neither
     # signal is known to be the better one for every provider, and weights
     # from 0.6/0.4 to 0.2/0.8 scored within 0.4 points of each other.
-    fusion: str = field(default="weighted", metadata={"choices": FUSIONS})
-    vector_weight: float = field(default=0.5, metadata={"min": 0.0})
-    text_weight: float = field(default=0.5, metadata={"min": 0.0})
-    candidate_multiplier: int = field(default=4, metadata={"min": 1, "max": 100})
-    rrf_k: int = field(default=60, metadata={"min": 1})
-    mmr: MMRSettings = field(default_factory=MMRSettings)
-    temporal_decay: TemporalDecaySettings = field(default_factory=TemporalDecaySettings)
+    fusion: Annotated[str, Check(choices=FUSIONS)] = "weighted"
+    vector_weight: Annotated[float, Check(min=0.0)] = 0.5
+    text_weight: Annotated[float, Check(min=0.0)] = 0.5
+    candidate_multiplier: Annotated[int, Check(min=1, max=100)] = 4
+    rrf_k: Annotated[int, Check(min=1)] = 60
+    mmr: MMRSettings = MMRSettings()
+    temporal_decay: TemporalDecaySettings = TemporalDecaySettings()
 
     @property
     def weights(self) -> tuple[float, float]:
@@ -160,9 +157,8 @@ class HybridSettings:
         return self.vector_weight / total, self.text_weight / total
 
 
-@dataclass(frozen=True)
-class QuerySettings:
-    max_results: int = field(default=6, metadata={"min": 1, "max": 200})
+class QuerySettings(NamedTuple):
+    max_results: Annotated[int, Check(min=1, max=200)] = 6
     # With equal weights, 0.1 lets a hit through on one signal alone when its
     # cosine is at least 0.2 or it holds a fifth of the query's BM25 weight:
     # below those levels the local model's vector-only and BM25-only LoCoMo
@@ -171,58 +167,54 @@ class QuerySettings:
     # drops over half of those but also real semantic-only hits (cosine
     # 0.2-0.3 for MiniLM). The reference's 0.35 would cost a sixth of the
     # answers (bench/LOCOMO_RESULTS.md).
-    min_score: float = field(default=0.1, metadata={"min": 0.0, "max": 1.0})
+    min_score: Annotated[float, Check(min=0.0, max=1.0)] = 0.1
     # A chunk dated inside a time the query names ("last week", "in May
     # 2023") scores x (1 + time_boost); 0 turns it off. Queries without a
     # time cue are never affected (engine/time_ranking.py).
-    time_boost: float = field(default=0.2, metadata={"min": 0.0, "max": 10.0})
+    time_boost: Annotated[float, Check(min=0.0, max=10.0)] = 0.2
     # Hits of one file that overlap or touch come back as one span (one
     # citation), as they always do with a max_lines budget: a reader never
     # gets the same lines twice, and the six results are six places
     # (LoCoMo dev turn_recall@6 0.815 -> 0.837 at 200/40 chunks).
     merge_spans: bool = True
-    hybrid: HybridSettings = field(default_factory=HybridSettings)
+    hybrid: HybridSettings = HybridSettings()
 
 
-@dataclass(frozen=True)
-class CacheSettings:
+class CacheSettings(NamedTuple):
     enabled: bool = True
-    max_entries: Optional[int] = field(default=None, metadata={"min": 1})
+    max_entries: Annotated[Optional[int], Check(min=1)] = None
 
 
-@dataclass(frozen=True)
-class ExperimentalSettings:
+class ExperimentalSettings(NamedTuple):
     session_memory: bool = False
 
 
-@dataclass(frozen=True)
-class MemorySearchSettings:
+class MemorySearchSettings(NamedTuple):
     """Everything under ``[memory_search]``, merged for one agent."""
 
     enabled: bool = True
-    sources: list[str] = field(default_factory=lambda: ["memory"])
-    extra_paths: list[str] = field(default_factory=list)
-    provider: str = field(default="auto", metadata={"choices": PROVIDERS})
-    fallback: str = field(default="none", metadata={"choices": FALLBACKS})
+    sources: Sequence[str] = ("memory",)
+    extra_paths: Sequence[str] = ()
+    provider: Annotated[str, Check(choices=PROVIDERS)] = "auto"
+    fallback: Annotated[str, Check(choices=FALLBACKS)] = "none"
     model: str = ""
-    max_file_bytes: int = field(default=10 * 1024 * 1024, metadata={"min": 1})
-    remote: RemoteSettings = field(default_factory=RemoteSettings)
-    local: LocalSettings = field(default_factory=LocalSettings)
-    store: StoreSettings = field(default_factory=StoreSettings)
-    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
-    sync: SyncSettings = field(default_factory=SyncSettings)
-    query: QuerySettings = field(default_factory=QuerySettings)
-    cache: CacheSettings = field(default_factory=CacheSettings)
-    experimental: ExperimentalSettings = field(default_factory=ExperimentalSettings)
+    max_file_bytes: Annotated[int, Check(min=1)] = 10 * 1024 * 1024
+    remote: RemoteSettings = RemoteSettings()
+    local: LocalSettings = LocalSettings()
+    store: StoreSettings = StoreSettings()
+    chunking: ChunkingSettings = ChunkingSettings()
+    sync: SyncSettings = SyncSettings()
+    query: QuerySettings = QuerySettings()
+    cache: CacheSettings = CacheSettings()
+    experimental: ExperimentalSettings = ExperimentalSettings()
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(NamedTuple):
     """One agent: where its memory lives and how it is searched."""
 
     id: str
     workspace: Path
-    settings: MemorySearchSettings = field(default_factory=MemorySearchSettings)
+    settings: MemorySearchSettings = MemorySearchSettings()
     sessions_dir: Optional[Path] = None
     #: True for the agent made up when there is no config file.
     adhoc: bool = False
@@ -248,8 +240,7 @@ class AgentConfig:
         return out
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """A loaded configuration: its file (if any) and its agents, in file order."""
 
     path: Optional[Path]
@@ -396,7 +387,7 @@ def merge_settings(defaults: dict, override: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# Turning tables into dataclasses with checked types
+# Turning tables into settings with checked types
 
 
 def build_settings(raw: dict, *, prefix: str = "memory_search", file: str | None = None) -> MemorySearchSettings:
@@ -407,19 +398,49 @@ def build_settings(raw: dict, *, prefix: str = "memory_search", file: str | None
     return settings
 
 
+class SettingField(NamedTuple):
+    """One key of a settings class (see :func:`setting_fields`)."""
+
+    #: The Python name (``lambda_``).
+    name: str
+    #: The TOML key (``lambda``).
+    key: str
+    #: The type without its checks (``Optional[int]``, ``QuerySettings``).
+    type: Any
+    check: Check
+
+
+@functools.cache
+def setting_fields(cls: type) -> dict[str, SettingField]:
+    """The keys of a settings class by TOML key, in schema order."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    out: dict[str, SettingField] = {}
+    for name in cls._fields:  # type: ignore[attr-defined]
+        tp, check = hints[name], Check()
+        if typing.get_origin(tp) is Annotated:
+            tp, check = typing.get_args(tp)[:2]
+        key = check.key or name
+        out[key] = SettingField(name, key, tp, check)
+    return out
+
+
+def is_settings_class(tp: Any) -> bool:
+    """True for a table of settings (a named tuple of the schema)."""
+    return isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields")
+
+
 def _build(cls: type, raw: dict, prefix: str, file: str | None) -> Any:
     if not isinstance(raw, dict):
         raise ConfigError("expected a table", key=prefix, path=file)
-    hints = typing.get_type_hints(cls)
-    fields = {f.metadata.get("key", f.name): f for f in dataclasses.fields(cls)}
+    fields = setting_fields(cls)
     _unknown_keys(raw, set(fields), prefix + ".", file)
     kwargs = {}
     for key, f in fields.items():
         if key not in raw:
             continue
         full = f"{prefix}.{key}"
-        value = _convert(hints[f.name], raw[key], full, file)
-        _check_field(f, value, full, file)
+        value = _convert(f.type, raw[key], full, file)
+        _check_field(f.check, value, full, file)
         kwargs[f.name] = value
     return cls(**kwargs)
 
@@ -429,7 +450,7 @@ def _convert(tp: Any, value: Any, key: str, file: str | None) -> Any:
     if origin in (Union, getattr(types, "UnionType", Union)):
         inner = [a for a in typing.get_args(tp) if a is not type(None)]
         return _convert(inner[0], value, key, file)
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+    if is_settings_class(tp):
         return _build(tp, value, key, file)
     if tp is bool:
         if not isinstance(value, bool):
@@ -452,26 +473,25 @@ def _convert(tp: Any, value: Any, key: str, file: str | None) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"expected a string, got {_show(value)}", key=key, path=file)
         return value
-    if origin is list:
+    if origin in (list, collections.abc.Sequence):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"expected a list of strings, got {_show(value)}", key=key, path=file)
         return list(value)
-    if origin is dict:
+    if origin in (dict, collections.abc.Mapping):
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise ConfigError(f"expected a table of strings, got {_show(value)}", key=key, path=file)
         return dict(value)
     raise TypeError(f"unsupported config type {tp!r} for {key}")  # a bug in this module
 
 
-def _check_field(f: dataclasses.Field, value: Any, key: str, file: str | None) -> None:
-    meta = f.metadata
-    if "choices" in meta and value not in meta["choices"]:
-        options = ", ".join(f'"{c}"' for c in meta["choices"])
+def _check_field(check: Check, value: Any, key: str, file: str | None) -> None:
+    if check.choices and value not in check.choices:
+        options = ", ".join(f'"{c}"' for c in check.choices)
         raise ConfigError(f"must be one of {options}, got {_show(value)}", key=key, path=file)
-    if "min" in meta and value is not None and value < meta["min"]:
-        raise ConfigError(f"must be at least {meta['min']}, got {_show(value)}", key=key, path=file)
-    if "max" in meta and value is not None and value > meta["max"]:
-        raise ConfigError(f"must be at most {meta['max']}, got {_show(value)}", key=key, path=file)
+    if check.min is not None and value is not None and value < check.min:
+        raise ConfigError(f"must be at least {check.min}, got {_show(value)}", key=key, path=file)
+    if check.max is not None and value is not None and value > check.max:
+        raise ConfigError(f"must be at most {check.max}, got {_show(value)}", key=key, path=file)
 
 
 def _check_values(s: MemorySearchSettings, prefix: str, file: str | None) -> None:

@@ -20,7 +20,6 @@ import logging
 import os
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -280,7 +279,7 @@ class Supervisor:
             self._changed()
             return False
         if self._agent_ids is not None:
-            config = replace(config, agents=[a for a in config.agents if a.id in self._agent_ids])
+            config = config._replace(agents=[a for a in config.agents if a.id in self._agent_ids])
         if self._agent_filter is not None:
             config = self._agent_filter(config)
         self._apply(config)

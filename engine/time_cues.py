@@ -22,16 +22,20 @@ cue untouched. Rules, chosen to be predictable rather than clever:
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date, datetime, timedelta
 from typing import Callable, NamedTuple, Sequence
 
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+# English names written out, not the calendar module's: those follow the
+# process's LC_TIME (a host application may set it), and queries are read
+# as English whatever the locale.
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july",
+                "august", "september", "october", "november", "december")
+_MONTHS = {name: i for i, name in enumerate(_MONTH_NAMES, 1)}
+_MONTHS.update({name[:3]: i for i, name in enumerate(_MONTH_NAMES, 1)})
 _MONTHS["sept"] = 9
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAYS = {name: i for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
 _WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
@@ -163,7 +167,8 @@ def _day_span(d: date | None) -> tuple[date, date] | None:
 
 
 def _month_span(year: int, month: int) -> tuple[date, date]:
-    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+    following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+    return date(year, month, 1), following - timedelta(days=1)
 
 
 def _iso(m: re.Match[str], today: date) -> tuple[date, date] | None:

@@ -167,6 +167,15 @@ def test_search_does_not_wait_for_another_processs_sync(config, workspace, tmp_p
     assert len(notes) == 1 and notes[0].startswith("note: ")
 
 
+def test_search_while_another_process_builds_the_first_index_says_so_once(config, workspace):
+    db = Path(json.loads(run("status", "--json", "-a", "w").output)[0]["db_path"])
+    with WriterLock(db, timeout=1):  # e.g. the tray is building it
+        r = run("search", "Anna")
+    assert r.exit_code == 0 and r.stdout.strip() == "no results"
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and notes[0].startswith("note: the index is being built (a sync is filling it)")
+
+
 def test_an_index_path_on_memory_md_is_refused_and_memory_md_kept(tmp_path, workspace, monkeypatch):
     cfg = write_config(tmp_path / "config.toml", {"w": (workspace, str(workspace / "MEMORY.md"))})
     monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memext.engine.config import adhoc_agent, add_agent, load_config
+from memext.engine.config import MemorySearchSettings, MMRSettings, adhoc_agent, add_agent, load_config, setting_fields
 from memext.engine.errors import ConfigError, UnknownAgentError
 
 
@@ -152,6 +152,31 @@ def test_add_agent_appends_and_keeps_the_file_valid(tmp_path):
 def test_weights_are_normalised(tmp_path):
     cfg = load_config(write(tmp_path, "[memory_search.query.hybrid]\nvector_weight = 3\ntext_weight = 1\n"))
     assert cfg.agents[0].settings.query.hybrid.weights == (0.75, 0.25)
+
+
+def test_settings_are_immutable_and_share_no_mutable_default(tmp_path):
+    # Named tuples share their defaults between instances: a default that
+    # could be changed in place would leak into every other agent.
+    a, b = MemorySearchSettings(), MemorySearchSettings()
+    assert a.sources == ("memory",) and a.extra_paths == ()
+    with pytest.raises(TypeError):
+        a.remote.headers["X-Key"] = "leak"  # type: ignore[index]
+    assert dict(b.remote.headers) == {}
+    with pytest.raises(AttributeError):
+        a.query.max_results = 3  # type: ignore[misc]
+    changed = a._replace(query=a.query._replace(max_results=3))
+    assert changed.query.max_results == 3 and a.query.max_results == 6
+    # A loaded config is the same schema: values from the file, defaults elsewhere.
+    cfg = load_config(write(tmp_path, '[memory_search]\nextra_paths = ["notes"]\n[memory_search.query.hybrid.mmr]\nlambda = 0.5\n'))
+    s = cfg.agents[0].settings
+    assert list(s.extra_paths) == ["notes"] and s.query.hybrid.mmr.lambda_ == 0.5 and s.sources == ("memory",)
+
+
+def test_setting_fields_give_toml_keys_and_checks():
+    fields = setting_fields(MMRSettings)
+    assert list(fields) == ["enabled", "lambda"]
+    assert fields["lambda"].name == "lambda_" and fields["lambda"].type is float
+    assert (fields["lambda"].check.min, fields["lambda"].check.max) == (0.0, 1.0)
 
 
 def test_agent_override_is_checked_against_the_merged_settings(tmp_path):

@@ -3,15 +3,13 @@ command added without a line in the README fails here."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import typing
 from pathlib import Path
 
 import click
 
 from memext.cli import cli
-from memext.engine.config import AgentConfig, MemorySearchSettings
+from memext.engine.config import AgentConfig, MemorySearchSettings, is_settings_class, setting_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -20,21 +18,18 @@ NOT_AGENT_KEYS = {"settings": "the [agents.memory_search] table", "adhoc": "set 
 
 
 def config_keys(cls: type = MemorySearchSettings, prefix: str = "") -> set[str]:
-    """The dotted TOML keys of a settings dataclass and the ones inside it."""
+    """The dotted TOML keys of a settings class and the ones inside it."""
     keys = set()
-    hints = typing.get_type_hints(cls)
-    for f in dataclasses.fields(cls):
-        key = prefix + f.metadata.get("key", f.name)
-        tp = hints[f.name]
-        if dataclasses.is_dataclass(tp):
-            keys |= config_keys(typing.cast(type, tp), key + ".")
+    for key, f in setting_fields(cls).items():
+        if is_settings_class(f.type):
+            keys |= config_keys(f.type, prefix + key + ".")
         else:
-            keys.add(key)
+            keys.add(prefix + key)
     return keys
 
 
 def agent_keys() -> set[str]:
-    return {f.name for f in dataclasses.fields(AgentConfig) if f.name not in NOT_AGENT_KEYS}
+    return {name for name in AgentConfig._fields if name not in NOT_AGENT_KEYS}
 
 
 def _split_top_level(text: str) -> list[str]:

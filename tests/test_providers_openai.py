@@ -8,7 +8,6 @@ every request, so the assertions are about what went over the wire.
 
 from __future__ import annotations
 
-import dataclasses
 import email.utils
 import json
 import re
@@ -458,7 +457,7 @@ def test_wait_false_collects_the_job_in_a_later_call(api_server, tmp_path):
 
 def test_wait_false_through_the_index(workspace, tmp_path, api_server):
     agent = openai_agent(workspace, tmp_path, api_server, batch={"enabled": True, "wait": False, "poll_interval_ms": 10})
-    agent = dataclasses.replace(agent, settings=dataclasses.replace(agent.settings, fallback="gemini"))
+    agent = agent._replace(settings=agent.settings._replace(fallback="gemini"))
     with MemoryIndex(agent, env=ENV) as idx:
         first = idx.sync()  # submitted; the files are searchable by keyword meanwhile
         # Pending is not a failure: no provider error, and no switch to the fallback.

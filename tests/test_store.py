@@ -15,6 +15,7 @@ from conftest import make_agent
 from memext.engine import MemoryIndex, db
 from memext.engine.errors import IndexOpenError, MemextError
 from memext.engine.store import CacheKey, NewChunk, Store, StoreOptions, move_aside
+from memext.engine.store.index_files import aside_copies
 from memext.engine.vectors import normalize
 
 TESTS = Path(__file__).resolve().parent
@@ -210,6 +211,22 @@ def test_move_aside_keeps_the_files_under_a_new_name(tmp_path):
     assert first != second and not path.exists()
     assert first.read_bytes() == b"garbage" * 1000 and Path(f"{first}-wal").read_bytes() == b"wal"
     assert second.read_bytes() == b"garbage again" and second.name.startswith("x.sqlite.corrupt-")
+
+
+def test_copies_set_aside_keep_the_first_and_the_latest(tmp_path):
+    # A disk that keeps damaging the index: the copies do not pile up, the
+    # first one (which may never have been memext's) and the latest stay.
+    path = tmp_path / "x.sqlite"
+    moved = []
+    for i in range(6):
+        path.write_bytes(f"garbage {i}".encode())
+        Path(f"{path}-wal").write_bytes(f"wal {i}".encode())
+        moved.append(move_aside(path))
+    kept = sorted(p for p in tmp_path.iterdir() if not p.name.endswith("-wal"))
+    assert kept == sorted([moved[0], moved[4], moved[5]])
+    assert [p.read_bytes() for p in (moved[0], moved[4], moved[5])] == [b"garbage 0", b"garbage 4", b"garbage 5"]
+    assert sorted(p for p in tmp_path.iterdir() if p.name.endswith("-wal")) == sorted(Path(f"{p}-wal") for p in kept)
+    assert aside_copies(path) == [moved[0], moved[4], moved[5]]
 
 
 def test_a_rebuild_shadow_starts_with_the_embedding_cache(tmp_path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -187,7 +187,7 @@ class TrayDaemon:
             where = config.path or self.config_file
             missing = "" if where.exists() else " (no such file yet)"
             log.info("no agents configured: add [[agents]] to %s%s (menu: Open config)", where, missing)
-        return replace(config, agents=keep)
+        return config._replace(agents=keep)
 
 
 __all__ = ["AgentSnapshot", "AgentState", "DaemonOptions", "DaemonSnapshot", "TrayDaemon"]

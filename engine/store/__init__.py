@@ -13,7 +13,8 @@ chooses by ``store.driver``.
 
 from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
 from .factory import open_store
-from .connection import SCHEMA_VERSION, clean_stale_shadows, move_aside, remove_index_files
+from .connection import SCHEMA_VERSION
+from .index_files import clean_stale_shadows, move_aside, remove_index_files
 from .damage import quick_check
 from .sqlite import Store
 from .vectors import VECTOR_AUTO_NUMPY_ABOVE

@@ -25,6 +25,7 @@ from ..text import FTS_TOKENIZER
 from . import ownership
 from .base import READER_STATEMENTS, CorruptIndex, StoreOptions
 from .damage import looks_damaged
+from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
 
 SCHEMA_VERSION = 1
@@ -442,56 +443,3 @@ def _inode(path: Path) -> tuple[int, int] | None:
 
 #: The JSON shape memext writes under each ``meta`` key it reads back.
 _META_SHAPES: dict[str, type] = {"fingerprint": dict, "last_sync": dict, "skipped": list, "fallback": dict}
-
-# -- index files ------------------------------------------------------------------------
-
-INDEX_COMPANIONS = ("", "-wal", "-shm", "-journal")
-_SHADOW_MARK = ".rebuild-"
-
-
-def shadow_path(path: Path) -> Path:
-    """A fresh name beside ``path`` for a rebuild shadow of it."""
-    return path.with_name(f"{path.name}{_SHADOW_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
-
-
-def clean_stale_shadows(path: Path) -> None:
-    """Remove rebuild shadows of ``path`` left by a crashed process (the
-    caller holds the writer lock, so no live rebuild owns them)."""
-    for p in path.parent.glob(path.name + _SHADOW_MARK + "*"):
-        try:
-            p.unlink()
-        except OSError:
-            pass
-
-
-def move_aside(path: Path) -> Path:
-    """Rename an unusable index file and its WAL companions to
-    ``<name>.corrupt-<time>`` (never delete: ``store.path`` may name a file
-    that is not ours); returns the new name of the main file."""
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-    n = 1
-    while any(Path(str(aside) + s).exists() for s in INDEX_COMPANIONS):
-        n += 1
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
-    try:
-        for suffix in INDEX_COMPANIONS:
-            src = Path(str(path) + suffix)
-            if src.exists():
-                os.replace(src, str(aside) + suffix)
-                private_file(Path(str(aside) + suffix))  # it holds the notes' text: 0600 like the index
-    except OSError as exc:
-        raise IndexOpenError(f"{path} is not a usable index and could not be moved aside: {exc.strerror or exc}") from exc
-    return aside
-
-
-def remove_index_files(path: Path) -> None:
-    """Delete an index file and its WAL companions (missing ones are fine).
-
-    Only for files memext made itself (rebuild shadows): an unusable index
-    is moved aside with :func:`move_aside` instead."""
-    for suffix in INDEX_COMPANIONS:
-        try:
-            os.remove(str(path) + suffix)
-        except FileNotFoundError:
-            pass

@@ -31,7 +31,8 @@ from .. import db
 from .base import CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
-from .connection import Connection, Transaction, remove_index_files, shadow_path
+from .connection import Connection, Transaction
+from .index_files import remove_index_files, shadow_path
 from .mapped import remove_sidecars
 from .sidecar import SidecarInfo, sidecar_path
 from .vectors import VectorTable

@@ -8,6 +8,8 @@ without the ``tray`` extra and says in one line how to install it.
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from memext.engine.cli import CommandError, MemextGroup
@@ -55,4 +57,12 @@ cli = MemextGroup(
 
 def main() -> None:
     """Entry point of the ``memext`` console script."""
-    cli(prog_name="memext")
+    try:
+        cli(prog_name="memext")
+    finally:
+        # The process ends here. Python's shutdown runs a full garbage
+        # collection over every object the imports made, about 10 ms of a
+        # 0.1 s one-shot search; it skips frozen objects. Output is still
+        # flushed, atexit handlers still run and objects are still freed as
+        # their modules go: only cycles left unreachable are not collected.
+        gc.freeze()

@@ -48,6 +48,7 @@ def test_the_program_has_every_engine_command_and_tray():
 #: not need (cold start: they are loaded when a command or a sync uses them).
 NOT_FOR_A_SEARCH = (
     "memext.engine.cli_agents",
+    "memext.engine.explain",
     "memext.engine.model_cli",
     "memext.engine.agent_indexes",
     "memext.engine.append",

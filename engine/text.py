@@ -22,6 +22,8 @@ import re
 import unicodedata
 from typing import Sequence
 
+from .unicode_tables import unicode_tables
+
 # Ideographs, kana and hangul: each counts as one token in estimates and is
 # indexed as bigrams.
 _CJK_RANGES = (
@@ -43,16 +45,12 @@ _CJK_RANGES = (
 _CJK_CLASS = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES)
 
 
-# Compiled on first use (a few ms per process): ASCII text, what most
-# queries and notes are, never needs them.
+# Compiled on first use (1.5 ms per process): ASCII text, what most
+# queries and notes are, never needs it. One pattern serves every CJK test
+# (a class of single characters took another 3.3 ms to compile).
 @functools.lru_cache(maxsize=1)
 def _cjk_run() -> re.Pattern:
     return re.compile(f"[{_CJK_CLASS}]+")
-
-
-@functools.lru_cache(maxsize=1)
-def _cjk_char() -> re.Pattern:
-    return re.compile(f"[{_CJK_CLASS}]")
 
 #: Bumped whenever the FTS text transformation changes: it is part of the
 #: index fingerprint, so a change triggers a rebuild.
@@ -62,7 +60,7 @@ FTS_VERSION = "v2-porter-cjk-bigram"
 
 def is_cjk(ch: str) -> bool:
     """True for an ideograph, kana or hangul character."""
-    return not ch.isascii() and _cjk_char().match(ch) is not None
+    return not ch.isascii() and _cjk_run().match(ch) is not None
 
 
 def token_weight(text: str) -> int:
@@ -72,7 +70,7 @@ def token_weight(text: str) -> int:
     """
     if text.isascii():
         return len(text)
-    return len(text) + 3 * len(_cjk_char().findall(text))
+    return len(text) + 3 * sum(map(len, _cjk_run().findall(text)))
 
 
 def estimate_tokens(text: str) -> float:
@@ -88,13 +86,8 @@ _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
 def _word_re() -> re.Pattern:
     # Word characters as unicode61 is configured (letters, numbers, private
     # use and combining marks). Python's \w lacks the marks that Indic and
-    # other scripts need inside words, so add them. Categories are two
-    # characters with a lower-case second one, so in their concatenation
-    # "M" starts a category only at even offsets: a regular expression finds
-    # the runs of marks far faster than a Python loop over 130k characters.
-    first = 0x300
-    cats = "".join(map(unicodedata.category, map(chr, range(first, 0x20000))))
-    marks = [(first + m.start() // 2, first + m.end() // 2 - 1) for m in re.finditer("(?:M[nce])+", cats)]
+    # other scripts need inside words, so add them.
+    marks = unicode_tables().marks
     cls = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in marks)
     return re.compile(f"(?:[^\\W_]|[{cls}])+")
 
@@ -104,59 +97,15 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-@functools.lru_cache(maxsize=1)
-def _fold_table() -> dict[int, int]:
-    """Character -> lower-case character, exactly as the FTS tokenizer folds.
-
-    Query terms are sent to FTS5 as words, and FTS5 tokenizes them again,
-    so a term must fold to what the index holds: ``str.casefold`` turns
-    "Straße" into "strasse" (a different token from unicode61's "straße")
-    and ``str.lower`` knows letters that SQLite's older Unicode tables do
-    not (Cherokee, Georgian Mtavruli, ...), so that lower-casing an
-    upper-case Cherokee query would miss the text that holds it. We
-    therefore ask unicode61 itself (without diacritic removal: accents stay
-    significant for exact-hit checks) how it folds every character that has
-    a case mapping. One character always maps to one, so folded text keeps
-    its length and offsets. Without FTS5 there is no index to agree with:
-    Python's one-to-one lower-case mappings are used instead.
-    """
-    candidates = [
-        ch
-        for ch in map(chr, range(0x80, 0x32000))
-        if not 0xD800 <= ord(ch) <= 0xDFFF and (ch.lower() != ch or ch.casefold() != ch)
-    ]
-    table = {cp: cp + 32 for cp in range(ord("A"), ord("Z") + 1)}
-    try:
-        from .db import binding
-
-        conn = binding().module.connect(":memory:")
-        try:
-            conn.execute(
-                "CREATE VIRTUAL TABLE f USING fts5(t, tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
-            )
-            conn.execute("CREATE VIRTUAL TABLE fv USING fts5vocab(f, 'instance')")
-            conn.executemany("INSERT INTO f(rowid, t) VALUES (?, ?)", enumerate(candidates))
-            folded = conn.execute("SELECT doc, term FROM fv").fetchall()
-        finally:
-            conn.close()
-    except Exception:  # no FTS5 in this SQLite
-        folded = [(i, ch.lower()) for i, ch in enumerate(candidates)]
-    for i, term in folded:
-        ch = candidates[i]
-        if len(term) == 1 and term != ch:
-            table[ord(ch)] = ord(term)
-    return table
-
-
 def fold(text: str) -> str:
     """Lower-case ``text`` the way the FTS tokenizer does (see
-    :func:`_fold_table`); the result has the same length as ``text``.
+    :mod:`.unicode_tables`); the result has the same length as ``text``.
 
     Use it on both sides of every comparison of query terms with text
     ("ß" stays "ß", unlike ``str.casefold``)."""
     if text.isascii():
         return text.lower()
-    return text.translate(_fold_table())
+    return text.translate(unicode_tables().fold)
 
 
 def words(text: str) -> list[str]:
@@ -179,7 +128,7 @@ def fts_document(text: str) -> str:
     if text.isascii():
         return text
     text = normalize(text)
-    if not _cjk_char().search(text):
+    if not _cjk_run().search(text):
         return text
     return _cjk_run().sub(lambda m: " " + " ".join(cjk_grams(m.group())) + " ", text)
 

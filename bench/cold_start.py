@@ -20,6 +20,11 @@ accents and arrows) are measured the same way: ``--no-sync`` with the
 Unicode tables in the cache folder, and on a machine that has not worked
 them out yet (an empty cache folder before every call).
 
+With ``--model PATH`` (a GGUF embedding model), the example notes are
+also searched with the local model, next to the floor of any process
+that embeds a query with it: ``import llama_cpp``, load the model (the
+same context size and threads) and embed one query, bare.
+
 ``--base-python`` names the interpreter of another memext install (an
 older revision, say): its ``memext search`` runs in the same interleaved
 loop on the same index, for a before/after ratio. The commands run with
@@ -197,6 +202,50 @@ def bench_notes(out: Path, runs: int, base_python: str | None = None) -> dict:
     return figures
 
 
+#: The floor of a one-shot local-model search (argv: model, n_ctx, threads, query).
+LLAMA_FLOOR = """
+import sys, llama_cpp
+m = llama_cpp.Llama(model_path=sys.argv[1], embedding=True, n_ctx=int(sys.argv[2]), n_batch=int(sys.argv[2]),
+                    n_ubatch=int(sys.argv[2]), n_threads=int(sys.argv[3]), n_threads_batch=int(sys.argv[3]), verbose=False)
+m.embed(sys.argv[4])
+"""
+
+
+def bench_local(out: Path, model: Path, runs: int) -> dict:
+    """A one-shot search of the example notes with the local model, next to
+    a bare llama-cpp load and embed."""
+    ws = out / "cold-notes"  # made by bench_notes
+    config = out / "cold-local.toml"
+    config.write_text(
+        f'[[agents]]\nid = "coldlocal"\nworkspace = "{ws}"\n[agents.memory_search]\nprovider = "local"\n'
+        f'[agents.memory_search.local]\nmodel_path = "{model}"\n'
+        f'[agents.memory_search.store]\npath = "{out / "cold-local.sqlite"}"\n'
+    )
+    config.chmod(0o600)
+    with MemoryIndex(load_config(config).agent(None)) as idx:
+        idx.sync()
+        provider = idx.provider_choice.provider
+        if provider is None or provider.id != "local":
+            raise SystemExit(f"the local model is not in force: {idx.provider_choice.reason}")
+        n_ctx, threads = provider.max_input_tokens, provider.threads  # type: ignore[attr-defined]
+    env = dict(child_env(config), XDG_CACHE_HOME=str(out / "cold-cache"))
+    query = "when does the nightly job run"
+    commands = {
+        "llama_floor": [sys.executable, "-c", LLAMA_FLOOR, str(model), str(n_ctx), str(threads), query],
+        "search_no_sync": [*memext_command(), "search", "--no-sync", query],
+    }
+    for cmd in commands.values():
+        wall(cmd, env)
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    for _ in range(runs):
+        for name, cmd in commands.items():
+            times[name].append(wall(cmd, env))
+    figures = {name: round(statistics.median(t), 3) for name, t in times.items()}
+    figures["over_floor"] = round(figures["search_no_sync"] / figures["llama_floor"], 2)
+    figures["n_ctx"], figures["threads"] = n_ctx, threads
+    return figures
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
@@ -204,6 +253,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--clean", action="store_true", help="regenerate the workspaces and indexes")
     ap.add_argument("--base-python", help="interpreter of another memext install to compare with, interleaved")
+    ap.add_argument("--model", type=Path, help="a GGUF embedding model: also measure a local-model search")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     figures = {}
@@ -216,6 +266,14 @@ def main() -> None:
         + (f"; this / base {notes['no_sync_over_base']}" if a.base_python else ""),
         flush=True,
     )
+    if a.model:
+        local = bench_local(a.out, a.model.resolve(), a.runs)
+        figures["example_notes_local_model"] = local
+        print(
+            f"  with the local model: memext search --no-sync {local['search_no_sync']} s; bare import llama_cpp + "
+            f"load + one embed {local['llama_floor']} s ({local['over_floor']}x)",
+            flush=True,
+        )
     for files in [int(s) for s in a.sizes.split(",")]:
         if a.clean:
             shutil.rmtree(a.out / f"cold-ws-{files}", ignore_errors=True)

@@ -89,6 +89,18 @@ def test_a_page_that_cannot_be_read_during_a_search_is_set_aside(workspace, tmp_
     assert aside(tmp_path) and integrity(path) == "ok"
 
 
+def test_an_index_damaged_again_and_again_keeps_three_copies(workspace, tmp_path, hashing_provider):
+    path = built_index(workspace, tmp_path, hashing_provider)
+    agent = make_agent(workspace, db_path=path)
+    for _ in range(5):
+        break_page(path, "chunks")
+        with MemoryIndex(agent, provider=hashing_provider) as idx:
+            assert "moved aside" in (idx.search("Anna billing").notice or "")
+            idx.sync()
+            assert idx.search("Anna billing").results[0].path == "MEMORY.md"
+    assert len(aside(tmp_path)) == 3 and integrity(path) == "ok"
+
+
 def test_a_reader_is_told_while_another_process_rebuilds_a_repaired_index(workspace, tmp_path, hashing_provider):
     """Another process (the tray, say) repairs the index and fills it again:
     a long-lived reader (an MCP server) gets no results meanwhile, and each

@@ -16,6 +16,7 @@ from memext.engine import MemoryIndex, db
 from memext.engine.errors import IndexOpenError, MemextError
 from memext.engine.store import CacheKey, NewChunk, Store, StoreOptions, move_aside
 from memext.engine.store.index_files import aside_copies
+from memext.engine.store.ownership import APPLICATION_ID
 from memext.engine.vectors import normalize
 
 TESTS = Path(__file__).resolve().parent
@@ -214,19 +215,25 @@ def test_move_aside_keeps_the_files_under_a_new_name(tmp_path):
 
 
 def test_copies_set_aside_keep_the_first_and_the_latest(tmp_path):
-    # A disk that keeps damaging the index: the copies do not pile up, the
-    # first one (which may never have been memext's) and the latest stay.
+    # A disk that keeps damaging the index: the copies do not pile up; the
+    # first one (which may never have been memext's) and the latest stay,
+    # and so does any copy whose header memext did not stamp.
     path = tmp_path / "x.sqlite"
+
+    def damaged_index(i: int) -> bytes:
+        return (b"SQLite format 3\x00" + bytes(52) + APPLICATION_ID.to_bytes(4, "big")).ljust(4096, b"\x00") + f"page {i}".encode()
+
     moved = []
-    for i in range(6):
-        path.write_bytes(f"garbage {i}".encode())
+    for i in range(7):
+        path.write_bytes(b"not a memext file" if i == 2 else damaged_index(i))
         Path(f"{path}-wal").write_bytes(f"wal {i}".encode())
         moved.append(move_aside(path))
-    kept = sorted(p for p in tmp_path.iterdir() if not p.name.endswith("-wal"))
-    assert kept == sorted([moved[0], moved[4], moved[5]])
-    assert [p.read_bytes() for p in (moved[0], moved[4], moved[5])] == [b"garbage 0", b"garbage 4", b"garbage 5"]
+    kept = [moved[0], moved[2], moved[5], moved[6]]
+    assert sorted(p for p in tmp_path.iterdir() if not p.name.endswith("-wal")) == sorted(kept)
+    assert [p.read_bytes()[-6:] for p in (moved[0], moved[5], moved[6])] == [b"page 0", b"page 5", b"page 6"]
+    assert moved[2].read_bytes() == b"not a memext file"
     assert sorted(p for p in tmp_path.iterdir() if p.name.endswith("-wal")) == sorted(Path(f"{p}-wal") for p in kept)
-    assert aside_copies(path) == [moved[0], moved[4], moved[5]]
+    assert aside_copies(path) == kept
 
 
 def test_a_rebuild_shadow_starts_with_the_embedding_cache(tmp_path):

@@ -5,9 +5,11 @@ A damaged index is renamed to ``<name>.corrupt-<time>`` rather than
 deleted, since ``store.path`` may name a file that was never memext's. The
 first such copy is always kept (it is the one that may not be ours) and
 so are the :data:`KEEP_LATEST_ASIDE` latest, for a look at what went
-wrong; those in between are deleted, so an index damaged again and again
+wrong; those in between are deleted when their header carries memext's
+application id (a file memext made), so an index damaged again and again
 (a failing disk, a tool that keeps writing into it) does not fill the
-folder with copies of itself.
+folder with copies of itself, and nothing that may be someone else's is
+deleted even if the clock went back and the names sort wrong.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from ..errors import IndexOpenError
 from ..paths import private_file
+from .ownership import APPLICATION_ID
 
 INDEX_COMPANIONS = ("", "-wal", "-shm", "-journal")
 _SHADOW_MARK = ".rebuild-"
@@ -82,11 +85,25 @@ def _aside_named(path: Path) -> list[tuple[str, int, Path]]:
 
 def _prune_aside(path: Path) -> None:
     for old in aside_copies(path)[1:-KEEP_LATEST_ASIDE]:
+        if not _made_by_memext(old):
+            continue
         for suffix in INDEX_COMPANIONS:
             try:
                 os.remove(str(old) + suffix)
             except OSError:
                 pass  # missing, or not ours to delete: it stays
+
+
+def _made_by_memext(path: Path) -> bool:
+    """True when ``path`` starts with an SQLite header stamped with memext's
+    application id. (The copy is no live index: reading it through its own
+    descriptor cannot drop another connection's locks.)"""
+    try:
+        with open(path, "rb") as f:
+            header = f.read(72)
+    except OSError:
+        return False
+    return header[:16] == b"SQLite format 3\x00" and int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
 def remove_index_files(path: Path) -> None:

@@ -25,6 +25,12 @@ also searched with the local model, next to the floor of any process
 that embeds a query with it: ``import llama_cpp``, load the model (the
 same context size and threads) and embed one query, bare.
 
+``python -c pass`` runs this interpreter; in an editable (development)
+install its startup includes the install's import hook (about 13 ms: it
+imports pathlib and importlib.util, which memext imports anyway), so
+``--floor-python`` can name the interpreter of a wheel install instead,
+whose ``python -c pass`` is what a user's is.
+
 ``--base-python`` names the interpreter of another memext install (an
 older revision, say): its ``memext search`` runs in the same interleaved
 loop on the same index, for a before/after ratio. The commands run with
@@ -120,14 +126,14 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times) * 1000
 
 
-def bench_size(out: Path, files: int, runs: int, base_python: str | None = None) -> dict:
+def bench_size(out: Path, files: int, runs: int, base_python: str | None = None, floor_python: str = sys.executable) -> dict:
     ws, config = prepare(out, files)
     env = child_env(config)
     rng = random.Random(7)
     query = " ".join(zipf_words(vocabulary(20_000, random.Random(1)), 3, rng))
     memext = memext_command()
     commands = {
-        "python_pass": [sys.executable, "-c", "pass"],
+        "python_pass": [floor_python, "-c", "pass"],
         "search_no_sync": [*memext, "search", "--no-sync", query],
         "search": [*memext, "search", query],
     }
@@ -162,7 +168,7 @@ def bench_size(out: Path, files: int, runs: int, base_python: str | None = None)
     }
 
 
-def bench_notes(out: Path, runs: int, base_python: str | None = None) -> dict:
+def bench_notes(out: Path, runs: int, base_python: str | None = None, floor_python: str = sys.executable) -> dict:
     """A one-shot search of the example notes, whose text is not all ASCII."""
     ws = out / "cold-notes"
     if not ws.is_dir():
@@ -181,7 +187,7 @@ def bench_notes(out: Path, runs: int, base_python: str | None = None) -> dict:
     fresh_env = dict(env, XDG_CACHE_HOME=str(fresh))
     query = ["search", "--no-sync", "nightly reconciliation job"]
     commands = {
-        "python_pass": ([sys.executable, "-c", "pass"], env),
+        "python_pass": ([floor_python, "-c", "pass"], env),
         "search_no_sync": ([*memext_command(), *query], env),
         "first_on_machine": ([*memext_command(), *query], fresh_env),
     }
@@ -254,10 +260,15 @@ def main() -> None:
     ap.add_argument("--clean", action="store_true", help="regenerate the workspaces and indexes")
     ap.add_argument("--base-python", help="interpreter of another memext install to compare with, interleaved")
     ap.add_argument("--model", type=Path, help="a GGUF embedding model: also measure a local-model search")
+    ap.add_argument(
+        "--floor-python",
+        default=sys.executable,
+        help="interpreter whose `python -c pass` is the floor (default: this one; a wheel install's has no editable import hook)",
+    )
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     figures = {}
-    notes = bench_notes(a.out, a.runs, a.base_python)
+    notes = bench_notes(a.out, a.runs, a.base_python, a.floor_python)
     figures["example_notes"] = notes
     print(
         f"example notes (not all ASCII): memext search --no-sync {notes['search_no_sync']} s "
@@ -279,7 +290,7 @@ def main() -> None:
             shutil.rmtree(a.out / f"cold-ws-{files}", ignore_errors=True)
             for p in a.out.glob(f"cold-{files}.sqlite*"):
                 p.unlink()
-        r = bench_size(a.out, files, a.runs, a.base_python)
+        r = bench_size(a.out, files, a.runs, a.base_python, a.floor_python)
         figures[f"files_{files}"] = r
         print(
             f"{r['files']} files, {r['chunks']} chunks: memext search {r['search']} s "

@@ -73,18 +73,42 @@ def child_env(config: Path) -> dict[str, str]:
     return env
 
 
+def write_agent_config(path: Path, agent_id: str, ws: Path, db: Path, provider: str = "none", model: Path | None = None) -> Path:
+    """A config file of one agent, private as memext would make it (no note
+    about its mode on every run)."""
+    local = f'[agents.memory_search.local]\nmodel_path = "{model}"\n' if model else ""
+    path.write_text(
+        f'[[agents]]\nid = "{agent_id}"\nworkspace = "{ws}"\n[agents.memory_search]\nprovider = "{provider}"\n'
+        f'{local}[agents.memory_search.store]\npath = "{db}"\n'
+    )
+    path.chmod(0o600)
+    return path
+
+
+def interleaved(
+    commands: dict[str, tuple[list[str], dict[str, str]]], runs: int, before: Callable[[], object] = lambda: None
+) -> dict[str, float]:
+    """Median wall time (s) of each ``(command, env)``: one warm-up call each
+    (bytecode written, files in the page cache), then ``runs`` rounds calling
+    them in turn so that load on the machine hits all alike; ``before`` runs
+    ahead of every timed call."""
+    for cmd, env in commands.values():
+        wall(cmd, env)
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    for _ in range(runs):
+        for name, (cmd, env) in commands.items():
+            before()
+            times[name].append(wall(cmd, env))
+    return {name: round(statistics.median(t), 3) for name, t in times.items()}
+
+
 def prepare(out: Path, files: int) -> tuple[Path, Path]:
     """A workspace of ``files`` notes and its keyword-only index; returns (workspace, config)."""
     ws = out / f"cold-ws-{files}"
     if not (ws / "memory").is_dir():
         print(f"generating {files} files...", flush=True)
         generate(ws, files, lines=130)
-    config = out / f"cold-{files}.toml"
-    config.write_text(
-        f'[[agents]]\nid = "cold{files}"\nworkspace = "{ws}"\n'
-        f'[agents.memory_search]\nprovider = "none"\n'
-        f'[agents.memory_search.store]\npath = "{out / f"cold-{files}.sqlite"}"\n'
-    )
+    config = write_agent_config(out / f"cold-{files}.toml", f"cold{files}", ws, out / f"cold-{files}.sqlite")
     with MemoryIndex(load_config(config).agent(None)) as idx:
         t = time.perf_counter()
         r = idx.sync()
@@ -133,21 +157,15 @@ def bench_size(out: Path, files: int, runs: int, base_python: str | None = None,
     query = " ".join(zipf_words(vocabulary(20_000, random.Random(1)), 3, rng))
     memext = memext_command()
     commands = {
-        "python_pass": [floor_python, "-c", "pass"],
-        "search_no_sync": [*memext, "search", "--no-sync", query],
-        "search": [*memext, "search", query],
+        "python_pass": ([floor_python, "-c", "pass"], env),
+        "search_no_sync": ([*memext, "search", "--no-sync", query], env),
+        "search": ([*memext, "search", query], env),
     }
     if base_python:
         base = memext_command(base_python)
-        commands["base_search_no_sync"] = [*base, "search", "--no-sync", query]
-        commands["base_search"] = [*base, "search", query]
-    for cmd in commands.values():  # warm-up: bytecode written, files in the page cache
-        wall(cmd, env)
-    times: dict[str, list[float]] = {k: [] for k in commands}
-    for _ in range(runs):
-        for name, cmd in commands.items():
-            times[name].append(wall(cmd, env))
-    figures = {name: round(statistics.median(t), 3) for name, t in times.items()}
+        commands["base_search_no_sync"] = ([*base, "search", "--no-sync", query], env)
+        commands["base_search"] = ([*base, "search", query], env)
+    figures = interleaved(commands, runs)
     with MemoryIndex(load_config(config).agent(None)) as idx:
         chunks = idx.status(check_files=False).total_chunks
         assert not idx.needs_sync()
@@ -173,12 +191,7 @@ def bench_notes(out: Path, runs: int, base_python: str | None = None, floor_pyth
     ws = out / "cold-notes"
     if not ws.is_dir():
         shutil.copytree(Path(__file__).resolve().parent.parent / "example", ws)
-    config = out / "cold-notes.toml"
-    config.write_text(
-        f'[[agents]]\nid = "coldnotes"\nworkspace = "{ws}"\n[agents.memory_search]\nprovider = "none"\n'
-        f'[agents.memory_search.store]\npath = "{out / "cold-notes.sqlite"}"\n'
-    )
-    config.chmod(0o600)  # as memext would make it (no note about it on every run)
+    config = write_agent_config(out / "cold-notes.toml", "coldnotes", ws, out / "cold-notes.sqlite")
     with MemoryIndex(load_config(config).agent(None)) as idx:
         idx.sync()
     kept = out / "cold-cache"
@@ -193,14 +206,8 @@ def bench_notes(out: Path, runs: int, base_python: str | None = None, floor_pyth
     }
     if base_python:
         commands["base_search_no_sync"] = ([*memext_command(base_python), *query], env)
-    for cmd, e in commands.values():  # warm-up (and the kept tables written)
-        wall(cmd, e)
-    times: dict[str, list[float]] = {k: [] for k in commands}
-    for _ in range(runs):
-        for name, (cmd, e) in commands.items():
-            shutil.rmtree(fresh, ignore_errors=True)
-            times[name].append(wall(cmd, e))
-    figures = {name: round(statistics.median(t), 3) for name, t in times.items()}
+    # The warm-up writes the kept tables; the fresh folder is emptied before every call.
+    figures = interleaved(commands, runs, before=lambda: shutil.rmtree(fresh, ignore_errors=True))
     figures["no_sync_over_pass"] = round(figures["search_no_sync"] / figures["python_pass"], 1)
     figures["first_over_pass"] = round(figures["first_on_machine"] / figures["python_pass"], 1)
     if base_python:
@@ -221,13 +228,7 @@ def bench_local(out: Path, model: Path, runs: int) -> dict:
     """A one-shot search of the example notes with the local model, next to
     a bare llama-cpp load and embed."""
     ws = out / "cold-notes"  # made by bench_notes
-    config = out / "cold-local.toml"
-    config.write_text(
-        f'[[agents]]\nid = "coldlocal"\nworkspace = "{ws}"\n[agents.memory_search]\nprovider = "local"\n'
-        f'[agents.memory_search.local]\nmodel_path = "{model}"\n'
-        f'[agents.memory_search.store]\npath = "{out / "cold-local.sqlite"}"\n'
-    )
-    config.chmod(0o600)
+    config = write_agent_config(out / "cold-local.toml", "coldlocal", ws, out / "cold-local.sqlite", "local", model)
     with MemoryIndex(load_config(config).agent(None)) as idx:
         idx.sync()
         provider = idx.provider_choice.provider
@@ -237,16 +238,10 @@ def bench_local(out: Path, model: Path, runs: int) -> dict:
     env = dict(child_env(config), XDG_CACHE_HOME=str(out / "cold-cache"))
     query = "when does the nightly job run"
     commands = {
-        "llama_floor": [sys.executable, "-c", LLAMA_FLOOR, str(model), str(n_ctx), str(threads), query],
-        "search_no_sync": [*memext_command(), "search", "--no-sync", query],
+        "llama_floor": ([sys.executable, "-c", LLAMA_FLOOR, str(model), str(n_ctx), str(threads), query], env),
+        "search_no_sync": ([*memext_command(), "search", "--no-sync", query], env),
     }
-    for cmd in commands.values():
-        wall(cmd, env)
-    times: dict[str, list[float]] = {k: [] for k in commands}
-    for _ in range(runs):
-        for name, cmd in commands.items():
-            times[name].append(wall(cmd, env))
-    figures = {name: round(statistics.median(t), 3) for name, t in times.items()}
+    figures = interleaved(commands, runs)
     figures["over_floor"] = round(figures["search_no_sync"] / figures["llama_floor"], 2)
     figures["n_ctx"], figures["threads"] = n_ctx, threads
     return figures

@@ -326,3 +326,35 @@ def test_file_day_is_stored_and_an_older_index_gets_it(tmp_path):
     reopened = Store(path)
     assert {p: r.day for p, r in reopened.file_rows().items()} == expected
     reopened.close()
+
+
+def test_common_words_are_counted_from_the_vocabulary_as_a_match_counts_them(tmp_path, monkeypatch):
+    import memext.engine.store.chunks as chunks_module
+
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_enabled=False))
+    texts = ["this was the plan", "being there was the point", "the end", "having this", "was it", "nothing common"]
+    for i, text in enumerate(texts * 3):
+        store.replace_file(f"memory/f{i}.md", "memory", f"h{i}", 1, 1, [NewChunk(f"id{i}", 1, 1, f"t{i}", text, None)], "m")
+    # Replaced and deleted chunks leave delete markers in the keyword index.
+    store.replace_file("memory/f0.md", "memory", "h0b", 2, 1, [NewChunk("id0b", 1, 1, "t0b", "the was", None)], "m")
+    store.delete_file("memory/f1.md")
+    words = ["this", "was", "the", "being", "having", "it", "there", "nothing"]
+    by_match = store.term_doc_counts(words)
+    assert by_match["the"] == 8 and by_match["was"] == 8 and by_match["being"] == 2 and by_match["nothing"] == 3
+
+    store.close()
+    monkeypatch.setattr(chunks_module, "VOCAB_COUNTS_FROM", 0)
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_enabled=False))
+    changes = store.conn.total_changes
+    assert store.term_doc_counts(words) == by_match
+    tables = [r[0] for r in store.conn.execute("SELECT name FROM sqlite_temp_master WHERE type = 'table'")]
+    assert tables == ["memext_chunks_vocab"]  # the stop words were read from it
+    # Nothing was written: the counts stay remembered until the data changes.
+    assert store.conn.total_changes == changes
+    store.close()
+
+
+def test_fts_tokens_are_sqlites_stems():
+    from memext.engine.store.chunks import fts_tokens
+
+    assert fts_tokens(["was", "the", "being", "e-mail", "--"]) == {"was": "wa", "the": "the", "being": "be", "e-mail": None, "--": None}

@@ -332,8 +332,11 @@ def _span_result(
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
     best = passed[span.members[0]]
     terms = found_in.terms
-    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets)
-    if len(span.members) == 1:
+    merged = len(span.members) > 1
+    # A merged span's snippet and excerpt come from the merged text below,
+    # so the best hit's own are not made.
+    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged)
+    if not merged:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
     result.start_line, result.end_line = span.start_line, span.end_line

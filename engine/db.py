@@ -16,7 +16,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -152,3 +152,22 @@ def _check_fts5(conn: Any, caps: Capabilities) -> None:
 def is_sqlite_error(exc: BaseException) -> bool:
     """True for errors raised by whichever binding is in use."""
     return isinstance(exc, binding().module.Error)
+
+
+def fts_tokenize(tokenizer: str, texts: Sequence[str]) -> list[list[str]]:
+    """The tokens FTS5 makes of each text with ``tokenizer`` (a
+    ``tokenize=`` option), in order: SQLite's own answer (unicode61's case
+    folding, Porter stems), from a throwaway in-memory table. Raises the
+    binding's error when this SQLite has no FTS5."""
+    conn = binding().module.connect(":memory:")
+    try:
+        conn.execute(f'CREATE VIRTUAL TABLE t USING fts5(x, tokenize="{tokenizer}")')
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(texts))
+        rows = conn.execute("SELECT doc, term FROM v ORDER BY doc, offset").fetchall()
+    finally:
+        conn.close()
+    tokens: list[list[str]] = [[] for _ in texts]
+    for doc, term in rows:
+        tokens[doc].append(term)
+    return tokens

@@ -90,25 +90,16 @@ def _fold_table() -> tuple[dict[int, int], bool]:
     table = {cp: cp + 32 for cp in range(ord("A"), ord("Z") + 1)}
     from_sqlite = True
     try:
-        from .db import binding
+        from .db import fts_tokenize
 
-        conn = binding().module.connect(":memory:")
-        try:
-            conn.execute(
-                "CREATE VIRTUAL TABLE f USING fts5(t, tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M*'\")"
-            )
-            conn.execute("CREATE VIRTUAL TABLE fv USING fts5vocab(f, 'instance')")
-            conn.executemany("INSERT INTO f(rowid, t) VALUES (?, ?)", enumerate(candidates))
-            folded = conn.execute("SELECT doc, term FROM fv").fetchall()
-        finally:
-            conn.close()
+        folded = fts_tokenize("unicode61 remove_diacritics 0 categories 'L* N* Co M*'", candidates)
     except Exception:  # no FTS5 in this SQLite
-        folded = [(i, ch.lower()) for i, ch in enumerate(candidates)]
+        folded = [[ch.lower()] for ch in candidates]
         from_sqlite = False
-    for i, term in folded:
-        ch = candidates[i]
-        if len(term) == 1 and term != ch:
-            table[ord(ch)] = ord(term)
+    for ch, terms in zip(candidates, folded):
+        for term in terms:
+            if len(term) == 1 and term != ch:
+                table[ord(ch)] = ord(term)
     return table, from_sqlite
 
 

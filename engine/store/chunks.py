@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, Collection, Iterable, Sequence
 
-from .. import db as engine_db
 from ..dates import name_date
+from ..db import fts_tokenize
 from ..text import FTS_TOKENIZER, STOP_WORDS, fts_document
 from .base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
 from .connection import Connection
@@ -261,18 +261,7 @@ def _iso(day: Any) -> str | None:
 
 
 def fts_tokens(words: Sequence[str]) -> dict[str, str | None]:
-    """The token FTS5's tokenizer (:data:`~..text.FTS_TOKENIZER`: Porter
+    """The token the index's tokenizer (:data:`~..text.FTS_TOKENIZER`: Porter
     stems, "was" -> "wa") makes of each word, None where it makes none or
-    several: from a throwaway in-memory FTS5 table, so the stems are
-    SQLite's own."""
-    conn, _ = engine_db.connect(":memory:", load_vec=False, wal=False)
-    try:
-        conn.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize=\"{FTS_TOKENIZER}\")")
-        conn.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, instance)")
-        conn.executemany("INSERT INTO words(rowid, w) VALUES (?, ?)", list(enumerate(words)))
-        made: dict[int, list[str]] = {}
-        for doc, term in conn.execute("SELECT doc, term FROM tokens"):
-            made.setdefault(doc, []).append(term)
-    finally:
-        conn.close()
-    return {w: made[i][0] if len(made.get(i, ())) == 1 else None for i, w in enumerate(words)}
+    several."""
+    return {w: made[0] if len(made) == 1 else None for w, made in zip(words, fts_tokenize(FTS_TOKENIZER, words))}

@@ -39,7 +39,9 @@ import re
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -93,6 +95,18 @@ def embedded(out: Path, model: Path, texts: list[str]) -> np.ndarray:
     return vecs
 
 
+@contextmanager
+def sidecar_of(path: Path, rows: np.ndarray) -> Iterator[VectorFile]:
+    """``rows`` written with the engine's sidecar writer and opened; removed after."""
+    write_sidecar(path, "bench", rows.shape[1], [(np.arange(1, len(rows) + 1), rows, ["memory"] * len(rows))])
+    vf = VectorFile(path, "bench")
+    try:
+        yield vf
+    finally:
+        vf.close()
+        path.unlink()
+
+
 def search_recall(vf: VectorFile, base: np.ndarray, queries: np.ndarray, pool: int, k: int = 24) -> tuple[list[float], list[float]]:
     """recall@10 and recall@k of each query: the pool of bit-code
     candidates rescored exactly, against exact KNN over ``base``."""
@@ -128,41 +142,33 @@ def main() -> None:
     base, queries = vecs[: len(corpus)], {"whole": vecs[len(corpus) : len(corpus) + len(whole)], "short": vecs[len(corpus) + len(whole) :]}
 
     path = sidecar_path(args.out / "real-recall.sqlite", "bench")
-    dims = base.shape[1]
-    write_sidecar(path, "bench", dims, [(np.arange(1, len(base) + 1), base, ["memory"] * len(base))])
-    vf = VectorFile(path, "bench")
     engine_shares = {"at 250k rows (engine)": MIN_POOL / QUANTISED_ABOVE, "at 1M rows (engine)": MIN_POOL / 1_000_000}
     shares = {**engine_shares, "0.2 %": 0.002, "0.1 %": 0.001}
-    result: dict = {"rows": len(base), "dims": dims, "queries": len(whole), "pools": {}}
-    for label, share in shares.items():
-        pool = max(24, round(share * len(base)))
-        entry: dict = {"share": round(share, 4), "pool": pool}
-        for kind, qs in queries.items():
-            r10, r24 = search_recall(vf, base, qs, pool)
-            entry[kind] = {
-                "recall@10": round(statistics.mean(r10), 4),
-                "min@10": round(min(r10), 2),
-                "recall@24": round(statistics.mean(r24), 4),
-                "min@24": round(min(r24), 2),
-            }
-        result["pools"][label] = entry
-        print(f"{label:24s} pool {pool:5d} ({share:.2%})  " + "  ".join(
-            f"{k}: r@10 {entry[k]['recall@10']:.3f} (min {entry[k]['min@10']:.1f}) r@24 {entry[k]['recall@24']:.3f}" for k in queries
-        ), flush=True)
-    vf.close()
-    path.unlink()
+    result: dict = {"rows": len(base), "dims": base.shape[1], "queries": len(whole), "pools": {}}
+    with sidecar_of(path, base) as vf:
+        for label, share in shares.items():
+            pool = max(24, round(share * len(base)))
+            entry: dict = {"share": round(share, 4), "pool": pool}
+            for kind, qs in queries.items():
+                r10, r24 = search_recall(vf, base, qs, pool)
+                entry[kind] = {
+                    "recall@10": round(statistics.mean(r10), 4),
+                    "min@10": round(min(r10), 2),
+                    "recall@24": round(statistics.mean(r24), 4),
+                    "min@24": round(min(r24), 2),
+                }
+            result["pools"][label] = entry
+            print(f"{label:24s} pool {pool:5d} ({share:.2%})  " + "  ".join(
+                f"{k}: r@10 {entry[k]['recall@10']:.3f} (min {entry[k]['min@10']:.1f}) r@24 {entry[k]['recall@24']:.3f}" for k in queries
+            ), flush=True)
     share = engine_shares["at 1M rows (engine)"]
     rng = np.random.default_rng(0)
     result["subsets"] = {}
     for part in (8, 4, 2):
-        rows = np.sort(rng.choice(len(base), len(base) // part, replace=False))
-        sub = base[rows]
-        write_sidecar(path, "bench", dims, [(np.arange(1, len(sub) + 1), sub, ["memory"] * len(sub))])
-        vf = VectorFile(path, "bench")
+        sub = base[np.sort(rng.choice(len(base), len(base) // part, replace=False))]
         pool = max(24, round(share * len(sub)))
-        r10, _ = search_recall(vf, sub, queries["whole"], pool)
-        vf.close()
-        path.unlink()
+        with sidecar_of(path, sub) as vf:
+            r10, _ = search_recall(vf, sub, queries["whole"], pool)
         result["subsets"][len(sub)] = {"pool": pool, "recall@10": round(statistics.mean(r10), 4)}
         print(f"{len(sub):6d} rows, pool {pool:4d} ({share:.2%}): whole r@10 {statistics.mean(r10):.3f}", flush=True)
     (args.out / "real_recall.json").write_text(json.dumps(result, indent=2))

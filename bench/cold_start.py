@@ -8,6 +8,10 @@ interleaved call by call so that load on the machine hits all alike
 (median of ``--runs``):
 
 - ``python -c pass``: the interpreter's own start, the floor of any command;
+- a bare click command answering from the same index (:data:`CLICK_FLOOR`):
+  the interpreter, click, the SQLite binding, one FTS5 query of the terms a
+  search keeps and the six best texts printed, the floor of any click
+  command that answers from the index;
 - ``memext search --no-sync``: start, imports, opening the index, search;
 - ``memext search``: the same plus the check for changed files that a
   default search makes before searching (nothing changed here);
@@ -59,7 +63,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_workspace import generate, vocabulary, zipf_words  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
+from memext.engine import db as engine_db  # noqa: E402
 from memext.engine.config import load_config  # noqa: E402
+from memext.engine.search import keyword_terms  # noqa: E402
+from memext.engine.text import fts_match_expression, query_terms  # noqa: E402
 
 
 def memext_command(python: str = sys.executable) -> list[str]:
@@ -152,8 +159,51 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
     return statistics.median(times) * 1000
 
 
+#: The floor of any click command that answers from the index (argv: the
+#: DB-API module memext uses, the index, an FTS5 MATCH expression): the
+#: interpreter, click, the SQLite binding, one FTS5 query and the six best
+#: texts printed. Nothing of memext: no config, no change check, no term
+#: counts (the kept terms are worked out before timing), no snippets or
+#: citations.
+CLICK_FLOOR = """
+import sys, importlib, click
+@click.command()
+@click.argument("binding")
+@click.argument("db")
+@click.argument("match")
+def main(binding, db, match):
+    conn = importlib.import_module(binding).connect(db)
+    ids = [r for (r,) in conn.execute(
+        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT 6", (match,))]
+    marks = ",".join("?" * len(ids))
+    for (text,) in conn.execute(f"SELECT text FROM chunks WHERE rowid IN ({marks})", ids):
+        click.echo(text)
+main()
+"""
+
+
+def kept_match(db: Path, query: str) -> str:
+    """The MATCH expression of the terms a search of ``query`` keeps (those
+    in at most half of the chunks), as the engine sends it to FTS5."""
+    conn, _ = engine_db.connect(db, load_vec=False)
+    try:
+        terms = query_terms(query)
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        counts = {
+            t: conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", ('"' + t.replace('"', '""') + '"',)).fetchone()[0]
+            for t in terms
+        }
+    finally:
+        conn.close()
+    match = fts_match_expression(keyword_terms(terms, counts, chunks))
+    if match is None:
+        raise SystemExit(f"the query {query!r} keeps no term")
+    return match
+
+
 def bench_size(out: Path, files: int, runs: int, base_python: str | None = None, floor_python: str = sys.executable) -> dict:
     ws, config = prepare(out, files)
+    db = out / f"cold-{files}.sqlite"
     env = child_env(config)
     rng = random.Random(7)
     query = " ".join(zipf_words(vocabulary(20_000, random.Random(1)), 3, rng))
@@ -163,6 +213,7 @@ def bench_size(out: Path, files: int, runs: int, base_python: str | None = None,
     memext = memext_command()
     commands = {
         "python_pass": ([floor_python, "-c", "pass"], env),
+        "click_floor": ([floor_python, "-c", CLICK_FLOOR, engine_db.binding().module.__name__, str(db), kept_match(db, query)], env),
         "search_no_sync": ([*memext, "search", "--no-sync", query], env),
         "search": ([*memext, "search", query], env),
         "question_no_sync": ([*memext, "search", "--no-sync", question], env),
@@ -189,6 +240,8 @@ def bench_size(out: Path, files: int, runs: int, base_python: str | None = None,
         "search_over_pass": round(figures["search"] / figures["python_pass"], 1),
         "no_sync_over_pass": round(figures["search_no_sync"] / figures["python_pass"], 1),
         "question_over_pass": round(figures["question_no_sync"] / figures["python_pass"], 1),
+        "search_over_click_floor": round(figures["search"] / figures["click_floor"], 1),
+        "no_sync_over_click_floor": round(figures["search_no_sync"] / figures["click_floor"], 1),
         "change_check_ms": round(check_ms, 1),
         "bare_walk_ms": round(walk_ms, 1),
         "check_over_walk": round(check_ms / walk_ms, 1),
@@ -302,6 +355,11 @@ def main() -> None:
             f"({r['no_sync_over_pass']}x); change check {r['change_check_ms']} ms vs bare scandir+stat "
             f"{r['bare_walk_ms']} ms ({r['check_over_walk']}x); a question, --no-sync {r['question_no_sync']} s "
             f"({r['question_over_pass']}x)",
+            flush=True,
+        )
+        print(
+            f"  a bare click command answering from the index (interpreter, click, the kept terms' FTS5 query, six texts): "
+            f"{r['click_floor']} s; memext search {r['search_over_click_floor']}x it, --no-sync {r['no_sync_over_click_floor']}x",
             flush=True,
         )
         if a.base_python:

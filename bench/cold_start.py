@@ -60,13 +60,13 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine_bench import kept_terms  # noqa: E402
 from gen_workspace import generate, vocabulary, zipf_words  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine import db as engine_db  # noqa: E402
 from memext.engine.config import load_config  # noqa: E402
-from memext.engine.search import keyword_terms  # noqa: E402
-from memext.engine.text import fts_match_expression, query_terms  # noqa: E402
+from memext.engine.text import fts_match_expression  # noqa: E402
 
 
 def memext_command(python: str = sys.executable) -> list[str]:
@@ -183,19 +183,14 @@ main()
 
 
 def kept_match(db: Path, query: str) -> str:
-    """The MATCH expression of the terms a search of ``query`` keeps (those
-    in at most half of the chunks), as the engine sends it to FTS5."""
+    """The MATCH expression of the terms a search of ``query`` keeps, as the
+    engine sends it to FTS5."""
     conn, _ = engine_db.connect(db, load_vec=False)
     try:
-        terms = query_terms(query)
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        counts = {
-            t: conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", ('"' + t.replace('"', '""') + '"',)).fetchone()[0]
-            for t in terms
-        }
+        match = fts_match_expression(kept_terms(conn, query, chunks))
     finally:
         conn.close()
-    match = fts_match_expression(keyword_terms(terms, counts, chunks))
     if match is None:
         raise SystemExit(f"the query {query!r} keeps no term")
     return match

@@ -197,6 +197,17 @@ def build_index(out: Path, chunks: int) -> tuple[Path, Path, list[str]]:
     return ws, db, vocab
 
 
+def kept_terms(conn, query: str, chunks: int) -> list[str]:
+    """The terms of ``query`` a search of an index of ``chunks`` chunks on
+    ``conn`` sends to FTS5: those in at most half of the chunks."""
+    terms = query_terms(query)
+    counts = {
+        t: conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", ('"' + t.replace('"', '""') + '"',)).fetchone()[0]
+        for t in terms
+    }
+    return keyword_terms(terms, counts, chunks)
+
+
 class Floor:
     """numpy KNN + an FTS5 OR query over the kept terms + reading the 6 best texts."""
 
@@ -208,12 +219,7 @@ class Floor:
 
     def kept_terms(self, query: str) -> list[str]:
         """The terms the engine sends to FTS5 (worked out before timing)."""
-        terms = query_terms(query)
-        counts = {
-            t: self.conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", ('"' + t.replace('"', '""') + '"',)).fetchone()[0]
-            for t in terms
-        }
-        return keyword_terms(terms, counts, len(self.ids))
+        return kept_terms(self.conn, query, len(self.ids))
 
     def search(self, qvec: np.ndarray, match: str | None, pool: int) -> list[str]:
         sims = self.matrix @ qvec

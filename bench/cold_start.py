@@ -111,19 +111,20 @@ def interleaved(
     return {name: round(statistics.median(t), 3) for name, t in times.items()}
 
 
-def prepare(out: Path, files: int) -> tuple[Path, Path]:
-    """A workspace of ``files`` notes and its keyword-only index; returns (workspace, config)."""
+def prepare(out: Path, files: int) -> tuple[Path, Path, Path]:
+    """A workspace of ``files`` notes and its keyword-only index; returns (workspace, config, index)."""
     ws = out / f"cold-ws-{files}"
     if not (ws / "memory").is_dir():
         print(f"generating {files} files...", flush=True)
         generate(ws, files, lines=130)
-    config = write_agent_config(out / f"cold-{files}.toml", f"cold{files}", ws, out / f"cold-{files}.sqlite")
+    db = out / f"cold-{files}.sqlite"
+    config = write_agent_config(out / f"cold-{files}.toml", f"cold{files}", ws, db)
     with MemoryIndex(load_config(config).agent(None)) as idx:
         t = time.perf_counter()
         r = idx.sync()
         if r.files_indexed:
             print(f"  indexed {r.chunks_written} chunks in {time.perf_counter() - t:.0f} s", flush=True)
-    return ws, config
+    return ws, config, db
 
 
 def wall(cmd: list[str], env: dict[str, str]) -> float:
@@ -166,7 +167,7 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
 #: counts (the kept terms are worked out before timing), no snippets or
 #: citations.
 CLICK_FLOOR = """
-import sys, importlib, click
+import importlib, click
 @click.command()
 @click.argument("binding")
 @click.argument("db")
@@ -197,8 +198,7 @@ def kept_match(db: Path, query: str) -> str:
 
 
 def bench_size(out: Path, files: int, runs: int, base_python: str | None = None, floor_python: str = sys.executable) -> dict:
-    ws, config = prepare(out, files)
-    db = out / f"cold-{files}.sqlite"
+    ws, config, db = prepare(out, files)
     env = child_env(config)
     rng = random.Random(7)
     query = " ".join(zipf_words(vocabulary(20_000, random.Random(1)), 3, rng))

@@ -65,7 +65,7 @@ from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import AgentConfig, ChunkingSettings, QuerySettings, parse_config  # noqa: E402
 from memext.engine.search import SearchResult, run_search  # noqa: E402
 from memext.engine.store import CacheKey, Store, StoreOptions, open_store  # noqa: E402
-from memext.engine.vectors import normalize  # noqa: E402
+from memext.engine.vector_math import normalize  # noqa: E402
 
 #: ``shared/`` sits next to the main checkout; git worktrees live one level deeper.
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "data").is_dir()), ROOT.parent / "shared")

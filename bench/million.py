@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memext.engine.store.mapped import MappedVectors
-from memext.engine.store.sidecar import VectorFile, write_sidecar
+from memext.engine.store.sqlite.mapped import MappedVectors
+from memext.engine.store.sqlite.sidecar import VectorFile, write_sidecar
 
 DIMS = 384
 
@@ -94,8 +94,8 @@ def child_rss(path: Path, qfile: Path, k: int) -> dict:
         "import json, sys, numpy as np\n"
         "sys.path.insert(0, %r)\n"
         "from million import rss_mb\n"
-        "from memext.engine.store.mapped import MappedVectors\n"
-        "from memext.engine.store.sidecar import VectorFile\n"
+        "from memext.engine.store.sqlite.mapped import MappedVectors\n"
+        "from memext.engine.store.sqlite.sidecar import VectorFile\n"
         "before = rss_mb()\n"
         "m = MappedVectors('bench', VectorFile(%r, 'bench'), %d); m.update([], [])\n"
         "for q in np.load(%r): m.search(q, %d)\n"

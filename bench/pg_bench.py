@@ -50,7 +50,7 @@ from gen_workspace import generate, vocabulary, zipf_words  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import parse_config  # noqa: E402
-from memext.engine.store.pg_url import agent_schema  # noqa: E402
+from memext.engine.store.postgres.url import agent_schema  # noqa: E402
 
 QUERIES = 200
 #: Pinned, so 1,000 and 10,000 files of 130 lines make about 11k and 110k

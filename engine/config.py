@@ -94,7 +94,7 @@ class StoreSettings(NamedTuple):
     driver: Annotated[str, Check(choices=STORE_DRIVERS)] = "sqlite"
     path: str = ""
     #: ``postgresql://user@host:port/database``; the password comes from
-    #: PGPASSWORD or ~/.pgpass (never shown: engine/store/pg_url.py).
+    #: PGPASSWORD or ~/.pgpass (never shown: engine/store/postgres/url.py).
     url: str = ""
     vector: VectorSettings = VectorSettings()
 
@@ -567,7 +567,7 @@ def _store_checks(s: MemorySearchSettings, prefix: str, file: str | None) -> Non
     """``store.url`` goes with the postgres driver (and is a PostgreSQL URL)."""
     st = s.store
     if st.driver == "postgres":
-        from .store.pg_url import check_url  # pure string checks: no database driver loads
+        from .store.postgres.url import check_url  # pure string checks: no database driver loads
 
         problem = check_url(st.url)
         if problem:

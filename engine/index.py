@@ -30,7 +30,7 @@ from .dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
 from .index_checks import check_store_path, prepare_index_folder, workspace_problem
 from .index_repair import damage_of, set_aside, writer_died
-from .lock import writer_lock, writer_lock_held
+from .store.writer_lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .query_embedding import QueryEmbedder

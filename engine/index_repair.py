@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .store import CorruptIndex, move_aside
-from .store.damage import may_be_damage, quick_check
+from .store.sqlite.damage import may_be_damage, quick_check
 
 
 #: Damage quick_check cannot see (it checks structure, not values): memext

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from .errors import BadEmbeddings
 from .providers import EmbeddingProvider
-from .vectors import normalize
+from .vector_math import normalize
 
 #: After a query embedding fails, searches stay keyword-only this long.
 QUERY_RETRY_AFTER_S = 30.0

@@ -42,7 +42,7 @@ from .sources import NotText, SourceFile, Skipped, read_file
 from .store import CacheKey, IndexStore, NewChunk
 from .sync_groups import COMMIT_CHUNKS, Groups, unchanged
 from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
-from .vectors import normalize
+from .vector_math import normalize
 
 #: A sync waits this long at most for the racy-timestamp window of files it
 #: just read to close, then reads them again (engine/changes.py); with

@@ -198,7 +198,7 @@ def index_counts(agent: AgentConfig) -> dict[str, int]:
     if agent.settings.store.driver == "postgres":
         import psycopg
 
-        from memext.engine.store.pg_url import agent_schema
+        from memext.engine.store.postgres.url import agent_schema
 
         with psycopg.connect(agent.settings.store.url, autocommit=True) as conn:
             prefix = '"' + agent_schema(agent.id) + '".'

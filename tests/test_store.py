@@ -15,9 +15,9 @@ from conftest import make_agent
 from memext.engine import MemoryIndex, db
 from memext.engine.errors import IndexOpenError, MemextError
 from memext.engine.store import CacheKey, NewChunk, Store, StoreOptions, move_aside
-from memext.engine.store.index_files import aside_copies
-from memext.engine.store.ownership import APPLICATION_ID
-from memext.engine.vectors import normalize
+from memext.engine.store.sqlite.index_files import aside_copies
+from memext.engine.store.sqlite.ownership import APPLICATION_ID
+from memext.engine.vector_math import normalize
 
 TESTS = Path(__file__).resolve().parent
 #: The SQLite store's own behaviour (its file, vec0, FTS5); the PostgreSQL
@@ -329,7 +329,7 @@ def test_file_day_is_stored_and_an_older_index_gets_it(tmp_path):
 
 
 def test_common_words_are_counted_from_the_vocabulary_as_a_match_counts_them(tmp_path, monkeypatch):
-    import memext.engine.store.chunks as chunks_module
+    import memext.engine.store.sqlite.chunks as chunks_module
 
     store = Store(tmp_path / "a.sqlite", StoreOptions(vector_enabled=False))
     texts = ["this was the plan", "being there was the point", "the end", "having this", "was it", "nothing common"]
@@ -355,6 +355,6 @@ def test_common_words_are_counted_from_the_vocabulary_as_a_match_counts_them(tmp
 
 
 def test_fts_tokens_are_sqlites_stems():
-    from memext.engine.store.chunks import fts_tokens
+    from memext.engine.store.sqlite.chunks import fts_tokens
 
     assert fts_tokens(["was", "the", "being", "e-mail", "--"]) == {"was": "wa", "the": "the", "being": "be", "e-mail": None, "--": None}

@@ -15,7 +15,7 @@ from memext.engine import MemoryIndex
 from memext.engine.search import run_search
 from memext.engine.store import IndexStore, Store, StoreOptions, open_store
 from memext.engine.sync import Syncer
-from memext.engine.vectors import normalize
+from memext.engine.vector_math import normalize
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 INTERFACE = frozenset(n for n in dir(IndexStore) if not n.startswith("_"))

@@ -1,4 +1,4 @@
-"""memext never writes to a database it did not create (engine/store/ownership.py,
+"""memext never writes to a database it did not create (engine/store/sqlite/ownership.py,
 issue 13): its index files carry an SQLite application id from their first
 write, and a ``store.path`` naming another program's database is refused
 with a message naming the file, which stays byte for byte as it was."""
@@ -18,7 +18,7 @@ from conftest import make_agent
 from memext.engine import ForeignDatabase, IndexOpenError, MemextError, MemoryIndex
 from memext.engine import db
 from memext.engine.store import Store
-from memext.engine.store.ownership import APPLICATION_ID, Kind, inspect
+from memext.engine.store.sqlite.ownership import APPLICATION_ID, Kind, inspect
 
 
 def sha(path: Path) -> str:

@@ -26,8 +26,8 @@ from memext.engine.config import parse_config
 from memext.engine.errors import ConfigError, LockTimeout, StoreUnavailable
 from memext.engine.store import CacheKey, NewChunk, Store, open_store
 from memext.engine.store import pg_vectors
-from memext.engine.store.pg_url import agent_schema, redact_url
-from memext.engine.store.postgres import PostgresStore
+from memext.engine.store.postgres.url import agent_schema, redact_url
+from memext.engine.store.postgres.store import PostgresStore
 from memext.engine.text import fts_match_expression, query_terms
 from pg_server import PASSWORD, PostgresServer
 
@@ -296,7 +296,7 @@ def test_one_writer_across_machines_and_who_holds_the_lock(workspace, tmp_path, 
         sys.path.insert(0, {str(TESTS)!r})
         from conftest import make_agent
         from pathlib import Path
-        from memext.engine.lock import writer_lock
+        from memext.engine.store.writer_lock import writer_lock
         agent = make_agent(Path({str(workspace)!r}), store={{"driver": "postgres", "url": {pg_url!r}}})
         with writer_lock(agent, Path("unused"), timeout=5):
             print("held", flush=True)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from memext.engine.store import NewChunk, Store, StoreOptions
 from memext.engine.store import mapped as store_mapped
-from memext.engine.store.sidecar import VectorFile, sidecar_files, sidecar_path, write_sidecar
-from memext.engine.vectors import normalize
+from memext.engine.store.sqlite.sidecar import VectorFile, sidecar_files, sidecar_path, write_sidecar
+from memext.engine.vector_math import normalize
 
 DIMS = 384
 
@@ -102,7 +102,7 @@ def test_the_quantised_path_finds_the_exact_top_results_in_exact_order(store, mo
 
 
 def _hamming(file: VectorFile, q: np.ndarray, pos: int) -> int:
-    from memext.engine.store.sidecar import bit_codes
+    from memext.engine.store.sqlite.sidecar import bit_codes
 
     return int(np.bitwise_count(file.codes[pos] ^ bit_codes(q, file.mean, file.words)[0]).sum())
 
@@ -184,7 +184,7 @@ def test_a_sync_killed_while_writing_the_sidecar_leaves_the_old_one_in_force(tmp
                 if n == 2:
                     os._exit(9)
                 yield b
-        import memext.engine.store.mapped as mapped
+        import memext.engine.store.sqlite.mapped as mapped
         mapped.iter_blocks = dying
         Store({str(path)!r}).finish_writes()
         """

@@ -11,7 +11,7 @@ import pytest
 
 from memext.engine.store import NewChunk, Store, StoreOptions
 from memext.engine.store import vectors as store_vectors
-from memext.engine.vectors import normalize
+from memext.engine.vector_math import normalize
 
 
 #: vec0 and the in-memory matrix are the SQLite store's (test_store_postgres.py: pgvector).

@@ -13,11 +13,11 @@ chooses by ``store.driver``.
 
 from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
 from .factory import open_store
-from .connection import SCHEMA_VERSION
-from .index_files import clean_stale_shadows, move_aside, remove_index_files
-from .damage import quick_check
-from .sqlite import Store
-from .vectors import VECTOR_AUTO_NUMPY_ABOVE
+from .sqlite.connection import SCHEMA_VERSION
+from .sqlite.index_files import clean_stale_shadows, move_aside, remove_index_files
+from .sqlite.damage import quick_check
+from .sqlite.store import Store
+from .sqlite.vectors import VECTOR_AUTO_NUMPY_ABOVE
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -24,10 +24,10 @@ def open_store(agent: "AgentConfig", db_path: Path, options: StoreOptions | None
     StoreUnavailable (PostgreSQL: the server cannot be reached)."""
     store = agent.settings.store
     if store.driver == "postgres":
-        from .postgres import PostgresStore
+        from .postgres.store import PostgresStore
 
         return PostgresStore(store.url, agent.id, db_path, options)
-    from .sqlite import Store
+    from .sqlite.store import Store
 
     return Store(db_path, options)
 
@@ -37,7 +37,7 @@ def store_location(agent: "AgentConfig", db_path: Path | None = None) -> str:
     it: the SQLite file, or the server URL (never with its password) and schema."""
     store = agent.settings.store
     if store.driver == "postgres":
-        from .pg_url import agent_schema, redact_url
+        from .postgres.url import agent_schema, redact_url
 
         return f"{redact_url(store.url)} (schema {agent_schema(agent.id)})"
     return str(db_path or agent.db_path())

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 if TYPE_CHECKING:  # numpy loads on first use
     import numpy as np
 
-from ..vectors import to_blob
-from .base import CacheKey
-from .pg_connection import PgConnection
+from ...vector_math import to_blob
+from ..base import CacheKey
+from .connection import PgConnection
 
 
 class PgEmbeddingCache:

@@ -4,7 +4,7 @@ meta, transactions, and what to do with an unusable file.
 Readers check ``PRAGMA data_version`` before each read and reopen when
 another process swapped in a rebuilt index (the ``generation`` in ``meta``
 changed, or the file was replaced). One :class:`Connection` is shared by the
-parts of a :class:`~memext.engine.store.sqlite.Store`; they reach SQLite
+parts of a :class:`~memext.engine.store.sqlite.store.Store`; they reach SQLite
 through :attr:`Connection.conn` under :attr:`Connection.lock`.
 """
 
@@ -18,12 +18,12 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from .. import db
-from ..errors import ForeignDatabase, IndexOpenError, MemextError
-from ..paths import private_dir, private_file
-from ..text import FTS_TOKENIZER
+from ... import db
+from ...errors import ForeignDatabase, IndexOpenError, MemextError
+from ...paths import private_dir, private_file
+from ...text import FTS_TOKENIZER
 from . import ownership
-from .base import READER_STATEMENTS, CorruptIndex, StoreOptions
+from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
@@ -141,7 +141,7 @@ class Connection:
                 private_file(self.path, create=True)
                 self.conn, self.caps = self._connect(wal=False)
                 # The stamp is the first write, before any table: from then
-                # on the file says it is memext's (engine/store/ownership.py).
+                # on the file says it is memext's (engine/store/sqlite/ownership.py).
                 self.conn.execute(f"PRAGMA application_id = {ownership.APPLICATION_ID}")
                 self.conn.execute("PRAGMA journal_mode = WAL")
                 self.conn.execute("PRAGMA synchronous = NORMAL")
@@ -255,7 +255,7 @@ class Connection:
             return True
         if self.read_only:
             return False
-        from ..dates import content_date
+        from ...dates import content_date
 
         try:
             with self.transaction():

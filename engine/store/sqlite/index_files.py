@@ -20,8 +20,8 @@ import time
 import uuid
 from pathlib import Path
 
-from ..errors import IndexOpenError
-from ..paths import private_file
+from ...errors import IndexOpenError
+from ...paths import private_file
 from .ownership import APPLICATION_ID
 
 INDEX_COMPANIONS = ("", "-wal", "-shm", "-journal")

@@ -8,7 +8,7 @@ A :class:`Store` is one connection (:mod:`.connection`) and the parts that
 use it: files, chunks and FTS (:mod:`.chunks`), vectors (:mod:`.vectors`)
 and the embedding cache (:mod:`.cache`). It implements
 :class:`~memext.engine.store.base.IndexStore`. Writers hold the agent's lock
-(:mod:`memext.engine.lock`); each write method is a transaction, and
+(:mod:`memext.engine.store.writer_lock`); each write method is a transaction, and
 nested ones join the outermost (a sync writes a group of files in one).
 The vector sidecar (:mod:`.sidecar`, :mod:`.mapped`) is written beside the
 file by :meth:`Store.finish_writes`.
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-    from ..status import FtsStatus, StorageStatus, VectorStatus
+    from ...status import FtsStatus, StorageStatus, VectorStatus
 
-from .. import db
-from .base import CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
+from ... import db
+from ..base import CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
 from .connection import Connection, Transaction
@@ -320,7 +320,7 @@ class Store:
     # -- status ---------------------------------------------------------------------------
 
     def vector_status(self) -> VectorStatus:
-        from ..status import VectorStatus  # status types load when status is asked for
+        from ...status import VectorStatus  # status types load when status is asked for
 
         caps = self._db.caps
         return VectorStatus(
@@ -337,12 +337,12 @@ class Store:
         return self._db.caps.fts5
 
     def fts_status(self) -> FtsStatus:
-        from ..status import FtsStatus  # status types load when status is asked for
+        from ...status import FtsStatus  # status types load when status is asked for
 
         return FtsStatus(available=self._db.caps.fts5, error=self._db.caps.fts5_error)
 
     def storage_status(self) -> StorageStatus:
-        from ..status import StorageStatus  # status types load when status is asked for
+        from ...status import StorageStatus  # status types load when status is asked for
 
         b = db.binding()
         return StorageStatus(binding=b.name, version=b.sqlite_version)

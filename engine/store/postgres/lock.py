@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..errors import LockTimeout
-from .pg_connection import connect_plain, process_tag
-from .pg_url import lock_key, redact_url
+from ...errors import LockTimeout
+from .connection import connect_plain, process_tag
+from .url import lock_key, redact_url
 
 #: How often a waiting writer asks again.
 POLL_S = 0.2

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from ..vectors import to_blob
-from .base import CacheKey
+from ...vector_math import to_blob
+from ..base import CacheKey
 from .chunks import IN_JSON, json_array
 from .connection import Connection
 

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, Seq
 if TYPE_CHECKING:  # numpy loads on first use
     import numpy as np
 
-from ..status import FtsStatus, StorageStatus, VectorStatus
-from .base import NEIGHBOURS_SQL, CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
-from .pg_cache import PgEmbeddingCache
-from .pg_connection import PgConnection
-from .pg_keyword import KeywordIndex
-from .pg_terms import tokenizer
-from .pg_url import SHADOW_PREFIX, agent_schema, redact_url
-from .pg_vectors import ROWID_INDEX, PgVectors
+from ...status import FtsStatus, StorageStatus, VectorStatus
+from ..base import NEIGHBOURS_SQL, CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
+from .cache import PgEmbeddingCache
+from .connection import PgConnection
+from .keyword import KeywordIndex
+from .terms import tokenizer
+from .url import SHADOW_PREFIX, agent_schema, redact_url
+from .vectors import ROWID_INDEX, PgVectors
 
 #: A sync that wrote this many chunks VACUUMs the tables it wrote (see
 #: :meth:`PostgresStore.finish_writes`).

@@ -9,7 +9,7 @@ rows written since the sidecar (the *delta*) are read from SQLite once per
 data version, and rows deleted since are listed in ``vectors_gone``. When
 no valid sidecar exists (an index from before it, or one whose sync
 crashed before recording it) searches use vec0 KNN for small indexes and
-an in-memory :class:`~memext.engine.vectors.MatrixIndex` for large ones,
+an in-memory :class:`~memext.engine.vector_math.MatrixIndex` for large ones,
 loaded in the background while vec0 answers. ``numpy`` and ``vec0`` force
 those two.
 """
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator,
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from ..vectors import MatrixIndex, l2_to_similarity, to_blob
-from .base import CorruptIndex
+from ...vector_math import MatrixIndex, l2_to_similarity, to_blob
+from ..base import CorruptIndex
 from .chunks import IN_JSON, chunk_filter, json_array
 from .connection import Connection
 from .mapped import MappedVectors, compact_sidecar, read_mapped, remove_sidecars

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 if TYPE_CHECKING:  # numpy loads on first use
     import numpy as np
 
-from .pg_connection import PgConnection
+from .connection import PgConnection
 
 #: Above this many vectors the writer builds an HNSW index.
 HNSW_ABOVE = 20_000

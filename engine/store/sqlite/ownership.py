@@ -31,7 +31,7 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import db
+from ... import db
 from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".

@@ -29,9 +29,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
-from ..errors import IndexOpenError, MemextError, StoreUnavailable
-from .base import StoreOptions
-from .pg_url import redact_url, scrub
+from ...errors import IndexOpenError, MemextError, StoreUnavailable
+from ..base import StoreOptions
+from .url import redact_url, scrub
 
 if TYPE_CHECKING:
     import psycopg

@@ -2,7 +2,7 @@
 
 :func:`writer_lock` gives the lock of an agent's store: for SQLite the file
 lock below (:class:`WriterLock`), for PostgreSQL an advisory lock on the
-server (:class:`~memext.engine.store.pg_lock.AdvisoryLock`), which works
+server (:class:`~memext.engine.store.postgres.lock.AdvisoryLock`), which works
 across machines. Both satisfy :class:`AgentLock`, so the index, the
 keeper, appends and syncs never ask which one they hold.
 
@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .errors import LockTimeout
-from .paths import PRIVATE_FILE_MODE, private_dir, write_private_text
+from ..errors import LockTimeout
+from ..paths import PRIVATE_FILE_MODE, private_dir, write_private_text
 
 if TYPE_CHECKING:
     import filelock
 
-    from .config import AgentConfig
+    from ..config import AgentConfig
 
 
 class AgentLock(Protocol):
@@ -62,7 +62,7 @@ def writer_lock(agent: "AgentConfig", db_path: Path, timeout: float | None = 600
     or this machine's local path for a postgres agent)."""
     store = agent.settings.store
     if store.driver == "postgres":
-        from .store.pg_lock import AdvisoryLock
+        from .postgres.lock import AdvisoryLock
 
         return AdvisoryLock(store.url, agent.id, timeout)
     return WriterLock(db_path, timeout)
@@ -72,7 +72,7 @@ def writer_lock_held(agent: "AgentConfig", db_path: Path) -> bool:
     """True while a process (anywhere) holds ``agent``'s writer lock; never waits."""
     store = agent.settings.store
     if store.driver == "postgres":
-        from .store.pg_lock import advisory_lock_held
+        from .postgres.lock import advisory_lock_held
 
         return advisory_lock_held(store.url, agent.id)
     return file_lock_held(db_path)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any, Collection, Sequence
 
-from .pg_connection import PgConnection
-from .pg_terms import DocumentTerms, MatchTerm, parse_match, tokenizer
+from .connection import PgConnection
+from .terms import DocumentTerms, MatchTerm, parse_match, tokenizer
 
 K1 = 1.2
 B = 0.75

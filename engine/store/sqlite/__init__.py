@@ -1,0 +1,1 @@
+"""The SQLite store driver: one file per agent with FTS5, sqlite-vec and a vector sidecar."""

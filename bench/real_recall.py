@@ -45,7 +45,7 @@ from typing import Iterator
 
 import numpy as np
 
-from memext.engine.providers.local import LocalProvider
+from memext.engine.providers.local.model import LocalProvider
 from memext.engine.store.sqlite.sidecar import MIN_POOL, QUANTISED_ABOVE, VectorFile, sidecar_path, write_sidecar
 
 _WORD = re.compile(r"[A-Za-z]{2,}")

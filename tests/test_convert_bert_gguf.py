@@ -10,7 +10,7 @@ import pytest
 
 from conftest import MODEL_PATH
 from memext.engine import model_install
-from memext.engine.convert_bert_gguf import PHANTOM_SPACE, ConversionError, convert_bert, read_vocab
+from memext.engine.providers.local.convert_bert_gguf import PHANTOM_SPACE, ConversionError, convert_bert, read_vocab
 
 RECIPE = model_install.RECIPES["minilm"]
 

@@ -203,7 +203,7 @@ def test_endpoint_defaults_to_the_public_hub():
 
 def test_local_provider_downloads_an_hf_model_into_the_cache(tmp_path, workspace):
     """End to end: local.model_path = hf:..., the real GGUF served locally."""
-    from memext.engine.providers.local import create
+    from memext.engine.providers.local.model import create
 
     with HubServer({"sentence-transformers/minilm/main/all-minilm-l6-v2-f16.gguf": MODEL_PATH.read_bytes()}) as s:
         agent = make_agent(workspace, local={"model_path": "hf:sentence-transformers/minilm/all-minilm-l6-v2-f16.gguf"})

@@ -16,7 +16,7 @@ from memext.engine.cli import cli
 from memext.engine.config import load_config
 from memext.engine.paths import app_paths
 from memext.engine.providers import choose_provider
-from memext.engine.providers.local import FAULT_ENV
+from memext.engine.providers.local.model import FAULT_ENV
 
 
 def run(*args: str):

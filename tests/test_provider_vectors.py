@@ -18,7 +18,7 @@ from memext.engine.providers.gemini import GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
-from memext.engine.providers.vectors import BadVectors, check_vectors
+from memext.engine.providers.vector_checks import BadVectors, check_vectors
 from memext.engine.store import Store
 from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer, stored_vectors
 

@@ -17,7 +17,7 @@ from memext.engine.index import MemoryIndex
 from memext.engine.paths import app_paths
 from memext.engine.providers import choose_provider
 from memext.engine.providers import local as local_mod
-from memext.engine.providers.local import (
+from memext.engine.providers.local.model import (
     FAULT_ENV,
     QUERY_TIMEOUT_S,
     LocalProvider,
@@ -310,7 +310,7 @@ def test_relative_model_path_is_resolved_against_the_workspace(workspace, tmp_pa
 
 def test_probe_runs_as_a_module_and_prints_json():
     proc = subprocess.run(
-        [local_mod.sys.executable, "-m", "memext.engine.providers.local", str(MODEL_PATH)], capture_output=True, text=True, input=""
+        [local_mod.sys.executable, "-m", "memext.engine.providers.local.model", str(MODEL_PATH)], capture_output=True, text=True, input=""
     )
     assert proc.returncode == 0
     assert proc.stdout.strip().splitlines()[-1] == '{"dims": 384, "n_ctx_train": 512}'

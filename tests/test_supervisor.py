@@ -350,7 +350,7 @@ def test_a_provider_that_cannot_start_is_the_agents_error(tmp_path, monkeypatch)
     config, the engine choosing the provider, the fallback to keyword-only."""
     from conftest import MODEL_PATH
     from memext.engine.paths import app_paths
-    from memext.engine.providers.local import FAULT_ENV, forget_probe
+    from memext.engine.providers.local.model import FAULT_ENV, forget_probe
 
     monkeypatch.setenv(FAULT_ENV, "SIGSEGV")
     loc = make_workspace(tmp_path, "loc", {"memory/2026-02-01.md": "- Loc drinks green tea.\n"})

@@ -33,7 +33,7 @@ __all__ = [
 _FACTORIES = {
     "openai": "memext.engine.providers.openai",
     "gemini": "memext.engine.providers.gemini",
-    "local": "memext.engine.providers.local",
+    "local": "memext.engine.providers.local.model",
 }
 _KEY_ENV = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 

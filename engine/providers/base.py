@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import BadEmbeddings, ProviderError
 from ..redact import NO_SECRETS, Redactor
-from .vectors import BadVectors, check_vectors
+from .vector_checks import BadVectors, check_vectors
 
 if TYPE_CHECKING:
     from ..status import BatchStatus, LocalModelStatus

@@ -29,8 +29,8 @@ from typing import Any, Callable, Mapping, NoReturn
 import httpx2
 from filelock import FileLock, Timeout
 
-from ..errors import ProviderError
-from ..paths import private_dir
+from ...errors import ProviderError
+from ...paths import private_dir
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 #: Called with (bytes on disk, total bytes or None) as a download proceeds.

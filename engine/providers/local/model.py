@@ -48,11 +48,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..config import AgentConfig
-from ..errors import ProviderError
-from ..paths import AppPaths, private_dir
-from ..status import LocalModelStatus
-from .base import EmbeddingProvider, EmbedProgress
+from ...config import AgentConfig
+from ...errors import ProviderError
+from ...paths import AppPaths, private_dir
+from ...status import LocalModelStatus
+from ..base import EmbeddingProvider, EmbedProgress
 
 PROBE_TIMEOUT_S = 300
 #: DESIGN.md §6: a local query embedding gives up after 5 minutes.
@@ -495,7 +495,7 @@ def embed_isolated(model_file: Path, texts: Sequence[str], timeout: float = PROB
 
 def _run_probe(model_file: Path, texts: list[str] | None, timeout: float) -> tuple[ProbeResult, list | None, bool]:
     """(verdict, vectors for ``texts``, whether the probe died of a signal)."""
-    cmd = [sys.executable, "-m", "memext.engine.providers.local", str(model_file)]
+    cmd = [sys.executable, "-m", "memext.engine.providers.local.model", str(model_file)]
     try:
         proc = subprocess.run(
             cmd,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import MemextError
+from ...errors import MemextError
 
 if TYPE_CHECKING:
     import gguf  # imported where used: the `local` extra

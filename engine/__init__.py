@@ -25,8 +25,8 @@ if __name__ != "memext.engine":
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .append import LONG_TERM_FILE, AppendResult, append_entry
-    from .chunking import Chunk, chunk_markdown
+    from .memory.append import LONG_TERM_FILE, AppendResult, append_entry
+    from .memory.chunking import Chunk, chunk_markdown
     from .config import AgentConfig, Config, MemorySearchSettings, load_config
     from .errors import (
         AccessDenied,
@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
     from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
     from .progress import TextProgress, describe_progress
-    from .roots import MemoryRoots
+    from .memory.roots import MemoryRoots
     from .providers.base import EmbeddingProvider
-    from .read import ReadResult, parse_get_spec, resolve_memory_path
+    from .memory.read import ReadResult, parse_get_spec, resolve_memory_path
     from .search import SearchResponse, SearchResult
     from .session_memory import SavedSession, save_session_memory
     from .status import (
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
     from .sync import SyncCancelled, SyncProgress, SyncReport
     from .text import term_spans
-    from .dates import BadDate
+    from .memory.dates import BadDate
     from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
     from .tools import TOOLS, MemoryTools, ToolError, ToolSpec, openai_tools
 
@@ -86,17 +86,17 @@ _EXPORTS: dict[str, str] = {
     "AccessDenied": "errors",
     "AgentConfig": "config",
     "app_paths": "paths",
-    "append_entry": "append",
-    "AppendResult": "append",
+    "append_entry": "memory.append",
+    "AppendResult": "memory.append",
     "AppPaths": "paths",
-    "BadDate": "dates",
+    "BadDate": "memory.dates",
     "BadLineRange": "errors",
     "BadPath": "errors",
     "BatchJob": "status",
     "BatchStatus": "status",
     "CacheStatus": "status",
-    "Chunk": "chunking",
-    "chunk_markdown": "chunking",
+    "Chunk": "memory.chunking",
+    "chunk_markdown": "memory.chunking",
     "Config": "config",
     "ConfigError": "errors",
     "ConfigReloader": "supervisor",
@@ -132,24 +132,24 @@ _EXPORTS: dict[str, str] = {
     "load_config": "config",
     "LocalModelStatus": "status",
     "LockTimeout": "errors",
-    "LONG_TERM_FILE": "append",
+    "LONG_TERM_FILE": "memory.append",
     "MemextError": "errors",
     "MemoryFlush": "flush",
     "MemoryIndex": "index",
-    "MemoryRoots": "roots",
+    "MemoryRoots": "memory.roots",
     "MemorySearchSettings": "config",
     "MemoryTools": "tools",
     "open_index": "index",
     "openai_tools": "tools",
-    "parse_get_spec": "read",
+    "parse_get_spec": "memory.read",
     "private_dir": "paths",
     "PRIVATE_DIR_MODE": "paths",
     "private_file": "paths",
     "PRIVATE_FILE_MODE": "paths",
     "ProviderError": "errors",
     "ProviderStatus": "status",
-    "ReadResult": "read",
-    "resolve_memory_path": "read",
+    "ReadResult": "memory.read",
+    "resolve_memory_path": "memory.read",
     "save_session_memory": "session_memory",
     "SavedSession": "session_memory",
     "SearchDisabled": "errors",

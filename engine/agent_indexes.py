@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, adhoc_agent_id
-from .roots import MEMORY_DIR, ROOT_FILES
+from .memory.roots import MEMORY_DIR, ROOT_FILES
 from .store.writer_lock import WriterLock
 from .store import remove_index_files
 from .sync_failure import record_path

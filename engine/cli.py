@@ -21,7 +21,7 @@ from .cli_output import result_lines, search_kind, status_lines
 from .config import AgentConfig, Config
 from .errors import IndexBuildError, LockTimeout, MemextError
 from .index import MemoryIndex
-from .roots import MEMORY_DIR, ROOT_FILES
+from .memory.roots import MEMORY_DIR, ROOT_FILES
 
 if TYPE_CHECKING:
     from .status import IndexStatus
@@ -321,7 +321,7 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
 
     A missing file or a first line past the end is an error (exit 1)."""
-    from .read import parse_get_spec
+    from .memory.read import parse_get_spec
 
     path, start, count = parse_get_spec(spec)
     with _open(ctx, agent) as idx:
@@ -395,7 +395,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
     """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
 
     Append-only: nothing already in the file is changed."""
-    from .append import LONG_TERM_FILE
+    from .memory.append import LONG_TERM_FILE
 
     if file and long_term:
         raise MemextError("use either --file or --long-term, not both")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .config import AgentConfig, Config, load_config
-from .dates import DayRange, When, day_range
+from .memory.dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
 from .index_checks import check_store_path, prepare_index_folder, workspace_problem
 from .index_repair import damage_of, set_aside, writer_died
@@ -43,8 +43,8 @@ from .changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 if TYPE_CHECKING:
     import logging
 
-    from .append import AppendResult
-    from .read import ReadResult
+    from .memory.append import AppendResult
+    from .memory.read import ReadResult
     from .status import IndexStatus, LastSync, SkippedFile
     from .sync import ProgressCallback, SyncReport
 
@@ -485,7 +485,7 @@ class MemoryIndex:
         (an ISO date or datetime, an age such as ``7d``, ``2w``, ``3m``,
         ``1y``, ``today``, ``yesterday``, or a date / datetime); a file's
         date is its name's (``memory/2026-03-01.md``), else its front
-        matter's ``date:``, else its mtime (engine/dates.py). The filter
+        matter's ``date:``, else its mtime (engine/memory/dates.py). The filter
         applies before ranking, so ``max_results`` results come back when
         that many match. Unreadable dates raise :class:`~.dates.BadDate`.
 
@@ -637,14 +637,14 @@ class MemoryIndex:
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> ReadResult:
         """Read lines of a memory file; paths outside memory are refused."""
-        from .read import read_lines
+        from .memory.read import read_lines
 
         return read_lines(path, self.agent.workspace, self.agent.extra_path_list(), from_line, lines)
 
     def append(self, text: str, file: str | None = None, heading: str | None = None) -> AppendResult:
         """Append an entry to a memory file (today's daily log by default) and
-        sync, so the entry is searchable on return; see engine/append.py."""
-        from .append import append_entry
+        sync, so the entry is searchable on return; see engine/memory/append.py."""
+        from .memory.append import append_entry
 
         written = append_entry(self.agent, self.db_path, text, file=file, heading=heading)
         try:

@@ -10,7 +10,7 @@ from pathlib import Path
 from .config import AgentConfig
 from .errors import ConfigError, WorkspaceMissing
 from .paths import AppPaths, private_dir
-from .roots import MemoryRoots
+from .memory.roots import MemoryRoots
 
 
 def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path | None = None) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .roots import MEMORY_DIR
+from .memory.roots import MEMORY_DIR
 from .status import IndexStatus
 
 

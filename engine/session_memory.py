@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
 from .errors import MemextError
-from .sessions import render_record
+from .memory.transcripts import render_record
 
 DEFAULT_MESSAGES = 15
 MAX_SLUG_WORDS = 6
@@ -59,7 +59,7 @@ def session_lines(transcript: Messages) -> list[str]:
     """The conversation as ``User: ...`` / ``Assistant: ...`` messages.
 
     ``transcript`` is a JSONL transcript (a path, or its text) in the format
-    of :mod:`memext.engine.sessions`, or a list of ``{role, content}``
+    of :mod:`memext.engine.memory.transcripts`, or a list of ``{role, content}``
     messages (content a string or a list of ``{"type": "text"}`` blocks).
     Only user and assistant messages with text count.
     """

@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from .chunking import Chunk, chunk_lines, chunk_markdown, text_hash
+from .memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from .config import AgentConfig
-from .dates import content_date
+from .memory.dates import content_date
 from .fingerprint import fingerprint, needs_rebuild
 from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
 from .providers import EmbeddingProvider
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
-from .sessions import parse_transcript
-from .sources import NotText, SourceFile, Skipped, read_file
+from .memory.transcripts import parse_transcript
+from .memory.discovery import NotText, SourceFile, Skipped, read_file
 from .store import CacheKey, IndexStore, NewChunk
 from .sync_groups import COMMIT_CHUNKS, Groups, unchanged
 from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)

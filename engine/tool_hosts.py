@@ -21,7 +21,7 @@ import dataclasses
 import threading
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from .append import AppendResult, append_entry
+from .memory.append import AppendResult, append_entry
 from .errors import LockTimeout, MemextError
 from .index import MemoryIndex
 from .search import SearchResponse

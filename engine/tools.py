@@ -23,11 +23,11 @@ import threading
 from dataclasses import dataclass, is_dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
-from .append import AppendResult
+from .memory.append import AppendResult
 from .config import Config, load_config
 from .errors import MemextError
 from .index import MemoryIndex
-from .read import ReadResult
+from .memory.read import ReadResult
 from .search import SearchResponse
 from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
 

@@ -51,7 +51,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserverVFS
 from watchdog.utils.event_debouncer import EventDebouncer
 
-from .roots import MemoryRoots
+from .memory.roots import MemoryRoots
 
 log = logging.getLogger("memext.watch")
 
@@ -272,7 +272,7 @@ class PollingObserver(PollingObserverVFS):
     """watchdog's polling observer on ``lstat``: with its default ``stat`` the
     snapshot walks into every folder symlink, and two loops in one folder
     (``x -> .``, ``y -> .``) make it list 2^40 paths. Discovery does not
-    follow such links either (engine/sources.py)."""
+    follow such links either (engine/memory/discovery.py)."""
 
     def __init__(self, *, timeout: float = 1.0):
         super().__init__(os.lstat, os.scandir, polling_interval=timeout)

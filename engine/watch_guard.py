@@ -20,7 +20,7 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from .config import AgentConfig
-from .roots import MemoryRoots
+from .memory.roots import MemoryRoots
 
 if TYPE_CHECKING:
     from .watch import MemoryWatcher

@@ -1,4 +1,4 @@
-"""Appending to memory (engine/append.py): concurrent writers lose nothing
+"""Appending to memory (engine/memory/append.py): concurrent writers lose nothing
 and never interleave, kill -9 leaves whole entries, hostile paths write
 nothing outside the memory files, and MemoryIndex.append makes the entry
 searchable at once."""

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import LOCOMO_DEV, ROOT
-from memext.engine.chunking import split_lines
+from memext.engine.memory.chunking import split_lines
 
 
 def _load_bench():

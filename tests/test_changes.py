@@ -30,7 +30,7 @@ from memext.engine.changes import (
     racy_window_ns,
     recorded_mtime,
 )
-from memext.engine.sources import FileRead
+from memext.engine.memory.discovery import FileRead
 from memext.engine.store import open_store
 from memext_helpers import write_config
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memext.engine.chunking import chunk_lines, chunk_markdown, split_lines
+from memext.engine.memory.chunking import chunk_lines, chunk_markdown, split_lines
 from memext.engine.text import token_weight
 
 

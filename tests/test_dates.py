@@ -1,4 +1,4 @@
-"""engine/dates.py: file dates and the after/before filters, as pure functions."""
+"""engine/memory/dates.py: file dates and the after/before filters, as pure functions."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from conftest import MODEL_PATH, make_agent
 from memext.engine import MemoryIndex
-from memext.engine.dates import BadDate, DayRange, content_date, day_range, file_date, front_matter_date, name_date, parse_when
+from memext.engine.memory.dates import BadDate, DayRange, content_date, day_range, file_date, front_matter_date, name_date, parse_when
 from memext.engine.errors import MemextError
 
 NOW = datetime(2026, 3, 31, 15, 45)

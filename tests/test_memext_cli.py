@@ -51,7 +51,7 @@ NOT_FOR_A_SEARCH = (
     "memext.engine.explain",
     "memext.engine.model_cli",
     "memext.engine.agent_indexes",
-    "memext.engine.append",
+    "memext.engine.memory.append",
     "memext.engine.progress",
     "memext.engine.status",
     "memext.engine.sync",

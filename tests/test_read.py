@@ -7,7 +7,7 @@ import os
 import pytest
 
 from memext.engine.errors import AccessDenied, BadLineRange, BadPath, MemextError
-from memext.engine.read import MAX_CHARS, MAX_LINES, parse_get_spec, read_lines
+from memext.engine.memory.read import MAX_CHARS, MAX_LINES, parse_get_spec, read_lines
 
 
 def test_reads_a_window_with_1_based_lines(workspace):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memext.engine.errors import MemextError
-from memext.engine.read import read_lines
+from memext.engine.memory.read import read_lines
 
 SECRET = "SECRET-outside-memory"
 CASES = 12_000

@@ -7,7 +7,7 @@ import pytest
 from tray_helpers import make_workspace
 
 from conftest import make_agent
-from memext.engine.roots import MemoryRoots, is_temporary
+from memext.engine.memory.roots import MemoryRoots, is_temporary
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_schedules_cover_missing_folders(tmp_path):
 def test_discovery_and_watching_share_the_roots(tmp_path):
     """A memory file the watcher reacts to is one discovery indexes, and
     an extra folder that does not exist yet is a root for both."""
-    from memext.engine.sources import discover_memory_files
+    from memext.engine.memory.discovery import discover_memory_files
 
     ws = make_workspace(tmp_path, "ws", {"memory/a.md": "- a\n"})
     later = tmp_path / "later"

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from memext.engine.sessions import discover_session_files, parse_transcript
-from memext.engine.sources import discover_memory_files, read_text
+from memext.engine.memory.transcripts import discover_session_files, parse_transcript
+from memext.engine.memory.discovery import discover_memory_files, read_text
 
 
 def paths(files):
@@ -118,7 +118,7 @@ def test_two_symlink_loops_end_the_walk(workspace):
     os.symlink(".", mem / "y")
     os.symlink("..", mem / "sub" / "up")
     code = (
-        "import sys; from pathlib import Path; from memext.engine.sources import discover_memory_files as d; "
+        "import sys; from pathlib import Path; from memext.engine.memory.discovery import discover_memory_files as d; "
         "files, _ = d(Path(sys.argv[1]), [], 10_000_000); print('\\n'.join(f.path for f in files))"
     )
     started = time.monotonic()
@@ -130,7 +130,7 @@ def test_two_symlink_loops_end_the_walk(workspace):
 
 
 def test_binary_content_is_not_text(tmp_path):
-    from memext.engine.sources import NotText, looks_binary
+    from memext.engine.memory.discovery import NotText, looks_binary
 
     assert looks_binary(b"GIF89a\x00\x01") and looks_binary(bytes(range(128, 256)) * 4)
     assert not looks_binary("# Notes\n- café ☕\n".encode()) and not looks_binary(b"ok \xff\xfe bytes")

@@ -12,7 +12,7 @@ import pytest
 from tray_helpers import atomic_save, make_workspace, wait_for
 
 from conftest import make_agent
-from memext.engine.roots import MemoryRoots
+from memext.engine.memory.roots import MemoryRoots
 from memext.engine.watch import MemoryWatcher
 
 
@@ -243,7 +243,7 @@ def test_use_polling_applies_from_the_next_start(ws):
 WATCH_LOOPS_CHILD = """
 import os, sys, threading, time
 from pathlib import Path
-from memext.engine.roots import MemoryRoots
+from memext.engine.memory.roots import MemoryRoots
 from memext.engine.watch import MemoryWatcher
 ws = Path(sys.argv[1])
 seen = threading.Event()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
-from ..read import ReadResult
+from ..memory.read import ReadResult
 from ..search import SearchResponse, SearchResult
 
 Content = Literal["snippet", "lines"]

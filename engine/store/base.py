@@ -35,10 +35,10 @@ class FileRow(NamedTuple):
     messages: int
     note: str | None
     #: The ISO date (``2026-03-01``) the file's name or its front matter's
-    #: ``date:`` gives it (:func:`memext.engine.dates.content_date`), stored
+    #: ``date:`` gives it (:func:`memext.engine.memory.dates.content_date`), stored
     #: at sync time; None when neither does, and then the local day of
     #: ``mtime_ns`` dates it. The ``after`` / ``before`` search filters read
-    #: it (:meth:`~memext.engine.dates.DayRange.keeps`).
+    #: it (:meth:`~memext.engine.memory.dates.DayRange.keeps`).
     day: str | None = None
 
 

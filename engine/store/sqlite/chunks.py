@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Collection, Iterable, Sequence
 
-from ...dates import name_date
+from ...memory.dates import name_date
 from ...db import fts_tokenize
 from ...text import FTS_TOKENIZER, STOP_WORDS, fts_document
 from ..base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat

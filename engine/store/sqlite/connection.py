@@ -255,7 +255,7 @@ class Connection:
             return True
         if self.read_only:
             return False
-        from ...dates import content_date
+        from ...memory.dates import content_date
 
         try:
             with self.transaction():

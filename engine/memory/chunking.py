@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .text import is_cjk, safe_cut, token_weight
+from ..text import is_cjk, safe_cut, token_weight
 
 #: A heading past this share of the budget ends the chunk before it.
 HEADING_ZONE = 0.5

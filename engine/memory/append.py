@@ -26,9 +26,9 @@ from datetime import datetime
 from pathlib import Path
 
 from .chunking import split_lines
-from .config import AgentConfig
-from .errors import AccessDenied, MemextError
-from .store.writer_lock import writer_lock
+from ..config import AgentConfig
+from ..errors import AccessDenied, MemextError
+from ..store.writer_lock import writer_lock
 from .read import resolve_memory_path
 
 LONG_TERM_FILE = "MEMORY.md"

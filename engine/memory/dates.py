@@ -31,7 +31,7 @@ from functools import cached_property
 from datetime import date, datetime, timedelta
 from typing import Union
 
-from .errors import MemextError
+from ..errors import MemextError
 
 #: What :func:`parse_when` accepts, for error messages and help texts.
 ACCEPTED_FORMS = (

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Mapping, NamedTuple, Protocol
 
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
-from .units import human_size
+from ..units import human_size
 
 __all__ = [
     "MEMORY_DIR",

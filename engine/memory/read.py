@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .chunking import split_lines
-from .errors import AccessDenied, BadLineRange, BadPath
-from .sources import MemoryRoots
+from ..errors import AccessDenied, BadLineRange, BadPath
+from .discovery import MemoryRoots
 
 MAX_LINES = 2000
 MAX_CHARS = 200_000

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from .sources import SourceFile, Skipped
-from .units import human_size
+from .discovery import SourceFile, Skipped
+from ..units import human_size
 
 SESSIONS_PREFIX = "sessions/"
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from .index import MemoryIndex, open_index
     from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
     from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
-    from .progress import TextProgress, describe_progress
+    from .indexing.progress import TextProgress, describe_progress
     from .memory.roots import MemoryRoots
     from .providers.base import EmbeddingProvider
     from .memory.read import ReadResult, parse_get_spec, resolve_memory_path
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
         VectorStatus,
     )
     from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
-    from .sync import SyncCancelled, SyncProgress, SyncReport
+    from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
     from .text import term_spans
     from .memory.dates import BadDate
     from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
@@ -102,7 +102,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigReloader": "supervisor",
     "DEFAULT_CONFIG_POLL_S": "supervisor",
     "DEFAULT_RECONCILE_S": "supervisor",
-    "describe_progress": "progress",
+    "describe_progress": "indexing.progress",
     "EmbeddingProvider": "providers.base",
     "EmbeddingsPending": "errors",
     "Excerpt": "excerpt",
@@ -158,13 +158,13 @@ _EXPORTS: dict[str, str] = {
     "SkippedFile": "status",
     "StorageStatus": "status",
     "Supervisor": "supervisor",
-    "SyncCancelled": "sync",
-    "SyncProgress": "sync",
-    "SyncReport": "sync",
+    "SyncCancelled": "indexing.sync",
+    "SyncProgress": "indexing.sync",
+    "SyncReport": "indexing.sync",
     "SyncRequest": "keeper",
     "SyncWhenNeeded": "tool_hosts",
     "term_spans": "text",
-    "TextProgress": "progress",
+    "TextProgress": "indexing.progress",
     "ToolError": "tools",
     "TOOLS": "tools",
     "ToolSpec": "tools",

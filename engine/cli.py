@@ -25,7 +25,7 @@ from .memory.roots import MEMORY_DIR, ROOT_FILES
 
 if TYPE_CHECKING:
     from .status import IndexStatus
-    from .sync import SyncReport
+    from .indexing.sync import SyncReport
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -201,7 +201,7 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
     """Check the index file (a damaged one is set aside and rebuilt), then
     sync one agent; returns (report, status)."""
-    from .progress import TextProgress
+    from .indexing.progress import TextProgress
 
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)
@@ -290,7 +290,7 @@ def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
     index); returns a note for stderr when the search must use it as it is."""
     if not idx.needs_sync():
         return None
-    from .progress import TextProgress
+    from .indexing.progress import TextProgress
 
     label = f"{idx.agent.id}: {'first index' if idx.never_synced else 'syncing'}"
     try:

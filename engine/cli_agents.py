@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .agent_indexes import orphaned_indexes, remove_index
+from .indexing.leftovers import orphaned_indexes, remove_index
 from .cli_common import agent_option, ctx_config, json_option, print_json
 from .cli_output import human_size
 from .config import AgentConfig, add_agent

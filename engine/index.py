@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 from .config import AgentConfig, Config, load_config
 from .memory.dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
-from .index_checks import check_store_path, prepare_index_folder, workspace_problem
-from .index_repair import damage_of, set_aside, writer_died
+from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
+from .indexing.repair import damage_of, set_aside, writer_died
 from .store.writer_lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
@@ -37,8 +37,8 @@ from .query_embedding import QueryEmbedder
 from .search import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .text import has_searchable_words
-from .fingerprint import fingerprint
-from .changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
+from .indexing.fingerprint import fingerprint
+from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
 if TYPE_CHECKING:
     import logging
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .memory.append import AppendResult
     from .memory.read import ReadResult
     from .status import IndexStatus, LastSync, SkippedFile
-    from .sync import ProgressCallback, SyncReport
+    from .indexing.sync import ProgressCallback, SyncReport
 
 
 def _log() -> logging.Logger:
@@ -172,7 +172,7 @@ class MemoryIndex:
 
     def _recover(self, exc: BaseException, *, locked: bool = False) -> bool:
         """Replace the index with an empty one when ``exc`` came from damage
-        to it (DESIGN.md §4, engine/index_repair.py); False when it did not.
+        to it (DESIGN.md §4, engine/indexing/repair.py); False when it did not.
         ``locked``: the caller holds the writer lock."""
         problem = damage_of(exc, self.db_path) if self._local else None
         if problem is None:
@@ -292,8 +292,8 @@ class MemoryIndex:
         delta thresholds. Raises MemextError (e.g. IndexBuildError, whose
         message says the previous index was kept).
         """
-        from .sync import SyncCancelled, clean_stale_shadows  # the sync machinery loads when a sync runs
-        from .sync_failure import clear_failure, record_failure
+        from .indexing.sync import SyncCancelled, clean_stale_shadows  # the sync machinery loads when a sync runs
+        from .indexing.last_failure import clear_failure, record_failure
 
         if self._store.read_only:
             raise IndexReadOnly(
@@ -332,7 +332,7 @@ class MemoryIndex:
     def _sync_repairing(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
         """A sync; when the index turns out damaged, it is set aside and the
         sync runs again into a fresh file (a rebuild from the Markdown)."""
-        from .sync import SyncCancelled
+        from .indexing.sync import SyncCancelled
 
         try:
             return self._sync_locked(force, progress, reason, cancel)
@@ -344,7 +344,7 @@ class MemoryIndex:
         return self._sync_locked(force, progress, reason, cancel)
 
     def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
-        from .sync import ProviderFailed, Syncer
+        from .indexing.sync import ProviderFailed, Syncer
 
         try:
             writer = self._new_store(reader=False)
@@ -374,7 +374,7 @@ class MemoryIndex:
 
     def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
-        from .sync import ProviderFailed, Syncer
+        from .indexing.sync import ProviderFailed, Syncer
 
         try:
             return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(
@@ -707,8 +707,8 @@ class MemoryIndex:
 
     def _recorded_failure(self, last_sync: LastSync | None) -> str | None:
         """A failure another process's sync recorded after the last good
-        sync (a full disk: engine/sync_failure.py)."""
-        from .sync_failure import last_failure
+        sync (a full disk: engine/indexing/last_failure.py)."""
+        from .indexing.last_failure import last_failure
 
         failure = last_failure(self.db_path)
         if failure is None or (last_sync is not None and last_sync.at >= failure.at):

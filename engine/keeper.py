@@ -49,8 +49,8 @@ from .keeper_state import (
     SyncRequest,
     status_facts,
 )
-from .progress import describe_progress
-from .sync import SyncCancelled, SyncProgress, SyncReport
+from .indexing.progress import describe_progress
+from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
 from .watch_guard import WATCH_RETRY_S, WatchGuard, watcher_class
 
 if TYPE_CHECKING:
@@ -485,7 +485,7 @@ class FreshnessKeeper:
 
     def _recheck_later(self, delay_s: float) -> None:
         """Sync again once files the last sync could not verify (an mtime in
-        the same clock tick as its read, engine/changes.py) can be: no file
+        the same clock tick as its read, engine/indexing/changes.py) can be: no file
         event will come for an edit the watcher already reported."""
         if self._recheck_timer is not None:
             self._recheck_timer.cancel()

@@ -65,7 +65,7 @@ KeeperListener = Callable[[KeeperSnapshot], None]
 
 # Sync reasons, most important first. "manual" also indexes session
 # transcripts below their delta thresholds; the others leave that to the engine.
-# "recheck" reads again files a sync could not verify (engine/changes.py).
+# "recheck" reads again files a sync could not verify (engine/indexing/changes.py).
 PRIORITY = ("manual", "note", "append", "watch", "recheck", "search", "interval", "startup", "resume", "reconcile")
 #: Requests for these reasons are waited for by the next ``before_search``:
 #: the caller wrote memory and expects to find it.

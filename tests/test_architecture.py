@@ -168,7 +168,7 @@ def test_the_checker_sees_the_imports():
     """The checks below would pass on an empty graph: make sure they do not."""
     graph = _graph()
     assert "memext.engine.index" in graph["memext.engine"]
-    assert "memext.engine.progress" in graph["memext.engine.cli"]  # imported inside a function
+    assert "memext.engine.indexing.progress" in graph["memext.engine.cli"]  # imported inside a function
     assert "memext.engine" in graph["memext.magics"]
     assert "memext.results" in graph["memext"]  # a lazy export (_EXPORTS)
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -1,4 +1,4 @@
-"""The change detector and racy timestamps (engine/changes.py, issue 13).
+"""The change detector and racy timestamps (engine/indexing/changes.py, issue 13).
 
 A same-size edit made in the same clock tick as the read that indexed a
 file (``- [ ] ship`` -> ``- [x] ship``, on a file system with 1 s
@@ -22,7 +22,7 @@ from tray_helpers import wait_for
 
 from conftest import make_agent
 from memext.engine import FreshnessKeeper, MemoryIndex
-from memext.engine.changes import (
+from memext.engine.indexing.changes import (
     COARSE_WINDOW_NS,
     FINE_WINDOW_NS,
     UNVERIFIED_MTIME_NS,

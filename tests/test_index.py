@@ -162,7 +162,7 @@ def test_dirty_means_the_files_differ_from_the_index(workspace, tmp_path):
     with MemoryIndex(agent, provider=None) as fresh:  # as a new process would
         assert not fresh.dirty and not fresh.status().dirty and not fresh.needs_sync()
         note = workspace / "memory" / "2026-01-05.md"
-        # Touched (an older mtime: one in the future could not vouch for the text, engine/changes.py).
+        # Touched (an older mtime: one in the future could not vouch for the text, engine/indexing/changes.py).
         os.utime(note, ns=(time.time_ns(), time.time_ns() - 5_000_000_000))
         assert fresh.dirty and fresh.status().dirty
         fresh.sync()

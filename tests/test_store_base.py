@@ -14,7 +14,7 @@ from conftest import make_agent
 from memext.engine import MemoryIndex
 from memext.engine.search import run_search
 from memext.engine.store import IndexStore, Store, StoreOptions, open_store
-from memext.engine.sync import Syncer
+from memext.engine.indexing.sync import Syncer
 from memext.engine.vector_math import normalize
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"

@@ -16,8 +16,8 @@ from conftest import HashingProvider, backend_store, index_counts, make_agent
 from memext.engine import IndexBuildError, MemoryIndex
 from memext.engine.errors import WorkspaceMissing
 from memext.engine.store import open_store
-from memext.engine.changes import files_changed
-from memext.engine.sync import Syncer
+from memext.engine.indexing.changes import files_changed
+from memext.engine.indexing.sync import Syncer
 
 TESTS = Path(__file__).resolve().parent
 

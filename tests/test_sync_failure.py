@@ -1,5 +1,5 @@
 """A sync that fails on a full disk is recorded where every process sees it
-(engine/sync_failure.py, issue 13): `memext status` afterwards shows the
+(engine/indexing/last_failure.py, issue 13): `memext status` afterwards shows the
 error and the changed files, never "fresh", and no temp files stay behind.
 On a real full tmpfs when this user may mount one (root in CI containers),
 else with RLIMIT_FSIZE capping the failing process (see fault_helpers)."""
@@ -16,7 +16,7 @@ from fault_helpers import CAPPED_MEMEXT, fill, mount_tmpfs, unmount
 
 from conftest import make_agent
 from memext.engine import MemoryIndex
-from memext.engine.sync_failure import RECORD_BYTES, clear_failure, last_failure, record_failure, record_path
+from memext.engine.indexing.last_failure import RECORD_BYTES, clear_failure, last_failure, record_failure, record_path
 
 
 def test_the_record_is_written_in_place_and_read_back(tmp_path):

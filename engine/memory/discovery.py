@@ -387,7 +387,7 @@ class FileRead(NamedTuple):
     mtime_ns: int
     size: int
     #: The wall clock (ns) just before the read began: an mtime not safely
-    #: older than this cannot vouch for the text (see engine/changes.py).
+    #: older than this cannot vouch for the text (see engine/indexing/changes.py).
     read_at_ns: int
     #: False when the file kept changing while it was read (size or mtime
     #: differed before and after each attempt): the text may be torn.

@@ -1,7 +1,7 @@
 """The storage interface the search, sync and status code use.
 
 :class:`IndexStore` lists exactly what ``engine/search.py``,
-``engine/sync.py`` and ``MemoryIndex`` ask of an index; the SQLite
+``engine/indexing/sync.py`` and ``MemoryIndex`` ask of an index; the SQLite
 :class:`~memext.engine.store.sqlite.store.Store` and the PostgreSQL
 :class:`~memext.engine.store.postgres.store.PostgresStore` implement it
 (``store.factory.open_store`` picks one by ``store.driver``). The row types below

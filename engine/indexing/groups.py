@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from .changes import stat_matches
-from .memory.discovery import SourceFile
+from ..memory.discovery import SourceFile
 
 #: Chunks written per transaction when no provider sets a group size
 #: (keyword-only): few enough commits to cost little, a group small enough

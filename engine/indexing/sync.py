@@ -13,7 +13,7 @@ A file is read with its stat taken before and after (read again when they
 differ: it was being written), and the stat recorded is the one the text
 was read under; an mtime too close to the read to vouch for the text is
 recorded as unverified, so a later sync reads the file again
-(engine/changes.py).
+(engine/indexing/changes.py).
 
 When the index fingerprint (provider, model, chunking, sources...) changes,
 or on ``force``, the index is rebuilt into a shadow file seeded with the
@@ -30,22 +30,22 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from .memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
-from .config import AgentConfig
-from .memory.dates import content_date
+from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
+from ..config import AgentConfig
+from ..memory.dates import content_date
 from .fingerprint import fingerprint, needs_rebuild
-from .errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
-from .providers import EmbeddingProvider
+from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
+from ..providers import EmbeddingProvider
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
-from .memory.transcripts import parse_transcript
-from .memory.discovery import NotText, SourceFile, Skipped, read_file
-from .store import CacheKey, IndexStore, NewChunk
-from .sync_groups import COMMIT_CHUNKS, Groups, unchanged
-from .store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
-from .vector_math import normalize
+from ..memory.transcripts import parse_transcript
+from ..memory.discovery import NotText, SourceFile, Skipped, read_file
+from ..store import CacheKey, IndexStore, NewChunk
+from .groups import COMMIT_CHUNKS, Groups, unchanged
+from ..store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
+from ..vector_math import normalize
 
 #: A sync waits this long at most for the racy-timestamp window of files it
-#: just read to close, then reads them again (engine/changes.py); with
+#: just read to close, then reads them again (engine/indexing/changes.py); with
 #: nanosecond timestamps the window is milliseconds.
 RECHECK_WAIT_S = 0.2
 
@@ -96,7 +96,7 @@ class SyncReport:
 
 @dataclass
 class _Pending:
-    file: SourceFile  # with the stat to record (the read's, see engine/changes.py)
+    file: SourceFile  # with the stat to record (the read's, see engine/indexing/changes.py)
     hash: str
     chunks: list[Chunk]
     messages: int = 0
@@ -257,7 +257,7 @@ class Syncer:
         """Read a file whose stat does not match the index: queue it for
         writing when its text changed, else record its new stat. Returns
         how long (ns) until a new read of it can be verified when this one
-        could not be (engine/changes.py), else None."""
+        could not be (engine/indexing/changes.py), else None."""
         item = self._prepare(f, row, skipped, sessions_all, store)
         if item is None:
             return None
@@ -334,7 +334,7 @@ class Syncer:
                 return None
             return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note, day=day, new=row is None)
         # The stat recorded is the one the text was read under; an mtime that
-        # cannot vouch for the text is recorded as unverified (engine/changes.py).
+        # cannot vouch for the text is recorded as unverified (engine/indexing/changes.py).
         recorded = recorded_mtime(read)
         f = f._replace(mtime_ns=recorded, size=read.size)
         wait = None if recorded != UNVERIFIED_MTIME_NS else verified_in_ns(read)

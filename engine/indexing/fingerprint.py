@@ -4,10 +4,10 @@ configuration, provider or model changed since."""
 
 from __future__ import annotations
 
-from .config import AgentConfig
-from .providers import EmbeddingProvider
-from .store import IndexStore
-from .text import FTS_VERSION
+from ..config import AgentConfig
+from ..providers import EmbeddingProvider
+from ..store import IndexStore
+from ..text import FTS_VERSION
 
 FINGERPRINT_VERSION = 1
 

@@ -15,11 +15,11 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Config, adhoc_agent_id
-from .memory.roots import MEMORY_DIR, ROOT_FILES
-from .store.writer_lock import WriterLock
-from .store import remove_index_files
-from .sync_failure import record_path
+from ..config import Config, adhoc_agent_id
+from ..memory.roots import MEMORY_DIR, ROOT_FILES
+from ..store.writer_lock import WriterLock
+from ..store import remove_index_files
+from .last_failure import record_path
 
 _ADHOC_NAME = re.compile(r".+-[0-9a-f]{10}\.sqlite$")
 

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import PRIVATE_FILE_MODE
+from ..paths import PRIVATE_FILE_MODE
 
 log = logging.getLogger("memext")
 

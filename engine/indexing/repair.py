@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .store import CorruptIndex, move_aside
-from .store.sqlite.damage import may_be_damage, quick_check
+from ..store import CorruptIndex, move_aside
+from ..store.sqlite.damage import may_be_damage, quick_check
 
 
 #: Damage quick_check cannot see (it checks structure, not values): memext

@@ -32,8 +32,8 @@ from locomo import (  # noqa: E402
 
 from datetime import datetime  # noqa: E402
 
-from memext.engine.search import SearchResult, run_search  # noqa: E402
-from memext.engine.spans import budget_spans  # noqa: E402
+from memext.engine.search.pipeline import SearchResult, run_search  # noqa: E402
+from memext.engine.search.spans import budget_spans  # noqa: E402
 from memext.engine.store import Store, StoreOptions  # noqa: E402
 
 #: (path, start, end, score, cosine, bm25 0..1, time factor) per ranked chunk.

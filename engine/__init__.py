@@ -46,8 +46,8 @@ if TYPE_CHECKING:
         UnknownAgentError,
         WorkspaceMissing,
     )
-    from .excerpt import Excerpt, ExcerptLine
-    from .explain import ExplainRow, explain_rows, explain_table
+    from .search.excerpt import Excerpt, ExcerptLine
+    from .search.explain import ExplainRow, explain_rows, explain_table
     from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .index import MemoryIndex, open_index
     from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from .memory.roots import MemoryRoots
     from .providers.base import EmbeddingProvider
     from .memory.read import ReadResult, parse_get_spec, resolve_memory_path
-    from .search import SearchResponse, SearchResult
+    from .search.pipeline import SearchResponse, SearchResult
     from .session_memory import SavedSession, save_session_memory
     from .status import (
         BatchJob,
@@ -105,11 +105,11 @@ _EXPORTS: dict[str, str] = {
     "describe_progress": "indexing.progress",
     "EmbeddingProvider": "providers.base",
     "EmbeddingsPending": "errors",
-    "Excerpt": "excerpt",
-    "ExcerptLine": "excerpt",
-    "explain_rows": "explain",
-    "explain_table": "explain",
-    "ExplainRow": "explain",
+    "Excerpt": "search.excerpt",
+    "ExcerptLine": "search.excerpt",
+    "explain_rows": "search.explain",
+    "explain_table": "search.explain",
+    "ExplainRow": "search.explain",
     "FallbackStatus": "status",
     "flush_prompts": "flush",
     "FlushDecision": "flush",
@@ -153,8 +153,8 @@ _EXPORTS: dict[str, str] = {
     "save_session_memory": "session_memory",
     "SavedSession": "session_memory",
     "SearchDisabled": "errors",
-    "SearchResponse": "search",
-    "SearchResult": "search",
+    "SearchResponse": "search.pipeline",
+    "SearchResult": "search.pipeline",
     "SkippedFile": "status",
     "StorageStatus": "status",
     "Supervisor": "supervisor",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .search import SearchResult
+from .search.pipeline import SearchResult
 from .text import term_spans
 from .units import human_size
 
@@ -53,7 +53,7 @@ def result_lines(r: SearchResult, query: str, *, explain: bool) -> list[str]:
         if ex.omitted_after:
             lines.append(f"   {GAP:>{width}}")
     if explain and r.explain:
-        from .explain import explain_table  # only --explain needs it
+        from .search.explain import explain_table  # only --explain needs it
         lines.append(click.style("   how it scored:", dim=True))
         lines += [click.style(f"     {row}", dim=True) for row in explain_table(r.explain)]
     return lines

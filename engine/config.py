@@ -102,7 +102,7 @@ class StoreSettings(NamedTuple):
 class ChunkingSettings(NamedTuple):
     # Chosen on the LoCoMo dev split by turn recall at a 60-line reading
     # budget (bench/LOCOMO_RESULTS.md). A hit cites only its own lines
-    # (engine/spans.py: neighbours split the lines they share), so a chunk
+    # (engine/search/spans.py: neighbours split the lines they share), so a chunk
     # is indexed with half its size of context around what it cites:
     # 240/120 cites about 120 tokens matched with 240 (0.90; 200/40 0.898,
     # 240/160 0.899, 200/80 and 300/150 0.89, 160/60 0.887). 240 tokens
@@ -170,7 +170,7 @@ class QuerySettings(NamedTuple):
     min_score: Annotated[float, Check(min=0.0, max=1.0)] = 0.1
     # A chunk dated inside a time the query names ("last week", "in May
     # 2023") scores x (1 + time_boost); 0 turns it off. Queries without a
-    # time cue are never affected (engine/time_ranking.py).
+    # time cue are never affected (engine/search/time_ranking.py).
     time_boost: Annotated[float, Check(min=0.0, max=10.0)] = 0.2
     # Hits of one file that overlap or touch come back as one span (one
     # citation), as they always do with a max_lines budget: a reader never

@@ -33,8 +33,8 @@ from .indexing.repair import damage_of, set_aside, writer_died
 from .store.writer_lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
-from .query_embedding import QueryEmbedder
-from .search import BUDGET_MAX_RESULTS, SearchResponse, run_search
+from .search.query_embedding import QueryEmbedder
+from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .text import has_searchable_words
 from .indexing.fingerprint import fingerprint

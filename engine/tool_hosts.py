@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 from .memory.append import AppendResult, append_entry
 from .errors import LockTimeout, MemextError
 from .index import MemoryIndex
-from .search import SearchResponse
+from .search.pipeline import SearchResponse
 
 if TYPE_CHECKING:
     from .supervisor import Supervisor

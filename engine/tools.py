@@ -28,7 +28,7 @@ from .config import Config, load_config
 from .errors import MemextError
 from .index import MemoryIndex
 from .memory.read import ReadResult
-from .search import SearchResponse
+from .search.pipeline import SearchResponse
 from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
-"""The lines around a hit's best-matching line (engine/excerpt.py)."""
+"""The lines around a hit's best-matching line (engine/search/excerpt.py)."""
 
-from memext.engine.excerpt import LINE_CHARS, make_excerpt
+from memext.engine.search.excerpt import LINE_CHARS, make_excerpt
 from memext.engine.text import query_terms
 
 

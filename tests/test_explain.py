@@ -1,6 +1,6 @@
-"""Explain rows (engine/explain.py)."""
+"""Explain rows (engine/search/explain.py)."""
 
-from memext.engine.explain import explain_rows, explain_table
+from memext.engine.search.explain import explain_rows, explain_table
 
 
 def test_rows_round_and_name_every_part():

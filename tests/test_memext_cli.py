@@ -48,7 +48,7 @@ def test_the_program_has_every_engine_command_and_tray():
 #: not need (cold start: they are loaded when a command or a sync uses them).
 NOT_FOR_A_SEARCH = (
     "memext.engine.cli_agents",
-    "memext.engine.explain",
+    "memext.engine.search.explain",
     "memext.engine.model_cli",
     "memext.engine.indexing.leftovers",
     "memext.engine.memory.append",
@@ -72,7 +72,7 @@ def test_a_one_shot_search_loads_only_what_it_uses(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "memory/2026-01-01.md:1-1" in r.stdout  # it searched (and checked for changes first)
     loaded = set(r.stdout.split("LOADED", 1)[1].split())
-    assert "memext.engine.search" in loaded and "memext.engine.indexing.changes" in loaded
+    assert "memext.engine.search.pipeline" in loaded and "memext.engine.indexing.changes" in loaded
     assert sorted(loaded & set(NOT_FOR_A_SEARCH)) == []
     # The lazy commands still run, from the same group.
     listed = memext("--config", str(cfg), "agents", "--json")

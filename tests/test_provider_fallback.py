@@ -112,7 +112,7 @@ def test_a_query_time_outage_returns_keyword_results(workspace, tmp_path, api_se
         assert again.mode == "keyword" and "HTTP 500" in again.error and "failed 0 s ago" in again.notice
         assert len(api_server.requests("openai.embeddings")) == asked
 
-        monkeypatch.setattr("memext.engine.query_embedding.QUERY_RETRY_AFTER_S", 0.0)  # time to try again
+        monkeypatch.setattr("memext.engine.search.query_embedding.QUERY_RETRY_AFTER_S", 0.0)  # time to try again
         api_server.stop()  # the endpoint goes away entirely
         hits = idx.search("Tuesdays")
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md" and "cannot connect" in hits.error

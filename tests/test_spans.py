@@ -1,10 +1,10 @@
-"""The reading budget's span grouping (engine/spans.py, DESIGN.md §7)."""
+"""The reading budget's span grouping (engine/search/spans.py, DESIGN.md §7)."""
 
 from __future__ import annotations
 
 import pytest
 
-from memext.engine.spans import budget_spans, cited_lines, hit_lines, merged_text, own_lines
+from memext.engine.search.spans import budget_spans, cited_lines, hit_lines, merged_text, own_lines
 
 
 def _ranges(spans):

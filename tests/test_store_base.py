@@ -12,7 +12,7 @@ import pytest
 
 from conftest import make_agent
 from memext.engine import MemoryIndex
-from memext.engine.search import run_search
+from memext.engine.search.pipeline import run_search
 from memext.engine.store import IndexStore, Store, StoreOptions, open_store
 from memext.engine.indexing.sync import Syncer
 from memext.engine.vector_math import normalize
@@ -132,7 +132,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
 
 def test_chunk_neighbours_are_the_chunks_before_and_after_in_the_file(tmp_path):
     # Through the interface, on the backend in force: the lines a hit owns
-    # come from its neighbours' line ranges (engine/spans.own_lines).
+    # come from its neighbours' line ranges (engine/search/spans.own_lines).
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "memory" / "long.md").write_text("".join(f"- note {i} about the kiwi harvest and crates\n" for i in range(60)))

@@ -1,4 +1,4 @@
-"""Time cues in queries resolved against a reference time (engine/time_cues.py)."""
+"""Time cues in queries resolved against a reference time (engine/search/time_cues.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 import pytest
 
-from memext.engine.time_cues import find_time_cues, named_days
+from memext.engine.search.time_cues import find_time_cues, named_days
 
 WED = datetime(2023, 8, 16, 10, 30)  # a Wednesday
 MON = date(2024, 1, 1)  # a Monday, early in a year

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
 from ..memory.read import ReadResult
-from ..search import SearchResponse, SearchResult
+from ..search.pipeline import SearchResponse, SearchResult
 
 Content = Literal["snippet", "lines"]
 

@@ -1,6 +1,6 @@
 """The storage interface the search, sync and status code use.
 
-:class:`IndexStore` lists exactly what ``engine/search.py``,
+:class:`IndexStore` lists exactly what ``engine/search/pipeline.py``,
 ``engine/indexing/sync.py`` and ``MemoryIndex`` ask of an index; the SQLite
 :class:`~memext.engine.store.sqlite.store.Store` and the PostgreSQL
 :class:`~memext.engine.store.postgres.store.PostgresStore` implement it

@@ -37,16 +37,16 @@ from typing import TYPE_CHECKING, Collection, Iterator, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from .config import QuerySettings
+from ..config import QuerySettings
 from .excerpt import Excerpt, make_excerpt, make_snippet
 from .citing import Citer, TermsFound
 from .spans import Span, budget_spans, merged_text
-from .store import ChunkRow, IndexStore
+from ..store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .decay import decay_factor
 from .mmr import mmr_order
-from .text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
+from ..text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
 
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from .errors import BadEmbeddings
-from .providers import EmbeddingProvider
-from .vector_math import normalize
+from ..errors import BadEmbeddings
+from ..providers import EmbeddingProvider
+from ..vector_math import normalize
 
 #: After a query embedding fails, searches stay keyword-only this long.
 QUERY_RETRY_AFTER_S = 30.0

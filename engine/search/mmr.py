@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Protocol, TypeVar
 
-from .store import ChunkRow, IndexStore
-from .text import words
+from ..store import ChunkRow, IndexStore
+from ..text import words
 
 
 class Ranked(Protocol):

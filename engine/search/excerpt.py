@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Sequence
 
-from .text import find_terms, highlight_terms, safe_cut
+from ..text import find_terms, highlight_terms, safe_cut
 
 SNIPPET_CHARS = 700
 #: Characters of context shown before a hit that starts a snippet mid-line.

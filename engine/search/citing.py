@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from .spans import hit_lines
-from .store import ChunkRow, IndexStore
-from .text import find_terms, found_in_lines
+from ..store import ChunkRow, IndexStore
+from ..text import find_terms, found_in_lines
 
 
 class TermsFound:

@@ -1,0 +1,1 @@
+"""Hybrid search: vector and keyword hits fused, ranked, cited and excerpted."""

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .search.explain import ExplainRow, explain_rows, explain_table
     from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .index import MemoryIndex, open_index
-    from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
+    from .freshness.keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
     from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
     from .indexing.progress import TextProgress, describe_progress
     from .memory.roots import MemoryRoots
@@ -72,7 +72,7 @@ if TYPE_CHECKING:
         StorageStatus,
         VectorStatus,
     )
-    from .supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
+    from .freshness.supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader, Supervisor
     from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
     from .text import term_spans
     from .memory.dates import BadDate
@@ -99,9 +99,9 @@ _EXPORTS: dict[str, str] = {
     "chunk_markdown": "memory.chunking",
     "Config": "config",
     "ConfigError": "errors",
-    "ConfigReloader": "supervisor",
-    "DEFAULT_CONFIG_POLL_S": "supervisor",
-    "DEFAULT_RECONCILE_S": "supervisor",
+    "ConfigReloader": "freshness.supervisor",
+    "DEFAULT_CONFIG_POLL_S": "freshness.supervisor",
+    "DEFAULT_RECONCILE_S": "freshness.supervisor",
     "describe_progress": "indexing.progress",
     "EmbeddingProvider": "providers.base",
     "EmbeddingsPending": "errors",
@@ -114,10 +114,10 @@ _EXPORTS: dict[str, str] = {
     "flush_prompts": "flush",
     "FlushDecision": "flush",
     "FlushPrompts": "flush",
-    "FreshnessKeeper": "keeper",
+    "FreshnessKeeper": "freshness.keeper",
     "FtsStatus": "status",
     "IndexBuildError": "errors",
-    "IndexFactory": "keeper",
+    "IndexFactory": "freshness.keeper",
     "IndexHost": "tool_hosts",
     "IndexOpenError": "errors",
     "IndexReadOnly": "errors",
@@ -125,9 +125,9 @@ _EXPORTS: dict[str, str] = {
     "ForeignDatabase": "errors",
     "IndexStatus": "status",
     "is_no_reply": "flush",
-    "KeeperSnapshot": "keeper",
+    "KeeperSnapshot": "freshness.keeper",
     "KeptFresh": "tool_hosts",
-    "KeeperState": "keeper",
+    "KeeperState": "freshness.keeper",
     "LastSync": "status",
     "load_config": "config",
     "LocalModelStatus": "status",
@@ -157,11 +157,11 @@ _EXPORTS: dict[str, str] = {
     "SearchResult": "search.pipeline",
     "SkippedFile": "status",
     "StorageStatus": "status",
-    "Supervisor": "supervisor",
+    "Supervisor": "freshness.supervisor",
     "SyncCancelled": "indexing.sync",
     "SyncProgress": "indexing.sync",
     "SyncReport": "indexing.sync",
-    "SyncRequest": "keeper",
+    "SyncRequest": "freshness.keeper",
     "SyncWhenNeeded": "tool_hosts",
     "term_spans": "text",
     "TextProgress": "indexing.progress",

@@ -491,7 +491,7 @@ class MemoryIndex:
 
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
-        :class:`~memext.engine.keeper.FreshnessKeeper`'s ``before_search``).
+        :class:`~memext.engine.freshness.keeper.FreshnessKeeper`'s ``before_search``).
         """
         if not self.agent.settings.enabled:
             raise SearchDisabled(

@@ -30,7 +30,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from .config import Config
-from .supervisor import Supervisor
+from .freshness.supervisor import Supervisor
 from .tools import MemoryTools, ToolError, ToolSpec
 
 log = logging.getLogger("memext")

@@ -27,7 +27,7 @@ from .index import MemoryIndex
 from .search.pipeline import SearchResponse
 
 if TYPE_CHECKING:
-    from .supervisor import Supervisor
+    from .freshness.supervisor import Supervisor
 
 #: How long a search waits for a first build or a pending note (KeptFresh).
 SEARCH_WAIT_S = 30.0

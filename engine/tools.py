@@ -34,7 +34,7 @@ from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
 if TYPE_CHECKING:
     import jsonschema
 
-    from .supervisor import Supervisor
+    from .freshness.supervisor import Supervisor
 
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50

@@ -465,8 +465,8 @@ def test_a_watcher_that_cannot_start_is_tried_again(setup, monkeypatch):
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
-    import memext.engine.watch_guard as _guard_mod
-    import memext.engine.watch as _watch_mod
+    import memext.engine.freshness.watch_guard as _guard_mod
+    import memext.engine.freshness.watch as _watch_mod
 
     broken = {"native": True, "polling": True}
 
@@ -509,7 +509,7 @@ def test_a_watcher_that_cannot_start_is_tried_again_at_the_reconcile_scan(setup,
 
     from watchdog.observers.polling import PollingObserver
 
-    import memext.engine.watch as _watch_mod
+    import memext.engine.freshness.watch as _watch_mod
 
     broken = {"polling": True}
 

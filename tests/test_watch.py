@@ -13,7 +13,7 @@ from tray_helpers import atomic_save, make_workspace, wait_for
 
 from conftest import make_agent
 from memext.engine.memory.roots import MemoryRoots
-from memext.engine.watch import MemoryWatcher
+from memext.engine.freshness.watch import MemoryWatcher
 
 
 class Recorder:
@@ -191,7 +191,7 @@ def test_a_start_that_fails_entirely_leaves_nothing_running(ws, monkeypatch):
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
-    import memext.engine.watch as _watch_mod
+    import memext.engine.freshness.watch as _watch_mod
 
     broken = {"polling": True}
 
@@ -244,7 +244,7 @@ WATCH_LOOPS_CHILD = """
 import os, sys, threading, time
 from pathlib import Path
 from memext.engine.memory.roots import MemoryRoots
-from memext.engine.watch import MemoryWatcher
+from memext.engine.freshness.watch import MemoryWatcher
 ws = Path(sys.argv[1])
 seen = threading.Event()
 w = MemoryWatcher(MemoryRoots.of(ws, []), lambda paths: seen.set(), debounce_s=0.2, polling=sys.argv[2] == "polling",

@@ -1,7 +1,7 @@
 """Watching one agent's memory files with watchdog, debounced.
 
 watchdog is an optional dependency (``pip install 'memext[watch]'``): the
-keeper imports this module through :func:`memext.engine.keeper.watcher_class`,
+keeper imports this module through :func:`memext.engine.freshness.keeper.watcher_class`,
 which falls back to interval and reconcile syncs when it is missing.
 
 What is watched (DESIGN.md §1) comes from :meth:`MemoryRoots.schedules`: the
@@ -51,7 +51,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserverVFS
 from watchdog.utils.event_debouncer import EventDebouncer
 
-from .memory.roots import MemoryRoots
+from ..memory.roots import MemoryRoots
 
 log = logging.getLogger("memext.watch")
 

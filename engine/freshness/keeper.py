@@ -14,7 +14,7 @@ which the keeper waits for in short tries so that stopping stays prompt).
 Requests that arrive while a sync runs merge into one follow-up sync; the
 file watcher (:mod:`.watch`, when watchdog is installed) debounces bursts of
 saves into one request. Interval and reconcile syncs and the watcher's
-upkeep are driven by :class:`~memext.engine.supervisor.Supervisor`'s
+upkeep are driven by :class:`~memext.engine.freshness.supervisor.Supervisor`'s
 scheduler through :meth:`FreshnessKeeper.tick`.
 
 The keeper holds what a status display shows (:class:`KeeperSnapshot`): a
@@ -37,10 +37,10 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from .config import AgentConfig
-from .errors import LockTimeout, MemextError
-from .index import MemoryIndex
-from .keeper_state import (
+from ..config import AgentConfig
+from ..errors import LockTimeout, MemextError
+from ..index import MemoryIndex
+from .state import (
     PRIORITY,
     WAITED_REASONS,
     KeeperListener,
@@ -49,8 +49,8 @@ from .keeper_state import (
     SyncRequest,
     status_facts,
 )
-from .indexing.progress import describe_progress
-from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
+from ..indexing.progress import describe_progress
+from ..indexing.sync import SyncCancelled, SyncProgress, SyncReport
 from .watch_guard import WATCH_RETRY_S, WatchGuard, watcher_class
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .memory.roots import MEMORY_DIR
-from .status import IndexStatus
+from ..memory.roots import MEMORY_DIR
+from ..status import IndexStatus
 
 
 class KeeperState(str, enum.Enum):

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .config import Config, load_config
-from .errors import MemextError
+from ..config import Config, load_config
+from ..errors import MemextError
 from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, Notifier
-from .paths import AppPaths, app_paths
-from .store.factory import store_location
+from ..paths import AppPaths, app_paths
+from ..store.factory import store_location
 
 log = logging.getLogger("memext.supervisor")
 

@@ -1,0 +1,1 @@
+"""Keeping indexes fresh in the background: keepers, their supervisor, file watching."""

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     )
     from .search.excerpt import Excerpt, ExcerptLine
     from .search.explain import ExplainRow, explain_rows, explain_table
-    from .flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
+    from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .index import MemoryIndex, open_index
     from .freshness.keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, KeeperState, SyncRequest
     from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, AppPaths, app_paths, private_dir, private_file, write_private_text
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from .providers.base import EmbeddingProvider
     from .memory.read import ReadResult, parse_get_spec, resolve_memory_path
     from .search.pipeline import SearchResponse, SearchResult
-    from .session_memory import SavedSession, save_session_memory
+    from .agents.session_memory import SavedSession, save_session_memory
     from .status import (
         BatchJob,
         BatchStatus,
@@ -76,8 +76,8 @@ if TYPE_CHECKING:
     from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
     from .text import term_spans
     from .memory.dates import BadDate
-    from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
-    from .tools import TOOLS, MemoryTools, ToolError, ToolSpec, openai_tools
+    from .agents.hosts import IndexHost, KeptFresh, SyncWhenNeeded
+    from .agents.tools import TOOLS, MemoryTools, ToolError, ToolSpec, openai_tools
 
 #: Where each public name lives. Names load on first use (PEP 562), so a
 #: one-shot `memext search` imports only the modules it runs, not the
@@ -111,22 +111,22 @@ _EXPORTS: dict[str, str] = {
     "explain_table": "search.explain",
     "ExplainRow": "search.explain",
     "FallbackStatus": "status",
-    "flush_prompts": "flush",
-    "FlushDecision": "flush",
-    "FlushPrompts": "flush",
+    "flush_prompts": "agents.flush",
+    "FlushDecision": "agents.flush",
+    "FlushPrompts": "agents.flush",
     "FreshnessKeeper": "freshness.keeper",
     "FtsStatus": "status",
     "IndexBuildError": "errors",
     "IndexFactory": "freshness.keeper",
-    "IndexHost": "tool_hosts",
+    "IndexHost": "agents.hosts",
     "IndexOpenError": "errors",
     "IndexReadOnly": "errors",
     "BadEmbeddings": "errors",
     "ForeignDatabase": "errors",
     "IndexStatus": "status",
-    "is_no_reply": "flush",
+    "is_no_reply": "agents.flush",
     "KeeperSnapshot": "freshness.keeper",
-    "KeptFresh": "tool_hosts",
+    "KeptFresh": "agents.hosts",
     "KeeperState": "freshness.keeper",
     "LastSync": "status",
     "load_config": "config",
@@ -134,13 +134,13 @@ _EXPORTS: dict[str, str] = {
     "LockTimeout": "errors",
     "LONG_TERM_FILE": "memory.append",
     "MemextError": "errors",
-    "MemoryFlush": "flush",
+    "MemoryFlush": "agents.flush",
     "MemoryIndex": "index",
     "MemoryRoots": "memory.roots",
     "MemorySearchSettings": "config",
-    "MemoryTools": "tools",
+    "MemoryTools": "agents.tools",
     "open_index": "index",
-    "openai_tools": "tools",
+    "openai_tools": "agents.tools",
     "parse_get_spec": "memory.read",
     "private_dir": "paths",
     "PRIVATE_DIR_MODE": "paths",
@@ -150,8 +150,8 @@ _EXPORTS: dict[str, str] = {
     "ProviderStatus": "status",
     "ReadResult": "memory.read",
     "resolve_memory_path": "memory.read",
-    "save_session_memory": "session_memory",
-    "SavedSession": "session_memory",
+    "save_session_memory": "agents.session_memory",
+    "SavedSession": "agents.session_memory",
     "SearchDisabled": "errors",
     "SearchResponse": "search.pipeline",
     "SearchResult": "search.pipeline",
@@ -162,12 +162,12 @@ _EXPORTS: dict[str, str] = {
     "SyncProgress": "indexing.sync",
     "SyncReport": "indexing.sync",
     "SyncRequest": "freshness.keeper",
-    "SyncWhenNeeded": "tool_hosts",
+    "SyncWhenNeeded": "agents.hosts",
     "term_spans": "text",
     "TextProgress": "indexing.progress",
-    "ToolError": "tools",
-    "TOOLS": "tools",
-    "ToolSpec": "tools",
+    "ToolError": "agents.tools",
+    "TOOLS": "agents.tools",
+    "ToolSpec": "agents.tools",
     "UnknownAgentError": "errors",
     "VectorStatus": "status",
     "WorkspaceMissing": "errors",

@@ -31,7 +31,7 @@ from mcp.server.lowlevel import Server
 
 from .config import Config
 from .freshness.supervisor import Supervisor
-from .tools import MemoryTools, ToolError, ToolSpec
+from .agents.tools import MemoryTools, ToolError, ToolSpec
 
 log = logging.getLogger("memext")
 

@@ -346,7 +346,7 @@ def test_a_keyword_only_search_imports_only_what_it_runs(config):
     (numpy, sqlite-vec's package), no lock library (it writes nothing) and
     none of the long-lived halves of the API (DESIGN.md §12)."""
     run("index")
-    unwanted = ("numpy", "filelock", "sqlite_vec", "memext.engine.freshness.keeper", "memext.engine.tools", "memext.session", "IPython")
+    unwanted = ("numpy", "filelock", "sqlite_vec", "memext.engine.freshness.keeper", "memext.engine.agents.tools", "memext.session", "IPython")
     code = (
         "import runpy, sys\n"
         "sys.argv = ['memext', 'search', 'green', 'tea']\n"

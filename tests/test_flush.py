@@ -1,4 +1,4 @@
-"""The pre-compaction memory flush helper (engine/flush.py) on a real index
+"""The pre-compaction memory flush helper (engine/agents/flush.py) on a real index
 and real workspaces."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from conftest import make_agent
 
 from memext.engine import MemextError, MemoryIndex
-from memext.engine.flush import (
+from memext.engine.agents.flush import (
     DEFAULT_RESERVE_TOKENS_FLOOR,
     DEFAULT_SOFT_THRESHOLD_TOKENS,
     MemoryFlush,
@@ -87,7 +87,7 @@ def test_two_processes_marking_at_once_lose_nothing(tmp_path, workspace):
     script = textwrap.dedent(
         """
         import sys
-        from memext.engine.flush import MemoryFlush
+        from memext.engine.agents.flush import MemoryFlush
         f = MemoryFlush(sys.argv[1], sys.argv[2], context_window=1000)
         for i in range(40):
             f.mark_flushed(session=f"{sys.argv[3]}-{i}", compaction_count=i)
@@ -152,7 +152,7 @@ def test_a_read_only_workspace_is_skipped(workspace, tmp_path):
     script = textwrap.dedent(
         """
         import sys
-        from memext.engine.flush import MemoryFlush
+        from memext.engine.agents.flush import MemoryFlush
         f = MemoryFlush(sys.argv[1], sys.argv[2], context_window=1000)
         print(f.check(999).reason)
         """

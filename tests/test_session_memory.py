@@ -1,4 +1,4 @@
-"""Session-to-memory (engine/session_memory.py) on real workspaces and a
+"""Session-to-memory (engine/agents/session_memory.py) on real workspaces and a
 real index."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from conftest import make_agent
 
 from memext.engine import MemextError, MemoryIndex
-from memext.engine.session_memory import default_slug, make_slug, save_session_memory, session_lines
+from memext.engine.agents.session_memory import default_slug, make_slug, save_session_memory, session_lines
 
 WHEN = datetime(2026, 1, 16, 14, 30, tzinfo=timezone.utc)
 
@@ -103,7 +103,7 @@ def test_two_processes_saving_at_once_both_keep_their_file(workspace):
         """
         import sys
         from datetime import datetime, timezone
-        from memext.engine.session_memory import save_session_memory
+        from memext.engine.agents.session_memory import save_session_memory
         for i in range(20):
             save_session_memory(sys.argv[1], [{"role": "user", "content": "Standup notes " + sys.argv[2]}],
                                 slug=lambda m: "standup", when=datetime(2026, 1, 16, tzinfo=timezone.utc))

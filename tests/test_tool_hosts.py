@@ -1,4 +1,4 @@
-"""engine/tool_hosts.py: the tools over a real Supervisor (KeptFresh): no
+"""engine/agents/hosts.py: the tools over a real Supervisor (KeptFresh): no
 sync per call, a truthful `stale`, appends searchable on return."""
 
 from __future__ import annotations

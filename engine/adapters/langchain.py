@@ -10,7 +10,7 @@ memory and the memory tools as LangChain tools.
     docs = retriever.invoke("deploy checklist")
     docs[0].metadata["citation"]        # "memory/2026-01-05.md:3-4"
 
-The tools come from the engine's one definition (``memext.engine.tools``):
+The tools come from the engine's one definition (``memext.engine.agents.tools``):
 same names, descriptions and JSON Schemas as the MCP server and the OpenAI
 tool list, run through ``MemoryTools.call_tool``.
 """
@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
         "the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'"
     ) from exc
 
-from ..tools import MemoryTools, ToolError, ToolSpec
+from ..agents.tools import MemoryTools, ToolError, ToolSpec
 from .hits import Content, Searchable, search_hits
 
 __all__ = ["MemextRetriever", "memory_tools"]

@@ -23,18 +23,18 @@ import threading
 from dataclasses import dataclass, is_dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
-from .memory.append import AppendResult
-from .config import Config, load_config
-from .errors import MemextError
-from .index import MemoryIndex
-from .memory.read import ReadResult
-from .search.pipeline import SearchResponse
-from .tool_hosts import IndexHost, KeptFresh, SyncWhenNeeded
+from ..memory.append import AppendResult
+from ..config import Config, load_config
+from ..errors import MemextError
+from ..index import MemoryIndex
+from ..memory.read import ReadResult
+from ..search.pipeline import SearchResponse
+from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
 
 if TYPE_CHECKING:
     import jsonschema
 
-    from .freshness.supervisor import Supervisor
+    from ..freshness.supervisor import Supervisor
 
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50

@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from .errors import LockTimeout, MemextError
-from .paths import private_dir
+from ..errors import LockTimeout, MemextError
+from ..paths import private_dir
 
 if TYPE_CHECKING:
-    from .index import MemoryIndex
+    from ..index import MemoryIndex
 
 DEFAULT_RESERVE_TOKENS_FLOOR = 20_000
 DEFAULT_SOFT_THRESHOLD_TOKENS = 4_000

@@ -21,13 +21,13 @@ import dataclasses
 import threading
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from .memory.append import AppendResult, append_entry
-from .errors import LockTimeout, MemextError
-from .index import MemoryIndex
-from .search.pipeline import SearchResponse
+from ..memory.append import AppendResult, append_entry
+from ..errors import LockTimeout, MemextError
+from ..index import MemoryIndex
+from ..search.pipeline import SearchResponse
 
 if TYPE_CHECKING:
-    from .freshness.supervisor import Supervisor
+    from ..freshness.supervisor import Supervisor
 
 #: How long a search waits for a first build or a pending note (KeptFresh).
 SEARCH_WAIT_S = 30.0

@@ -25,8 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
-from .errors import MemextError
-from .memory.transcripts import render_record
+from ..errors import MemextError
+from ..memory.transcripts import render_record
 
 DEFAULT_MESSAGES = 15
 MAX_SLUG_WORDS = 6

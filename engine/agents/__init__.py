@@ -1,0 +1,1 @@
+"""What agents use: the memory tools, where tool calls find an index, flush, session memory."""

@@ -1,5 +1,5 @@
 """The ``memext`` program (console script and ``python -m memext``): the
-engine's commands (:mod:`memext.engine.cli`) plus ``memext tray``.
+engine's commands (:mod:`memext.engine.faces.cli.commands`) plus ``memext tray``.
 
 ``memext tray`` lives here rather than beside the other commands because
 the engine imports no face; it imports the tray lazily, so the CLI works
@@ -12,8 +12,8 @@ import gc
 
 import click
 
-from memext.engine.cli import CommandError, MemextGroup
-from memext.engine.cli import cli as engine_cli
+from memext.engine.faces.cli.commands import CommandError, MemextGroup
+from memext.engine.faces.cli.commands import cli as engine_cli
 
 TRAY_EXTRA = "pip install 'memext[tray]'"
 
@@ -43,7 +43,7 @@ def tray_cmd(ctx: click.Context, args: tuple[str, ...]) -> None:
 
 #: The whole ``memext`` group: the engine's group with ``tray`` added (a new
 #: group built from the engine group's public parts, so importing this module
-#: changes nothing in :mod:`memext.engine.cli`).
+#: changes nothing in :mod:`memext.engine.faces.cli.commands`).
 cli = MemextGroup(
     name="memext",
     commands=[*engine_cli.commands.values(), tray_cmd],

@@ -13,7 +13,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
 from memext.engine import MemextError
-from memext.engine.adapters.langchain import MemextRetriever
+from memext.engine.faces.adapters.langchain import MemextRetriever
 
 METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
 
@@ -89,7 +89,7 @@ def test_bad_content_mode_is_refused(index):
 def test_missing_extra_names_it():
     code = (
         "import sys; sys.modules['langchain_core'] = None\n"
-        "try:\n    import memext.engine.adapters.langchain\n"
+        "try:\n    import memext.engine.faces.adapters.langchain\n"
         "except ImportError as e:\n    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -127,7 +127,7 @@ def test_the_tools_are_the_engines_definitions(tools):
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from memext.engine import TOOLS
-    from memext.engine.adapters.langchain import memory_tools
+    from memext.engine.faces.adapters.langchain import memory_tools
 
     lc = memory_tools(tools)
     assert [t.name for t in lc] == [t.name for t in TOOLS] == ["memory_search", "memory_get", "memory_append"]
@@ -144,7 +144,7 @@ def test_the_tools_are_the_engines_definitions(tools):
 
 
 def test_search_get_and_append_through_langchain(writable_tools):
-    from memext.engine.adapters.langchain import memory_tools
+    from memext.engine.faces.adapters.langchain import memory_tools
 
     tools, example_workspace = writable_tools
     search, get, append = memory_tools(tools)
@@ -164,7 +164,7 @@ def test_search_get_and_append_through_langchain(writable_tools):
 def test_a_model_tool_call_gets_a_tool_message(tools):
     from langchain_core.messages import ToolMessage
 
-    from memext.engine.adapters.langchain import memory_tools
+    from memext.engine.faces.adapters.langchain import memory_tools
 
     search = memory_tools(tools)[0]
     call = {"name": "memory_search", "args": {"query": "green tea", "max_results": 2, "min_score": None,
@@ -176,7 +176,7 @@ def test_a_model_tool_call_gets_a_tool_message(tools):
 
 
 def test_failures_come_back_to_the_model_as_messages(tools, example_workspace):
-    from memext.engine.adapters.langchain import memory_tools
+    from memext.engine.faces.adapters.langchain import memory_tools
 
     search, get, append = memory_tools(tools)
     before = {p: p.read_bytes() for p in example_workspace.rglob("*") if p.is_file()}
@@ -195,7 +195,7 @@ def test_failures_come_back_to_the_model_as_messages(tools, example_workspace):
 
 
 def test_tools_run_async(tools):
-    from memext.engine.adapters.langchain import memory_tools
+    from memext.engine.faces.adapters.langchain import memory_tools
 
     search = memory_tools(tools)[0]
     found = asyncio.run(search.ainvoke({"query": "green tea", "max_results": 1}))

@@ -13,7 +13,7 @@ import pytest
 from adapter_helpers import shared_example_index
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
-from memext.engine.adapters.llamaindex import MemextLlamaRetriever
+from memext.engine.faces.adapters.llamaindex import MemextLlamaRetriever
 
 METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
 
@@ -75,7 +75,7 @@ def test_settings_reach_the_search(index):
 def test_missing_extra_names_it():
     code = (
         "import sys; sys.modules['llama_index.core'] = None\n"
-        "try:\n    import memext.engine.adapters.llamaindex\n"
+        "try:\n    import memext.engine.faces.adapters.llamaindex\n"
         "except ImportError as e:\n    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -98,8 +98,8 @@ def test_both_adapters_work_with_the_network_cut_off(example_workspace, tmp_path
         import sys; sys.path.insert(0, sys_path)
         from pathlib import Path
         from adapter_helpers import example_index
-        from memext.engine.adapters.llamaindex import MemextLlamaRetriever
-        from memext.engine.adapters.langchain import MemextRetriever
+        from memext.engine.faces.adapters.llamaindex import MemextLlamaRetriever
+        from memext.engine.faces.adapters.langchain import MemextRetriever
         from llama_index.core.utils import get_tokenizer
         idx = example_index(Path({str(example_workspace)!r}), Path({str(tmp_path)!r}))
         assert MemextLlamaRetriever(idx).retrieve("green tea")

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from memext.engine import MemextError
-from memext.engine.cli import MemextGroup, cli
+from memext.engine.faces.cli.commands import MemextGroup, cli
 from memext.engine.store.writer_lock import WriterLock
 
 

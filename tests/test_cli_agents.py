@@ -1,5 +1,5 @@
 """`memext agents` (list, add, remove, prune), `memext config` and `-a`/`--json`
-on every command (engine/cli_agents.py)."""
+on every command (engine/faces/cli/agent_commands.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from memext.engine import app_paths
-from memext.engine.cli import cli
+from memext.engine.faces.cli.commands import cli
 
 
 def run(*args: str):

@@ -1,4 +1,4 @@
-"""What `memext search` and `memext status` print (engine/cli_output.py)."""
+"""What `memext search` and `memext status` print (engine/faces/cli/output.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memext.engine.cli import cli
-from memext.engine.cli_output import human_size
+from memext.engine.faces.cli.commands import cli
+from memext.engine.faces.cli.output import human_size
 
 
 @pytest.fixture

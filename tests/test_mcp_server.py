@@ -19,7 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from memext.engine import TOOLS, MemoryIndex, load_config
-from memext.engine.mcp_server import INSTRUCTIONS
+from memext.engine.faces.mcp_server import INSTRUCTIONS
 from memext_helpers import write_config
 
 TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"

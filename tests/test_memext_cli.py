@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
 
 from memext.cli import cli
-from memext.engine.cli import cli as engine_cli
+from memext.engine.faces.cli.commands import cli as engine_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,9 +47,9 @@ def test_the_program_has_every_engine_command_and_tray():
 #: Modules a one-shot `memext search` of an index with nothing to sync does
 #: not need (cold start: they are loaded when a command or a sync uses them).
 NOT_FOR_A_SEARCH = (
-    "memext.engine.cli_agents",
+    "memext.engine.faces.cli.agent_commands",
     "memext.engine.search.explain",
-    "memext.engine.model_cli",
+    "memext.engine.faces.cli.model_commands",
     "memext.engine.indexing.leftovers",
     "memext.engine.memory.append",
     "memext.engine.indexing.progress",

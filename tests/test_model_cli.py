@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from conftest import MODEL_PATH
 from memext.engine import model_install
-from memext.engine.cli import cli
+from memext.engine.faces.cli.commands import cli
 from memext.engine.config import load_config
 from memext.engine.paths import app_paths
 from memext.engine.providers import choose_provider

@@ -87,7 +87,7 @@ def test_changed_settings_are_said_until_the_rebuild(tmp_path):
     it; it is not shown as up to date meanwhile."""
     from conftest import make_agent
     from memext.engine import MemoryIndex
-    from memext.engine.cli_output import status_lines
+    from memext.engine.faces.cli.output import status_lines
     from memext.views import state_words
 
     ws = tmp_path / "ws"

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .config import Config, load_config
+from ...config import Config, load_config
 
 agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -16,16 +16,16 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from .cli_common import agent_option, ctx_config as _config, json_option, print_json as _print_json
-from .cli_output import result_lines, search_kind, status_lines
-from .config import AgentConfig, Config
-from .errors import IndexBuildError, LockTimeout, MemextError
-from .index import MemoryIndex
-from .memory.roots import MEMORY_DIR, ROOT_FILES
+from .options import agent_option, ctx_config as _config, json_option, print_json as _print_json
+from .output import result_lines, search_kind, status_lines
+from ...config import AgentConfig, Config
+from ...errors import IndexBuildError, LockTimeout, MemextError
+from ...index import MemoryIndex
+from ...memory.roots import MEMORY_DIR, ROOT_FILES
 
 if TYPE_CHECKING:
-    from .status import IndexStatus
-    from .indexing.sync import SyncReport
+    from ...status import IndexStatus
+    from ...indexing.sync import SyncReport
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -116,9 +116,9 @@ def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
     cls=MemextGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
     lazy_commands={
-        "agents": "memext.engine.cli_agents:agents_cmd",
-        "config": "memext.engine.cli_agents:config_cmd",
-        "model": "memext.engine.model_cli:model_group",
+        "agents": "memext.engine.faces.cli.agent_commands:agents_cmd",
+        "config": "memext.engine.faces.cli.agent_commands:config_cmd",
+        "model": "memext.engine.faces.cli.model_commands:model_group",
     },
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
@@ -201,7 +201,7 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
     """Check the index file (a damaged one is set aside and rebuilt), then
     sync one agent; returns (report, status)."""
-    from .indexing.progress import TextProgress
+    from ...indexing.progress import TextProgress
 
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)
@@ -290,7 +290,7 @@ def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
     index); returns a note for stderr when the search must use it as it is."""
     if not idx.needs_sync():
         return None
-    from .indexing.progress import TextProgress
+    from ...indexing.progress import TextProgress
 
     label = f"{idx.agent.id}: {'first index' if idx.never_synced else 'syncing'}"
     try:
@@ -321,7 +321,7 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
 
     A missing file or a first line past the end is an error (exit 1)."""
-    from .memory.read import parse_get_spec
+    from ...memory.read import parse_get_spec
 
     path, start, count = parse_get_spec(spec)
     with _open(ctx, agent) as idx:
@@ -352,7 +352,7 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
 @click.pass_context
 def status_cmd(ctx, agent, as_json) -> None:
     """Show files, chunks, provider and health of one or every agent."""
-    from .status import IndexStatus
+    from ...status import IndexStatus
 
     cfg = _config(ctx)
     agents = [cfg.agent(agent)] if agent else cfg.agents
@@ -395,7 +395,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
     """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
 
     Append-only: nothing already in the file is changed."""
-    from .memory.append import LONG_TERM_FILE
+    from ...memory.append import LONG_TERM_FILE
 
     if file and long_term:
         raise MemextError("use either --file or --long-term, not both")
@@ -422,7 +422,7 @@ def mcp_cmd(ctx, agent, http_port) -> None:
 
     One agent with -a, else every configured agent (the tools' `agent` argument)."""
     try:
-        from .mcp_server import serve
+        from ..mcp_server import serve
     except ImportError as exc:
         raise MemextError(f"the MCP server needs the mcp extra: pip install 'memext[mcp]' ({exc})") from None
     cfg = _config(ctx)

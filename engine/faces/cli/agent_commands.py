@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from .indexing.leftovers import orphaned_indexes, remove_index
-from .cli_common import agent_option, ctx_config, json_option, print_json
-from .cli_output import human_size
-from .config import AgentConfig, add_agent
-from .config_edit import remove_agent
-from .errors import MemextError
-from .paths import app_paths
-from .store.factory import store_location
+from ...indexing.leftovers import orphaned_indexes, remove_index
+from .options import agent_option, ctx_config, json_option, print_json
+from .output import human_size
+from ...config import AgentConfig, add_agent
+from ...config_edit import remove_agent
+from ...errors import MemextError
+from ...paths import app_paths
+from ...store.factory import store_location
 
 
 def _config_file(ctx: click.Context) -> Path:

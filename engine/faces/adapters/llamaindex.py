@@ -3,7 +3,7 @@
 ::
 
     from memext.engine import open_index
-    from memext.engine.adapters.llamaindex import MemextLlamaRetriever
+    from memext.engine.faces.adapters.llamaindex import MemextLlamaRetriever
 
     retriever = MemextLlamaRetriever(open_index("work"), max_results=4)
     for hit in retriever.retrieve("deploy checklist"):

@@ -29,9 +29,9 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from .config import Config
-from .freshness.supervisor import Supervisor
-from .agents.tools import MemoryTools, ToolError, ToolSpec
+from ..config import Config
+from ..freshness.supervisor import Supervisor
+from ..agents.tools import MemoryTools, ToolError, ToolSpec
 
 log = logging.getLogger("memext")
 

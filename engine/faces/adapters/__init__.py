@@ -1,8 +1,8 @@
 """Adapters that hand memext to agent frameworks (optional extras).
 
-- :mod:`memext.engine.adapters.langchain` (``pip install 'memext[langchain]'``):
+- :mod:`memext.engine.faces.adapters.langchain` (``pip install 'memext[langchain]'``):
   ``MemextRetriever`` and the memory tools as LangChain tools.
-- :mod:`memext.engine.adapters.llamaindex` (``pip install 'memext[llamaindex]'``):
+- :mod:`memext.engine.faces.adapters.llamaindex` (``pip install 'memext[llamaindex]'``):
   ``MemextLlamaRetriever``.
 
 Import the submodule you need; each says which extra is missing when its

@@ -1,6 +1,6 @@
 """The text the ``memext`` commands print: search results and status.
 
-Kept apart from :mod:`memext.engine.cli` (the commands and their options)
+Kept apart from :mod:`memext.engine.faces.cli.commands` (the commands and their options)
 so both stay readable; nothing here decides anything, it only formats.
 """
 
@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .search.pipeline import SearchResult
-from .text import term_spans
-from .units import human_size
+from ...search.pipeline import SearchResult
+from ...text import term_spans
+from ...units import human_size
 
 if TYPE_CHECKING:
-    from .status import IndexStatus
+    from ...status import IndexStatus
 
 __all__ = ["human_size", "result_lines", "search_kind", "status_lines"]
 
@@ -53,7 +53,7 @@ def result_lines(r: SearchResult, query: str, *, explain: bool) -> list[str]:
         if ex.omitted_after:
             lines.append(f"   {GAP:>{width}}")
     if explain and r.explain:
-        from .search.explain import explain_table  # only --explain needs it
+        from ...search.explain import explain_table  # only --explain needs it
         lines.append(click.style("   how it scored:", dim=True))
         lines += [click.style(f"     {row}", dim=True) for row in explain_table(r.explain)]
     return lines

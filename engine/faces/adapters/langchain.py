@@ -4,7 +4,7 @@ memory and the memory tools as LangChain tools.
 ::
 
     from memext.engine import open_index
-    from memext.engine.adapters.langchain import MemextRetriever
+    from memext.engine.faces.adapters.langchain import MemextRetriever
 
     retriever = MemextRetriever(index=open_index("work"), max_results=4)
     docs = retriever.invoke("deploy checklist")
@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
         "the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'"
     ) from exc
 
-from ..agents.tools import MemoryTools, ToolError, ToolSpec
+from ...agents.tools import MemoryTools, ToolError, ToolSpec
 from .hits import Content, Searchable, search_hits
 
 __all__ = ["MemextRetriever", "memory_tools"]

@@ -1,0 +1,1 @@
+"""The engine's ``memext`` commands (index, search, get, status, agents, config, model)."""

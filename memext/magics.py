@@ -25,7 +25,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from memext.engine import MemextError
 
 from .api import run_get, run_note, run_search, run_status
-from .progress import progress_for
+from .progress_bar import progress_for
 from .quiet import split_quiet
 from .session import Session
 from .views import SyncSummaries, SyncSummary

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import make_agent
 from memext.engine import MemoryIndex, SyncProgress
-from memext.progress import TextProgress, WidgetProgress, progress_for
+from memext.progress_bar import TextProgress, WidgetProgress, progress_for
 
 
 def test_widget_bar_follows_a_real_sync(example_workspace, capsys):

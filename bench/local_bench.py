@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo import DEFAULT_DATA, DEFAULT_MODEL, agent_config, build_layout, load_questions, percentile, write_workspace  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine.providers import local  # noqa: E402
+from memext.engine.providers.local import model as local  # noqa: E402
 from memext.engine.store import Store, StoreOptions, remove_index_files  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "local"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import MODEL_PATH
-from memext.engine import model_install
+from memext.engine.providers.local import install as model_install
 from memext.engine.providers.local.convert_bert_gguf import PHANTOM_SPACE, ConversionError, convert_bert, read_vocab
 
 RECIPE = model_install.RECIPES["minilm"]

@@ -14,7 +14,8 @@ import pytest
 from conftest import MODEL_PATH, make_agent
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
-from memext.engine.providers import hub, local_model_ready
+from memext.engine.providers import local_model_ready
+from memext.engine.providers.local import hub
 
 PAYLOAD = os.urandom(3 * 1024 * 1024 + 123)
 

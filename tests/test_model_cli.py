@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import MODEL_PATH
-from memext.engine import model_install
+from memext.engine.providers.local import install as model_install
 from memext.engine.faces.cli.commands import cli
 from memext.engine.config import load_config
 from memext.engine.paths import app_paths

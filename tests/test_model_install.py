@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import MODEL_PATH
-from memext.engine import model_install
+from memext.engine.providers.local import install as model_install
 from memext.engine.providers.local.install import (
     MIN_COSINE,
     RECIPES,

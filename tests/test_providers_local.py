@@ -16,7 +16,7 @@ from memext.engine.errors import ConfigError, ProviderError
 from memext.engine.index import MemoryIndex
 from memext.engine.paths import app_paths
 from memext.engine.providers import choose_provider
-from memext.engine.providers import local as local_mod
+from memext.engine.providers.local import model as local_mod
 from memext.engine.providers.local.model import (
     FAULT_ENV,
     QUERY_TIMEOUT_S,

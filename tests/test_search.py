@@ -9,7 +9,7 @@ import pytest
 
 from conftest import HashingProvider, make_agent
 from memext.engine import MemextError, MemoryIndex
-from memext.engine import search
+from memext.engine.search import pipeline as search
 from memext.engine.search.pipeline import bm25_to_score, decay_factor, make_snippet, pool_size
 from memext.engine.text import query_terms
 

@@ -206,7 +206,7 @@ class _WrittenWhileRead:
 
 
 def test_a_file_growing_while_read_is_read_again(tmp_path, monkeypatch):
-    from memext.engine import sources
+    from memext.engine.memory import discovery as sources
 
     p = tmp_path / "log.md"
     p.write_bytes(b"- first line\n")
@@ -219,7 +219,7 @@ def test_a_file_growing_while_read_is_read_again(tmp_path, monkeypatch):
 
 
 def test_a_file_that_never_settles_comes_back_unsettled_with_what_was_read(tmp_path, monkeypatch):
-    from memext.engine import sources
+    from memext.engine.memory import discovery as sources
 
     p = tmp_path / "log.md"
     p.write_bytes(b"- first line\n")

@@ -25,7 +25,7 @@ from memext.engine import IndexBuildError, MemextError, MemoryIndex
 from memext.engine.config import parse_config
 from memext.engine.errors import ConfigError, LockTimeout, StoreUnavailable
 from memext.engine.store import CacheKey, NewChunk, Store, open_store
-from memext.engine.store import pg_vectors
+from memext.engine.store.postgres import vectors as pg_vectors
 from memext.engine.store.postgres.url import agent_schema, redact_url
 from memext.engine.store.postgres.store import PostgresStore
 from memext.engine.text import fts_match_expression, query_terms
@@ -251,7 +251,7 @@ def test_keyword_statistics_follow_every_write(workspace, tmp_path, pg_url):
 def test_a_rebuild_fills_its_shadow_then_builds_the_indexes_and_vacuums(workspace, tmp_path, pg_url, monkeypatch):
     """A shadow is filled without indexes and gets them before the swap; a
     large write is vacuumed, so a term's postings come from the index alone."""
-    from memext.engine.store import postgres
+    from memext.engine.store.postgres import store as postgres
 
     for i in range(30):
         (workspace / "memory" / f"2026-02-{i:02d}.md").write_text(f"- budget meeting {i} with the quokka team\n")

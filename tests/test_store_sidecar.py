@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 from memext.engine.store import NewChunk, Store, StoreOptions
-from memext.engine.store import mapped as store_mapped
+from memext.engine.store.sqlite import mapped as store_mapped
 from memext.engine.store.sqlite.sidecar import VectorFile, sidecar_files, sidecar_path, write_sidecar
 from memext.engine.vector_math import normalize
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memext.engine.store import NewChunk, Store, StoreOptions
-from memext.engine.store import vectors as store_vectors
+from memext.engine.store.sqlite import vectors as store_vectors
 from memext.engine.vector_math import normalize
 
 

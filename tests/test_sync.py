@@ -260,7 +260,7 @@ def test_a_file_growing_during_the_sync_is_indexed_whole_or_left_dirty(tmp_path,
     """The tail written while a sync reads the file is never silently lost:
     the sync reads it again, and a file that never settles is recorded
     unverified (status dirty) so the next sync reads it (issue 13)."""
-    from memext.engine import sources
+    from memext.engine.memory import discovery as sources
     from test_sources import _WrittenWhileRead
 
     ws = tmp_path / "ws"

@@ -88,7 +88,7 @@ def test_queries_without_a_digit_or_a_time_word_skip_the_patterns(monkeypatch):
     # cue in passes the check.
     import random
 
-    from memext.engine import time_cues
+    from memext.engine.search import time_cues
 
     check = time_cues.may_name_a_time
     words = ["in", "may", "May's", "last", "this", "past", "on", "friday", "weekend", "weeks", "ago", "two", "a few",

@@ -205,6 +205,70 @@ def test_faces_use_only_the_engines_public_api():
     assert wrong == []
 
 
+#: What each engine subpackage may not import (DESIGN.md §12): the folders
+#: are the pipeline, and each stage sees only the stages below it. The
+#: foundation modules at the top (config, errors, paths, text, db, ...)
+#: import no stage; ``index`` (MemoryIndex, the facade) and the package's
+#: ``__init__`` tie the stages together and may import any of them.
+STAGES = ("memory", "store", "providers", "search", "indexing", "freshness", "agents", "faces")
+MAY_NOT_IMPORT: dict[str, set[str]] = {
+    "memory": {"providers", "search", "indexing", "freshness", "agents", "faces"},
+    "store": {"providers", "search", "indexing", "freshness", "agents", "faces"},
+    "providers": {"memory", "store", "search", "indexing", "freshness", "agents", "faces"},
+    "search": {"indexing", "freshness", "agents", "faces"},
+    "indexing": {"search", "freshness", "agents", "faces"},
+    "freshness": {"search", "agents", "faces"},
+    "agents": {"freshness", "faces"},
+    "faces": set(),  # faces use the public API: test_faces_use_only_the_engines_public_api
+}
+FACADES = {"memext.engine", "memext.engine.index"}
+#: Foundation modules that reach into a stage, and why.
+FOUNDATION_EXCEPTIONS: dict[str, set[str]] = {
+    # store.url is checked where the config is read, so a bad URL is a
+    # config error with its line, not a failure at the first search.
+    "memext.engine.config": {"store"},
+}
+
+
+def _stage(module: str) -> str | None:
+    """The engine subpackage a module belongs to; "" for a foundation
+    module; None outside the engine or for the facades."""
+    if module in FACADES or not module.startswith("memext.engine."):
+        return None
+    first = module.split(".")[2]
+    return first if first in STAGES else ""
+
+
+def test_every_stage_is_a_subpackage():
+    """The rules below name real folders (a renamed folder would make them vacuous)."""
+    assert [s for s in STAGES if f"memext.engine.{s}" not in MODULES] == []
+    assert set(MAY_NOT_IMPORT) == set(STAGES)
+    assert _stage("memext.engine.search.pipeline") == "search"
+    assert _stage("memext.engine.config") == ""
+
+
+def test_each_stage_imports_only_the_stages_below_it():
+    wrong = []
+    for m, imps in IMPORTS.items():
+        stage = _stage(m)
+        if stage is None:
+            continue
+        for i in imps:
+            target = _stage(i.module)
+            if not target or target == stage:
+                continue
+            if stage == "" and target not in FOUNDATION_EXCEPTIONS.get(m, set()):
+                wrong.append(f"{i.source}:{i.line}: foundation module imports {i.module}")
+            elif stage and target in MAY_NOT_IMPORT[stage]:
+                wrong.append(f"{i.source}:{i.line}: {stage} imports {i.module}")
+    assert wrong == []
+
+
+def test_the_stage_rules_can_fail():
+    """A search module importing the keeper would be caught."""
+    assert "freshness" in MAY_NOT_IMPORT["search"] and _stage("memext.engine.freshness.keeper") == "freshness"
+
+
 def test_every_exported_name_exists():
     assert [n for n in memext.engine.__all__ if not hasattr(memext.engine, n)] == []
 

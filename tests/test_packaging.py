@@ -66,14 +66,17 @@ def test_the_wheels_only_top_level_name_is_memext(wheel):
     assert {n.split("/")[0] for n in names} == {"memext", wheel.name.split("-py3")[0] + ".dist-info"}
     for needed in (
         "memext/py.typed",
-        "memext/engine/data/minilm_reference.json",
+        "memext/engine/providers/local/data/minilm_reference.json",
         "memext/engine/__init__.py",
-        "memext/engine/providers/local.py",
+        "memext/engine/providers/local/model.py",
         "memext/tray/__main__.py",
         "memext/__main__.py",
         "memext/cli.py",
     ):
         assert needed in names
+    # Every module of every engine subpackage ships (pyproject lists the packages one by one).
+    modules = {f"memext/engine/{p.relative_to(ROOT / 'engine').as_posix()}" for p in (ROOT / "engine").rglob("*.py")}
+    assert sorted(modules - set(names)) == []
     entry_points = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/entry_points.txt").decode()
     assert "memext = memext.cli:main" in entry_points and "memext-tray = memext.tray.__main__:main" in entry_points
 

@@ -110,18 +110,18 @@ def _self_attr(*names: str):
 
 
 def test_engine_modules_use_only_interface_members_of_the_store():
-    search = ast.parse((ENGINE / "search.py").read_text())
-    sync = ast.parse((ENGINE / "sync.py").read_text())
+    search = ast.parse((ENGINE / "search" / "pipeline.py").read_text())
+    sync = ast.parse((ENGINE / "indexing" / "sync.py").read_text())
     index = ast.parse((ENGINE / "index.py").read_text())
-    changes = ast.parse((ENGINE / "changes.py").read_text())
-    citing = ast.parse((ENGINE / "citing.py").read_text())
+    changes = ast.parse((ENGINE / "indexing" / "changes.py").read_text())
+    citing = ast.parse((ENGINE / "search" / "citing.py").read_text())
     status_fn = next(n for n in ast.walk(index) if isinstance(n, ast.FunctionDef) and n.name == "_status")
     used = {
-        "search.py": _attributes_of(search, _named("store")),
-        "sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
+        "search/pipeline.py": _attributes_of(search, _named("store")),
+        "indexing/sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
         "index.py": _attributes_of(index, _self_attr("_store")) | _attributes_of(status_fn, _named("st")),
-        "changes.py": _attributes_of(changes, _named("store")),
-        "citing.py": _attributes_of(citing, _named("store")) | _attributes_of(citing, _self_attr("store")),
+        "indexing/changes.py": _attributes_of(changes, _named("store")),
+        "search/citing.py": _attributes_of(citing, _named("store")) | _attributes_of(citing, _self_attr("store")),
     }
     assert all(used.values())  # the walk found the store in each
     for module, names in used.items():

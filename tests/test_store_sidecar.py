@@ -177,7 +177,8 @@ def test_a_sync_killed_while_writing_the_sidecar_leaves_the_old_one_in_force(tmp
     child = textwrap.dedent(
         f"""
         import os
-        from memext.engine.store import Store, sidecar
+        from memext.engine.store import Store
+        from memext.engine.store.sqlite import sidecar
         real = sidecar.iter_blocks
         def dying(rows, dims, block=sidecar.BLOCK_ROWS):
             for n, b in enumerate(real(rows, dims, 512)):

@@ -33,14 +33,16 @@ from typing import Annotated, Any, Mapping, NamedTuple, Optional, Sequence, Unio
 
 from .errors import ConfigError, UnknownAgentError
 from .paths import AppPaths, app_paths, own_config_dir, private_dir, private_file, write_private_text
+from .providers.registry import NAMES as PROVIDER_NAMES
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-PROVIDERS = ("auto", "openai", "gemini", "local", "none")
-FALLBACKS = ("none", "openai", "gemini", "local")
+# The embedding providers are the registry's rows (DESIGN.md §6).
+PROVIDERS = ("auto", *PROVIDER_NAMES, "none")
+FALLBACKS = ("none", *PROVIDER_NAMES)
 SOURCES = ("memory", "sessions")
 FUSIONS = ("weighted", "rrf")
 VECTOR_BACKENDS = ("auto", "vec0", "numpy")

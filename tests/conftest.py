@@ -25,6 +25,7 @@ import pytest
 
 from memext.engine.config import AgentConfig, parse_config
 from memext.engine.providers.base import EmbeddingProvider
+from memext.engine.providers.registry import all_key_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_WORKSPACE = ROOT / "example"
@@ -132,7 +133,7 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
         ("XDG_DATA_HOME", "data"),
     ):
         monkeypatch.setenv(var, str(home / sub))
-    for var in ("MEMEXT_CONFIG", "MEMEXT_WORKSPACE", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL"):
+    for var in ("MEMEXT_CONFIG", "MEMEXT_WORKSPACE", *all_key_env(), "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     return home
 

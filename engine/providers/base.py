@@ -7,19 +7,25 @@ has the configured secrets masked (:mod:`engine.redact`). Both are wired
 into every subclass when it is defined, so no provider (built in, a test's
 or a user's) can hand the index a vector it must not store, or a message
 holding an API key.
+
+:class:`ProviderFactory` is what a provider module's ``create()`` must
+look like: :func:`engine.providers.choice.create_provider` imports the
+module a row of :mod:`engine.providers.registry` names and calls it.
 """
 
 from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ..errors import BadEmbeddings, ProviderError
 from ..redact import NO_SECRETS, Redactor
 from .vector_checks import BadVectors, check_vectors
 
 if TYPE_CHECKING:
+    from ..config import AgentConfig
+    from ..paths import AppPaths
     from ..status import BatchStatus, LocalModelStatus
 
 #: Called with (texts done, texts total) while a batch is embedded.
@@ -124,6 +130,25 @@ class EmbeddingProvider(ABC):
         scrubbed.__context__ = None
         scrubbed.__suppress_context__ = True
         return scrubbed
+
+
+class ProviderFactory(Protocol):
+    """The ``create()`` of a provider module: builds the provider for an agent.
+
+    ``env`` stands in for ``os.environ`` (None: the real one). ``primary``
+    is the provider in force as the primary (what ``auto`` resolved to)
+    when this one is built as its fallback, so that settings meant for the
+    primary's vendor (``remote.*``, ``model``) stay with it; it is the
+    provider's own name when it is the primary. A provider that cannot
+    start raises :class:`~engine.errors.ProviderError` saying why (no key,
+    no model file, a missing extra) and makes no request it can avoid.
+    Every module a registry row names has one, and says so to mypy with
+    ``_: ProviderFactory = create`` under ``if TYPE_CHECKING:``.
+    """
+
+    def __call__(
+        self, agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None, *, primary: str | None = None
+    ) -> EmbeddingProvider: ...
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import httpx2
 
@@ -30,7 +30,7 @@ from ..config import AgentConfig
 from ..errors import ProviderError
 from ..paths import AppPaths
 from ..redact import Redactor
-from .base import EmbeddingProvider, EmbedProgress
+from .base import EmbeddingProvider, EmbedProgress, ProviderFactory
 from .deadline import call_within, deadline_client
 from .packing import cap_input, pack, run_packed
 from .remote import RemoteTarget, remote_target
@@ -255,3 +255,7 @@ def create(
         "gemini", agent, env, default_base_url=DEFAULT_BASE_URL, default_model=DEFAULT_MODEL, primary=primary
     )
     return GeminiProvider(target, **options)
+
+
+if TYPE_CHECKING:
+    _create: ProviderFactory = create  # the contract create_provider() calls (DESIGN.md §6)

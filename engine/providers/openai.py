@@ -22,7 +22,7 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import httpx2
 import openai
@@ -32,7 +32,7 @@ from ..errors import ProviderError
 from ..paths import AppPaths
 from ..redact import Redactor
 from ..status import BatchStatus
-from .base import EmbeddingProvider, EmbedProgress
+from .base import EmbeddingProvider, EmbedProgress, ProviderFactory
 from .deadline import call_within, deadline_client
 from .openai_batch import BatchFailed, OpenAIBatchEmbedder, decode_embedding
 from .packing import cap_input, pack, run_packed
@@ -270,3 +270,7 @@ def create(
         digest = hashlib.sha256(f"{target.endpoint_key}\0{target.model}".encode()).hexdigest()[:16]
         state_file = paths.cache_dir / "openai-batches" / f"{digest}.json"
     return OpenAIProvider(target, batch=batch, batch_state_file=state_file, **options)
+
+
+if TYPE_CHECKING:
+    _create: ProviderFactory = create  # the contract create_provider() calls (DESIGN.md §6)

@@ -1,6 +1,8 @@
-"""What the remote providers (OpenAI, Gemini) read from an agent's settings.
+"""What the remote providers (the registry's rows with ``remote``: OpenAI,
+Gemini) read from an agent's settings.
 
-``remote.api_key`` (else ``OPENAI_API_KEY`` / ``GEMINI_API_KEY``),
+``remote.api_key`` (else the row's key variable: ``OPENAI_API_KEY``,
+``GEMINI_API_KEY``),
 ``remote.base_url``, ``remote.headers`` and ``model``. The endpoint key
 that goes into the index fingerprint and the embedding cache is the base
 URL plus the sorted header *names*: never a secret.
@@ -14,10 +16,7 @@ from typing import Mapping
 
 from ..config import AgentConfig
 from ..errors import ProviderError
-from . import resolve_api_key
-
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
-_REMOTE = ("openai", "gemini")
+from .registry import all_key_env, env_api_key, provider_spec, remote_names, resolve_api_key
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ def _primary(agent: AgentConfig, primary: str | None) -> str:
 
 def _fallback_behind_other_remote(name: str, agent: AgentConfig, primary: str | None) -> bool:
     p = _primary(agent, primary)
-    return p != name and agent.settings.fallback == name and p in _REMOTE
+    return p != name and agent.settings.fallback == name and p in remote_names()
 
 
 def owns_settings(name: str, agent: AgentConfig, primary: str | None = None) -> bool:
@@ -101,11 +100,12 @@ def remote_target(
     """
     owns = owns_settings(name, agent, primary)
     env = os.environ if env is None else env
-    key = resolve_api_key(name, agent, env) if owns else env.get(_KEY_ENV[name], "")
+    key = resolve_api_key(name, agent, env) if owns else env_api_key(name, env)
     if not key:
+        variables = " or ".join(provider_spec(name).key_env)
         raise ProviderError(
             f"no API key for the {name} embedding provider: set memory_search.remote.api_key "
-            f"in the config file or the {_KEY_ENV[name]} environment variable"
+            f"in the config file or the {variables} environment variable"
         )
     r = agent.settings.remote
     return RemoteTarget(
@@ -115,5 +115,5 @@ def remote_target(
         headers=dict(r.headers) if owns else {},
         # Whatever key or header this agent could send anywhere: a server
         # (or a gateway in front of both vendors) may echo any of them.
-        extra_secrets=tuple(v for v in (r.api_key, *r.headers.values(), *(env.get(k, "") for k in _KEY_ENV.values())) if v),
+        extra_secrets=tuple(v for v in (r.api_key, *r.headers.values(), *(env.get(k, "") for k in all_key_env())) if v),
     )

@@ -31,6 +31,7 @@ import numpy as np
 
 from ...errors import MemextError, ProviderError
 from ...paths import private_dir
+from ..registry import provider_spec
 
 #: Per-vector agreement a converted model must reach with the reference.
 MIN_COSINE = 0.99
@@ -47,7 +48,7 @@ class ModelInstallError(MemextError):
 
 #: Modules an install needs (import name -> distribution), all in memext[local].
 LOCAL_EXTRA_MODULES = {"gguf": "gguf", "safetensors": "safetensors", "llama_cpp": "llama-cpp-python", "tomlkit": "tomlkit"}
-LOCAL_EXTRA = "pip install 'memext[local]'"
+LOCAL_EXTRA = provider_spec("local").install_command
 
 
 def missing_local_modules() -> list[str]:

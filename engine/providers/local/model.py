@@ -46,13 +46,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ...config import AgentConfig
 from ...errors import ProviderError
 from ...paths import AppPaths, private_dir
 from ...status import LocalModelStatus
-from ..base import EmbeddingProvider, EmbedProgress
+from ..base import EmbeddingProvider, EmbedProgress, ProviderFactory
+from ..registry import provider_spec
 
 PROBE_TIMEOUT_S = 300
 #: DESIGN.md §6: a local query embedding gives up after 5 minutes.
@@ -605,7 +606,7 @@ def create(
     try:
         import llama_cpp  # noqa: F401
     except ImportError as exc:
-        raise ProviderError(f"llama-cpp-python is not installed ({exc}); pip install 'memext[local]'") from exc
+        raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
     model_file = resolve_model_file(agent.settings.local.model_path, agent, paths, env=env)
     options.setdefault("threads", agent.settings.local.threads or None)
     provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths), **options)
@@ -613,6 +614,10 @@ def create(
     if not result.ok:
         raise ProviderError(f"local model {model_file} is unusable: {result.error}")
     return provider
+
+
+if TYPE_CHECKING:
+    _create: ProviderFactory = create  # the contract create_provider() calls (DESIGN.md §6)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,150 @@
+"""Choosing and creating the embedding provider for an agent (DESIGN.md §6).
+
+``auto`` tries the providers of :mod:`.registry` in their ``auto`` order
+(the local model if one is configured and present, else OpenAI if an API
+key resolves, else Gemini if a key resolves) and otherwise picks none:
+keyword-only search, and status says why. A provider's module is imported
+only when it is built, so a keyword-only setup never loads ``openai`` or
+``llama_cpp``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from ..config import AgentConfig
+from ..errors import ProviderError
+from ..paths import AppPaths
+from .base import EmbeddingProvider, ProviderFactory
+from .registry import auto_order, provider_spec
+
+
+@dataclass
+class ProviderChoice:
+    """What was asked for, what is in force, and why."""
+
+    requested: str
+    provider: EmbeddingProvider | None
+    #: Why there is no provider, or how ``auto`` decided.
+    reason: str | None = None
+    fallback_from: str | None = None
+    fallback_reason: str | None = None
+    #: The provider that was to be used but failed to start (and no
+    #: fallback took over); None when keyword-only is by choice.
+    failed: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.provider.id if self.provider else "none"
+
+
+def create_provider(
+    name: str,
+    agent: AgentConfig,
+    paths: AppPaths,
+    env: Mapping[str, str] | None = None,
+    *,
+    primary: str | None = None,
+) -> EmbeddingProvider:
+    """Build the named provider; raises ProviderError with the reason.
+
+    ``primary`` is the provider chosen as the primary, when ``name`` is
+    built as its fallback: the shared remote settings (key, headers,
+    model) then stay with the primary's vendor. None means ``name`` is
+    the primary as configured; with ``provider = "auto"`` it is resolved
+    here the way :func:`choose_provider` resolves it.
+    """
+    env = os.environ if env is None else env
+    if primary is None:
+        primary = agent.settings.provider
+        if primary == "auto":
+            primary = _auto(agent, paths, env)[0] or "none"
+    try:
+        spec = provider_spec(name)
+    except KeyError:
+        raise ProviderError(f"unknown embedding provider {name!r}") from None
+    try:
+        module = importlib.import_module(spec.module)
+    except ImportError as exc:
+        hint = f" ({spec.install_command})" if spec.install_command else ""
+        raise ProviderError(f"the {name} provider cannot load: {exc}{hint}") from exc
+    create: ProviderFactory = module.create
+    return create(agent, paths, env=env, primary=primary)
+
+
+def choose_provider(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] | None = None) -> ProviderChoice:
+    """Resolve ``provider`` (and ``fallback``) for an agent.
+
+    A provider that fails to start hands over to the fallback; with no
+    usable provider the choice says why and search is keyword-only.
+    """
+    env = os.environ if env is None else env
+    requested = agent.settings.provider
+    if requested == "none":
+        return ProviderChoice(requested, None, "provider = \"none\": keyword-only search")
+    if requested == "auto":
+        name, reason = _auto(agent, paths, env)
+        if name is None:
+            return ProviderChoice(requested, None, reason)
+    else:
+        name, reason = requested, None
+    try:
+        return ProviderChoice(requested, create_provider(name, agent, paths, env, primary=name), reason)
+    except ProviderError as exc:
+        return fallback_choice(agent, paths, requested, name, str(exc), env)
+
+
+def fallback_choice(
+    agent: AgentConfig, paths: AppPaths, requested: str, failed: str, why: str, env: Mapping[str, str] | None = None
+) -> ProviderChoice:
+    """The configured fallback after ``failed`` broke, or no provider.
+
+    ``failed`` is the provider that was the primary (with ``auto``, what it
+    resolved to): the fallback is built knowing it, so it does not take the
+    primary's key, headers or model to another vendor.
+    """
+    fallback = agent.settings.fallback
+    if fallback != "none" and fallback != failed:
+        try:
+            provider = create_provider(fallback, agent, paths, env, primary=failed)
+            return ProviderChoice(requested, provider, None, fallback_from=failed, fallback_reason=why)
+        except ProviderError as exc:
+            why = f"{why}; fallback {fallback} also failed: {exc}"
+    return ProviderChoice(requested, None, f"{failed} provider unavailable: {why}; keyword-only search", failed=failed)
+
+
+def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[str | None, str]:
+    for spec in auto_order():
+        why = spec.ready_reason(agent, paths, env)
+        if why:
+            return spec.name, f"auto: {why}"
+    keys = _or(tuple(var for p in auto_order() for var in p.key_env))
+    model_path = agent.settings.local.model_path
+    if model_path:
+        # The user configured a model: name the file that is missing rather
+        # than suggest installing one they may already have moved.
+        return None, (
+            f"auto: the local model {_shown_model_path(model_path, agent)} (local.model_path) is missing, "
+            f"and there is no {keys}: keyword-only search; restore the file, fix "
+            "local.model_path, or run `memext model install minilm`"
+        )
+    return None, (
+        f"auto: no local model (local.model_path), no {keys}: keyword-only search; "
+        "run `memext model install minilm` for local semantic search"
+    )
+
+
+def _or(names: tuple[str, ...]) -> str:
+    """``A``, ``A or B``, ``A, B or C``."""
+    return " or ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _shown_model_path(spec: str, agent: AgentConfig) -> str:
+    if spec.startswith("hf:"):
+        return f"{spec} (not downloaded yet)"
+    p = Path(os.path.expanduser(spec))
+    return str(p if p.is_absolute() else agent.workspace / p)

@@ -52,7 +52,7 @@ DIMS = 384
 class GivenVectors(EmbeddingProvider):
     """BENCHMARK DOUBLE: random unit vectors seeded by the text.
 
-    Search cost does not depend on what the vectors mean, and the issue asks
+    Search cost does not depend on what the vectors mean, and the benchmark asks
     for latency with the query vector given, so no model runs here.
     """
 

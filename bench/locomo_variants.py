@@ -1,4 +1,4 @@
-"""Ranking variants tried for issue 14, re-scored at recall@L60 (bench/LOCOMO_RESULTS.md).
+"""Ranking variants tried for the reading-budget defaults, re-scored at recall@L60 (bench/LOCOMO_RESULTS.md).
 
     python bench/locomo_variants.py --out bench/out/locomo [--line-vectors]
 

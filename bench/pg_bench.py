@@ -25,7 +25,7 @@ Without ``--url`` it starts its own server (the ``pgserver`` wheel's
 PostgreSQL 16 with pgvector, as the tests do) on 127.0.0.1 with a password,
 so the figures include the loopback TCP path a client on the same machine
 pays. Workspaces are kept in ``--out`` and reused; both backends index them
-with chunking 400/80 (so the sizes stay those of the README).
+with chunking 400/80 (so the sizes stay those of docs/postgres.md).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from memext.engine.store.postgres.url import agent_schema  # noqa: E402
 
 QUERIES = 200
 #: Pinned, so 1,000 and 10,000 files of 130 lines make about 11k and 110k
-#: chunks whatever the default chunking is (the README's figures).
+#: chunks whatever the default chunking is (the figures of docs/postgres.md).
 CHUNKING = {"tokens": 400, "overlap": 80}
 
 

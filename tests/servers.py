@@ -19,7 +19,7 @@ are programmed per route; every request is logged. Nothing here is a test
 double of the client: the real ``openai`` client and ``httpx2`` talk to it
 over TCP.
 
-Bad behaviours (issue 13), also per fault: ``vectors`` corrupts a normal
+Bad behaviours, also per fault: ``vectors`` corrupts a normal
 answer ("nan", "inf", "zero", "dims:N"); ``trickle_s`` sends the answer one
 byte at a time with that pause (``trickle_headers`` from the status line
 on, else after the headers); ``echo_request`` makes an error message quote

@@ -93,8 +93,8 @@ def display_html_of(r: SearchResults) -> str:
 
 
 def test_no_syncing_notice_when_a_resync_finds_nothing_changed(config):
-    # issue 11: a search 30 s after the last sync said "the index is syncing"
-    # while the keeper only checked for changes.
+    # A search 30 s after the last sync must not say "the index is syncing"
+    # while the keeper only checks for changes.
     s = Session(resync_after_s=0)
     try:
         assert s.keeper("example", warm_up=True).wait_fresh(30)

@@ -1,4 +1,4 @@
-"""The change detector and racy timestamps (engine/indexing/changes.py, issue 13).
+"""The change detector and racy timestamps (engine/indexing/changes.py, DESIGN.md §5).
 
 A same-size edit made in the same clock tick as the read that indexed a
 file (``- [ ] ship`` -> ``- [x] ship``, on a file system with 1 s

@@ -316,7 +316,7 @@ def test_note_refusals_are_one_line(config, workspace, args, message):
     assert sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts) == before
 
 
-# -- get: clear refusals (issue 11) --------------------------------------------------
+# -- get: clear refusals --------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

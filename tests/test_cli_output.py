@@ -28,7 +28,7 @@ def run(*args: str):
 
 
 def test_the_matching_line_is_shown_with_its_number_and_gaps_are_marked(config, workspace):
-    # issue 11: `memext search PAYMENTS_API_KEY` showed MEMORY.md:1-17 without line 16.
+    # `memext search PAYMENTS_API_KEY` must show line 16 of MEMORY.md:1-17, the one that matched.
     lines = [f"- filler line {i} about nothing in particular" for i in range(1, 18)]
     lines[15] = "- PAYMENTS_API_KEY lives in the team vault, not in .env"
     (workspace / "MEMORY.md").write_text("\n".join(lines) + "\n")

@@ -1,4 +1,4 @@
-"""Fault injection on index files (issue 13): random bytes, bit flips at
+"""Fault injection on index files (DESIGN.md §4): random bytes, bit flips at
 random offsets, truncation, a foreign schema and bad ``meta`` values, each
 on a fresh copy of a real index (vec0 vectors, FTS5, cache). After each
 fault the index is used as a user would (status, search, `memext index`:
@@ -7,8 +7,8 @@ foreign file may change, and every damaged index (one SQLite's
 integrity_check fails, or one memext finds undecodable) must be set aside
 and rebuilt: searchable again and passing integrity_check.
 
-The counts are printed (``pytest -s``) and recorded in the README's
-Robustness paragraph; the seed is fixed, so a run is repeatable.
+The counts are printed (``pytest -s``) and recorded in the Robustness
+section of docs/how-it-works.md; the seed is fixed, so a run is repeatable.
 """
 
 from __future__ import annotations

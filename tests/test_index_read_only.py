@@ -1,6 +1,6 @@
 """A read-only index (a shared or backed-up copy: the file or its folder is
 not writable) is searched as it is, and every face says it cannot be
-updated; nothing crashes (issue 13). Read-only for real: a read-only bind
+updated; nothing crashes. Read-only for real: a read-only bind
 mount when running as root (whom file modes do not stop), file modes
 otherwise."""
 

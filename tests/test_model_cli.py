@@ -146,7 +146,7 @@ def test_a_missing_local_extra_is_named_before_any_download(config, tmp_path):
 
 
 def test_memexts_cache_folder_is_private(monkeypatch, workspace, tmp_path):
-    """Issue 13: memext's cache folder (models, probe verdicts) is 0700 like
+    """memext's cache folder (models, probe verdicts) is 0700 like
     its config, state and log folders; one an older memext left open is
     tightened when the model commands use it."""
     monkeypatch.setenv("MEMEXT_WORKSPACE", str(workspace))

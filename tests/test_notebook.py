@@ -103,7 +103,7 @@ def test_without_a_model_it_says_how_to_get_one_and_says_keyword_only_once(execu
     searches = [c for c in nb.cells if c.cell_type == "code" and "%memsearch" in c.source and "--widget" not in c.source]
     html = [h for c in searches for h in _data(c, "text/html") if "memext-results" in h]
     notices = sum(h.count('class="memext-notice"') for h in html)
-    assert notices == 1, f"the keyword-only notice was shown {notices} times"  # issue 11: about 7
+    assert notices == 1, f"the keyword-only notice was shown {notices} times"
     assert "keyword-only" in html[0] and all("[keyword-only]" in h for h in html)  # every header still says so
     index_text = _data(_cell(nb, "%memindex --force"), "text/plain")[-1]
     assert "note:" not in index_text and "[keyword-only]" in index_text
@@ -118,7 +118,7 @@ def test_search_outputs(executed):
     # The short reminder of 10 November outranks MEMORY.md's longer chunk
     # (lines 3-18, "reconciliation" twice): BM25 weighs a term by the length of its chunk.
     assert "3 results; best: memory/2026-11-10.md:4-8" in _stream(_cell(nb, "r = %memsearch reconciliation"))
-    # The fusion decision is on screen (issue 11), with the explain table.
+    # The fusion decision is on screen, with the explain table.
     fusion = _data(_cell(nb, "%memsearch --explain"), "text/html")[0]
     assert "memory/2026-10-14.md:" in fusion and "Decision: try RRF first" in fusion
     assert '<table class="memext-explain"' in fusion and "bm25" in fusion and "{" not in fusion.split("memext-explain")[1]

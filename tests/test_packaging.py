@@ -1,4 +1,4 @@
-"""The wheel and the one import namespace (issue 9): the only top-level
+"""The wheel and the one import namespace (DESIGN.md §12): the only top-level
 name installed is ``memext``; a user's own ``engine``/``tray`` modules do
 not get in the way of ``%load_ext memext``, ``python -m memext`` or
 ``python -m memext.tray``; ``import memext`` stays light; the repository's
@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import textwrap
 import zipfile
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What the wheel is built from (the rest of the repository is not packaged).
-SOURCES = ("pyproject.toml", "README.md", "engine", "memext", "tray")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "engine", "memext", "tray")
 #: Printed by the user's look-alike modules if anything imports them.
 USER_MARKER = "USER MODULE IMPORTED"
 
@@ -79,6 +80,21 @@ def test_the_wheels_only_top_level_name_is_memext(wheel):
     assert sorted(modules - set(names)) == []
     entry_points = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/entry_points.txt").decode()
     assert "memext = memext.cli:main" in entry_points and "memext-tray = memext.tray.__main__:main" in entry_points
+
+
+def test_the_wheel_and_the_sdist_carry_the_license(wheel, tmp_path):
+    info = wheel.name.split("-py3")[0] + ".dist-info"
+    with zipfile.ZipFile(wheel) as whl:
+        assert whl.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+        assert "License-Expression: Apache-2.0" in whl.read(f"{info}/METADATA").decode()
+    src = wheel.parent.parent / "src"  # the copy the wheel was built from
+    subprocess.run(
+        [sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_sdist({str(tmp_path)!r})"],
+        cwd=src, check=True, capture_output=True, timeout=300,
+    )
+    (sdist,) = tmp_path.glob("memext-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        assert any(name.endswith("/LICENSE") and name.count("/") == 1 for name in tar.getnames())
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""memext's folders and files are private whatever the umask (issue 13)."""
+"""memext's folders and files are private whatever the umask."""
 
 from __future__ import annotations
 

@@ -112,16 +112,15 @@ def test_mcp_server_on_a_postgres_agent(example_workspace, tmp_path, pg_url, mon
     anyio.run(main)
 
 
-def test_the_readme_config_is_the_two_lines_it_shows(example_workspace, tmp_path, pg_url):
+def test_the_documented_config_is_the_two_lines_it_shows(example_workspace, tmp_path, pg_url):
     import re
     import tomllib
 
     from memext.engine import MemoryIndex
     from memext.engine.config import parse_config
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Shared memory on PostgreSQL", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    page = (Path(__file__).resolve().parent.parent / "docs" / "postgres.md").read_text(encoding="utf-8")
+    block = re.search(r"```toml\n(.*?)```", page, re.S).group(1)
     raw = tomllib.loads(block)
     assert raw["memory_search"] == {"store": {"driver": "postgres", "url": "postgresql://memext@db.example.org:5432/memext"}}
     # The same two lines, pointed at this test's server, give a working agent.

@@ -1,4 +1,4 @@
-"""Deadlines bound a whole provider call, not each read (issue 13).
+"""Deadlines bound a whole provider call, not each read (DESIGN.md §6).
 
 A server that hangs, or trickles its answer one byte every 2 s (each read
 well inside the read timeout), must not hold a search past the query

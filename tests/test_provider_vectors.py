@@ -1,4 +1,4 @@
-"""Every vector a provider hands back is checked (issue 13): finite, of the
+"""Every vector a provider hands back is checked (DESIGN.md §6): finite, of the
 right size, not all zero, or the whole answer is rejected with a clear
 ProviderError, before anything is stored or cached. Real ``openai`` client
 and ``httpx2`` against the real HTTP server in tests/servers.py."""

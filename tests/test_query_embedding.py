@@ -1,5 +1,5 @@
 """An embedding server answering with the wrong dimension: searches and
-syncs recover by themselves once it is healthy (issue 13). The real
+syncs recover by themselves once it is healthy. The real
 ``openai`` client against the real HTTP server in tests/servers.py; a
 "dims:N" fault answers one request with vectors of N values."""
 

@@ -19,7 +19,7 @@ def ip(tmp_path, example_workspace, monkeypatch):
 
 
 def test_the_readme_line_searches_instead_of_asking_for_help(ip, capsys):
-    # issue 11: this printed "Object `trip` not found."
+    # Not IPython's help: that would print "Object `trip` not found."
     result = ip.run_cell("%memsearch -n 3 when is the Berlin trip?", store_history=True)
     assert result.success, result.error_in_exec
     out = capsys.readouterr().out

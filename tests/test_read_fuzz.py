@@ -1,4 +1,4 @@
-"""A randomized path fuzz of get() (issue 13): >= 10,000 seeded cases, with a
+"""A randomized path fuzz of get() (DESIGN.md §8): >= 10,000 seeded cases, with a
 thread swapping a memory file and a memory folder for symlinks to outside
 content while they are read. Every answer is a ReadResult or a MemextError,
 and no answer ever holds text from outside the agent's memory."""

@@ -1,9 +1,11 @@
-"""Every shell, IPython and Python example of the README runs as written.
+"""Every shell, IPython and Python example of the README and of the
+reference pages in docs/ runs as written.
 
 A new user's home (private ``HOME`` and XDG folders, no API keys) where
-``~/agents/work`` holds a copy of ``example/``. Blocks run in README order
-and share that home, as a reader following the README would. An HTML
-comment just above a block tells this test how to take it:
+``~/agents/work`` holds a copy of ``example/``. Blocks run in README order,
+then the docs/ pages' by name, and share that home, as a reader following
+the README would. An HTML comment just above a block tells this test how to
+take it:
 
 - ``<!-- readme-test: skip (why) -->``: not run (an install, a program
   that runs until quit, a tool from elsewhere);
@@ -18,8 +20,8 @@ installs. ``sh`` blocks run line by line (each must exit 0), Python blocks
 with ``%`` magics run in IPython, other ``python`` blocks in Python; a
 fence with no language whose first line is ``$ command`` is a transcript
 (the command runs and prints those lines); ``toml`` and ``json`` blocks
-must parse. The "Adapters and agent-runtime helpers" blocks are run, with
-their output checked, by tests/test_readme_adapters.py.
+must parse. The blocks of docs/adapters.md are run, with their output
+checked, by tests/test_docs_adapters.py.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ import pytest
 
 from conftest import EXAMPLE_WORKSPACE, MODEL_PATH, ROOT
 
-README = ROOT / "README.md"
-COVERED_ELSEWHERE = {"## Adapters and agent-runtime helpers": "tests/test_readme_adapters.py"}
+#: The README first: its blocks run in the order a reader meets them.
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+COVERED_ELSEWHERE = {"docs/adapters.md": "tests/test_docs_adapters.py"}
 BIN = Path(sys.executable).parent
 #: Output that means an example failed even when its exit status did not say so.
 FAILURE_SIGNS = ("Traceback (most recent call last)", "UsageError", "not found.", "Error:")
@@ -48,6 +51,7 @@ FAILURE_SIGNS = ("Traceback (most recent call last)", "UsageError", "not found."
 
 @dataclass(frozen=True)
 class Block:
+    file: str
     line: int
     lang: str
     code: str
@@ -75,22 +79,23 @@ class Block:
         return [ln for ln in out if not ln.lstrip().startswith(tuple(prefixes))]
 
     def __str__(self) -> str:
-        return f"README.md:{self.line}-{self.kind}"
+        return f"{self.file}:{self.line}-{self.kind}"
 
 
-def readme_blocks() -> list[Block]:
-    text = README.read_text(encoding="utf-8")
+def document_blocks(path: Path) -> list[Block]:
+    text = path.read_text(encoding="utf-8")
+    name = str(path.relative_to(ROOT))
     blocks = []
     for m in re.finditer(r"(?:<!-- readme-test: ([^>]*?) -->\n)?```(\w*)\n(.*?)```", text, re.S):
         before = text[: m.start()]
         sections = re.findall(r"^## .*$", before, re.M)
-        blocks.append(Block(before.count("\n") + 1 + (1 if m.group(1) else 0), m.group(2), m.group(3),
+        blocks.append(Block(name, before.count("\n") + 1 + (1 if m.group(1) else 0), m.group(2), m.group(3),
                             sections[-1] if sections else "", (m.group(1) or "").strip()))
     return blocks
 
 
-BLOCKS = readme_blocks()
-RUN = [b for b in BLOCKS if not b.skipped and b.section not in COVERED_ELSEWHERE]
+BLOCKS = [b for path in DOCUMENTS for b in document_blocks(path)]
+RUN = [b for b in BLOCKS if not b.skipped and b.file not in COVERED_ELSEWHERE]
 
 
 def is_first_steps(b: Block) -> bool:
@@ -173,6 +178,7 @@ def assert_ran(block: Block, line: str, out: subprocess.CompletedProcess) -> Non
 
 def test_the_readme_has_the_blocks_this_test_knows():
     kinds = [b.kind for b in RUN]
+    assert {"docs/configuration.md", "docs/postgres.md"} <= {b.file for b in RUN if b.kind == "toml"}
     assert kinds.count("shell") >= 2 and kinds.count("ipython") >= 2 and "transcript" in kinds
     for b in BLOCKS:  # every marker is one this test understands
         assert b.marker == "" or b.marker.startswith(("skip (", "skip lines starting", "in example/")), b

@@ -1,4 +1,4 @@
-"""Secrets never leave a provider in a message (issue 13): a server error
+"""Secrets never leave a provider in a message: a server error
 that echoes the API key or a header value is masked before it is raised,
 logged or stored. Real clients against the real server in tests/servers.py."""
 

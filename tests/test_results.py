@@ -183,7 +183,7 @@ def test_status_table_escapes_and_reports_problems(tmp_path):
 
 
 def test_only_the_words_that_carried_the_match_are_marked(tmp_path):
-    # issue 11: every "when", "is", "the" was highlighted.
+    # Not every "when", "is", "the": only the words that matched.
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "memory" / "2026-10-24.md").write_text(

@@ -99,9 +99,9 @@ for cell in ("%load_ext memext", "%memsearch Berlin trip", "%%memnote\\nThe kaya
 
 
 def test_exiting_while_a_sync_embeds_with_the_local_model_is_clean(tmp_path, example_workspace):
-    # issue 11: the README's cells, then exit: the keeper's sync called into
-    # the llama.cpp model the engine had just freed at exit (a segfault, 5
-    # runs in 6 before the fix).
+    # The README's cells, then exit: the keeper's sync must not call into
+    # the llama.cpp model the engine has just freed at exit (that was a
+    # segfault, 5 runs in 6).
     import json
     import os
     import subprocess

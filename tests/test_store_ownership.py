@@ -1,5 +1,5 @@
 """memext never writes to a database it did not create (engine/store/sqlite/ownership.py,
-issue 13): its index files carry an SQLite application id from their first
+DESIGN.md §4): its index files carry an SQLite application id from their first
 write, and a ``store.path`` naming another program's database is refused
 with a message naming the file, which stays byte for byte as it was."""
 
@@ -86,7 +86,7 @@ def test_an_index_made_before_application_ids_is_kept_and_stamped(workspace, tmp
     with MemoryIndex(make_agent(workspace, db_path=path), provider=None) as idx:
         idx.sync()
     conn = db.binding().module.connect(str(path))
-    conn.execute("PRAGMA application_id = 0")  # as memext wrote them before issue 13
+    conn.execute("PRAGMA application_id = 0")  # as memext wrote them before it set an application id
     conn.commit()
     conn.close()
     assert inspect(path).kind is Kind.UNSTAMPED

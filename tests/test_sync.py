@@ -259,7 +259,7 @@ def test_two_processes_syncing_one_agent_stay_consistent(tmp_path):
 def test_a_file_growing_during_the_sync_is_indexed_whole_or_left_dirty(tmp_path, monkeypatch):
     """The tail written while a sync reads the file is never silently lost:
     the sync reads it again, and a file that never settles is recorded
-    unverified (status dirty) so the next sync reads it (issue 13)."""
+    unverified (status dirty) so the next sync reads it."""
     from memext.engine.memory import discovery as sources
     from test_sources import _WrittenWhileRead
 

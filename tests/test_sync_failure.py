@@ -1,5 +1,5 @@
 """A sync that fails on a full disk is recorded where every process sees it
-(engine/indexing/last_failure.py, issue 13): `memext status` afterwards shows the
+(engine/indexing/last_failure.py, DESIGN.md §5): `memext status` afterwards shows the
 error and the changed files, never "fresh", and no temp files stay behind.
 On a real full tmpfs when this user may mount one (root in CI containers),
 else with RLIMIT_FSIZE capping the failing process (see fault_helpers)."""

@@ -253,7 +253,7 @@ def test_importing_the_engine_does_not_import_jsonschema():
 
 
 def test_search_snippets_show_the_matching_line_of_a_long_result(workspace, tmp_path):
-    """Issue 11: the snippet is the window around the best line, not the
+    """The snippet is the window around the best line, not the
     chunk's first lines (the key on line 16 of 17 used to be cut off)."""
     lines = [f"- Note {i}: routine entry about the weekly plan." for i in range(1, 16)]
     lines.append("- The PAYMENTS_API_KEY lives in the vault under payments/prod.")

@@ -1,4 +1,4 @@
-"""The tray's log folder and files are private (issue 13): they may quote
+"""The tray's log folder and files are private: they may quote
 memory text and provider errors."""
 
 from __future__ import annotations

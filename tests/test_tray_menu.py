@@ -92,7 +92,7 @@ def test_menu_per_state():
     assert err.startswith("Error: openai: 401 Unauthorized") and len(err) < 110 and err.endswith("…")
     assert find(menu, "Pause watching").checked is True
     assert find(menu, "Start at login").checked is True
-    # Paused and failing: both are said (issue 11: paused was invisible).
+    # Paused and failing: both are said (paused must not be hidden).
     assert find(menu, "memext").text == "memext: 1 of 2 agents failing, watching paused"
     assert find(menu, "a:").find("State:").text == "State: syncing (indexing 3/9 files)"
     assert header_text(snap(syncing, paused=True)) == "memext: 1 agent, syncing, watching paused"
@@ -180,7 +180,7 @@ def test_symbolic_and_template_icons_are_one_colour_and_tell_states_apart_by_sha
 
 
 def test_paused_while_failing_shows_both():
-    # issue 11: an agent in error hid that watching was paused.
+    # An agent in error must not hide that watching is paused.
     plain, both = icon_image(AgentState.ERROR), icon_image(AgentState.ERROR, paused=True)
     assert plain.getpixel((8, 32))[:3] == both.getpixel((8, 32))[:3] == STATE_COLOURS[AgentState.ERROR]
     assert both.getpixel((51, 51))[:3] == STATE_COLOURS[AgentState.PAUSED]  # the pause badge

@@ -280,8 +280,8 @@ def test_symlink_loops_do_not_trap_the_watcher(ws, mode):
 
 
 def test_discovery_terminates_on_two_symlink_loops_through_the_cli(ws, tmp_path):
-    """`memext index` on a workspace with ``x -> .`` and ``y -> .`` ends (it
-    ran until killed before issue 13)."""
+    """`memext index` on a workspace with ``x -> .`` and ``y -> .`` ends
+    (rather than run until killed)."""
     import os
     import subprocess
     import sys

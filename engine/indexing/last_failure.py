@@ -1,5 +1,5 @@
 """The last failed sync of an index, where every process sees it, even on a
-full disk (issue 13).
+full disk (DESIGN.md §5).
 
 A sync that fails (a full disk, a damaged or vanished folder, a provider
 that cannot rebuild) says so to its caller; ``memext status`` in another

@@ -168,7 +168,7 @@ class VectorTable:
             params.append(sources[0])
         with self.db.lock:
             rows = self.db.conn.execute(sql, params).fetchall()
-        if any(dist is None for _, dist in rows):  # NaN bytes in a stored vector: damage (issue 13)
+        if any(dist is None for _, dist in rows):  # NaN bytes in a stored vector: damage (DESIGN.md §4)
             raise CorruptIndex(f"{self.db.path} holds a damaged vector (vec0 found no distance to it)")
         out = [(rowid, l2_to_similarity(dist)) for rowid, dist in rows]
         if sources is not None and len(sources) > 1:

@@ -1,5 +1,6 @@
-"""The README's "Adapters and agent-runtime helpers" examples run as written
-(each in a fresh interpreter, in a copy of the example memory, no config)."""
+"""The examples of docs/adapters.md (adapters and agent-runtime helpers) run
+as written (each in a fresh interpreter, in a copy of the example memory, no
+config)."""
 
 from __future__ import annotations
 
@@ -12,17 +13,14 @@ from datetime import date
 import pytest
 from conftest import ROOT
 
-SECTION = "## Adapters and agent-runtime helpers"
+PAGE = ROOT / "docs" / "adapters.md"
 
 
-def section_examples() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index(SECTION)
-    end = text.index("\n## ", start + len(SECTION))
-    return re.findall(r"```python\n(.*?)```", text[start:end], re.S)
+def page_examples() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
 
 
-EXAMPLES = section_examples()
+EXAMPLES = page_examples()
 
 
 def run_example(code: str, cwd) -> str:
@@ -32,7 +30,7 @@ def run_example(code: str, cwd) -> str:
     return out.stdout
 
 
-def test_the_section_has_the_five_examples():
+def test_the_page_has_the_five_examples():
     assert len(EXAMPLES) == 5
 
 

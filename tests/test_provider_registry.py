@@ -157,10 +157,10 @@ def test_a_keyword_only_auto_search_loads_no_provider_module(tmp_path, workspace
     assert sorted(loaded & {*(p.module for p in PROVIDERS), "openai", "llama_cpp"}) == []
 
 
-def test_design_section_6_and_the_readme_name_every_registered_provider():
+def test_design_section_6_and_the_configuration_reference_name_every_registered_provider():
     design = (ROOT / "DESIGN.md").read_text(encoding="utf-8")
     section = design.split("\n## 6. ", 1)[1].split("\n## 7. ", 1)[0]
     assert [name for name in NAMES if f"\n- `{name}`: " not in section] == []
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    listed = readme.split('\nprovider = "auto"', 1)[1].split("\n", 1)[0]
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    listed = reference.split('\nprovider = "auto"', 1)[1].split("\n", 1)[0]
     assert [name for name in NAMES if f" {name} " not in f"{listed} "] == []

@@ -30,7 +30,7 @@ from .memory.dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
 from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
 from .indexing.repair import damage_of, set_aside, writer_died
-from .store.writer_lock import writer_lock, writer_lock_held
+from .store.sqlite.lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .search.query_embedding import QueryEmbedder

@@ -140,7 +140,7 @@ NEIGHBOURS_SQL = (
 class IndexStore(Protocol):
     """One agent's index, as search, sync and status use it.
 
-    Writers hold the agent's writer lock (:mod:`memext.engine.store.writer_lock`); each
+    Writers hold the agent's writer lock (:mod:`memext.engine.store.sqlite.lock`); each
     write method is one transaction. Readers call :meth:`refresh` before
     reading so they see an index another process rebuilt.
     """

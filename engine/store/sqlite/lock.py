@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import LockTimeout
-from ..paths import PRIVATE_FILE_MODE, private_dir, write_private_text
+from ...errors import LockTimeout
+from ...paths import PRIVATE_FILE_MODE, private_dir, write_private_text
 
 if TYPE_CHECKING:
     import filelock
 
-    from ..config import AgentConfig
+    from ...config import AgentConfig
 
 
 class AgentLock(Protocol):
@@ -62,7 +62,7 @@ def writer_lock(agent: "AgentConfig", db_path: Path, timeout: float | None = 600
     or this machine's local path for a postgres agent)."""
     store = agent.settings.store
     if store.driver == "postgres":
-        from .postgres.lock import AdvisoryLock
+        from ..postgres.lock import AdvisoryLock
 
         return AdvisoryLock(store.url, agent.id, timeout)
     return WriterLock(db_path, timeout)
@@ -72,7 +72,7 @@ def writer_lock_held(agent: "AgentConfig", db_path: Path) -> bool:
     """True while a process (anywhere) holds ``agent``'s writer lock; never waits."""
     store = agent.settings.store
     if store.driver == "postgres":
-        from .postgres.lock import advisory_lock_held
+        from ..postgres.lock import advisory_lock_held
 
         return advisory_lock_held(store.url, agent.id)
     return file_lock_held(db_path)

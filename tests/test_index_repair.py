@@ -117,7 +117,7 @@ def test_a_reader_is_told_while_another_process_rebuilds_a_repaired_index(worksp
             from conftest import make_agent
             from fault_helpers import break_page
             from memext.engine import MemoryIndex
-            from memext.engine.store.sqlite.lock import writer_lock
+            from memext.engine.store.drivers import writer_lock
             path = Path({str(path)!r})
             agent = make_agent(Path({str(workspace)!r}), db_path=path)
             break_page(path, "chunks")

@@ -67,8 +67,8 @@ class StoreDriver(NamedTuple):
     local: bool
     #: Open the agent's index (``open(agent, db_path, options)``).
     open: Callable[[AgentConfig, Path, StoreOptions | None], IndexStore]
-    #: Where the index is as users are shown it, without opening it (never
-    #: a password) (``location(agent, db_path or None)``).
+    #: Where the index is as users are shown it, without opening it, and
+    #: never with a password (``location(agent, db_path or None)``).
     location: Callable[[AgentConfig, Path | None], str]
     #: The agent's writer lock, not yet acquired (``writer_lock(agent, db_path, timeout)``).
     writer_lock: Callable[[AgentConfig, Path, float | None], AgentLock]

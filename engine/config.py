@@ -34,6 +34,7 @@ from typing import Annotated, Any, Mapping, NamedTuple, Optional, Sequence, Unio
 from .errors import ConfigError, UnknownAgentError
 from .paths import AppPaths, app_paths, own_config_dir, private_dir, private_file, write_private_text
 from .providers.registry import NAMES as PROVIDER_NAMES
+from .store.drivers import DRIVERS, store_driver
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,7 +47,8 @@ FALLBACKS = ("none", *PROVIDER_NAMES)
 SOURCES = ("memory", "sessions")
 FUSIONS = ("weighted", "rrf")
 VECTOR_BACKENDS = ("auto", "vec0", "numpy")
-STORE_DRIVERS = ("sqlite", "postgres")
+#: The backends of the driver table (engine/store/drivers.py).
+STORE_DRIVERS = tuple(DRIVERS)
 AGENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -566,21 +568,9 @@ def _cross_checks(
 
 
 def _store_checks(s: MemorySearchSettings, prefix: str, file: str | None) -> None:
-    """``store.url`` goes with the postgres driver (and is a PostgreSQL URL)."""
-    st = s.store
-    if st.driver == "postgres":
-        from .store.postgres.url import check_url  # pure string checks: no database driver loads
-
-        problem = check_url(st.url)
-        if problem:
-            raise ConfigError(problem, key=f"{prefix}.store.url", path=file)
-        if st.vector.backend != "auto":
-            raise ConfigError(
-                f'"{st.vector.backend}" is a SQLite backend; with store.driver = "postgres" vectors are searched '
-                'by pgvector (exact or HNSW, chosen by size): use "auto"',
-                key=f"{prefix}.store.vector.backend",
-                path=file,
-            )
+    """What the agent's store driver asks of the ``store`` settings (for
+    postgres: a PostgreSQL ``store.url``, and no SQLite vector backend)."""
+    store_driver(s.store.driver).check_settings(s.store, f"{prefix}.store", file)
 
 
 def _has_key(raw: dict, dotted: str) -> bool:

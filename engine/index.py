@@ -30,12 +30,12 @@ from .memory.dates import DayRange, When, day_range
 from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
 from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
 from .indexing.repair import damage_of, set_aside, writer_died
-from .store.writer_lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .search.query_embedding import QueryEmbedder
 from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
+from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words
 from .indexing.fingerprint import fingerprint
 from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
@@ -118,9 +118,10 @@ class MemoryIndex:
 
     @property
     def _local(self) -> bool:
-        """The index is a SQLite file here (not on a server): file damage,
-        crashed writers' notes and integrity checks concern it."""
-        return self.agent.settings.store.driver == "sqlite"
+        """The index is a file on this machine (its driver's ``local``; not
+        on a server): file damage, crashed writers' notes and integrity
+        checks concern it."""
+        return driver_of(self.agent).local
 
     def _new_store(self, *, reader: bool = True) -> IndexStore:
         """A store on the index: the one this index searches through
@@ -128,7 +129,7 @@ class MemoryIndex:
         return open_store(self.agent, self.db_path, self._store_options()._replace(reader=reader))
 
     def _open_store(self) -> IndexStore:
-        """The agent's store, by ``store.driver`` (store/factory.py)."""
+        """The agent's store, by ``store.driver`` (store/drivers.py)."""
         try:
             store = self._new_store()
         except CorruptIndex as exc:

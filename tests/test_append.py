@@ -216,7 +216,7 @@ def test_append_waits_for_a_sync_of_another_process(workspace, tmp_path):
     # moment: the append waits for it instead of failing, then writes and indexes.
     holder = subprocess.Popen(
         [sys.executable, "-c", "import time; from pathlib import Path; from memext.engine.config import parse_config\n"
-         "from memext.engine.store.writer_lock import writer_lock\n"
+         "from memext.engine.store.drivers import writer_lock\n"
          f"agent = parse_config({{'agents': [{{'id': 'test', 'workspace': {str(workspace)!r}, 'memory_search': {{'store': {agent.settings.store.url and {'driver': 'postgres', 'url': agent.settings.store.url} or {}!r}}}}}]}}).agents[0]\n"
          f"l = writer_lock(agent, Path({str(db)!r}), timeout=5).acquire(); print('held', flush=True); time.sleep(1.5)"],
         stdout=subprocess.PIPE, text=True,

@@ -224,10 +224,11 @@ MAY_NOT_IMPORT: dict[str, set[str]] = {
 FACADES = {"memext.engine", "memext.engine.index"}
 #: Foundation modules that reach into a stage, and why.
 FOUNDATION_EXCEPTIONS: dict[str, set[str]] = {
-    # store.url is checked where the config is read, so a bad URL is a
-    # config error with its line, not a failure at the first search; the
-    # provider names config accepts are the provider registry's rows
-    # (providers/registry.py imports nothing of the engine at run time).
+    # The names config accepts are rows of the two extension tables: the
+    # store drivers (store/drivers.py, whose rows also check their own
+    # settings where the config is read, so a bad store.url is a config
+    # error with its line) and the providers (providers/registry.py).
+    # Neither table imports a backend or a provider until one is used.
     "memext.engine.config": {"store", "providers"},
 }
 

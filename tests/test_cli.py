@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from memext.engine import MemextError
 from memext.engine.faces.cli.commands import MemextGroup, cli
-from memext.engine.store.writer_lock import WriterLock
+from memext.engine.store.sqlite.lock import WriterLock
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from conftest import HashingProvider, make_agent
 from memext.engine import MemoryIndex, ProviderStatus, SkippedFile, open_index
 from memext.engine.errors import ConfigError, SearchDisabled, UnknownAgentError, WorkspaceMissing
-from memext.engine.store.writer_lock import writer_lock
+from memext.engine.store.drivers import writer_lock
 
 
 @pytest.mark.sqlite_only

@@ -18,7 +18,7 @@ from fault_helpers import break_page, integrity, set_meta
 
 from conftest import make_agent
 from memext.engine import MemoryIndex, db
-from memext.engine.store.writer_lock import WriterLock
+from memext.engine.store.sqlite.lock import WriterLock
 
 
 def built_index(workspace: Path, tmp_path: Path, provider=None) -> Path:
@@ -117,7 +117,7 @@ def test_a_reader_is_told_while_another_process_rebuilds_a_repaired_index(worksp
             from conftest import make_agent
             from fault_helpers import break_page
             from memext.engine import MemoryIndex
-            from memext.engine.store.writer_lock import writer_lock
+            from memext.engine.store.drivers import writer_lock
             path = Path({str(path)!r})
             agent = make_agent(Path({str(workspace)!r}), db_path=path)
             break_page(path, "chunks")
@@ -175,7 +175,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from memext.engine.store.writer_lock import WriterLock
+    from memext.engine.store.sqlite.lock import WriterLock
     WriterLock(Path(sys.argv[1]), timeout=10).acquire()
     print("held", flush=True)
     time.sleep(60)

@@ -16,7 +16,7 @@ from tray_helpers import make_workspace, wait_for
 
 from conftest import make_agent
 from memext.engine import FreshnessKeeper, KeeperSnapshot, KeeperState, MemoryIndex, SyncRequest
-from memext.engine.store.writer_lock import writer_lock
+from memext.engine.store.drivers import writer_lock
 
 
 def agent_for(tmp_path: Path, ws: Path, **settings):

@@ -12,13 +12,13 @@ import time
 import pytest
 
 from memext.engine.errors import LockTimeout
-from memext.engine.store.writer_lock import WriterLock
+from memext.engine.store.sqlite.lock import WriterLock
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from memext.engine.store.writer_lock import WriterLock
+    from memext.engine.store.sqlite.lock import WriterLock
     lock = WriterLock(Path(sys.argv[1]), timeout=5).acquire()
     print("locked", flush=True)
     time.sleep(600)
@@ -79,7 +79,7 @@ FULL_DISK_CHILD = textwrap.dedent(
     """
     import resource, signal, sys
     from pathlib import Path
-    from memext.engine.store.writer_lock import WriterLock
+    from memext.engine.store.sqlite.lock import WriterLock
     if sys.argv[2] == "rlimit":
         # Stand-in for a full disk where no tmpfs can be mounted: writes
         # past 1 byte fail with EFBIG instead of killing the process.

@@ -55,7 +55,9 @@ NOT_FOR_A_SEARCH = (
     "memext.engine.indexing.progress",
     "memext.engine.status",
     "memext.engine.indexing.sync",
+    "memext.engine.store.postgres",
     "numpy",
+    "psycopg",
 )
 
 

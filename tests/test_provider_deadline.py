@@ -17,7 +17,7 @@ import pytest
 from conftest import make_agent
 from memext.engine import MemoryIndex
 from memext.engine.errors import ProviderError
-from memext.engine.store.writer_lock import WriterLock
+from memext.engine.store.sqlite.lock import WriterLock
 from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
 from memext.engine.providers.gemini import GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider

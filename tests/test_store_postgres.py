@@ -296,7 +296,7 @@ def test_one_writer_across_machines_and_who_holds_the_lock(workspace, tmp_path, 
         sys.path.insert(0, {str(TESTS)!r})
         from conftest import make_agent
         from pathlib import Path
-        from memext.engine.store.writer_lock import writer_lock
+        from memext.engine.store.drivers import writer_lock
         agent = make_agent(Path({str(workspace)!r}), store={{"driver": "postgres", "url": {pg_url!r}}})
         with writer_lock(agent, Path("unused"), timeout=5):
             print("held", flush=True)

@@ -17,7 +17,7 @@ from tray_helpers import atomic_save, make_workspace, search_paths, wait_for, wr
 
 from conftest import HashingProvider
 from memext.engine import AgentConfig, ConfigReloader, KeeperSnapshot, KeeperState, MemoryIndex, Supervisor
-from memext.engine.store.writer_lock import writer_lock
+from memext.engine.store.drivers import writer_lock
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import make_agent
 from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, openai_tools
-from memext.engine.store.writer_lock import writer_lock
+from memext.engine.store.drivers import writer_lock
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}

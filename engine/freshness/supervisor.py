@@ -27,7 +27,7 @@ from ..config import Config, load_config
 from ..errors import MemextError
 from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, Notifier
 from ..paths import AppPaths, app_paths
-from ..store.factory import store_location
+from ..store.drivers import driver_of, store_location
 
 log = logging.getLogger("memext.supervisor")
 
@@ -302,7 +302,7 @@ class Supervisor:
                 continue
             if aid not in current:
                 # A shared index says where it is (the server, never its password).
-                on_server = agent.settings.store.driver != "sqlite"
+                on_server = not driver_of(agent).local
                 log.info("agent %s added (%s%s)", aid, agent.workspace, f"; index {store_location(agent)}" if on_server else "")
             keeper = FreshnessKeeper(
                 agent,

@@ -1,6 +1,6 @@
 """Checks a MemoryIndex makes about its surroundings: where the index file
 may live and whether the workspace is there (whether another process is
-writing the index: :func:`memext.engine.store.writer_lock.writer_lock_held`)."""
+writing the index: :func:`memext.engine.store.drivers.writer_lock_held`)."""
 
 from __future__ import annotations
 

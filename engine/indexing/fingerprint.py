@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..config import AgentConfig
 from ..providers import EmbeddingProvider
 from ..store import IndexStore
+from ..store.drivers import driver_of
 from ..text import FTS_VERSION
 
 FINGERPRINT_VERSION = 1
@@ -15,6 +16,7 @@ FINGERPRINT_VERSION = 1
 def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_store: str) -> dict:
     """What the index was built with; any change means a rebuild."""
     s = agent.settings
+    local = driver_of(agent).local  # a shared index keeps no machine's paths (DESIGN.md §16)
     return {
         "version": FINGERPRINT_VERSION,
         "provider": provider.id if provider else "none",
@@ -23,9 +25,9 @@ def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_s
         "chunking": [s.chunking.tokens, s.chunking.overlap],
         "fts": FTS_VERSION,
         "sources": sorted(s.sources),
-        "workspace": str(agent.workspace) if s.store.driver == "sqlite" else "",  # a server's: no local paths (DESIGN §16)
+        "workspace": str(agent.workspace) if local else "",
         "extra_paths": list(s.extra_paths),
-        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources and s.store.driver == "sqlite" else "",
+        "sessions_dir": str(agent.sessions_path) if "sessions" in s.sources and local else "",
         "vector_store": vector_store if provider else "",
     }
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..config import Config, adhoc_agent_id
 from ..memory.roots import MEMORY_DIR, ROOT_FILES
-from ..store.writer_lock import WriterLock
+from ..store.sqlite.lock import WriterLock
 from ..store import remove_index_files
 from .last_failure import record_path
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from .chunking import split_lines
 from ..config import AgentConfig
 from ..errors import AccessDenied, MemextError
-from ..store.writer_lock import writer_lock
+from ..store.drivers import writer_lock
 from .read import resolve_memory_path
 
 LONG_TERM_FILE = "MEMORY.md"

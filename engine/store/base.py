@@ -4,7 +4,7 @@
 ``engine/indexing/sync.py`` and ``MemoryIndex`` ask of an index; the SQLite
 :class:`~memext.engine.store.sqlite.store.Store` and the PostgreSQL
 :class:`~memext.engine.store.postgres.store.PostgresStore` implement it
-(``store.factory.open_store`` picks one by ``store.driver``). The row types below
+(``store.drivers.open_store`` picks one by ``store.driver``). The row types below
 are what crosses the interface.
 """
 
@@ -140,7 +140,7 @@ NEIGHBOURS_SQL = (
 class IndexStore(Protocol):
     """One agent's index, as search, sync and status use it.
 
-    Writers hold the agent's writer lock (:mod:`memext.engine.store.writer_lock`); each
+    Writers hold the agent's writer lock (:func:`memext.engine.store.drivers.writer_lock`); each
     write method is one transaction. Readers call :meth:`refresh` before
     reading so they see an index another process rebuilt.
     """

@@ -13,7 +13,7 @@ from ...config import AgentConfig, add_agent
 from ...config_edit import remove_agent
 from ...errors import MemextError
 from ...paths import app_paths
-from ...store.factory import store_location
+from ...store.drivers import store_location
 
 
 def _config_file(ctx: click.Context) -> Path:

@@ -8,7 +8,7 @@ A :class:`Store` is one connection (:mod:`.connection`) and the parts that
 use it: files, chunks and FTS (:mod:`.chunks`), vectors (:mod:`.vectors`)
 and the embedding cache (:mod:`.cache`). It implements
 :class:`~memext.engine.store.base.IndexStore`. Writers hold the agent's lock
-(:mod:`memext.engine.store.writer_lock`); each write method is a transaction, and
+(:mod:`.lock`); each write method is a transaction, and
 nested ones join the outermost (a sync writes a group of files in one).
 The vector sidecar (:mod:`.sidecar`, :mod:`.mapped`) is written beside the
 file by :meth:`Store.finish_writes`.

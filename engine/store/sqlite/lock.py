@@ -1,12 +1,12 @@
-"""One writer per agent across processes (and machines).
+"""One writer per SQLite index across processes: a file lock.
 
-:func:`writer_lock` gives the lock of an agent's store: for SQLite the file
-lock below (:class:`WriterLock`), for PostgreSQL an advisory lock on the
-server (:class:`~memext.engine.store.postgres.lock.AdvisoryLock`), which works
-across machines. Both satisfy :class:`AgentLock`, so the index, the
-keeper, appends and syncs never ask which one they hold.
+The SQLite driver's writer lock (the PostgreSQL one is
+:class:`~memext.engine.store.postgres.lock.AdvisoryLock`); both satisfy
+:class:`~memext.engine.store.drivers.AgentLock`, and the index, the keeper,
+appends and syncs get theirs from the driver table
+(:func:`~memext.engine.store.drivers.writer_lock`).
 
-The SQLite lock is an OS file lock (``filelock``: ``flock`` on POSIX,
+The lock is an OS file lock (``filelock``: ``flock`` on POSIX,
 ``LockFileEx`` on Windows) on ``<index>.lock``. The OS drops it when its
 holder dies, however it dies, so a stale lock never blocks the next writer:
 a leftover lock file holds no lock. Who holds it (pid, host, since when) is
@@ -20,62 +20,13 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from ..errors import LockTimeout
-from ..paths import PRIVATE_FILE_MODE, private_dir, write_private_text
+from ...errors import LockTimeout
+from ...paths import PRIVATE_FILE_MODE, private_dir, write_private_text
 
 if TYPE_CHECKING:
     import filelock
-
-    from ..config import AgentConfig
-
-
-class AgentLock(Protocol):
-    """An agent's writer lock: ``with lock:`` or acquire/release.
-
-    ``acquire`` raises LockTimeout after the lock's timeout (0: try once,
-    None: wait forever); ``holder`` says who holds it, for messages."""
-
-    timeout: float | None
-    #: Set at acquire: the last holder died holding the lock (SQLite: its
-    #: owner note outlived it, so the file is checked; a server's
-    #: transactions leave nothing half-written, so never for PostgreSQL).
-    previous_holder_died: bool
-
-    def acquire(self) -> "AgentLock": ...
-
-    def release(self) -> None: ...
-
-    def holder(self) -> dict | None: ...
-
-    @property
-    def is_locked(self) -> bool: ...
-
-    def __enter__(self) -> "AgentLock": ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-
-def writer_lock(agent: "AgentConfig", db_path: Path, timeout: float | None = 600) -> AgentLock:
-    """The writer lock of ``agent``'s store (``db_path``: its SQLite file,
-    or this machine's local path for a postgres agent)."""
-    store = agent.settings.store
-    if store.driver == "postgres":
-        from .postgres.lock import AdvisoryLock
-
-        return AdvisoryLock(store.url, agent.id, timeout)
-    return WriterLock(db_path, timeout)
-
-
-def writer_lock_held(agent: "AgentConfig", db_path: Path) -> bool:
-    """True while a process (anywhere) holds ``agent``'s writer lock; never waits."""
-    store = agent.settings.store
-    if store.driver == "postgres":
-        from .postgres.lock import advisory_lock_held
-
-        return advisory_lock_held(store.url, agent.id)
-    return file_lock_held(db_path)
 
 
 def file_lock_held(db_path: Path) -> bool:

@@ -1,0 +1,148 @@
+"""The store drivers: one row per backend that ``store.driver`` can name.
+
+A :class:`StoreDriver` is everything the engine asks of a backend beyond
+the :class:`~.base.IndexStore` interface: opening an agent's index, where
+it is as users are shown it, the writer lock that goes with it, and
+whether the index is a file on this machine. :data:`DRIVERS` is the table
+of them by name; config accepts exactly its names (``store.driver``), and
+nothing else in the engine asks which backend an agent uses.
+
+Each backend's functions live in its own folder (``sqlite/driver.py``,
+``postgres/driver.py``) and a row loads them on first use, so SQLite users
+never import the PostgreSQL half (nor psycopg) and config can read the
+table's names without loading any backend. Adding a backend is one folder
+and one row: DESIGN.md §14.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from ..config import AgentConfig, StoreSettings
+    from .base import IndexStore, StoreOptions
+
+
+class AgentLock(Protocol):
+    """An agent's writer lock: ``with lock:`` or acquire/release.
+
+    ``acquire`` raises LockTimeout after the lock's timeout (0: try once,
+    None: wait forever); ``holder`` says who holds it, for messages."""
+
+    timeout: float | None
+    #: Set at acquire: the last holder died holding the lock (SQLite: its
+    #: owner note outlived it, so the file is checked; a server's
+    #: transactions leave nothing half-written, so never for PostgreSQL).
+    previous_holder_died: bool
+
+    def acquire(self) -> "AgentLock": ...
+
+    def release(self) -> None: ...
+
+    def holder(self) -> dict | None: ...
+
+    @property
+    def is_locked(self) -> bool: ...
+
+    def __enter__(self) -> "AgentLock": ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class StoreDriver(NamedTuple):
+    """One storage backend, as the engine uses it.
+
+    ``db_path`` in the functions below is the agent's index file
+    (:meth:`~memext.engine.config.AgentConfig.db_path`); a backend whose
+    index is elsewhere uses it at most as this machine's local name for it."""
+
+    #: The ``store.driver`` value that picks it.
+    name: str
+    #: The index is a file on this machine: it may record this machine's
+    #: paths (a shared index's fingerprint leaves them out, DESIGN.md §16),
+    #: and file damage, crashed writers' notes and integrity checks concern it.
+    local: bool
+    #: Open the agent's index (``open(agent, db_path, options)``).
+    open: Callable[[AgentConfig, Path, StoreOptions | None], IndexStore]
+    #: Where the index is as users are shown it, without opening it, and
+    #: never with a password (``location(agent, db_path or None)``).
+    location: Callable[[AgentConfig, Path | None], str]
+    #: The agent's writer lock, not yet acquired (``writer_lock(agent, db_path, timeout)``).
+    writer_lock: Callable[[AgentConfig, Path, float | None], AgentLock]
+    #: True while a process (anywhere) holds the writer lock; never waits.
+    lock_held: Callable[[AgentConfig, Path], bool]
+    #: Checks of the ``store`` settings this backend needs beyond their
+    #: types; raises ConfigError naming a key under ``key`` (``...store``).
+    check_settings: Callable[[StoreSettings, str, str | None], None]
+
+
+@functools.cache
+def _sqlite() -> StoreDriver:
+    from .sqlite import driver
+
+    return StoreDriver(
+        name="sqlite",
+        local=True,
+        open=driver.open_store,
+        location=driver.location,
+        writer_lock=driver.writer_lock,
+        lock_held=driver.lock_held,
+        check_settings=driver.check_settings,
+    )
+
+
+@functools.cache
+def _postgres() -> StoreDriver:
+    from .postgres import driver
+
+    return StoreDriver(
+        name="postgres",
+        local=False,
+        open=driver.open_store,
+        location=driver.location,
+        writer_lock=driver.writer_lock,
+        lock_held=driver.lock_held,
+        check_settings=driver.check_settings,
+    )
+
+
+#: Every backend by its ``store.driver`` name, each loaded on first use.
+DRIVERS: Mapping[str, Callable[[], StoreDriver]] = MappingProxyType({"sqlite": _sqlite, "postgres": _postgres})
+
+
+def store_driver(name: str) -> StoreDriver:
+    """The backend named ``name`` (config has checked it is in :data:`DRIVERS`)."""
+    return DRIVERS[name]()
+
+
+def driver_of(agent: "AgentConfig") -> StoreDriver:
+    """The backend that ``agent``'s ``store.driver`` names."""
+    return store_driver(agent.settings.store.driver)
+
+
+def open_store(agent: "AgentConfig", db_path: Path, options: StoreOptions | None = None) -> IndexStore:
+    """The agent's index, opened by its driver.
+
+    Raises CorruptIndex (SQLite: an unusable file), IndexOpenError, or
+    StoreUnavailable (PostgreSQL: the server cannot be reached)."""
+    return driver_of(agent).open(agent, db_path, options)
+
+
+def store_location(agent: "AgentConfig", db_path: Path | None = None) -> str:
+    """Where the agent's index lives, as users are shown it, without opening
+    it: the SQLite file, or the server URL (never with its password) and schema."""
+    return driver_of(agent).location(agent, db_path)
+
+
+def writer_lock(agent: "AgentConfig", db_path: Path, timeout: float | None = 600) -> AgentLock:
+    """The writer lock of ``agent``'s store (not acquired): a file lock
+    beside a SQLite index, an advisory lock on a PostgreSQL server."""
+    return driver_of(agent).writer_lock(agent, db_path, timeout)
+
+
+def writer_lock_held(agent: "AgentConfig", db_path: Path) -> bool:
+    """True while a process (anywhere) holds ``agent``'s writer lock; never waits."""
+    return driver_of(agent).lock_held(agent, db_path)

@@ -25,7 +25,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from memext.engine import AppendResult, MemextError, parse_get_spec
+from memext.engine import AppendResult, MemextError
+from memext.engine.plumbing import parse_get_spec
 
 from .notes import append_note
 from .results import SearchResults

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from typing import IO, Any
 
-from memext.engine import SyncProgress, TextProgress, describe_progress
+from memext.engine import SyncProgress
+from memext.engine.plumbing import TextProgress, describe_progress
 
 #: Minimum seconds between two widget updates (each one is a message to the front end).
 WIDGET_UPDATE_EVERY_S = 0.1

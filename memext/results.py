@@ -13,7 +13,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, Collection, overload
 
-from memext.engine import SearchResponse, SearchResult, explain_rows, explain_table
+from memext.engine import SearchResponse, SearchResult, explain_rows
+from memext.engine.plumbing import explain_table
 
 from .quiet import QuietDisplay
 from .render import (

@@ -16,16 +16,8 @@ import weakref
 from pathlib import Path
 from typing import Iterable
 
-from memext.engine import (
-    AgentConfig,
-    Config,
-    ConfigReloader,
-    FreshnessKeeper,
-    IndexFactory,
-    KeeperState,
-    MemextError,
-    MemoryIndex,
-)
+from memext.engine import AgentConfig, Config, FreshnessKeeper, KeeperState, MemextError, MemoryIndex
+from memext.engine.plumbing import ConfigReloader, IndexFactory
 
 
 class Session:

@@ -11,12 +11,16 @@ its ``__getattr__`` loads on first use (name -> submodule).
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 import memext.engine
+import memext.engine.plumbing
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Repository folder -> the package it installs as (pyproject package-dir).
@@ -104,8 +108,10 @@ def _imports(module: str, path: Path) -> list[Import]:
             rest = tuple(n for n in names if n not in subs)
             if rest or not subs:
                 out.append(Import(rel, target, rest, node.lineno))
-    if is_package:
-        out += [Import(rel, f"{module}.{sub}", (name,), line) for name, sub, line in _lazy_exports(tree)]
+    # A lazy table's submodules are relative to the package (memext.engine
+    # for the plumbing module, which lends the engine's helpers to faces).
+    anchor = module if is_package else module.rsplit(".", 1)[0]
+    out += [Import(rel, f"{anchor}.{sub}", (name,), line) for name, sub, line in _lazy_exports(tree)]
     return out
 
 
@@ -189,20 +195,51 @@ def test_the_engine_imports_no_face():
     assert upward == []
 
 
+#: The two modules a face may import from the engine, and what each offers.
+FACE_API = {"memext.engine": set(memext.engine.__all__), "memext.engine.plumbing": set(memext.engine.plumbing.__all__)}
+
+
+def _is_face(module: str) -> bool:
+    """memext and memext.tray."""
+    return not module.startswith("memext.engine")
+
+
 def test_faces_use_only_the_engines_public_api():
-    public = set(memext.engine.__all__)
     wrong = []
     for m, imps in IMPORTS.items():
-        if m.startswith("memext.engine"):
+        if not _is_face(m):
             continue
         for i in imps:
-            if i.source in REWRITTEN_ELSEWHERE:
+            if i.source in REWRITTEN_ELSEWHERE or _is_face(i.module):
                 continue
-            if i.module == "memext.engine":
-                wrong += [f"{i.source}:{i.line} imports {n}, not in memext.engine.__all__" for n in i.names if n not in public]
-            elif i.module.startswith("memext.engine.") and i.module not in FACE_MAY_IMPORT_MODULES.get(i.source, set()):
-                wrong.append(f"{i.source}:{i.line} imports {i.module} (use what memext.engine exports)")
+            if i.module in FACE_API:
+                wrong += [f"{i.source}:{i.line} imports {n}, not in {i.module}.__all__" for n in i.names if n not in FACE_API[i.module]]
+            elif i.module not in FACE_MAY_IMPORT_MODULES.get(i.source, set()):
+                wrong.append(f"{i.source}:{i.line} imports {i.module} (use what memext.engine or memext.engine.plumbing exports)")
     assert wrong == []
+
+
+def _type_checking_names(path: Path) -> dict[str, str]:
+    """name -> module of the ``from .module import name`` lines under ``if TYPE_CHECKING:``."""
+    out = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.level == 1 and imp.module, "only `from .module import names` here"
+                out.update({a.name: imp.module for a in imp.names})
+    return out
+
+
+@pytest.mark.parametrize("module", [*sorted(FACE_API), "memext.engine.store", "memext.engine.providers"])
+def test_the_api_is_listed_once(module):
+    """``__all__`` is the lazy table's names, and the names type checkers
+    see (the ``TYPE_CHECKING`` imports) are that table, module for module."""
+    mod = importlib.import_module(module)
+    path = MODULES[module]
+    table = {name: sub for name, sub, _ in _lazy_exports(ast.parse(path.read_text(encoding="utf-8")))}
+    assert list(mod.__all__) == list(table)
+    assert _type_checking_names(path) == table
+    assert FACE_API["memext.engine"].isdisjoint(FACE_API["memext.engine.plumbing"])
 
 
 #: What each engine subpackage may not import (DESIGN.md §12): the folders
@@ -221,7 +258,7 @@ MAY_NOT_IMPORT: dict[str, set[str]] = {
     "agents": {"freshness", "faces"},
     "faces": set(),  # faces use the public API: test_faces_use_only_the_engines_public_api
 }
-FACADES = {"memext.engine", "memext.engine.index"}
+FACADES = {"memext.engine", "memext.engine.plumbing", "memext.engine.index"}
 #: Foundation modules that reach into a stage, and why.
 FOUNDATION_EXCEPTIONS: dict[str, set[str]] = {
     # The names config accepts are rows of the two extension tables: the

@@ -16,7 +16,8 @@ import pytest
 from tray_helpers import atomic_save, make_workspace, search_paths, wait_for, write_config
 
 from conftest import HashingProvider
-from memext.engine import AgentConfig, ConfigReloader, KeeperSnapshot, KeeperState, MemoryIndex, Supervisor
+from memext.engine import AgentConfig, KeeperSnapshot, KeeperState, MemoryIndex, Supervisor
+from memext.engine.plumbing import ConfigReloader
 from memext.engine.store.drivers import writer_lock
 
 

@@ -8,7 +8,8 @@ import time
 import pytest
 from memext_helpers import write_config
 
-from memext.engine import KeptFresh, MemextError, MemoryTools, Supervisor, ToolError
+from memext.engine import MemextError, MemoryTools, Supervisor, ToolError
+from memext.engine.plumbing import KeptFresh
 
 
 def _search(tools: MemoryTools, query: str) -> dict:

@@ -17,17 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from memext.engine import (
-    DEFAULT_CONFIG_POLL_S,
-    DEFAULT_RECONCILE_S,
-    AppPaths,
-    Config,
-    FreshnessKeeper,
-    IndexFactory,
-    KeeperSnapshot,
-    KeeperState,
-    Supervisor,
-)
+from memext.engine import AppPaths, Config, FreshnessKeeper, KeeperSnapshot, KeeperState, Supervisor
+from memext.engine.plumbing import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, IndexFactory
 
 log = logging.getLogger("memext.tray")
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import filelock
 
-from memext.engine import AppPaths, app_paths, private_dir
+from memext.engine import AppPaths, app_paths
+from memext.engine.plumbing import private_dir
 
 
 def instance_lock_path(paths: AppPaths | None = None) -> Path:

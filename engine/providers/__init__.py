@@ -10,24 +10,15 @@ for the registry) loads no provider module, no ``openai`` and no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .base import EmbeddingProvider, EmbedProgress, ProviderFactory
     from .choice import ProviderChoice, choose_provider, create_provider, fallback_choice
     from .registry import local_model_ready, resolve_api_key
 
-__all__ = [
-    "EmbeddingProvider",
-    "EmbedProgress",
-    "ProviderChoice",
-    "ProviderFactory",
-    "choose_provider",
-    "create_provider",
-    "fallback_choice",
-    "resolve_api_key",
-    "local_model_ready",
-]
 
 #: Name -> the submodule that defines it.
 _EXPORTS = {
@@ -42,17 +33,5 @@ _EXPORTS = {
     "local_model_ready": "registry",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -16,7 +16,9 @@ The names below load on first use (PEP 562), so reading the config, which
 consults the driver table, loads no backend.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
@@ -47,36 +49,5 @@ _EXPORTS: dict[str, str] = {
     "VECTOR_AUTO_NUMPY_ABOVE": "sqlite.vectors",
 }
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "VECTOR_AUTO_NUMPY_ABOVE",
-    "CacheKey",
-    "ChunkRow",
-    "CorruptIndex",
-    "FileRow",
-    "FileStat",
-    "IndexStore",
-    "NewChunk",
-    "Store",
-    "StoreOptions",
-    "clean_stale_shadows",
-    "open_store",
-    "move_aside",
-    "quick_check",
-    "remove_index_files",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -5,8 +5,8 @@ console script: the engine imports no face).
 Every command takes ``-a/--agent`` (default: the first configured agent, or
 the current folder when there is no config) and ``--json``. Failures print
 one line to stderr and exit with status 1. ``search`` syncs a stale index in
-the foreground first: a one-shot process cannot leave that to a background
-thread.
+the foreground first (a one-shot process cannot leave that to a background
+thread), through the agent tools' :class:`~..agents.hosts.SyncWhenNeeded`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,16 @@ import click
 from .options import agent_option, ctx_config as _config, json_option, print_json as _print_json
 from .output import result_lines, search_kind, status_lines
 from ...config import AgentConfig, Config
-from ...errors import IndexBuildError, LockTimeout, MemextError
+from ...agents.hosts import SyncWhenNeeded
+from ...errors import MemextError
 from ...index import MemoryIndex
 from ...memory.roots import MEMORY_DIR, ROOT_FILES
 
 if TYPE_CHECKING:
-    from ...status import IndexStatus
+    from ...indexing.progress import TextProgress
     from ...indexing.sync import SyncReport
+    from ...search.pipeline import SearchResponse
+    from ...status import IndexStatus
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -241,18 +244,21 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
     agent_cfg = cfg.agent(agent)
     if agent_cfg.adhoc:
         _check_has_memory(agent_cfg)
-    with _index(cfg, agent_cfg) as idx:
-        note = None
-        # The index never syncs by itself: a one-shot process syncs a stale
-        # index in the foreground. sync.on_search = false: only an index
-        # never built is built, so a first search is not empty; edits wait
-        # for `memext index` or the tray.
-        if not no_sync and (agent_cfg.settings.sync.on_search or idx.never_synced):
-            note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
-        resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain,
-                          max_lines=max_lines, after=since, before=before)
-        if note and idx.never_synced:
+
+    def run(idx: MemoryIndex) -> SearchResponse:
+        return idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None,
+                          explain=explain, max_lines=max_lines, after=since, before=before)
+
+    # The index never syncs by itself: a one-shot process syncs a stale index
+    # in the foreground first, by the agent tools' policy (DESIGN.md §5).
+    host = SyncWhenNeeded(lambda _agent: _index(cfg, agent_cfg), SEARCH_LOCK_WAIT_S,
+                          progress=_progress_bar if not as_json and sys.stderr.isatty() else None)
+    try:
+        resp, note = (run(host.index(agent_cfg.id)), None) if no_sync else host.search(agent_cfg.id, run)
+        if note and host.index(agent_cfg.id).never_synced:
             note = None  # the search's own notice says the index is not built yet (being built, empty...)
+    finally:
+        host.close()
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
@@ -285,25 +291,11 @@ def _check_has_memory(agent: AgentConfig) -> None:
     )
 
 
-def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
-    """Sync a stale index in the foreground (DESIGN.md §5: search syncs a dirty
-    index); returns a note for stderr when the search must use it as it is."""
-    if not idx.needs_sync():
-        return None
+def _progress_bar(label: str) -> TextProgress:
+    """The bar a sync before a search shows on a terminal (gone when done)."""
     from ...indexing.progress import TextProgress
 
-    label = f"{idx.agent.id}: {'first index' if idx.never_synced else 'syncing'}"
-    try:
-        if show_progress:
-            with TextProgress(label, transient=True) as bar:
-                idx.sync(progress=bar, reason="search", lock_timeout=SEARCH_LOCK_WAIT_S)
-        else:
-            idx.sync(reason="search", lock_timeout=SEARCH_LOCK_WAIT_S)
-    except LockTimeout:
-        return "another process is syncing this index; searched it as it is (results may miss the latest edits)"
-    except IndexBuildError as exc:
-        return f"{exc}; searched the index as it is"
-    return None
+    return TextProgress(label, transient=True)
 
 
 # -- get -----------------------------------------------------------------------

@@ -51,6 +51,10 @@ class ProviderChoice:
     #: The provider that was to be used but failed to start (and no
     #: fallback took over); None when keyword-only is by choice.
     failed: str | None = None
+    #: Without a provider, ``reason``'s parts: why, and what would give
+    #: one (None when there is no advice). Faces word these (``SearchMode``).
+    cause: str | None = None
+    advice: str | None = None
 
     @property
     def name(self) -> str:
@@ -120,11 +124,11 @@ def choose_provider(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] 
     env = os.environ if env is None else env
     requested = agent.settings.provider
     if requested == "none":
-        return ProviderChoice(requested, None, "provider = \"none\": keyword-only search")
+        return keyword_only(requested, 'provider = "none"')
     if requested == "auto":
-        name, reason = _auto(agent, paths, env)
+        name, reason, advice = _auto(agent, paths, env)
         if name is None:
-            return ProviderChoice(requested, None, reason)
+            return keyword_only(requested, reason, advice)
     else:
         name, reason = requested, None
     try:
@@ -149,28 +153,39 @@ def fallback_choice(
             return ProviderChoice(requested, provider, None, fallback_from=failed, fallback_reason=why)
         except ProviderError as exc:
             why = f"{why}; fallback {fallback} also failed: {exc}"
-    return ProviderChoice(requested, None, f"{failed} provider unavailable: {why}; keyword-only search", failed=failed)
+    cause = f"{failed} provider unavailable: {why}"
+    return ProviderChoice(requested, None, f"{cause}; keyword-only search", failed=failed, cause=cause)
 
 
-def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[str | None, str]:
+def keyword_only(requested: str, cause: str, advice: str | None = None) -> ProviderChoice:
+    """No provider, by choice or for want of one: ``reason`` says so in one
+    sentence, ``cause`` and ``advice`` keep its parts apart."""
+    reason = f"{cause}: keyword-only search" + (f"; {advice}" if advice else "")
+    return ProviderChoice(requested, None, reason, cause=cause, advice=advice)
+
+
+def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[str | None, str, str | None]:
+    """(provider, how auto chose or why none, what to do when none)."""
     if local_model_ready(agent, paths):
-        return "local", "auto: local model file present"
+        return "local", "auto: local model file present", None
     if resolve_api_key("openai", agent, env):
-        return "openai", "auto: OpenAI API key found"
+        return "openai", "auto: OpenAI API key found", None
     if resolve_api_key("gemini", agent, env):
-        return "gemini", "auto: Gemini API key found"
+        return "gemini", "auto: Gemini API key found", None
     spec = agent.settings.local.model_path
     if spec:
         # The user configured a model: name the file that is missing rather
         # than suggest installing one they may already have moved.
-        return None, (
+        return (
+            None,
             f"auto: the local model {_shown_model_path(spec, agent)} (local.model_path) is missing, "
-            "and there is no OPENAI_API_KEY or GEMINI_API_KEY: keyword-only search; restore the file, fix "
-            "local.model_path, or run `memext model install minilm`"
+            "and there is no OPENAI_API_KEY or GEMINI_API_KEY",
+            "restore the file, fix local.model_path, or run `memext model install minilm`",
         )
-    return None, (
-        "auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY: keyword-only search; "
-        "run `memext model install minilm` for local semantic search"
+    return (
+        None,
+        "auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY",
+        "run `memext model install minilm` for local semantic search",
     )
 
 

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from .options import agent_option, ctx_config as _config, json_option, print_json as _print_json
-from .output import result_lines, search_kind, status_lines
+from .output import result_lines, status_lines
 from ...config import AgentConfig, Config
 from ...agents.hosts import SyncWhenNeeded
 from ...errors import MemextError
@@ -187,7 +187,7 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
                 f"{a.id}: {what} {report.files_indexed} of {report.files_seen} files "
                 f"({report.files_unchanged} unchanged, {report.files_deleted} removed), "
                 f"{st.total_chunks} chunks, {report.texts_embedded} embedded, {report.cache_hits} from cache, "
-                f"in {report.duration_s:.2f} s [{search_kind(st)}]"
+                f"in {report.duration_s:.2f} s [{st.search_mode.describe()}]"
             )
             for s in report.skipped:
                 click.echo(f"  skipped {s.path}: {s.reason}")

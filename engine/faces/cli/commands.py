@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from .options import agent_option, ctx_config as _config, json_option, print_json as _print_json
+from .options import agent_option, ctx_config as _config, examples, json_option, print_json as _print_json
 from .output import result_lines, status_lines
 from ...config import AgentConfig, Config
 from ...agents.hosts import SyncWhenNeeded
@@ -118,6 +118,7 @@ def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
 @click.group(
     cls=MemextGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples("memext agents add work ~/agents/work", 'memext search -a work "who owns billing"'),
     lazy_commands={
         "agents": "memext.engine.faces.cli.agent_commands:agents_cmd",
         "config": "memext.engine.faces.cli.agent_commands:config_cmd",
@@ -157,7 +158,11 @@ def _report_dict(agent: str, r: SyncReport) -> dict:
     }
 
 
-@cli.command("index")
+@cli.command(
+    "index",
+    short_help="Index (or update the index of) an agent's memory files.",
+    epilog=examples("memext index -a work", "memext index --all --force"),
+)
 @agent_option
 @click.option("--all", "all_agents", is_flag=True, help="Index every configured agent.")
 @click.option("--force", is_flag=True, help="Rebuild the index from scratch.")
@@ -219,7 +224,11 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 # -- search ------------------------------------------------------------------
 
 
-@cli.command("search")
+@cli.command(
+    "search",
+    short_help="Search memory: path:start-end, score and lines per result.",
+    epilog=examples('memext search "deploy checklist"', 'memext search -a work --since 7d --json "who owns billing"'),
+)
 @click.argument("query", nargs=-1, required=True)
 @agent_option
 @click.option("-n", "--max-results", type=click.IntRange(1, 200), help="How many results (default: query.max_results).")
@@ -301,7 +310,11 @@ def _progress_bar(label: str) -> TextProgress:
 # -- get -----------------------------------------------------------------------
 
 
-@cli.command("get")
+@cli.command(
+    "get",
+    short_help="Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.",
+    epilog=examples("memext get memory/2026-03-01.md:10-20", "memext get MEMORY.md --from 40 --lines 10 -N"),
+)
 @click.argument("spec")
 @agent_option
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
@@ -338,7 +351,11 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
 # -- status ----------------------------------------------------------------------
 
 
-@cli.command("status")
+@cli.command(
+    "status",
+    short_help="Show files, chunks, provider and health of one or every agent.",
+    epilog=examples("memext status", "memext status -a work --json"),
+)
 @agent_option
 @json_option
 @click.pass_context
@@ -375,7 +392,11 @@ def status_cmd(ctx, agent, as_json) -> None:
 # -- note and mcp -----------------------------------------------------------------------
 
 
-@cli.command("note")
+@cli.command(
+    "note",
+    short_help="Append a note (TEXT or stdin) to memory, then index it.",
+    epilog=examples('memext note "Anna leads the billing team now."', 'echo "Deploys moved to Tuesdays." | memext note --long-term'),
+)
 @click.argument("text", required=False)
 @agent_option
 @click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
@@ -405,7 +426,11 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
         click.echo(f"memext: {written.notice}", err=True)
 
 
-@cli.command("mcp")
+@cli.command(
+    "mcp",
+    short_help="Serve the memory tools (search, get, append) over MCP.",
+    epilog=examples("memext mcp -a work", "memext mcp --http 8765"),
+)
 @click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
 @click.pass_context

@@ -232,6 +232,13 @@ class FreshnessKeeper:
                 self._index = self._factory(self.agent)
             return self._index
 
+    @property
+    def index_open(self) -> bool:
+        """True while the keeper holds an open index (one made from an
+        :class:`AgentConfig` opens it on first use)."""
+        with self._open_lock:
+            return self._index is not None and not self._closed
+
     def _close_index(self, *, final: bool = False) -> None:
         with self._open_lock:
             index, self._index = self._index, None

@@ -36,13 +36,12 @@ class Session:
 
     def __init__(self, config_path: str | Path | None = None, index_factory: IndexFactory | None = None,
                  *, resync_after_s: float | None = None):
-        # How old an index's last sync may be before a search resyncs it in
-        # the background (sync.on_search); None: the keeper's default.
-        timing = {} if resync_after_s is None else {"resync_after_s": resync_after_s}
         #: The keepers, one per configured agent; ``index_factory`` builds
-        #: an agent's index (tests pass one with a test provider).
+        #: an agent's index (tests pass one with a test provider);
+        #: ``resync_after_s``: how old an index's last sync may be before a
+        #: search resyncs it in the background (None: the keeper's default).
         self.supervisor = Supervisor(config_path, index_factory=index_factory, watch=False, startup_sync=False,
-                                     schedule=False, **timing)
+                                     schedule=False, resync_after_s=resync_after_s)
         self.supervisor.start()
         self._closed = False
         self._lock = threading.RLock()

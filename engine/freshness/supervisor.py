@@ -128,7 +128,7 @@ class Supervisor:
         paths: AppPaths | None = None,
         startup_sync: bool = True,
         schedule: bool = True,
-        resync_after_s: float = RESYNC_AFTER_S,
+        resync_after_s: float | None = None,
     ):
         self.reloader = ConfigReloader(config_path, paths=paths)
         self._agent_ids = tuple(agent_ids) if agent_ids is not None else None
@@ -142,7 +142,8 @@ class Supervisor:
         self._lock_timeout = lock_timeout
         self._startup_sync = startup_sync
         self._schedule = schedule
-        self._resync_after_s = resync_after_s
+        #: How old a keeper's last sync may be before a search resyncs it (None: the keeper's default).
+        self._resync_after_s = RESYNC_AFTER_S if resync_after_s is None else resync_after_s
         self._started = False
         self._lock = threading.RLock()
         # One reload at a time: the scheduler's poll and a caller's

@@ -32,6 +32,7 @@ from .indexing.checks import check_store_path, prepare_index_folder, workspace_p
 from .indexing.repair import damage_of, set_aside, writer_died
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
+from .providers.choice import keyword_only
 from .search.query_embedding import QueryEmbedder
 from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
@@ -97,9 +98,8 @@ class MemoryIndex:
         self._env = env
         self._choice: ProviderChoice | None = None
         if provider is not _FROM_CONFIG:
-            self._choice = ProviderChoice(
-                agent.settings.provider, provider, None if provider else "no provider given: keyword-only search"
-            )
+            requested = agent.settings.provider
+            self._choice = ProviderChoice(requested, provider) if provider else keyword_only(requested, "no provider given")
         self._choice_lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._cancel = threading.Event()
@@ -690,6 +690,8 @@ class MemoryIndex:
                 model=provider.model if provider else "",
                 reason=choice.reason,
                 failed=choice.failed,
+                cause=choice.cause,
+                advice=choice.advice,
             ),
             fallback=FallbackStatus(choice.fallback_from, choice.fallback_reason or "") if choice.fallback_from else None,
             vector=st.vector_status(),

@@ -6,8 +6,50 @@ JSON form that ``memext status --json`` prints.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
+
+
+class SearchKind(str, enum.Enum):
+    """How a search of an agent runs: both halves, the keyword half alone,
+    or not at all (``memory_search.enabled = false``)."""
+
+    HYBRID = "hybrid"
+    KEYWORD_ONLY = "keyword-only"
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class SearchMode:
+    """How a search of the agent runs now, and why: built once by the engine
+    (:attr:`IndexStatus.search_mode`, ``KeeperSnapshot.search_mode``) so
+    that every face words it from these fields, never from prose."""
+
+    kind: SearchKind
+    #: The embedding provider in force ("none" without one) and its model.
+    provider: str = "none"
+    model: str = ""
+    #: Why search is keyword-only or off (None when hybrid), without the
+    #: advice: ``auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY``.
+    reason: str | None = None
+    #: What would make it hybrid (or on), when the engine knows:
+    #: ``run `memext model install minilm` for local semantic search``.
+    advice: str | None = None
+    #: The provider that failed while a fallback provider is in force.
+    fallback_from: str | None = None
+
+    def describe(self) -> str:
+        """The short words for the kind, as every face shows them:
+        ``hybrid (local all-MiniLM-L6-v2)``, ``hybrid (gemini ...), fallback
+        from openai``, ``keyword-only`` or ``off``."""
+        if self.kind != SearchKind.HYBRID:
+            return self.kind.value
+        words = f"hybrid ({self.provider}{' ' + self.model if self.model else ''})"
+        return f"{words}, fallback from {self.fallback_from}" if self.fallback_from else words
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "kind": self.kind.value}
 
 
 @dataclass(frozen=True)
@@ -17,10 +59,15 @@ class ProviderStatus:
     requested: str
     in_force: str  # "none" when keyword-only
     model: str
+    #: How ``auto`` chose, or why there is no provider (one sentence, with
+    #: what to do about it).
     reason: str | None = None
     #: A provider that was to be used (asked for, or picked by ``auto``)
     #: but did not start, with no fallback taking over.
     failed: str | None = None
+    #: Without a provider: ``reason``'s two parts, why and what to do.
+    cause: str | None = None
+    advice: str | None = None
 
     @property
     def keyword_only(self) -> bool:
@@ -210,15 +257,29 @@ class IndexStatus:
         return sum(self.chunks.values())
 
     @property
+    def search_mode(self) -> SearchMode:
+        """How a search would run now, and why (the one place it is decided)."""
+        prov = self.provider
+        fallback_from = self.fallback.from_provider if self.fallback else None
+        if not self.enabled:
+            return SearchMode(SearchKind.OFF, "none", "", "memory_search.enabled = false",
+                              "set memory_search.enabled = true in the config to search this agent")
+        if prov.keyword_only:
+            return SearchMode(SearchKind.KEYWORD_ONLY, reason=prov.cause or prov.reason or "no embedding provider",
+                              advice=prov.advice)
+        if self.keyword_only_reason:
+            return SearchMode(SearchKind.KEYWORD_ONLY, prov.in_force, prov.model, self.keyword_only_reason, None, fallback_from)
+        return SearchMode(SearchKind.HYBRID, prov.in_force, prov.model, fallback_from=fallback_from)
+
+    @property
     def mode(self) -> str:
-        """"hybrid" or "keyword-only", as a search would run now."""
-        if self.provider.keyword_only or self.keyword_only_reason:
-            return "keyword-only"
-        return "hybrid"
+        """"hybrid", "keyword-only" or "off": :attr:`search_mode`'s kind."""
+        return self.search_mode.kind.value
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``fallback`` as ``{"from", "reason"}``; lists, not tuples)."""
         d = asdict(self, dict_factory=lambda items: {k: list(v) if isinstance(v, tuple) else v for k, v in items})
         d["fallback"] = self.fallback.to_dict() if self.fallback else None
         d["mode"] = self.mode
+        d["search_mode"] = self.search_mode.to_dict()
         return d

@@ -51,6 +51,7 @@ cli = MemextGroup(
     params=engine_cli.params,
     callback=engine_cli.callback,
     help=engine_cli.help,
+    epilog=engine_cli.epilog,
     context_settings=engine_cli.context_settings,
 )
 

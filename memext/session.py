@@ -1,10 +1,13 @@
 """The indexes one IPython session keeps fresh, one keeper per agent.
 
-Magics and widgets share a :class:`Session`: it loads the config (again when
-the file changes, through the engine's :class:`ConfigReloader`) and keeps a
-:class:`FreshnessKeeper` per agent used. The keeper runs the warm-up sync
-(its startup sync), the syncs after notes, and the background resync a
-stale index gets before a search; the session holds no threads, search or
+Magics and widgets share a :class:`Session`: it holds the engine's
+:class:`Supervisor` over the config, as the tray and the MCP server do (one
+:class:`FreshnessKeeper` per configured agent, restarted when its config
+changes), set up for a shell: no file watching, no scheduler thread (no
+interval or reconcile syncs; the config is reloaded when the session is
+used), no startup sync. A keeper runs the warm-up sync of an agent the
+session warms up, the syncs after notes, and the background resync a stale
+index gets before a search; the session holds no threads, search or
 scheduling logic of its own.
 """
 
@@ -16,8 +19,8 @@ import weakref
 from pathlib import Path
 from typing import Iterable
 
-from memext.engine import AgentConfig, Config, FreshnessKeeper, KeeperState, MemextError, MemoryIndex
-from memext.engine.plumbing import ConfigReloader, IndexFactory
+from memext.engine import AgentConfig, Config, FreshnessKeeper, KeeperState, MemextError, MemoryIndex, Supervisor
+from memext.engine.plumbing import IndexFactory
 
 
 class Session:
@@ -25,15 +28,17 @@ class Session:
 
     def __init__(self, config_path: str | Path | None = None, index_factory: IndexFactory | None = None,
                  *, resync_after_s: float | None = None):
-        self._reloader = ConfigReloader(config_path)
-        #: Builds the index of an agent; tests pass one with a test provider.
-        self._factory = index_factory
-        #: How old an index's last sync may be before a search resyncs it
-        #: in the background (``sync.on_search``); None: the keeper's default.
-        self._resync_after_s = resync_after_s
-        self._keepers: dict[str, FreshnessKeeper] = {}
+        #: The keepers, one per configured agent; ``index_factory`` builds
+        #: an agent's index (tests pass one with a test provider);
+        #: ``resync_after_s``: how old an index's last sync may be before a
+        #: search resyncs it in the background (None: the keeper's default).
+        self.supervisor = Supervisor(config_path, index_factory=index_factory, watch=False, startup_sync=False,
+                                     schedule=False, resync_after_s=resync_after_s)
+        self.supervisor.start()
         self._closed = False
         self._lock = threading.RLock()
+        # The keepers this session has used: a keeper's first use decides its warm-up.
+        self._used: weakref.WeakSet[FreshnessKeeper] = weakref.WeakSet()
         self._notices_shown: set[str] = set()
         # At exit, stop the keepers before the interpreter tears down: a
         # background sync still embedding with a local model would crash
@@ -43,11 +48,13 @@ class Session:
     @property
     def config_file(self) -> Path:
         """The config file in use (it may not exist: then the agent is ad hoc)."""
-        return self._reloader.config_file
+        return self.supervisor.config_file
 
     def config(self) -> Config:
-        """The config, reloaded when its file changed (raises ConfigError)."""
-        return self._reloader.current()
+        """The config, reloaded (and the keepers with it) when its file
+        changed; raises ConfigError while it does not load."""
+        self.supervisor.reload_if_changed()
+        return self.supervisor.reloader.current()
 
     def agent_ids(self) -> list[str]:
         return [a.id for a in self.config().agents]
@@ -57,26 +64,18 @@ class Session:
         return self.config().agent(agent or None)
 
     def keeper(self, agent: str | None = None, *, warm_up: bool = False) -> FreshnessKeeper:
-        """The keeper of an agent, started on first use (with the warm-up
-        sync when ``warm_up`` and the agent's ``sync.on_session_start``);
-        restarted when the agent's config changed."""
+        """The keeper of an agent; its first use here starts the warm-up sync
+        when ``warm_up`` and the agent's ``sync.on_session_start``. A new
+        keeper after the agent's config changed."""
         with self._lock:
-            cfg = self.resolve_agent(agent)
             if self._closed:
                 raise MemextError("this memext session is closed (the extension was unloaded); run %load_ext memext again")
-            keeper = self._keepers.get(cfg.id)
-            if keeper is not None and keeper.agent != cfg:
-                keeper.stop()
-                keeper = None
-            if keeper is None:
-                # No file watching in a shell: before_search resyncs a stale index.
-                if self._resync_after_s is None:
-                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False)
-                else:
-                    keeper = FreshnessKeeper(cfg, index_factory=self._factory, watch=False,
-                                             resync_after_s=self._resync_after_s)
-                keeper.start(sync=warm_up and cfg.settings.sync.on_session_start)
-                self._keepers[cfg.id] = keeper
+            cfg = self.resolve_agent(agent)
+            keeper = self.supervisor.keeper(cfg.id)
+            if keeper not in self._used:
+                self._used.add(keeper)
+                if warm_up and cfg.settings.sync.on_session_start:
+                    keeper.request("startup")
             return keeper
 
     def index(self, agent: str | None = None) -> MemoryIndex:
@@ -84,8 +83,9 @@ class Session:
         return self.keeper(agent).index
 
     def warm_up(self, agent: str | None = None) -> FreshnessKeeper | None:
-        """Start the agent's keeper with its session-start sync, if the agent
-        wants one (``sync.on_session_start``); None when it does not."""
+        """Start the agent's session-start sync, if the agent wants one
+        (``sync.on_session_start``) and this session has not used it yet;
+        None when it does not want one."""
         keeper = self.keeper(agent, warm_up=True)
         return keeper if keeper.agent.settings.sync.on_session_start else None
 
@@ -105,19 +105,20 @@ class Session:
             return repeated
 
     def keepers(self) -> list[FreshnessKeeper]:
-        with self._lock:
-            return list(self._keepers.values())
+        """The keeper of every configured agent (until the session closes)."""
+        return [] if self._closed else self.supervisor.keepers()
 
     def open_indexes(self) -> list[MemoryIndex]:
-        return [k.index for k in self.keepers()]
+        """The indexes this session has opened so far."""
+        return [k.index for k in self.keepers() if k.index_open]
 
     def close(self) -> None:
         """Stop every keeper (cancelling its syncs) and close the indexes (idempotent)."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            keepers, self._keepers = list(self._keepers.values()), {}
-        for keeper in keepers:
-            keeper.stop()
+        self.supervisor.stop()
 
     @property
     def closed(self) -> bool:

@@ -83,19 +83,6 @@ class FileLines(QuietDisplay, str):
         return f'<div class="memext-get" style="{FONT};{TEXT}">{head}{body}{tail}</div>'
 
 
-def search_kind(s: IndexStatus) -> str:
-    """How a search of the agent runs now: ``hybrid (local all-MiniLM...)``
-    or ``keyword-only`` (the words ``memext status`` uses)."""
-    prov = s.provider
-    if s.mode == "hybrid" and not prov.keyword_only:
-        kind = f"hybrid ({prov.in_force}{' ' + prov.model if prov.model else ''})"
-    else:
-        kind = "keyword-only"
-    if s.fallback:
-        kind += f", fallback from {s.fallback.from_provider}"
-    return kind
-
-
 def state_words(s: IndexStatus) -> str:
     """The index's state in plain words."""
     if not s.enabled:
@@ -129,7 +116,7 @@ def _status_row(s: IndexStatus) -> dict[str, Any]:
         "agent": s.agent,
         "files": s.total_files,
         "chunks": s.total_chunks,
-        "search": search_kind(s),
+        "search": s.search_mode.describe(),
         "last sync": f"{ago(last.at)} (took {duration(last.duration_s)})" if last else ago(None),
         "state": state_words(s),
         "workspace": s.workspace,
@@ -260,7 +247,7 @@ class SyncSummary(TextView):
         lines = [
             f"{self.agent}: {what} {r.files_indexed} of {r.files_seen} files ({r.files_unchanged} unchanged, "
             f"{r.files_deleted} removed), {st.total_chunks} chunks, {r.texts_embedded} embedded, "
-            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{search_kind(st)}]"
+            f"{r.cache_hits} from cache, in {r.duration_s:.2f} s [{st.search_mode.describe()}]"
         ]
         lines += [f"skipped {s.path}: {s.reason}" for s in r.skipped]
         if r.provider_error:

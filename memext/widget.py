@@ -23,7 +23,6 @@ from .api import run_search
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, ago, esc, numbered_lines_html
 from .results import SearchResults, result_html
 from .session import Session
-from .views import search_kind
 
 #: Pause after the last keystroke before a search runs.
 DEBOUNCE_S = 0.35
@@ -307,7 +306,7 @@ class SearchWidget(w.VBox):
         state = " · syncing" if st.syncing else ""
         self.status_line.value = (
             f'<div style="{MUTED};font-size:85%">agent <b>{esc(st.agent)}</b> · {st.total_files} files · '
-            f"{st.total_chunks} chunks · {esc(search_kind(st))} · last sync {esc(last)}{state}</div>"
+            f"{st.total_chunks} chunks · {esc(st.search_mode.describe())} · last sync {esc(last)}{state}</div>"
         )
 
     def close(self) -> None:

@@ -91,7 +91,9 @@ def test_status_fields(workspace, tmp_path, hashing_provider, store_backend):
     assert st["agent"] == "test" and st["workspace"] == str(workspace.resolve())
     assert st["files"] == {"memory": 3} and st["chunks"] == {"memory": 3}
     assert not st["dirty"] and st["last_sync"]["duration_s"] >= 0
-    assert st["provider"] == {"requested": "auto", "in_force": "hashing", "model": "hash-v1", "reason": None, "failed": None}
+    assert st["provider"] == {
+        "requested": "auto", "in_force": "hashing", "model": "hash-v1", "reason": None, "failed": None, "cause": None, "advice": None,
+    }
     assert st["vector"]["available"] and st["vector"]["dims"] == 64
     assert st["fts"]["available"] and st["cache"]["entries"] == 3
     if store_backend == "sqlite":

@@ -166,7 +166,7 @@ def test_listeners_see_syncing_then_idle_with_counts(tmp_path, ws):
     assert states.index(KeeperState.SYNCING) < len(states) - 1
     last = seen[-1]
     assert last.syncs == 1 and last.files == 2 and last.chunks >= 2 and last.error is None
-    assert last.last_sync_at and last.search_mode == "keyword-only" and last.watch_mode == "off"
+    assert last.last_sync_at and last.search_mode.kind == "keyword-only" and last.watch_mode == "off"
 
 
 def test_a_provider_that_could_not_start_is_an_error(tmp_path, ws):
@@ -177,7 +177,7 @@ def test_a_provider_that_could_not_start_is_an_error(tmp_path, ws):
     with FreshnessKeeper(agent, notifier=lambda t, m: notes.append((t, m))) as keeper:
         bad = settle(keeper, 1)
         assert bad.state == KeeperState.ERROR and "OPENAI_API_KEY" in bad.error
-        assert bad.search_mode == "keyword-only" and bad.files == 2
+        assert bad.search_mode.kind == "keyword-only" and bad.files == 2
         assert paths(keeper, "tomatoes")  # still searchable, by keywords
         keeper.request("manual")
         again = settle(keeper, 2)

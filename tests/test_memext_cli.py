@@ -91,7 +91,7 @@ def test_memext_tray_has_the_options_of_memext_tray():
     for option in ("--headless", "--config", "--polling", "--reconcile-seconds", "--verbose"):
         assert option in r.stdout
     alias = subprocess.run([sys.executable, "-m", "memext.tray", "--help"], capture_output=True, text=True, timeout=60)
-    assert alias.stdout.replace("usage: memext-tray", "usage: memext tray") == r.stdout
+    assert alias.stdout.replace("memext-tray", "memext tray") == r.stdout  # the usage line and the examples
 
 
 def test_memext_tray_runs_the_tray_with_the_groups_config(tmp_path):
@@ -127,3 +127,73 @@ def test_without_the_tray_extra_memext_tray_says_what_to_install(tmp_path):
     # The rest of the program works without it.
     r = subprocess.run([sys.executable, "-c", WITHOUT_TRAY_EXTRA, "--config", str(cfg), "agents"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "solo" in r.stdout
+
+
+def _command_paths(group: click.Group, ctx: click.Context, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command under ``group``, as the words that name it (the lazy ones too)."""
+    out = []
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        out.append((*prefix, name))
+        if isinstance(cmd, click.Group):
+            out += _command_paths(cmd, click.Context(cmd, parent=ctx, info_name=name), (*prefix, name))
+    return out
+
+
+def _examples(help_text: str) -> list[str]:
+    """The lines after the help's last ``Examples:`` heading, which must end it."""
+    lines = help_text.rstrip("\n").splitlines()
+    heading = max(i for i, line in enumerate(lines) if line.strip() == "Examples:")
+    return [line.strip() for line in lines[heading + 1:]]
+
+
+def _parses(example: str) -> None:
+    """The example's arguments are accepted by the command it names (parsed,
+    not run): no example shows an option that does not exist."""
+    import shlex
+
+    words = shlex.split(example.split("|")[-1])
+    assert words[0] == "memext", example
+    args = words[1:]
+    if args[0] == "tray":
+        from memext.tray.__main__ import parse_args
+
+        parse_args(args[1:], prog="memext tray")
+        return
+    cmd: click.Command = cli
+    name = "memext"
+    while isinstance(cmd, click.Group) and args and args[0] in cmd.list_commands(click.Context(cmd)):
+        name, args = args[0], args[1:]
+        cmd = cmd.get_command(click.Context(cmd), name)
+    cmd.make_context(name, list(args))  # a UsageError for an unknown option or a missing argument
+
+
+def test_every_help_ends_with_two_examples_that_parse():
+    paths = [(), *_command_paths(cli, click.Context(cli, info_name="memext"))]
+    assert {("agents", "add"), ("agents", "prune"), ("model", "install"), ("model", "status"), ("mcp",), ("config",), ("tray",)} <= set(paths)
+    for path in paths:
+        r = CliRunner().invoke(cli, [*path, "--help"], prog_name="memext")
+        assert r.exit_code == 0, (path, r.output)
+        examples = _examples(r.output)
+        assert len(examples) == 2 and all(" ".join(["memext", *path]) in e for e in examples), (path, examples)
+        for example in examples:
+            _parses(example)
+
+
+def test_memext_help_lists_every_command_without_cutting_its_description():
+    r = CliRunner().invoke(cli, ["--help"], prog_name="memext", terminal_width=80)
+    listed = r.output.split("Commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows: dict[str, str] = {}
+    for line in listed:  # a description too long for one line goes on below its name
+        name, _, text = line.strip().partition("  ")
+        if line.startswith("  ") and not line.startswith("   "):
+            rows[name] = text.strip()
+        else:
+            rows[list(rows)[-1]] += " " + line.strip()
+    assert set(rows) == set(cli.list_commands(click.Context(cli)))
+    for name, text in rows.items():
+        cmd = cli.get_command(click.Context(cli), name)
+        assert not text.endswith("...") and text == " ".join((cmd.short_help or cmd.help or "").split()), name
+    for group in ("agents", "model"):
+        sub = CliRunner().invoke(cli, [group, "--help"], prog_name="memext", terminal_width=80).output
+        assert "..." not in sub.split("Commands:", 1)[1], group

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memext.engine import MemextError, MemoryIndex
+from memext.engine import MemextError, MemoryIndex, Supervisor
 from memext.engine.errors import UnknownAgentError
 from memext import Session
 from memext_helpers import write_config
@@ -86,6 +86,27 @@ def test_close_is_idempotent_and_final(config):
     assert s.closed and s.open_indexes() == []
     with pytest.raises(MemextError, match="session is closed"):
         s.index()
+
+
+def test_the_keepers_are_a_supervisors_set_up_for_a_shell(config, workspace):
+    """The session holds its keepers through the engine's Supervisor (as the
+    tray and the MCP server do): no watching, no timed syncs, no sync until
+    an agent is used; the config is followed on use."""
+    s = Session()
+    try:
+        assert isinstance(s.supervisor, Supervisor) and s.supervisor.agent_ids() == ["example", "small"]
+        small = s.keeper("small")
+        assert small is s.supervisor.keeper("small") and [k.agent.id for k in s.keepers()] == ["example", "small"]
+        assert small.watcher is None and small.snapshot().watch_mode == "off"
+        assert not small.busy() and small.snapshot().syncs == 0 and s.open_indexes() == []  # nothing opened yet
+        assert s.index("small") in s.open_indexes() and len(s.open_indexes()) == 1
+        write_config(config.parent, {"small": workspace}, extra='[agents.memory_search]\nextra_paths = ["notes"]\n')
+        assert s.keeper("small") is s.supervisor.keeper("small") is not small  # restarted by the Supervisor
+        assert s.supervisor.agent_ids() == ["small"] and not small.running
+        assert s.supervisor.ticks == 0  # no scheduler: the config is reloaded as the session is used
+    finally:
+        s.close()
+    assert s.supervisor.keepers() == [] and not s.supervisor.running and s.keepers() == []
 
 
 EXIT_DURING_SYNC = """

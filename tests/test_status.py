@@ -15,6 +15,8 @@ from memext.engine import (
     IndexStatus,
     LastSync,
     ProviderStatus,
+    SearchKind,
+    SearchMode,
     SkippedFile,
     StorageStatus,
     VectorStatus,
@@ -51,16 +53,53 @@ def test_to_dict_is_plain_json_with_the_user_facing_keys():
     assert d["fallback"] == {"from": "openai", "reason": "HTTP 401"}
     assert d["provider"] == {
         "requested": "auto", "in_force": "gemini", "model": "gemini-embedding-001", "reason": "auto: Gemini API key found", "failed": None,
+        "cause": None, "advice": None,
     }
     assert d["storage"] == {"binding": "sqlean", "version": "3.50.4", "backend": "sqlite", "server": None, "schema": None}
     assert d["last_sync"]["rebuilt"] and d["batch"]["jobs"][0]["id"] == "b1" and d["local_model"] is None
     assert d["skipped"] == [{"path": "memory/big.md", "reason": "too big"}] and d["mode"] == "hybrid"
+    assert d["search_mode"] == {
+        "kind": "hybrid", "provider": "gemini", "model": "gemini-embedding-001", "reason": None, "advice": None, "fallback_from": "openai",
+    }
     assert (status().total_files, status().total_chunks) == (2, 6)
 
 
 def test_mode_is_keyword_only_without_a_provider_or_with_a_reason():
     assert status(provider=ProviderStatus("none", "none", "")).mode == "keyword-only"
     assert status(keyword_only_reason="the index has no vectors yet").mode == "keyword-only"
+    assert status(enabled=False).mode == "off"
+
+
+def test_the_search_mode_is_typed_with_why_and_what_to_do():
+    assert status().search_mode == SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai")
+    assert status().search_mode.describe() == "hybrid (gemini gemini-embedding-001), fallback from openai"
+    assert status(fallback=None).search_mode.describe() == "hybrid (gemini gemini-embedding-001)"
+    no_provider = ProviderStatus(
+        "auto", "none", "", "auto: no key: keyword-only search; run `memext model install minilm`",
+        cause="auto: no key", advice="run `memext model install minilm`",
+    )
+    mode = status(provider=no_provider, fallback=None).search_mode
+    assert (mode.kind, mode.reason, mode.advice) == (SearchKind.KEYWORD_ONLY, "auto: no key", "run `memext model install minilm`")
+    assert mode.describe() == "keyword-only"
+    stale = status(keyword_only_reason="the index has no vectors yet").search_mode
+    assert (stale.kind, stale.reason, stale.advice, stale.provider) == (SearchKind.KEYWORD_ONLY, "the index has no vectors yet", None, "gemini")
+    off = status(enabled=False).search_mode
+    assert off.kind == SearchKind.OFF and off.describe() == "off" and "enabled = false" in off.reason and "enabled = true" in off.advice
+
+
+def test_the_engine_splits_a_keyword_only_reason_into_why_and_advice(tmp_path, monkeypatch):
+    """Built from the provider choice, not read back out of its sentence."""
+    from memext.engine import AgentConfig, MemorySearchSettings
+    from memext.engine.providers import choose_provider
+    from memext.engine.paths import app_paths
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    (tmp_path / "ws").mkdir()
+    agent = AgentConfig("a", tmp_path / "ws", MemorySearchSettings(provider="auto"))
+    choice = choose_provider(agent, app_paths())
+    assert choice.provider is None and choice.advice == "run `memext model install minilm` for local semantic search"
+    assert choice.reason == f"{choice.cause}: keyword-only search; {choice.advice}"
 
 
 def test_a_provider_problem_only_when_a_wanted_provider_did_not_start():

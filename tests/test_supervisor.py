@@ -75,7 +75,7 @@ def test_start_indexes_every_agent_and_reports_state(setup):
             assert snap.last_sync_at and snap.last_sync_at <= time.time()
             assert snap.last_sync_duration_s is not None
             assert snap.watch_mode == "native"
-            assert snap.search_mode == "keyword-only"
+            assert snap.search_mode.kind == "keyword-only"
             assert snap.error is None
         assert overall(d) == KeeperState.IDLE
         assert ids(d) == ["alpha", "beta"]
@@ -367,12 +367,12 @@ def test_a_provider_that_cannot_start_is_the_agents_error(tmp_path, monkeypatch)
     notes: list[tuple[str, str]] = []
     with start_supervisor(cfg, notifier=lambda t, m: notes.append((t, m))) as d:
         bad = settled(d, "loc")
-        assert bad.state == KeeperState.ERROR and bad.search_mode == "keyword-only"
+        assert bad.state == KeeperState.ERROR and bad.search_mode.kind == "keyword-only"
         assert "SIGSEGV" in bad.error and "keyword-only" in bad.error
         nk = settled(d, "nokey")
         assert nk.state == KeeperState.ERROR and "OPENAI_API_KEY" in nk.error
         ok = settled(d, "plain")
-        assert ok.state == KeeperState.IDLE and ok.error is None and ok.search_mode == "keyword-only"
+        assert ok.state == KeeperState.IDLE and ok.error is None and ok.search_mode.kind == "keyword-only"
         assert overall(d) == KeeperState.ERROR
         assert search_paths(cfg, "loc", "green tea")  # still searchable, by keywords
         # Notified once per agent, not at every sync: an edit and "Sync now"
@@ -393,7 +393,7 @@ def test_a_provider_that_cannot_start_is_the_agents_error(tmp_path, monkeypatch)
             timeout=120,
             what="the local model to be in force",
         )
-        assert good.error is None and good.search_mode == "hybrid"
+        assert good.error is None and good.search_mode.kind == "hybrid"
         assert len(notes) == 2
 
 

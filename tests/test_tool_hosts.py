@@ -1,5 +1,7 @@
 """engine/agents/hosts.py: the tools over a real Supervisor (KeptFresh): no
-sync per call, a truthful `stale`, appends searchable on return."""
+sync per call, a truthful `stale`, appends searchable on return; and
+SyncWhenNeeded, the one sync-before-search policy of an agent loop and of
+`memext search`."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ import time
 import pytest
 from memext_helpers import write_config
 
-from memext.engine import MemextError, MemoryTools, Supervisor, ToolError
-from memext.engine.plumbing import KeptFresh
+from memext.engine import MemextError, MemoryTools, Supervisor, ToolError, load_config
+from memext.engine.plumbing import KeptFresh, SyncWhenNeeded
 
 
 def _search(tools: MemoryTools, query: str) -> dict:
@@ -87,3 +89,50 @@ def test_served_agents_and_closing(workspace, example_workspace, tmp_path):
         assert sup.keeper("home").index.search("Biscuit").results
         with MemoryTools.kept_fresh(sup) as both:
             assert both.agents == ("work", "home")
+
+
+def _cli_search(config, *args: str):
+    """``memext search`` in this process (the engine's command group)."""
+    from click.testing import CliRunner
+
+    from memext.engine.faces.cli.commands import cli
+
+    return CliRunner().invoke(cli, ["--config", str(config), "search", *args], catch_exceptions=False)
+
+
+def test_the_cli_and_an_agent_loop_sync_before_a_search_by_one_policy(workspace, tmp_path):
+    """`memext search` and SyncWhenNeeded (an agent loop's tools) are one
+    policy: a stale index is synced first, --no-sync skips it, a sync that
+    cannot take the writer lock answers from the index as it is with the
+    same notice."""
+    from memext.engine.store.writer_lock import writer_lock
+
+    config = write_config(tmp_path / "cfg", {"work": workspace})
+    with MemoryTools.from_config(load_config(config)) as tools:
+        assert isinstance(tools.host, SyncWhenNeeded)
+        assert _search(tools, "green tea")["results"][0]["path"] == "MEMORY.md"  # the first search builds it
+        (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
+        assert _cli_search(config, "oolong", "--no-sync").stdout.strip() == "no results"
+        assert tools.index().needs_sync()  # --no-sync left it stale
+        found = _cli_search(config, "oolong")
+        assert found.exit_code == 0 and "memory/2026-01-07.md:1-1" in found.stdout
+        assert not tools.index().needs_sync()  # the one-shot search synced it
+
+        (workspace / "memory" / "2026-01-08.md").write_text("- Rented a kayak.\n", encoding="utf-8")
+        index = tools.index()
+        with writer_lock(index.agent, index.db_path, timeout=1):  # another process's sync (the tray's, say)
+            by_cli = _cli_search(config, "kayak")
+            by_tool = _search(tools, "kayak")
+    assert by_cli.exit_code == 0 and by_tool["stale"] is True and by_tool["results"] == []
+    # The tool joins the search's own notice (keyword-only here) to the policy's.
+    notes = [line.removeprefix("note: ") for line in by_cli.stderr.splitlines() if line.startswith("note: ")]
+    assert "; ".join(notes) == by_tool["notice"] and notes[0].startswith("another process is syncing this index")
+
+
+def test_sync_on_search_off_holds_for_the_cli_and_the_tools_alike(workspace, tmp_path):
+    config = write_config(tmp_path / "cfg", {"work": workspace}, extra="[memory_search.sync]\non_search = false\n")
+    assert "MEMORY.md" in _cli_search(config, "green tea").stdout  # an index never built is built
+    (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
+    assert _cli_search(config, "oolong").stdout.strip() == "no results"
+    with MemoryTools.from_config(load_config(config)) as tools:
+        assert _search(tools, "oolong")["results"] == [] and tools.index().needs_sync()

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from tray_helpers import make_workspace, wait_for, write_config
 
+from memext.engine import SearchKind, SearchMode
 from memext.tray.autostart import autostart_entry
 from memext.tray.daemon import AgentSnapshot, AgentState, DaemonOptions, DaemonSnapshot, TrayDaemon
 from memext.tray.icon import STATE_COLOURS, TrayApp, icon_image, icon_style, menu_missing_warning, template_icon_class
@@ -43,7 +44,7 @@ def test_menu_layout():
             last_sync_at=now - 5,
             last_sync_duration_s=0.25,
             watch_mode="native",
-            search_mode="hybrid",
+            search_mode=SearchMode(SearchKind.HYBRID, "local", "all-MiniLM-L6-v2"),
         ),
         agent("home"),
     )
@@ -113,23 +114,33 @@ def test_config_error_and_no_agents():
     assert s.overall == AgentState.ERROR
 
 
-AUTO_REASON = (
-    "auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY: keyword-only search; "
-    "run `memext model install minilm` for local semantic search"
-)
-
-
 @pytest.mark.parametrize(
-    "reason,line",
+    "mode,line",
     [
-        (AUTO_REASON, "Search: keyword-only: run `memext model install minilm` for local semantic search"),
-        ('provider = "none": keyword-only search', 'Search: keyword-only (provider = "none")'),
-        ("keyword-only because the index has no vectors yet", "Search: keyword-only (the index has no vectors yet)"),
+        (SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001"), "Search: hybrid (semantic + keyword)"),
+        (SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai"),
+         "Search: hybrid (semantic + keyword), fallback from openai"),
+        (SearchMode(SearchKind.KEYWORD_ONLY, reason="auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY",
+                    advice="run `memext model install minilm` for local semantic search"),
+         "Search: keyword-only: run `memext model install minilm` for local semantic search"),
+        (SearchMode(SearchKind.KEYWORD_ONLY, reason='provider = "none"'), 'Search: keyword-only (provider = "none")'),
+        (SearchMode(SearchKind.KEYWORD_ONLY, "local", "m.gguf", "the index has no vectors yet"),
+         "Search: keyword-only (the index has no vectors yet)"),
+        (SearchMode(SearchKind.OFF, reason="memory_search.enabled = false"), "Search: off (memory_search.enabled = false)"),
+        (SearchMode(SearchKind.OFF, reason="memory_search.enabled = false", advice="set memory_search.enabled = true"),
+         "Search: off: set memory_search.enabled = true"),
     ],
 )
-def test_keyword_only_says_how_to_fix_it_or_why(reason, line):
-    a = agent(search_mode="keyword-only", search_reason=reason)
+def test_the_search_line_words_the_typed_mode(mode, line):
+    """Each kind of the engine's SearchMode, in words: the advice when there
+    is some, else why; nothing is read out of the engine's sentences."""
+    a = agent(search_mode=mode)
     assert find(build_menu(snap(a), NoActions(), autostart=False), "work").find("Search:").text == line
+
+
+def test_no_search_line_before_the_index_status_is_read():
+    with pytest.raises(KeyError):
+        find(build_menu(snap(agent()), NoActions(), autostart=False), "work").find("Search:")
 
 
 def test_keyword_only_reason_comes_from_the_engine(tmp_path):

@@ -24,6 +24,9 @@ def parse_args(argv: list[str] | None, prog: str = "memext-tray") -> argparse.Na
     p = argparse.ArgumentParser(
         prog=prog,
         description="Keep every memext agent's memory index fresh: watch the memory files, sync on changes and on an interval.",
+        # As every memext command's help does: two examples, laid out as written.
+        epilog=f"Examples:\n  {prog}\n  {prog} --headless --polling -v",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C"

@@ -1,7 +1,9 @@
 """The tray menu as plain data, built from a :class:`DaemonSnapshot`.
 
 Kept apart from pystray so it can be checked without a display; the icon
-turns these entries into ``pystray.MenuItem`` objects one to one.
+turns these entries into ``pystray.MenuItem`` objects one to one. Its words
+come from the snapshot's typed fields (states, the :class:`SearchMode`),
+never from the engine's sentences.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
+
+from memext.engine import SearchKind, SearchMode
 
 from .daemon import AgentSnapshot, AgentState, DaemonSnapshot
 
@@ -57,9 +61,11 @@ STATE_WORDS = {
     AgentState.PAUSED: "paused",
 }
 #: How a search runs, in words.
-SEARCH_WORDS = {"hybrid": "hybrid (semantic + keyword)", "keyword-only": "keyword-only"}
-#: How the engine's keyword-only reasons begin their advice (after "; ").
-ADVICE_STARTS = ("run ", "restore ", "set ", "fix ", "install ", "pip ")
+SEARCH_WORDS = {
+    SearchKind.HYBRID: "hybrid (semantic + keyword)",
+    SearchKind.KEYWORD_ONLY: "keyword-only",
+    SearchKind.OFF: "off",
+}
 
 
 def find(entries: tuple[MenuEntry, ...] | list[MenuEntry], text: str) -> MenuEntry:
@@ -86,20 +92,17 @@ def agent_title(a: AgentSnapshot) -> str:
     return f"{a.id}: {state_text(a)}"
 
 
-def search_text(a: AgentSnapshot) -> str:
-    """``Search: hybrid (semantic + keyword)``, or keyword-only with what
-    to do about it (``run `memext model install minilm` ...``) or, when the
-    engine gives no advice, why."""
-    text = f"Search: {SEARCH_WORDS.get(a.search_mode, a.search_mode)}"
-    if a.search_mode != "keyword-only" or not a.search_reason:
-        return text
-    advice = a.search_reason.rsplit("; ", 1)[-1]
-    if advice.startswith(ADVICE_STARTS):
-        return f"{text}: {shorten(advice)}"
-    why = a.search_reason.removeprefix("keyword-only because ")
-    for said in (": keyword-only search", "; keyword-only search"):  # the line says it already
-        why = why.replace(said, "")
-    return f"{text} ({shorten(why)})"
+def search_text(mode: SearchMode) -> str:
+    """``Search: hybrid (semantic + keyword)`` (and the provider fallen back
+    from, if any), or keyword-only or off with what to do about it (the
+    engine's advice: ``run `memext model install minilm` ...``) or, when
+    there is none, why."""
+    text = f"Search: {SEARCH_WORDS[mode.kind]}"
+    if mode.kind == SearchKind.HYBRID:
+        return f"{text}, fallback from {mode.fallback_from}" if mode.fallback_from else text
+    if mode.advice:
+        return f"{text}: {shorten(mode.advice)}"
+    return f"{text} ({shorten(mode.reason)})" if mode.reason else text
 
 
 def duration_text(seconds: float) -> str:
@@ -133,8 +136,8 @@ def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[Menu
         MenuEntry(f"Files: {a.files}, chunks: {a.chunks}", enabled=False),
         MenuEntry(last_sync_text(a, now), enabled=False),
     ]
-    if a.search_mode:
-        info.append(MenuEntry(search_text(a), enabled=False))
+    if a.search_mode is not None:
+        info.append(MenuEntry(search_text(a.search_mode), enabled=False))
     if a.server:
         info.append(MenuEntry(f"Index: {a.server}", enabled=False))
     watching = {"native": "on", "polling": "polling"}.get(a.watch_mode, "off")

@@ -3,9 +3,13 @@
 :class:`~.tools.MemoryTools` answers calls through an :class:`IndexHost`:
 
 - :class:`SyncWhenNeeded`, for an agent loop inside one process (an OpenAI
-  loop, LangChain, LlamaIndex): each index is opened on first use and,
-  before a search, synced in the caller's thread when its files changed
-  (a stat scan), as ``memext search`` does.
+  loop, LangChain, LlamaIndex) and for ``memext search`` itself: each index
+  is opened on first use and, before a search, synced in the caller's
+  thread when its files changed (a stat scan). One policy for both
+  (DESIGN.md §5): ``sync.on_search = false`` leaves edits for a later sync
+  (an index never built is still built), a sync that cannot take the
+  writer lock in ``lock_timeout`` seconds or fails leaves the search to
+  answer from the index as it is, with a notice saying so.
 - :class:`KeptFresh`, for a long-running server (``memext mcp``): a
   :class:`~.supervisor.Supervisor`'s keepers keep the indexes fresh in the
   background, as in the tray (file watchers, interval and reconcile
@@ -19,15 +23,23 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from ..memory.append import AppendResult, append_entry
 from ..errors import LockTimeout, MemextError
 from ..index import MemoryIndex
-from ..search.pipeline import SearchResponse
 
 if TYPE_CHECKING:
+    # A one-shot `memext search` goes through SyncWhenNeeded: appends and the
+    # keeper load when used (DESIGN.md §12).
     from ..freshness.supervisor import Supervisor
+    from ..indexing.sync import ProgressCallback
+    from ..memory.append import AppendResult
+    from ..search.pipeline import SearchResponse
+
+#: Opens a display of a sync's progress, given what the sync is (``"work:
+#: first index"``); the CLI passes a progress bar when stderr is a terminal.
+ProgressDisplay = Callable[[str], "AbstractContextManager[ProgressCallback | None]"]
 
 #: How long a search waits for a first build or a pending note (KeptFresh).
 SEARCH_WAIT_S = 30.0
@@ -59,13 +71,18 @@ class IndexHost(Protocol):
 
 class SyncWhenNeeded:
     """Indexes opened with ``open_index(agent_id)`` on first use, synced in
-    the caller's thread before a search when the files changed; a sync
-    that cannot take the writer lock within ``lock_timeout`` seconds, or
-    fails, leaves the search to answer from the index as it is, saying so."""
+    the caller's thread before a search when the files changed and the
+    agent syncs on search (``sync.on_search``; an index never built is
+    always built, so a first search is not empty). A sync that cannot take
+    the writer lock within ``lock_timeout`` seconds, or fails, leaves the
+    search to answer from the index as it is, saying so. ``progress``
+    shows a sync that runs (None: none shown)."""
 
-    def __init__(self, open_index: Callable[[str], MemoryIndex], lock_timeout: float = 2.0):
+    def __init__(self, open_index: Callable[[str], MemoryIndex], lock_timeout: float = 2.0, *,
+                 progress: ProgressDisplay | None = None):
         self.lock_timeout = lock_timeout
         self._open_index = open_index
+        self._progress = progress
         self._indexes: dict[str, MemoryIndex] = {}
         self._lock = threading.Lock()
 
@@ -77,18 +94,22 @@ class SyncWhenNeeded:
 
     def search(self, agent: str, run: Callable[[MemoryIndex], SearchResponse]) -> tuple[SearchResponse, str | None]:
         index = self.index(agent)
-        notice = self._sync_if_needed(index)
+        notice = self.sync_before_search(index)
         return run(index), notice
 
-    def _sync_if_needed(self, index: MemoryIndex) -> str | None:
-        if not index.needs_sync():
+    def sync_before_search(self, index: MemoryIndex) -> str | None:
+        """Sync ``index`` if a search should not answer from it as it is;
+        a notice when the search must (the sync could not run), else None."""
+        if not (index.agent.settings.sync.on_search or index.never_synced) or not index.needs_sync():
             return None
+        label = f"{index.agent.id}: {'first index' if index.never_synced else 'syncing'}"
         try:
-            index.sync(reason="search", lock_timeout=self.lock_timeout)
+            with self._progress(label) if self._progress else nullcontext() as progress:
+                index.sync(reason="search", lock_timeout=self.lock_timeout, progress=progress)
         except LockTimeout:
-            return "another process is syncing this index; answered from it as it is"
+            return "another process is syncing this index; searched it as it is (results may miss the latest edits)"
         except MemextError as exc:
-            return f"the index could not be brought up to date ({exc}); answered from it as it is"
+            return f"the index could not be brought up to date ({exc}); searched it as it is"
         return None
 
     def append(self, agent: str, text: str, file: str | None, heading: str | None) -> AppendResult:
@@ -137,6 +158,8 @@ class KeptFresh:
         return response, f"memory files changed since the index was last synced ({why}): results may miss the latest edits"
 
     def append(self, agent: str, text: str, file: str | None, heading: str | None) -> AppendResult:
+        from ..memory.append import append_entry
+
         keeper = self.supervisor.keeper(agent)
         written = append_entry(keeper.agent, keeper.index.db_path, text, file=file, heading=heading)
         keeper.request("note")

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..config import AgentConfig
 from ..errors import LockTimeout, MemextError
 from ..index import MemoryIndex
+from ..status import SearchMode
 from .state import (
     PRIORITY,
     WAITED_REASONS,
@@ -94,10 +95,9 @@ class _Status:
     last_sync_duration_s: float | None = None
     error: str | None = None
     progress: str | None = None
-    search_mode: str = ""
+    search_mode: SearchMode | None = None
     syncs: int = 0
     provider_problem: str | None = None
-    search_reason: str | None = None
     server: str | None = None
     read_only: str | None = None
     #: Why the memory files are not being watched (even polling failed).
@@ -231,6 +231,13 @@ class FreshnessKeeper:
                 assert self._factory is not None  # only a keeper made from an AgentConfig drops its index
                 self._index = self._factory(self.agent)
             return self._index
+
+    @property
+    def index_open(self) -> bool:
+        """True while the keeper holds an open index (one made from an
+        :class:`AgentConfig` opens it on first use)."""
+        with self._open_lock:
+            return self._index is not None and not self._closed
 
     def _close_index(self, *, final: bool = False) -> None:
         with self._open_lock:
@@ -544,7 +551,6 @@ class FreshnessKeeper:
             s.last_sync_at, s.last_sync_duration_s = facts.last_sync_at, facts.last_sync_duration_s
             s.search_mode = facts.search_mode
             s.provider_problem = facts.provider_problem
-            s.search_reason = facts.search_reason
             s.server = facts.server
             s.read_only = facts.read_only
 
@@ -589,7 +595,6 @@ class FreshnessKeeper:
             watch_mode=self._watch.mode if self._watch is not None else "off",
             search_mode=s.search_mode,
             syncs=s.syncs,
-            search_reason=s.search_reason,
             server=s.server,
             read_only=s.read_only,
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..memory.roots import MEMORY_DIR
-from ..status import IndexStatus
+from ..status import IndexStatus, SearchMode
 
 
 class KeeperState(str, enum.Enum):
@@ -38,13 +38,11 @@ class KeeperSnapshot:
     progress: str | None = None
     #: "native", "polling" or "off".
     watch_mode: str = "off"
-    #: "hybrid" or "keyword-only".
-    search_mode: str = ""
+    #: How a search runs (hybrid, keyword-only or off) and why; None until
+    #: the index's status was first read.
+    search_mode: SearchMode | None = None
     #: Syncs this keeper finished (successful or not).
     syncs: int = 0
-    #: Why search is keyword-only (and, for a missing model or key, what
-    #: to do about it); None when it is hybrid.
-    search_reason: str | None = None
     #: Where the index is when it is on a server (``store.driver =
     #: "postgres"``): the URL without its password, the schema and the
     #: server's version; None for a local SQLite index.
@@ -92,9 +90,8 @@ class StatusFacts:
     chunks: int
     last_sync_at: float | None
     last_sync_duration_s: float | None
-    search_mode: str
+    search_mode: SearchMode
     provider_problem: str | None
-    search_reason: str | None = None
     server: str | None = None
     read_only: str | None = None
 
@@ -106,17 +103,9 @@ def status_facts(st: IndexStatus) -> StatusFacts:
         chunks=st.total_chunks,
         last_sync_at=st.last_sync.at if st.last_sync else None,
         last_sync_duration_s=st.last_sync.duration_s if st.last_sync else None,
-        search_mode=st.mode,
+        search_mode=st.search_mode,
         provider_problem=st.provider.problem,
-        search_reason=_search_reason(st),
         server=f"{st.db_path}, {st.storage.version}" if st.storage.server else None,
         read_only=st.read_only,
     )
 
-
-def _search_reason(st: IndexStatus) -> str | None:
-    if st.mode != "keyword-only":
-        return None
-    if st.keyword_only_reason:
-        return f"keyword-only because {st.keyword_only_reason}"
-    return st.provider.reason or "no embedding provider: keyword-only search"

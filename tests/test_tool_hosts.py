@@ -105,7 +105,7 @@ def test_the_cli_and_an_agent_loop_sync_before_a_search_by_one_policy(workspace,
     policy: a stale index is synced first, --no-sync skips it, a sync that
     cannot take the writer lock answers from the index as it is with the
     same notice."""
-    from memext.engine.store.writer_lock import writer_lock
+    from memext.engine.store.drivers import writer_lock
 
     config = write_config(tmp_path / "cfg", {"work": workspace})
     with MemoryTools.from_config(load_config(config)) as tools:

@@ -4,7 +4,6 @@ client over stdio and over Streamable HTTP."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,55 +16,28 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from memext.engine import TOOLS, MemoryIndex, load_config
 from memext.engine.faces.mcp_server import INSTRUCTIONS
+from mcp_process import http_client, http_server, server_env
 from memext_helpers import write_config
 
 TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
 
 
-def _env(config: Path) -> dict[str, str]:
-    """What the server needs of this test's environment (the SDK starts
-    stdio servers with a minimal one)."""
-    keep = {k: v for k, v in os.environ.items() if k.startswith("XDG_")}
-    return {**keep, "MEMEXT_CONFIG": str(config)}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @asynccontextmanager
 async def connect(transport: str, config: Path, *args: str) -> AsyncIterator[Client]:
     """A client session with a `memext mcp` process started for it."""
-    argv = ["-m", "memext", "mcp", *args]
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=argv, env=_env(config))
+        params = StdioServerParameters(command=sys.executable, args=["-m", "memext", "mcp", *args], env=server_env(config))
         async with Client(params) as client:
             yield client
         return
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, *argv, "--http", str(port)], env={**os.environ, **_env(config)},
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read()
-                assert time.monotonic() < deadline, "the HTTP server did not start"
-                await anyio.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            yield client
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        proc.stderr.close()
+    with http_server(config, *args) as server:
+        async with http_client(server.token) as http:
+            async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                yield client
 
 
 def _text(result) -> str:
@@ -196,7 +168,7 @@ def test_agents_added_or_removed_while_it_runs(example_workspace, workspace, tmp
 
 def test_command_line_errors(tmp_path, example_workspace):
     config = write_config(tmp_path / "cfg", {"example": example_workspace})
-    env = {**os.environ, **_env(config)}
+    env = {**os.environ, **server_env(config)}
     r = subprocess.run([sys.executable, "-m", "memext", "mcp", "-a", "nobody"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "no agent 'nobody'" in r.stderr and r.stdout == ""
     # Without the extra installed: one line that names it (the import is

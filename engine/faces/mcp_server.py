@@ -7,7 +7,8 @@ whose ToolErrors come back as tool results with ``isError`` set, so the
 model reads the message and the server keeps running.
 
 Transports: stdio (what Claude Desktop, Claude Code and Cursor launch) or
-Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``).
+Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``), behind a
+bearer token and with sessions that expire (:mod:`.mcp_http`).
 
 While it runs, the engine's :class:`~.supervisor.Supervisor` keeps the
 served agents' indexes fresh, as in the tray: a first sync at start, file
@@ -22,7 +23,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
 import anyio
 import anyio.to_thread
@@ -32,6 +34,7 @@ from mcp.server.lowlevel import Server
 from ..config import Config
 from ..freshness.supervisor import Supervisor
 from ..agents.tools import MemoryTools, ToolError, ToolSpec
+from .mcp_http import BearerToken, HttpOptions, SessionGuard, client_snippet, load_or_create_token, token_path
 
 log = logging.getLogger("memext")
 
@@ -102,15 +105,30 @@ async def _serve_stdio(server: Server) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-async def _serve_http(server: Server, port: int, host: str) -> None:
+def http_app(server: Server, options: HttpOptions, token: str, token_file: Path) -> Any:
+    """The ASGI app ``memext mcp --http`` serves: the SDK's Streamable HTTP
+    app behind the bearer token and, unless stateless, the session guard."""
+    app = server.streamable_http_app(
+        host=options.host,
+        stateless_http=options.stateless,
+        session_idle_timeout=options.idle_s,
+        # The guard keeps the count below this by ending idle sessions;
+        # the SDK's own refusal (503 for every newcomer) is never reached.
+        max_sessions=None,
+    )
+    if not options.stateless:
+        app = SessionGuard(app, max_sessions=options.max_sessions, idle_s=options.idle_s)
+    return BearerToken(app, token, token_file)
+
+
+async def _serve_http(app: Any, options: HttpOptions) -> None:
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
 
 
-def serve(config: Config, agents: Sequence[str] | None = None, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
+def serve(config: Config, agents: Sequence[str] | None = None, *, http: HttpOptions | None = None) -> None:
     """Run the server until stdin closes (stdio) or it is interrupted (HTTP).
 
     ``agents``: the ids served, or None for every agent of the config file
@@ -123,10 +141,14 @@ def serve(config: Config, agents: Sequence[str] | None = None, *, http_port: int
         config.agent(agent_id)  # an unknown agent fails before anything starts
     with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served) as tools:
         server = build_server(tools)
-        where = f"http://{host}:{http_port}/mcp" if http_port is not None else "stdio"
         which = ", ".join(tools.agents) + ("" if served else " (every configured agent)")
-        print(f"memext mcp: serving {which} on {where}", file=sys.stderr, flush=True)
-        if http_port is None:
+        if http is None:
+            print(f"memext mcp: serving {which} on stdio", file=sys.stderr, flush=True)
             anyio.run(_serve_stdio, server)
-        else:
-            anyio.run(_serve_http, server, http_port, host)
+            return
+        token_file = token_path(config)
+        token = load_or_create_token(token_file)
+        mode = "stateless" if http.stateless else f"sessions idle {http.idle_s:g} s expire, at most {http.max_sessions}"
+        print(f"memext mcp: serving {which} on {http.url} ({mode})", file=sys.stderr)
+        print(client_snippet(http, token, token_file), file=sys.stderr, flush=True)
+        anyio.run(_serve_http, http_app(server, http, token, token_file), http)

@@ -3,9 +3,12 @@ client over stdio and over Streamable HTTP."""
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -258,3 +261,63 @@ def test_without_a_config_the_current_folder_is_served(example_workspace):
         assert (example_workspace / TODAY).read_text(encoding="utf-8").endswith("Biscuit likes the new food.\n")
 
     anyio.run(main)
+
+
+class _StdioWire:
+    """The raw stdio pipe of a `memext mcp` process: lines in, lines out
+    (read by a thread, so a wait for an answer can time out)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in proc.stdout], daemon=True).start()
+
+    def send(self, raw: bytes) -> None:
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 30) -> dict:
+        try:
+            return json.loads(self.lines.get(timeout=timeout))
+        except queue.Empty:
+            raise AssertionError("the server did not answer") from None
+
+
+def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_workspace, tmp_path):
+    """A client that sent a malformed line with an id would wait forever
+    for an answer the SDK never sends: the server answers it."""
+    config = write_config(tmp_path / "cfg", {"example": example_workspace})
+    proc = subprocess.Popen([sys.executable, "-m", "memext", "mcp"], env={**os.environ, **server_env(config)},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    wire = _StdioWire(proc)
+    try:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        wire.send(json.dumps(init).encode())
+        assert wire.receive()["id"] == 1
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        for raw, code, answer_id in [
+            (b"not json at all", -32700, None),
+            (b'{"jsonrpc": "2.0", "id": 9, "method": "tools/li', -32700, None),  # cut short
+            (b"\xff\xfe{garbage", -32700, None),  # not even UTF-8
+            (b'{"jsonrpc": "2.0", "id": 7, "method": 5}', -32600, 7),
+            (b'{"id": "abc", "params": {}}', -32600, "abc"),
+            (b'{"jsonrpc": "2.0", "id": [1], "method": "tools/list"}', -32600, None),
+            (b'{"jsonrpc": "2.0", "id": true, "method": "tools/list"}', -32600, None),
+            (b"[1, 2]", -32600, None),
+            (b'"a string"', -32600, None),
+        ]:
+            wire.send(raw)
+            answer = wire.receive()
+            assert answer["jsonrpc"] == "2.0" and answer["id"] == answer_id and answer["error"]["code"] == code, (raw, answer)
+        wire.send(b"   ")  # a blank line is no message: nothing to answer
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}')  # nor a notification
+        # The server is still there, in order, and answers the next call.
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}}}
+        wire.send(json.dumps(call).encode())
+        answer = wire.receive()
+        assert answer["id"] == 2 and "55 g" in json.dumps(answer["result"])
+    finally:
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+        proc.stdout.close()

@@ -99,10 +99,9 @@ def _tool(spec: ToolSpec) -> types.Tool:
 
 
 async def _serve_stdio(server: Server) -> None:
-    from mcp.server.stdio import stdio_server
+    from .mcp_stdio import serve_stdio
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    await serve_stdio(server)
 
 
 def http_app(server: Server, options: HttpOptions, token: str, token_file: Path) -> Any:

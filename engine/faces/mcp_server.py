@@ -49,8 +49,19 @@ work done, a promise. Default target: today's daily note; put durable facts and 
 Write self-contained entries (names and dates, not "he" or "yesterday"); do not store secrets.
 - A tool result with isError holds a message saying what to change; fix the arguments and call again."""
 
-def build_server(tools: MemoryTools) -> Server:
-    """An MCP server answering with ``tools``."""
+#: Seconds a tool call may take before it is answered with a tool error
+#: (above the waits inside a call: a first build or an append's sync, 30 s).
+CALL_TIMEOUT_S = 90.0
+#: Tool calls running at once (threads): a call stalled on its store holds
+#: one until the store answers or cuts it off.
+CALL_THREADS = 64
+
+
+def build_server(tools: MemoryTools, call_timeout: float = CALL_TIMEOUT_S) -> Server:
+    """An MCP server answering with ``tools``; a call that has not finished
+    within ``call_timeout`` seconds is answered with a tool error (its
+    thread is left to finish, or fail, on its own)."""
+    limiter = anyio.CapacityLimiter(CALL_THREADS)
 
     def listed() -> list[types.Tool]:
         # Built per listing: the descriptions name the agents served, which
@@ -63,9 +74,14 @@ def build_server(tools: MemoryTools) -> Server:
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            result = await anyio.to_thread.run_sync(tools.call_tool, params.name, params.arguments)
+            with anyio.fail_after(call_timeout):
+                result = await anyio.to_thread.run_sync(
+                    tools.call_tool, params.name, params.arguments, abandon_on_cancel=True, limiter=limiter
+                )
         except ToolError as exc:
-            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+            return _error(str(exc))
+        except TimeoutError:
+            return _error(_overdue(params.name, call_timeout))
         text = json.dumps(result, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
 
@@ -79,6 +95,18 @@ def build_server(tools: MemoryTools) -> Server:
         on_call_tool=call_tool,
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools.specs if t.name == name), None),
     )
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _overdue(name: str, seconds: float) -> str:
+    """The tool error of a call past its deadline."""
+    message = f"{name} did not finish within {seconds:g} s: the memory index's store is not answering (a stalled database?)"
+    if name == "memory_append":
+        return f"{message}; the entry may still be written when it answers: search for it before appending it again"
+    return f"{message}; try again later"
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
@@ -127,19 +155,23 @@ async def _serve_http(app: Any, options: HttpOptions) -> None:
     await uvicorn.Server(config).serve()
 
 
-def serve(config: Config, agents: Sequence[str] | None = None, *, http: HttpOptions | None = None) -> None:
+def serve(
+    config: Config, agents: Sequence[str] | None = None, *, http: HttpOptions | None = None, call_timeout: float = CALL_TIMEOUT_S
+) -> None:
     """Run the server until stdin closes (stdio) or it is interrupted (HTTP).
 
     ``agents``: the ids served, or None for every agent of the config file
     as it is edited (an agent added while the server runs is served from
     the next call, one removed is dropped). Edits to a served agent
-    (settings, workspace) are picked up while it runs.
+    (settings, workspace) are picked up while it runs. Every tool call is
+    answered within ``call_timeout`` seconds, and a call stalled on one
+    agent's store holds up no other agent's calls.
     """
     served = list(agents) if agents else None
     for agent_id in served or []:
         config.agent(agent_id)  # an unknown agent fails before anything starts
-    with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served) as tools:
-        server = build_server(tools)
+    with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served, busy_timeout=call_timeout) as tools:
+        server = build_server(tools, call_timeout)
         which = ", ".join(tools.agents) + ("" if served else " (every configured agent)")
         if http is None:
             print(f"memext mcp: serving {which} on stdio", file=sys.stderr, flush=True)

@@ -421,8 +421,10 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
 @click.option("--max-sessions", type=click.IntRange(min=1), default=1000, show_default=True,
               help="HTTP: sessions held at most; past it the one idle the longest is ended.")
 @click.option("--stateless", is_flag=True, help="HTTP: no sessions, each request served on its own (one-shot clients).")
+@click.option("--call-timeout", type=click.FloatRange(min=1), default=90, show_default=True,
+              help="Seconds a tool call may take before it is answered with an error (a stalled store).")
 @click.pass_context
-def mcp_cmd(ctx, agent, http_port, idle_s, max_sessions, stateless) -> None:
+def mcp_cmd(ctx, agent, http_port, idle_s, max_sessions, stateless, call_timeout) -> None:
     """Serve memory_search, memory_get and memory_append over MCP (stdio by default).
 
     One agent with -a, else every configured agent (the tools' `agent` argument).
@@ -435,5 +437,5 @@ def mcp_cmd(ctx, agent, http_port, idle_s, max_sessions, stateless) -> None:
         raise MemextError(f"the MCP server needs the mcp extra: pip install 'memext[mcp]' ({exc})") from None
     cfg = _config(ctx)
     http = HttpOptions(http_port, idle_s=idle_s, max_sessions=max_sessions, stateless=stateless) if http_port else None
-    serve(cfg, [cfg.agent(agent).id] if agent else None, http=http)
+    serve(cfg, [cfg.agent(agent).id] if agent else None, http=http, call_timeout=call_timeout)
 

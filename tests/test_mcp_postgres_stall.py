@@ -114,3 +114,30 @@ def test_a_frozen_postgres_does_not_hang_the_server(example_workspace, workspace
 def _never_leave_it_frozen(pg_server):
     yield
     pg_server.thaw()
+
+
+def test_a_read_from_a_frozen_server_is_cut_off(example_workspace, pg_server, pg_url, monkeypatch):
+    """Below the MCP server: a read that gets no answer is cut off by the
+    client after the read deadline (a stopped server cancels nothing, and
+    its kernel keeps acknowledging the socket), and says why."""
+    from memext.engine import MemoryIndex
+    from memext.engine.config import parse_config
+    from memext.engine.errors import StoreUnavailable
+    from memext.engine.store.postgres import connection
+
+    monkeypatch.setattr(connection, "READ_DEADLINE_S", 2.0)
+    raw = {"memory_search": {"provider": "none", "store": {"driver": "postgres", "url": pg_url}},
+           "agents": [{"id": "shared", "workspace": str(example_workspace)}]}
+    agent = parse_config(raw, path=example_workspace.parent / "config.toml").agents[0]
+    with MemoryIndex(agent) as idx:
+        idx.sync()
+        assert idx.search("Biscuit").results
+        pg_server.freeze()
+        try:
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="did not answer within 2 s"):
+                idx.search("Biscuit food")
+            assert time.monotonic() - started < 2 + 1 + SLACK_S  # the deadline and the watchdog's tick: no retry
+        finally:
+            pg_server.thaw()
+        assert idx.search("Biscuit").results  # reconnected once the server answers

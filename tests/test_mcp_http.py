@@ -142,20 +142,39 @@ def test_another_local_user_is_refused(example_workspace, shared_folder):
         anyio.run(_served, server.url, token)
 
 
-def test_unclosed_sessions_do_not_lock_out_a_new_client(example_workspace, tmp_path):
-    """Clients that open sessions and never close them: idle ones expire,
-    and at the cap the one idle the longest is ended for a newcomer."""
-    config = write_config(tmp_path / "cfg", {"example": example_workspace})
-    abandoned = 1000
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
 
-    async def main(url: str, token: str) -> None:
+
+def test_unclosed_sessions_do_not_lock_out_a_new_client(example_workspace, tmp_path):
+    """10,000 sessions opened and never closed: at the cap the one idle the
+    longest is ended for a newcomer, idle ones expire, memory stays flat,
+    and a new client is served."""
+    config = write_config(tmp_path / "cfg", {"example": example_workspace})
+    abandoned, at_once = 10_000, 25  # and one more first
+
+    async def main(server) -> None:
+        url, token = server.url, server.token
+        ids: list[str] = []
         async with http_client(token) as http:
-            ids = []
-            for _ in range(abandoned):
-                opened = await _initialize(http, url)
-                assert opened.status_code == 200, opened.text
-                ids.append(opened.headers["mcp-session-id"])
-            # At the cap of 50, the oldest were ended for the newer ones.
+
+            async def open_many(n: int) -> None:
+                for _ in range(n):
+                    opened = await _initialize(http, url)
+                    assert opened.status_code == 200, opened.text
+                    ids.append(opened.headers["mcp-session-id"])
+
+            await open_many(1)
+            before = _rss_mb(server.process.pid)
+            async with anyio.create_task_group() as tg:
+                for _ in range(at_once):
+                    tg.start_soon(open_many, abandoned // at_once)
+            grown = _rss_mb(server.process.pid) - before
+            assert grown < 60, f"the server grew by {grown:.0f} MB"
+            # At the cap of 100, the oldest were ended for the newer ones.
             listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
             oldest = await http.post(url, json=listing, headers={"mcp-session-id": ids[0], **POST_HEADERS})
             assert oldest.status_code == 404
@@ -166,8 +185,8 @@ def test_unclosed_sessions_do_not_lock_out_a_new_client(example_workspace, tmp_p
             assert (await http.post(url, json=listing, headers=recent)).status_code == 404
         await _served(url, token)
 
-    with http_server(config, "--session-idle", "2", "--max-sessions", "50") as server:
-        anyio.run(main, server.url, server.token)
+    with http_server(config, "--session-idle", "2", "--max-sessions", "100") as server:
+        anyio.run(main, server)
 
 
 def test_stateless_serves_one_shot_clients(example_workspace, tmp_path):

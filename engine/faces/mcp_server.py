@@ -6,9 +6,14 @@ restated as Python signatures; calls go to :meth:`MemoryTools.call_tool`,
 whose ToolErrors come back as tool results with ``isError`` set, so the
 model reads the message and the server keeps running.
 
-Transports: stdio (what Claude Desktop, Claude Code and Cursor launch) or
-Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``), behind a
+Transports: stdio (what Claude Desktop, Claude Code and Cursor launch;
+lines that are not JSON-RPC are answered with an error, :mod:`.mcp_stdio`)
+or Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``), behind a
 bearer token and with sessions that expire (:mod:`.mcp_http`).
+
+Every tool call is answered within its deadline (``--call-timeout``): one
+stalled on its store (a frozen PostgreSQL) comes back as a tool error, and
+calls for other agents are not held up by it.
 
 While it runs, the engine's :class:`~.supervisor.Supervisor` keeps the
 served agents' indexes fresh, as in the tray: a first sync at start, file

@@ -329,6 +329,8 @@ class PgConnection:
             return False
         try:
             fd = conn.pgconn.socket
+            if self._read_since is not since:  # that read ended meanwhile: this is another one
+                return False
             with socket.socket(fileno=os.dup(fd)) as sock:
                 sock.shutdown(socket.SHUT_RDWR)
         except Exception:  # closed meanwhile: nothing left to cut

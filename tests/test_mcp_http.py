@@ -62,6 +62,11 @@ def test_only_a_client_with_the_token_is_served(example_workspace, shared_folder
             assert (await http.delete(url, headers={"mcp-session-id": "x"})).status_code == 401
         async with http_client(token[:-1] + ("A" if token[-1] != "A" else "B")) as http:
             assert (await _initialize(http, url)).status_code == 401
+        for header in (token, f"Basic {token}", f"Bearer {token[:10]}", f"Bearer {token}x", "Bearer", ""):
+            async with httpx2.AsyncClient(headers={"Authorization": header}) as http:
+                assert (await _initialize(http, url)).status_code == 401, header
+        async with httpx2.AsyncClient(headers={"Authorization": f"bearer {token}"}) as http:
+            assert (await _initialize(http, url)).status_code == 200  # the scheme's case does not matter
         async with http_client(token) as http:
             opened = await _initialize(http, url)
             assert opened.status_code == 200 and opened.headers["mcp-session-id"]

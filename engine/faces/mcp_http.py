@@ -137,16 +137,17 @@ class BearerToken:
 
     def __init__(self, app: ASGIApp, token: str, token_file: Path):
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
         self._token_file = token_file
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = _header(scope, b"authorization") or b""
+        scheme, _, given = (_header(scope, b"authorization") or b"").strip().partition(b" ")
         # Constant time: how much of a guess matched must not show in timing.
-        if not hmac.compare_digest(given, self._expected):
+        # (The scheme's case does not matter, RFC 9110 §11.1.)
+        if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self._expected):
             await _drain(receive)
             await _reply(
                 send,

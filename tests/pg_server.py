@@ -155,8 +155,36 @@ class PostgresServer:
             self._postmaster.wait(60)
             self._postmaster = None
 
+    def freeze(self) -> None:
+        """Stop every process of the server (SIGSTOP), as a stalled network
+        or a paused VM does: connections stay open and the kernel still
+        acknowledges them, but nothing answers. :meth:`thaw` resumes it."""
+        assert self._postmaster is not None, "the server is not running"
+        for pid in [self._postmaster.pid, *self._children()]:
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Resume a server stopped by :meth:`freeze`."""
+        if self._postmaster is None:
+            return
+        for pid in [self._postmaster.pid, *self._children()]:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
+    def _children(self) -> list[int]:
+        """The server's backends and helpers (the postmaster's children)."""
+        assert self._postmaster is not None
+        found: list[int] = []
+        for task in Path(f"/proc/{self._postmaster.pid}/task").iterdir():
+            children = (task / "children").read_text().split()
+            found += [int(pid) for pid in children]
+        return found
+
     def _kill(self) -> None:
         if self._postmaster is not None and self._postmaster.poll() is None:
+            self.thaw()  # a stopped server would not act on the signal
             self._postmaster.send_signal(signal.SIGQUIT)  # immediate shutdown: it is deleted next
             try:
                 self._postmaster.wait(30)

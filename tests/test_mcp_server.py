@@ -3,10 +3,12 @@ client over stdio and over Streamable HTTP."""
 
 from __future__ import annotations
 
+import json
 import os
-import socket
+import queue
 import subprocess
 import sys
+import threading
 import time
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -17,55 +19,28 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from memext.engine import TOOLS, MemoryIndex, load_config
 from memext.engine.faces.mcp_server import INSTRUCTIONS
+from mcp_process import http_client, http_server, server_env
 from memext_helpers import write_config
 
 TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
 
 
-def _env(config: Path) -> dict[str, str]:
-    """What the server needs of this test's environment (the SDK starts
-    stdio servers with a minimal one)."""
-    keep = {k: v for k, v in os.environ.items() if k.startswith("XDG_")}
-    return {**keep, "MEMEXT_CONFIG": str(config)}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @asynccontextmanager
 async def connect(transport: str, config: Path, *args: str) -> AsyncIterator[Client]:
     """A client session with a `memext mcp` process started for it."""
-    argv = ["-m", "memext", "mcp", *args]
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=argv, env=_env(config))
+        params = StdioServerParameters(command=sys.executable, args=["-m", "memext", "mcp", *args], env=server_env(config))
         async with Client(params) as client:
             yield client
         return
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, *argv, "--http", str(port)], env={**os.environ, **_env(config)},
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stderr.read()
-                assert time.monotonic() < deadline, "the HTTP server did not start"
-                await anyio.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-            yield client
-    finally:
-        proc.terminate()
-        proc.wait(30)
-        proc.stderr.close()
+    with http_server(config, *args) as server:
+        async with http_client(server.token) as http:
+            async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                yield client
 
 
 def _text(result) -> str:
@@ -196,7 +171,7 @@ def test_agents_added_or_removed_while_it_runs(example_workspace, workspace, tmp
 
 def test_command_line_errors(tmp_path, example_workspace):
     config = write_config(tmp_path / "cfg", {"example": example_workspace})
-    env = {**os.environ, **_env(config)}
+    env = {**os.environ, **server_env(config)}
     r = subprocess.run([sys.executable, "-m", "memext", "mcp", "-a", "nobody"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "no agent 'nobody'" in r.stderr and r.stdout == ""
     # Without the extra installed: one line that names it (the import is
@@ -286,3 +261,63 @@ def test_without_a_config_the_current_folder_is_served(example_workspace):
         assert (example_workspace / TODAY).read_text(encoding="utf-8").endswith("Biscuit likes the new food.\n")
 
     anyio.run(main)
+
+
+class _StdioWire:
+    """The raw stdio pipe of a `memext mcp` process: lines in, lines out
+    (read by a thread, so a wait for an answer can time out)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in proc.stdout], daemon=True).start()
+
+    def send(self, raw: bytes) -> None:
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 30) -> dict:
+        try:
+            return json.loads(self.lines.get(timeout=timeout))
+        except queue.Empty:
+            raise AssertionError("the server did not answer") from None
+
+
+def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_workspace, tmp_path):
+    """A client that sent a malformed line with an id would wait forever
+    for an answer the SDK never sends: the server answers it."""
+    config = write_config(tmp_path / "cfg", {"example": example_workspace})
+    proc = subprocess.Popen([sys.executable, "-m", "memext", "mcp"], env={**os.environ, **server_env(config)},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    wire = _StdioWire(proc)
+    try:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        wire.send(json.dumps(init).encode())
+        assert wire.receive()["id"] == 1
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        for raw, code, answer_id in [
+            (b"not json at all", -32700, None),
+            (b'{"jsonrpc": "2.0", "id": 9, "method": "tools/li', -32700, None),  # cut short
+            (b"\xff\xfe{garbage", -32700, None),  # not even UTF-8
+            (b'{"jsonrpc": "2.0", "id": 7, "method": 5}', -32600, 7),
+            (b'{"id": "abc", "params": {}}', -32600, "abc"),
+            (b'{"jsonrpc": "2.0", "id": [1], "method": "tools/list"}', -32600, None),
+            (b'{"jsonrpc": "2.0", "id": true, "method": "tools/list"}', -32600, None),
+            (b"[1, 2]", -32600, None),
+            (b'"a string"', -32600, None),
+        ]:
+            wire.send(raw)
+            answer = wire.receive()
+            assert answer["jsonrpc"] == "2.0" and answer["id"] == answer_id and answer["error"]["code"] == code, (raw, answer)
+        wire.send(b"   ")  # a blank line is no message: nothing to answer
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}')  # nor a notification
+        # The server is still there, in order, and answers the next call.
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}}}
+        wire.send(json.dumps(call).encode())
+        answer = wire.receive()
+        assert answer["id"] == 2 and "55 g" in json.dumps(answer["result"])
+    finally:
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+        proc.stdout.close()

@@ -218,9 +218,12 @@ class MemoryTools:
     :class:`~.tool_hosts.SyncWhenNeeded`), or an
     :class:`~.tool_hosts.IndexHost` such as :class:`~.tool_hosts.KeptFresh`
     (a running Supervisor keeps them fresh; see :meth:`kept_fresh`).
-    ``agents`` are the ids served (the first is the default). Calls are
-    serialised: one index is not searched while it is being written
-    through another call.
+    ``agents`` are the ids served (the first is the default). Calls for
+    one agent are serialised (its index is not searched while it is being
+    written through another call); calls for different agents are not, so
+    one agent's stalled store holds up no other. ``busy_timeout``: how long
+    a call waits for the agent's previous call before it fails with a
+    ToolError (None: as long as it takes).
     """
 
     def __init__(
@@ -230,11 +233,14 @@ class MemoryTools:
         *,
         lock_timeout: float = 2.0,
         follow: Callable[[], Sequence[str]] | None = None,
+        busy_timeout: float | None = None,
     ):
         if not agents:
             raise MemextError("no agents to serve: add one with `memext agents add ID WORKSPACE`")
         self.host: IndexHost = indexes if isinstance(indexes, IndexHost) else SyncWhenNeeded(indexes, lock_timeout)
+        self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
+        self._agent_locks: dict[str, threading.RLock] = {}
         self._follow = follow
         self._serve(tuple(agents))
         # Imported here, not at the top: `import jsonschema` takes about 2 s
@@ -255,7 +261,7 @@ class MemoryTools:
         return cls(lambda agent_id: MemoryIndex(by_id[agent_id], config_file=cfg.path), list(by_id), lock_timeout=lock_timeout)
 
     @classmethod
-    def kept_fresh(cls, supervisor: "Supervisor", agents: Sequence[str] | None = None) -> "MemoryTools":
+    def kept_fresh(cls, supervisor: "Supervisor", agents: Sequence[str] | None = None, *, busy_timeout: float | None = None) -> "MemoryTools":
         """Tools over the agents of a started :class:`~.supervisor.Supervisor`
         (``agents``, or all of them: then agents added to or removed from the
         config file are served or dropped at the next call, see
@@ -263,10 +269,10 @@ class MemoryTools:
         searches never sync, and say ``stale`` when the index did not match
         the files (:class:`~.tool_hosts.KeptFresh`)."""
         if not agents:  # every agent of the config, as it is edited
-            return cls(KeptFresh(supervisor), supervisor.agent_ids(), follow=lambda: _reloaded_agents(supervisor))
+            return cls(KeptFresh(supervisor), supervisor.agent_ids(), follow=lambda: _reloaded_agents(supervisor), busy_timeout=busy_timeout)
         for agent_id in agents:
             supervisor.keeper(agent_id)  # an unknown agent fails here, not at the first call
-        return cls(KeptFresh(supervisor), list(agents))
+        return cls(KeptFresh(supervisor), list(agents), busy_timeout=busy_timeout)
 
     def _serve(self, agents: tuple[str, ...]) -> None:
         self.agents: tuple[str, ...] = agents
@@ -308,9 +314,17 @@ class MemoryTools:
 
     def close(self) -> None:
         """Close the indexes this object opened (idempotent; a
-        Supervisor's indexes stay with it)."""
+        Supervisor's indexes stay with it), after the calls running (or
+        ``busy_timeout``, for a call stalled on its store)."""
         with self._lock:
-            self.host.close()
+            locks = list(self._agent_locks.values())
+        held = [lock for lock in locks if lock.acquire(timeout=-1 if self.busy_timeout is None else self.busy_timeout)]
+        try:
+            with self._lock:
+                self.host.close()
+        finally:
+            for lock in held:
+                lock.release()
 
     def __enter__(self) -> "MemoryTools":
         return self
@@ -333,9 +347,15 @@ class MemoryTools:
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
         args = self._arguments(spec, arguments)
         handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append}[name]
+        agent = self._served(args["agent"])
+        lock = self._agent_lock(agent)
+        if not lock.acquire(timeout=-1 if self.busy_timeout is None else self.busy_timeout):
+            raise ToolError(
+                f"{name}: an earlier call for agent {agent!r} has not finished within {self.busy_timeout:g} s "
+                "(its index's store may not be answering); try again shortly"
+            )
         try:
-            with self._lock:
-                return handler(args)
+            return handler(args)
         except ToolError:
             raise
         except MemextError as exc:
@@ -345,6 +365,12 @@ class MemoryTools:
             raise ToolError(f"{name} failed: {where}{exc.strerror or exc}") from exc
         except Exception as exc:  # the agent gets a message, the host keeps running
             raise ToolError(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}") from exc
+        finally:
+            lock.release()
+
+    def _agent_lock(self, agent: str) -> threading.RLock:
+        with self._lock:
+            return self._agent_locks.setdefault(agent, threading.RLock())
 
     def _arguments(self, spec: ToolSpec, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """The arguments as a dict with every property present (omitted

@@ -6,8 +6,14 @@ restated as Python signatures; calls go to :meth:`MemoryTools.call_tool`,
 whose ToolErrors come back as tool results with ``isError`` set, so the
 model reads the message and the server keeps running.
 
-Transports: stdio (what Claude Desktop, Claude Code and Cursor launch) or
-Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``).
+Transports: stdio (what Claude Desktop, Claude Code and Cursor launch;
+lines that are not JSON-RPC are answered with an error, :mod:`.mcp_stdio`)
+or Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``), behind a
+bearer token and with sessions that expire (:mod:`.mcp_http`).
+
+Every tool call is answered within its deadline (``--call-timeout``): one
+stalled on its store (a frozen PostgreSQL) comes back as a tool error, and
+calls for other agents are not held up by it.
 
 While it runs, the engine's :class:`~.supervisor.Supervisor` keeps the
 served agents' indexes fresh, as in the tray: a first sync at start, file
@@ -22,7 +28,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from typing import Sequence
+from pathlib import Path
+from typing import Any, Sequence
 
 import anyio
 import anyio.to_thread
@@ -32,6 +39,7 @@ from mcp.server.lowlevel import Server
 from ..config import Config
 from ..freshness.supervisor import Supervisor
 from ..agents.tools import MemoryTools, ToolError, ToolSpec
+from .mcp_http import BearerToken, HttpOptions, SessionGuard, client_snippet, load_or_create_token, token_path
 
 log = logging.getLogger("memext")
 
@@ -46,8 +54,19 @@ work done, a promise. Default target: today's daily note; put durable facts and 
 Write self-contained entries (names and dates, not "he" or "yesterday"); do not store secrets.
 - A tool result with isError holds a message saying what to change; fix the arguments and call again."""
 
-def build_server(tools: MemoryTools) -> Server:
-    """An MCP server answering with ``tools``."""
+#: Seconds a tool call may take before it is answered with a tool error
+#: (above the waits inside a call: a first build or an append's sync, 30 s).
+CALL_TIMEOUT_S = 90.0
+#: Tool calls running at once (threads): a call stalled on its store holds
+#: one until the store answers or cuts it off.
+CALL_THREADS = 64
+
+
+def build_server(tools: MemoryTools, call_timeout: float = CALL_TIMEOUT_S) -> Server:
+    """An MCP server answering with ``tools``; a call that has not finished
+    within ``call_timeout`` seconds is answered with a tool error (its
+    thread is left to finish, or fail, on its own)."""
+    limiter = anyio.CapacityLimiter(CALL_THREADS)
 
     def listed() -> list[types.Tool]:
         # Built per listing: the descriptions name the agents served, which
@@ -60,9 +79,14 @@ def build_server(tools: MemoryTools) -> Server:
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            result = await anyio.to_thread.run_sync(tools.call_tool, params.name, params.arguments)
+            with anyio.fail_after(call_timeout):
+                result = await anyio.to_thread.run_sync(
+                    tools.call_tool, params.name, params.arguments, abandon_on_cancel=True, limiter=limiter
+                )
         except ToolError as exc:
-            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+            return _error(str(exc))
+        except TimeoutError:
+            return _error(_overdue(params.name, call_timeout))
         text = json.dumps(result, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
 
@@ -76,6 +100,18 @@ def build_server(tools: MemoryTools) -> Server:
         on_call_tool=call_tool,
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools.specs if t.name == name), None),
     )
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _overdue(name: str, seconds: float) -> str:
+    """The tool error of a call past its deadline."""
+    message = f"{name} did not finish within {seconds:g} s: the memory index's store is not answering (a stalled database?)"
+    if name == "memory_append":
+        return f"{message}; the entry may still be written when it answers: search for it before appending it again"
+    return f"{message}; try again later"
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
@@ -96,37 +132,59 @@ def _tool(spec: ToolSpec) -> types.Tool:
 
 
 async def _serve_stdio(server: Server) -> None:
-    from mcp.server.stdio import stdio_server
+    from .mcp_stdio import serve_stdio
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    await serve_stdio(server)
 
 
-async def _serve_http(server: Server, port: int, host: str) -> None:
+def http_app(server: Server, options: HttpOptions, token: str, token_file: Path) -> Any:
+    """The ASGI app ``memext mcp --http`` serves: the SDK's Streamable HTTP
+    app behind the bearer token and, unless stateless, the session guard."""
+    app = server.streamable_http_app(
+        host=options.host,
+        stateless_http=options.stateless,
+        session_idle_timeout=options.idle_s,
+        # The guard keeps the count below this by ending idle sessions;
+        # the SDK's own refusal (503 for every newcomer) is never reached.
+        max_sessions=None,
+    )
+    if not options.stateless:
+        app = SessionGuard(app, max_sessions=options.max_sessions, idle_s=options.idle_s)
+    return BearerToken(app, token, token_file)
+
+
+async def _serve_http(app: Any, options: HttpOptions) -> None:
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
 
 
-def serve(config: Config, agents: Sequence[str] | None = None, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
+def serve(
+    config: Config, agents: Sequence[str] | None = None, *, http: HttpOptions | None = None, call_timeout: float = CALL_TIMEOUT_S
+) -> None:
     """Run the server until stdin closes (stdio) or it is interrupted (HTTP).
 
     ``agents``: the ids served, or None for every agent of the config file
     as it is edited (an agent added while the server runs is served from
     the next call, one removed is dropped). Edits to a served agent
-    (settings, workspace) are picked up while it runs.
+    (settings, workspace) are picked up while it runs. Every tool call is
+    answered within ``call_timeout`` seconds, and a call stalled on one
+    agent's store holds up no other agent's calls.
     """
     served = list(agents) if agents else None
     for agent_id in served or []:
         config.agent(agent_id)  # an unknown agent fails before anything starts
-    with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served) as tools:
-        server = build_server(tools)
-        where = f"http://{host}:{http_port}/mcp" if http_port is not None else "stdio"
+    with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served, busy_timeout=call_timeout) as tools:
+        server = build_server(tools, call_timeout)
         which = ", ".join(tools.agents) + ("" if served else " (every configured agent)")
-        print(f"memext mcp: serving {which} on {where}", file=sys.stderr, flush=True)
-        if http_port is None:
+        if http is None:
+            print(f"memext mcp: serving {which} on stdio", file=sys.stderr, flush=True)
             anyio.run(_serve_stdio, server)
-        else:
-            anyio.run(_serve_http, server, http_port, host)
+            return
+        token_file = token_path(config)
+        token = load_or_create_token(token_file)
+        mode = "stateless" if http.stateless else f"sessions idle {http.idle_s:g} s expire, at most {http.max_sessions}"
+        print(f"memext mcp: serving {which} on {http.url} ({mode})", file=sys.stderr)
+        print(client_snippet(http, token, token_file), file=sys.stderr, flush=True)
+        anyio.run(_serve_http, http_app(server, http, token, token_file), http)

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 import time
 import uuid
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
@@ -39,6 +41,25 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 #: Seconds to wait for a connection before the server counts as down.
 CONNECT_TIMEOUT_S = 10
+#: The server cancels a statement running longer than this (index builds
+#: and VACUUM lift it); a runaway query does not hold the index forever.
+STATEMENT_TIMEOUT_S = 120
+#: A read outside a transaction that has had no answer for this long is cut
+#: off by the client (:class:`_Watchdog`): a server that is stopped (SIGSTOP,
+#: a paused VM) cancels nothing and its kernel keeps acknowledging the
+#: socket, so neither the statement timeout nor TCP timeouts end the wait.
+READ_DEADLINE_S = 30.0
+#: Unacknowledged data for this long drops the connection (a vanished host).
+TCP_USER_TIMEOUT_MS = 30_000
+#: TCP settings of every connection: a server that vanishes without closing
+#: the socket is noticed in about a minute instead of never.
+_TCP = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": TCP_USER_TIMEOUT_MS,
+}
 EXTRA_HINT = 'the postgres store needs psycopg: pip install "memext[postgres]"'
 
 T = TypeVar("T")
@@ -171,6 +192,10 @@ class PgConnection:
         self._psycopg = import_psycopg()
         self._conn: psycopg.Connection | None = None
         self._in_transaction = 0
+        #: When the read now waiting on the server began (None: no read).
+        self._read_since: float | None = None
+        #: True once the watchdog cut the connection under a read.
+        self._read_cut = False
         self._snapshot: Snapshot | None = None
         self._info: ServerInfo | None = None
         self._memo: dict[str, tuple[int, Any]] = {}
@@ -217,13 +242,8 @@ class PgConnection:
                 # may lose the last files written (the next sync writes them
                 # again: their rows go with them, never half of a file), and a
                 # sync does not pay a disk flush per file.
-                options="-c synchronous_commit=off",
-                # A server that vanishes without closing the socket is noticed
-                # in about a minute instead of never.
-                keepalives=1,
-                keepalives_idle=30,
-                keepalives_interval=10,
-                keepalives_count=3,
+                options=f"-c synchronous_commit=off -c statement_timeout={STATEMENT_TIMEOUT_S}s",
+                **_TCP,
             )
         except psycopg.Error as exc:
             raise self.unavailable(exc, "cannot connect to") from None
@@ -270,19 +290,53 @@ class PgConnection:
             "PGPASSWORD or ~/.pgpass, and that the server is running)"
         )
 
-    def run(self, work: Callable[[Any], T]) -> T:
+    def run(self, work: Callable[[Any], T], *, deadline: bool = True) -> T:
         """``work(connection)``; a connection lost before it ran through is
-        reopened once (reads are safe to repeat), then reported."""
+        reopened once (reads are safe to repeat), then reported. Outside a
+        transaction, a read with no answer within :data:`READ_DEADLINE_S`
+        is cut off and reported (``deadline=False``: a long maintenance
+        statement)."""
         psycopg = self._psycopg
         with self.lock:
             for attempt in (1, 2):
+                watched = deadline and not self._in_transaction
+                if watched:
+                    _WATCHDOG.watch(self)
+                    self._read_cut = False
+                    self._read_since = time.monotonic()
                 try:
                     return work(self.conn)
                 except psycopg.OperationalError as exc:
+                    if self._read_cut:
+                        self._drop()
+                        raise StoreUnavailable(
+                            f"the PostgreSQL server at {self.where} did not answer within {READ_DEADLINE_S:g} s "
+                            "(is it stopped, overloaded or unreachable?)"
+                        ) from None
                     if self._in_transaction or attempt == 2 or not self._lost():
                         raise self.unavailable(exc) from None
                     self._drop()
+                finally:
+                    self._read_since = None
             raise AssertionError("unreachable")
+
+    def cut_overdue_read(self, now: float) -> bool:
+        """Shut the socket under a read waiting past its deadline (called by
+        the watchdog thread while :meth:`run` blocks holding the lock):
+        the blocked read then fails at once. True if it did."""
+        since, conn = self._read_since, self._conn
+        if since is None or now - since < READ_DEADLINE_S or conn is None or conn.closed:
+            return False
+        try:
+            fd = conn.pgconn.socket
+            if self._read_since is not since:  # that read ended meanwhile: this is another one
+                return False
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except Exception:  # closed meanwhile: nothing left to cut
+            return False
+        self._read_cut = True
+        return True
 
     def _lost(self) -> bool:
         return self._conn is None or self._conn.closed or self._conn.broken
@@ -344,13 +398,16 @@ class PgConnection:
             raise IndexOpenError(f'the schema "{self.schema}" at {self.where} belongs to agent {owner!r}, not {self.agent_id!r}')
 
     def raise_work_mem(self, size: str) -> None:
-        """Inside a transaction: maintenance_work_mem at least ``size`` for
-        it (index builds sort in memory instead of on disk), never lowered."""
+        """Inside a transaction building indexes: maintenance_work_mem at
+        least ``size`` for it (index builds sort in memory instead of on
+        disk), never lowered; no statement timeout (a large build takes
+        minutes)."""
         self.conn.execute(
             "SELECT set_config('maintenance_work_mem', %s, true) "
             "WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes(%s)",
             (size, size),
         )
+        self.conn.execute("SET LOCAL statement_timeout = 0")
 
     def build_indexes(self, extra: tuple[str, ...] = ()) -> None:
         """Make the indexes a shadow was filled without, and ``extra`` ones
@@ -377,14 +434,16 @@ class PgConnection:
             # write (a commit that wrote nothing is not flushed), flushes
             # those before it.
             conn.execute("SET synchronous_commit = on")
+            conn.execute("SET statement_timeout = 0")
             try:
                 conn.execute(self.q("UPDATE {s}.meta SET value = value WHERE key = 'schema_version'"))
                 for table in tables:
                     conn.execute(self.q("VACUUM (ANALYZE) {s}.{t}").format(t=self.sql.Identifier(table)))
             finally:
                 conn.execute("SET synchronous_commit = off")
+                conn.execute(f"SET statement_timeout = '{STATEMENT_TIMEOUT_S}s'")
 
-        self.run(run)
+        self.run(run, deadline=False)
 
     # -- reading meta and statistics ------------------------------------------------------
 
@@ -549,6 +608,38 @@ class PgConnection:
         return self._info
 
 
+class _Watchdog:
+    """One daemon thread for every connection of the process: once a
+    second it cuts the socket under any read waiting past its deadline
+    (:meth:`PgConnection.cut_overdue_read`)."""
+
+    def __init__(self) -> None:
+        self._watched: "weakref.WeakSet[PgConnection]" = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, pg: "PgConnection") -> None:
+        if pg in self._watched:
+            return
+        with self._lock:
+            self._watched.add(pg)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="memext-pg-watchdog", daemon=True)
+                self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(1.0)
+            now = time.monotonic()
+            with self._lock:
+                watched = list(self._watched)
+            for pg in watched:
+                pg.cut_overdue_read(now)
+
+
+_WATCHDOG = _Watchdog()
+
+
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
@@ -562,10 +653,7 @@ def connect_plain(url: str, application_name: str) -> Any:
             autocommit=True,
             connect_timeout=CONNECT_TIMEOUT_S,
             application_name=application_name[:63],
-            keepalives=1,
-            keepalives_idle=30,
-            keepalives_interval=10,
-            keepalives_count=3,
+            **_TCP,
         )
     except psycopg.Error as exc:
         detail = _first_line(scrub(str(exc), url)) or type(exc).__name__
@@ -579,6 +667,5 @@ def connect_plain(url: str, application_name: str) -> Any:
 
 def process_tag() -> str:
     """``pid N on HOST``: who holds a lock, for messages."""
-    import socket
 
     return f"pid {os.getpid()} on {socket.gethostname()}"

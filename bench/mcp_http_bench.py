@@ -1,0 +1,220 @@
+"""Throughput and latency of ``memory_search`` over MCP Streamable HTTP
+with many concurrent clients.
+
+    python bench/mcp_http_bench.py [--clients 50 200] [--calls 1000] [--seconds 60]
+                                   [--provider none|local] [--model PATH] [--stateless]
+
+Starts the real ``memext mcp --http`` on 127.0.0.1 over a copy of the
+example memory (example/), waits for its first build, then for each
+concurrency level runs that many clients at once: each opens its own
+session (initialize, initialized, with the server's bearer token) and
+calls ``memory_search`` in a loop with a set of questions until the level
+has made ``--calls`` calls or ``--seconds`` have passed. The clients speak
+JSON-RPC over HTTP directly (one pooled HTTP client, a connection per
+client) so that the load generator stays light beside the server on the
+same machine. Prints calls/s and p50/p99 of a call per level; every answer
+is checked (no JSON-RPC error, no tool error). With ``--stateless`` the
+server keeps no sessions and each call stands alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import httpx2
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("MEMEXT_SHARED") or (ROOT.parent / "shared"))
+DEFAULT_MODEL = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
+PROTOCOL = "2025-06-18"
+QUESTIONS = [
+    "How much food does Biscuit get per day?",
+    "Which commit fixed the flaky refund test?",
+    "Where does Dana's sister live?",
+    "What did we decide about the deploy checklist?",
+    "Who is Miguel?",
+    "vet appointment",
+    "caching",
+    "What is Dana allergic to?",
+]
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@dataclass(frozen=True)
+class Level:
+    """One concurrency level's outcome."""
+
+    clients: int
+    calls: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def rate(self) -> float:
+        return self.calls / self.seconds
+
+    def percentile(self, q: float) -> float:
+        ms = sorted(self.latencies_ms)
+        return ms[min(len(ms) - 1, int(q * len(ms)))]
+
+
+def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
+    lines = ["[memory_search]", f"provider = {json.dumps(provider)}"]
+    if provider == "local":
+        lines += ["[memory_search.local]", f"model_path = {json.dumps(str(model))}"]
+    lines += ["[memory_search.store]", f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
+              "", "[[agents]]", 'id = "example"', f"workspace = {json.dumps(str(workspace))}"]
+    path = folder / "config.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _message(response: httpx2.Response) -> dict:
+    """The JSON-RPC message of a response (JSON or one SSE event)."""
+    if response.headers.get("content-type", "").startswith("application/json"):
+        return response.json()
+    for line in response.text.splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            return json.loads(line[5:])
+    raise RuntimeError(f"no message in the answer (HTTP {response.status_code}): {response.text[:200]}")
+
+
+class BenchClient:
+    """One MCP client: a session (unless stateless) and its calls."""
+
+    def __init__(self, http: httpx2.AsyncClient, url: str, stateless: bool):
+        self.http, self.url, self.stateless = http, url, stateless
+        self.headers = dict(HEADERS)
+        self.next_id = 0
+
+    async def _post(self, body: dict) -> httpx2.Response:
+        response = await self.http.post(self.url, json=body, headers=self.headers)
+        if response.status_code >= 400:
+            raise RuntimeError(f"HTTP {response.status_code}: {response.text[:200]}")
+        return response
+
+    async def open(self) -> None:
+        if self.stateless:
+            self.headers["mcp-protocol-version"] = PROTOCOL
+            return
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+        response = await self._post(init)
+        self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
+        self.headers["mcp-protocol-version"] = PROTOCOL
+        await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    async def search(self, query: str) -> None:
+        self.next_id += 1
+        call = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": query}}}
+        answer = _message(await self._post(call))
+        if "error" in answer or answer["result"].get("isError"):
+            raise RuntimeError(f"the call failed: {json.dumps(answer)[:300]}")
+
+    async def close(self) -> None:
+        if "mcp-session-id" in self.headers:
+            await self.http.delete(self.url, headers=self.headers)
+
+
+async def _level(url: str, token: str, clients: int, calls: int, seconds: float, stateless: bool) -> Level:
+    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients)
+    headers = {"Authorization": f"Bearer {token}"}
+    latencies: list[float] = []
+    made = 0
+    async with httpx2.AsyncClient(headers=headers, limits=limits, timeout=httpx2.Timeout(120)) as http:
+        bench_clients = [BenchClient(http, url, stateless) for _ in range(clients)]
+        async with anyio.create_task_group() as tg:
+            for c in bench_clients:
+                tg.start_soon(c.open)
+        start = time.perf_counter()
+        stop_at = start + seconds
+
+        async def run(client: BenchClient, offset: int) -> None:
+            nonlocal made
+            i = offset
+            while made < calls and time.perf_counter() < stop_at:
+                made += 1
+                t0 = time.perf_counter()
+                await client.search(QUESTIONS[i % len(QUESTIONS)])
+                latencies.append((time.perf_counter() - t0) * 1000)
+                i += 1
+
+        async with anyio.create_task_group() as tg:
+            for n, c in enumerate(bench_clients):
+                tg.start_soon(run, c, n)
+        elapsed = time.perf_counter() - start
+        async with anyio.create_task_group() as tg:
+            for c in bench_clients:
+                tg.start_soon(c.close)
+    return Level(clients, len(latencies), elapsed, latencies)
+
+
+def _start_server(config: Path, port: int, stateless: bool) -> subprocess.Popen:
+    args = [sys.executable, "-m", "memext", "mcp", "--http", str(port), *(["--stateless"] if stateless else [])]
+    proc = subprocess.Popen(args, env={**os.environ, "MEMEXT_CONFIG": str(config)}, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                sys.exit("the server did not start")
+            time.sleep(0.1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--clients", type=int, nargs="+", default=[50, 200])
+    ap.add_argument("--calls", type=int, default=1000, help="calls per level at most")
+    ap.add_argument("--seconds", type=float, default=60, help="seconds per level at most")
+    ap.add_argument("--provider", choices=["local", "none"], default="none")
+    ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    ap.add_argument("--stateless", action="store_true")
+    args = ap.parse_args()
+    if args.provider == "local" and not args.model.is_file():
+        sys.exit(f"no model at {args.model}; pass --model PATH or --provider none")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copytree(ROOT / "example", folder / "workspace")
+        config = _config(folder, folder / "workspace", args.provider, args.model)
+        port = _free_port()
+        proc = _start_server(config, port, args.stateless)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            token = (folder / "mcp-token").read_text(encoding="ascii").strip()
+            anyio.run(_level, url, token, 1, 20, 120.0, args.stateless)  # warm: first build, caches
+            levels = [anyio.run(_level, url, token, n, args.calls, args.seconds, args.stateless) for n in args.clients]
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    mode = "stateless" if args.stateless else "a session per client"
+    print(f"memory_search over MCP Streamable HTTP, example memory, provider {args.provider}, {mode}, {os.cpu_count()} CPUs")
+    for lv in levels:
+        p50 = statistics.median(lv.latencies_ms)
+        print(f"{lv.clients:4d} clients: {lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, "
+              f"p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

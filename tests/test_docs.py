@@ -124,3 +124,14 @@ def test_design_references_name_existing_sections():
         for first, last in re.findall(r"DESIGN\.md §(\d+)(?:-(\d+))?", text):
             wrong += [f"{name}: DESIGN.md §{n}" for n in (first, last) if n and n not in sections]
     assert wrong == []
+
+
+def test_every_where_is_x_path_exists():
+    """DESIGN.md's "Where is X" table answers each question with one path
+    that exists (a move without updating it fails here)."""
+    design = (ROOT / "DESIGN.md").read_text(encoding="utf-8")
+    table = design.split("Where is X", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| what")]
+    paths = [re.findall(r"`((?:engine|memext|tray)/[^`]*)`", row)[0] for row in rows]
+    assert len(paths) >= 8
+    assert [p for p in paths if not (ROOT / p).exists()] == []

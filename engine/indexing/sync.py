@@ -34,7 +34,7 @@ from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from ..config import AgentConfig
 from ..memory.dates import content_date
 from .fingerprint import fingerprint, needs_rebuild
-from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
+from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing, is_disk_full
 from ..providers import EmbeddingProvider
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
 from ..memory.transcripts import parse_transcript
@@ -203,7 +203,8 @@ class Syncer:
         except (ProviderFailed, SyncCancelled, IndexBuildError):
             raise
         except Exception as exc:
-            raise IndexBuildError(f"rebuilding {target.location} failed, the previous index is kept: {exc}") from exc
+            why = "the disk is full (free some space and sync again)" if is_disk_full(exc) else exc
+            raise IndexBuildError(f"rebuilding {target.location} failed, the previous index is kept: {why}") from exc
         finally:
             if shadow is not None:
                 shadow.discard()

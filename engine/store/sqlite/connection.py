@@ -423,10 +423,33 @@ class Transaction:
         c = self.connection
         try:
             c.tx_depth -= 1
-            if self._outer:
-                c.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if not self._outer:
+                return
+            if exc_type is not None:
+                _roll_back(c.conn)
+                return
+            try:
+                c.conn.execute("COMMIT")
+            except BaseException:
+                _roll_back(c.conn)  # a COMMIT that failed busy leaves the transaction open
+                raise
         finally:
             c.lock.release()
+
+
+def _roll_back(conn: Any) -> None:
+    """Undo what is left of a failed transaction. SQLite itself rolls back
+    on some errors (a full disk, an I/O error): then nothing is left, and a
+    ROLLBACK would fail with "no transaction is active", hiding the error
+    that says what happened. A rollback that fails is dropped for the same
+    reason: the error being raised is the one to report."""
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except Exception as exc:
+        if not db.is_sqlite_error(exc):
+            raise
 
 
 def _has_column(conn: Any, table: str, column: str) -> bool:

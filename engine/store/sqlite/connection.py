@@ -10,6 +10,7 @@ through :attr:`Connection.conn` under :attr:`Connection.lock`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -241,6 +242,9 @@ class Connection:
             raise CorruptIndex(f"{self.path} has a damaged schema version in its meta table ({raw!r})") from None
         if version != SCHEMA_VERSION:
             raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
+        missing = schema_problem(self.conn, fts=self.caps.fts5, vectors=self.get_meta("dims") is not None)
+        if missing:
+            raise CorruptIndex(f"{self.path} has a damaged schema ({missing})")
         self.file_days = self._add_file_days()
         if stamp and not self.read_only:
             self._stamp()
@@ -450,6 +454,76 @@ def _roll_back(conn: Any) -> None:
     except Exception as exc:
         if not db.is_sqlite_error(exc):
             raise
+
+
+#: Columns an index may lack and still be read: ``files.day`` came later
+#: (added at the first writable open, see ``_add_file_days``).
+_OPTIONAL_COLUMNS = {("files", "day")}
+
+
+@functools.lru_cache(maxsize=1)
+def _expected_columns() -> dict[str, frozenset[str]]:
+    """The tables and columns :data:`_SCHEMA` makes, read from a throwaway
+    in-memory database, so the check below never drifts from the schema."""
+    conn = db.binding().module.connect(":memory:")
+    try:
+        conn.executescript(_SCHEMA)
+        return _columns(conn, [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")])
+    finally:
+        conn.close()
+
+
+def _columns(conn: Any, tables: list[str]) -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    marks = ", ".join("?" for _ in tables)
+    rows = conn.execute(
+        f"SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
+        f"WHERE m.type = 'table' AND m.name IN ({marks})",
+        tables,
+    )
+    for table, column in rows:
+        found.setdefault(table, set()).add(column)
+    return {t: frozenset(c) for t, c in found.items()}
+
+
+def schema_problem(conn: Any, *, fts: bool, vectors: bool) -> str | None:
+    """What memext's tables lack in the database behind ``conn`` (a table
+    or column dropped: damage, or another tool's hand), None when nothing.
+    ``fts``: the keyword table is expected (this SQLite has FTS5);
+    ``vectors``: ``chunks_vec`` is (``meta`` records vectors). Such an index
+    fails every read with "no such table" though SQLite's own checks pass,
+    so it is found here and treated as damage."""
+    expected = _expected_columns()
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    found = _columns(conn, sorted(expected.keys() & names))
+    wanted = sorted(expected) + (["chunks_fts"] if fts else []) + (["chunks_vec"] if vectors else [])
+    tables = [t for t in wanted if t not in names]
+    columns = [
+        f"{t}.{c}" for t in sorted(found) for c in sorted(expected[t] - found[t]) if (t, c) not in _OPTIONAL_COLUMNS
+    ]
+    parts = ([f"missing table {', '.join(tables)}"] if tables else []) + ([f"missing column {', '.join(columns)}"] if columns else [])
+    return "; ".join(parts) or None
+
+
+def schema_damage(path: Path) -> str | None:
+    """:func:`schema_problem` of the index file at ``path``, through a
+    read-only connection of its own (None too when it cannot be read or
+    holds no ``meta``: other checks say why)."""
+    try:
+        conn, caps = db.connect(path, load_vec=False, readonly=True)
+    except Exception as exc:
+        if not db.is_sqlite_error(exc):
+            raise
+        return None
+    try:
+        dims = conn.execute("SELECT 1 FROM meta WHERE key = 'dims'").fetchone()
+        return schema_problem(conn, fts=caps.fts5, vectors=dims is not None)
+    except Exception as exc:
+        if not db.is_sqlite_error(exc) and not isinstance(exc, UnicodeDecodeError):
+            raise
+        return None
+    finally:
+        conn.close()
 
 
 def _has_column(conn: Any, table: str, column: str) -> bool:

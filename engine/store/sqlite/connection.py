@@ -127,16 +127,49 @@ class Connection:
         if owner.kind is Kind.NOT_A_FILE:
             raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
         if owner.kind is Kind.FOREIGN:
-            raise ForeignDatabase(
-                f"{self.path} is a database of another program, not a memext index ({owner.detail}); memext never "
-                "writes to a file it did not create: point store.path at another file (or remove the setting)"
-            )
+            raise _foreign(self.path, owner.detail)
         if owner.kind is Kind.DAMAGED:
             raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
         self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
         self._immutable = False
+        if owner.kind is Kind.UNSTAMPED and not self.read_only:
+            self._check_unstamped()
         try:
-            if owner.kind is Kind.NEW:
+            self._connect_file(owner.kind)
+        except CorruptIndex as exc:
+            if owner.kind is Kind.UNSTAMPED:
+                # Without the stamp it is not memext's to move aside: it
+                # only looked like an index older than the stamp.
+                raise _foreign(self.path, f"no memext application id, and {exc}") from exc
+            raise
+        self._data_version = self._read_data_version()
+        self._meta = None
+        self._generation = self.get_meta("generation")
+        self._inode = _inode(self.path)
+        self._memo = {}
+        self.epoch += 1
+
+    def _check_unstamped(self) -> None:
+        """Read an index older than the stamp through a read-only connection
+        before memext writes its first byte to it (the WAL switch, the
+        stamp): a file that only looks like one, with a ``meta`` table but
+        not memext's schema or values, is another program's and is left as
+        it was."""
+        self.read_only = "it is checked before its first write"
+        try:
+            self._connect_file(Kind.UNSTAMPED)
+            self._close_quietly()
+        except CorruptIndex as exc:
+            raise _foreign(self.path, f"no memext application id, and {exc}") from exc
+        finally:
+            self.read_only = None
+
+    def _connect_file(self, kind: Kind) -> None:
+        """Connect to the file :func:`ownership.inspect` found of ``kind``
+        (creating the schema in a new one); an unusable file raises
+        :class:`CorruptIndex`, one that cannot be opened IndexOpenError."""
+        try:
+            if kind is Kind.NEW:
                 if self.read_only:
                     raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only} (check store.path)")
                 private_file(self.path, create=True)
@@ -151,7 +184,7 @@ class Connection:
                 if not self.read_only:
                     for suffix in INDEX_COMPANIONS:  # one line for the index, not one per companion
                         private_file(Path(str(self.path) + suffix), quiet=bool(suffix))
-                self._open_existing(stamp=owner.kind is Kind.UNSTAMPED)
+                self._open_existing(stamp=kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):
             self._close_quietly()
             raise
@@ -165,12 +198,6 @@ class Connection:
             if isinstance(exc, OSError) or db.is_sqlite_error(exc):
                 raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
             raise
-        self._data_version = self._read_data_version()
-        self._meta = None
-        self._generation = self.get_meta("generation")
-        self._inode = _inode(self.path)
-        self._memo = {}
-        self.epoch += 1
 
     def _open_existing(self, *, stamp: bool) -> None:
         try:
@@ -524,6 +551,13 @@ def schema_damage(path: Path) -> str | None:
         return None
     finally:
         conn.close()
+
+
+def _foreign(path: Path, detail: str) -> ForeignDatabase:
+    return ForeignDatabase(
+        f"{path} is a database of another program, not a memext index ({detail}); memext never "
+        "writes to or moves a file it did not create: point store.path at another file (or remove the setting)"
+    )
 
 
 def _has_column(conn: Any, table: str, column: str) -> bool:

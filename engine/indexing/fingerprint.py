@@ -1,6 +1,6 @@
 """What an index was built with (DESIGN.md §5): the fingerprint stored in
 its ``meta`` table, and whether a sync must rebuild it because the
-configuration, provider or model changed since."""
+configuration, provider, model or the model's vector size changed since."""
 
 from __future__ import annotations
 
@@ -30,13 +30,14 @@ def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_s
     }
 
 
-def needs_rebuild(store: IndexStore, fp: dict, provider: EmbeddingProvider | None) -> bool:
-    """Whether ``store`` was built other than ``fp`` says (or for vectors of
-    another size than ``provider`` makes): a sync then rebuilds it."""
+def needs_rebuild(store: IndexStore, fp: dict, dims: int | None) -> bool:
+    """Whether ``store`` was built other than ``fp`` says, or for vectors of
+    another size than ``dims`` (the size the provider makes now, when
+    known: a model swapped behind the same name changes only that): a sync
+    then rebuilds it."""
     stored = store.get_meta_json("fingerprint")
     if stored is None:
         return store.file_count() > 0  # an index from before fingerprints
     if stored != fp:
         return True
-    dims = provider.dims if provider else None
     return dims is not None and store.dims is not None and dims != store.dims

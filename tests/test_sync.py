@@ -17,7 +17,8 @@ from memext.engine import IndexBuildError, MemoryIndex
 from memext.engine.errors import WorkspaceMissing
 from memext.engine.store import open_store
 from memext.engine.indexing.changes import files_changed
-from memext.engine.indexing.sync import DIMS_PROBE, Syncer
+from memext.engine.indexing.fingerprint import DIMS_PROBE
+from memext.engine.indexing.sync import Syncer
 from servers import OPENAI_KEY, EmbeddingAPIServer
 
 TESTS = Path(__file__).resolve().parent

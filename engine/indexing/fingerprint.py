@@ -41,3 +41,40 @@ def needs_rebuild(store: IndexStore, fp: dict, dims: int | None) -> bool:
     if stored != fp:
         return True
     return dims is not None and store.dims is not None and dims != store.dims
+
+
+#: The text embedded to learn a remote model's vector size (:func:`provider_dims`).
+DIMS_PROBE = "memext: vector size"
+
+
+def provider_dims(provider: EmbeddingProvider | None, store: IndexStore) -> int | None:
+    """The size of the vectors ``provider`` makes now, when it can be known.
+
+    A remote model's size shows only in its answers, so when the index holds
+    vectors and the provider has not answered yet, it is asked for one: a
+    model swapped behind the same name and endpoint answers in another size,
+    and a size change is a fingerprint change (the old code: a sync with
+    nothing to embed called the index fine while every search, its query
+    vector of the new size rejected, fell back to keyword). A size other
+    than the index's must come twice: one wrong-size answer is a bad answer,
+    not a new model (DESIGN.md §6). A provider that fails here fails the
+    sync's own calls too, which report it.
+    """
+    if provider is None:
+        return None
+    if provider.dims is not None or store.dims is None:
+        return provider.dims
+    first = _answer_size(provider, DIMS_PROBE)
+    if first is None or first == store.dims:
+        return first
+    return first if _answer_size(provider, DIMS_PROBE + " again") == first else None
+
+
+def _answer_size(provider: EmbeddingProvider, text: str) -> int | None:
+    """The size of ``provider``'s vector for ``text`` (any size accepted: it
+    is the question), None when the call fails."""
+    provider.expected_dims = None
+    try:
+        return len(provider.embed_query(text))
+    except Exception:  # noqa: BLE001 - the sync's own calls say what is wrong
+        return None

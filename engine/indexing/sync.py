@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from ..config import AgentConfig
 from ..memory.dates import content_date
-from .fingerprint import fingerprint, needs_rebuild
+from .fingerprint import fingerprint, needs_rebuild, provider_dims
 from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing, is_disk_full
 from ..providers import EmbeddingProvider
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
@@ -43,9 +43,6 @@ from ..store import CacheKey, IndexStore, NewChunk
 from .groups import COMMIT_CHUNKS, Groups, unchanged
 from ..store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
 from ..vector_math import normalize
-
-#: The text embedded to learn a remote model's vector size (:meth:`Syncer._learn_dims`).
-DIMS_PROBE = "memext: vector size"
 
 #: A sync waits this long at most for the racy-timestamp window of files it
 #: just read to close, then reads them again (engine/indexing/changes.py); with
@@ -175,7 +172,7 @@ class Syncer:
     def run(self, *, force: bool = False, sessions_all: bool = False) -> SyncReport:
         check_workspace(self.agent)
         fp = fingerprint(self.agent, self.provider, self.store.vector_store)
-        if force or needs_rebuild(self.store, fp, self._provider_dims()):
+        if force or needs_rebuild(self.store, fp, provider_dims(self.provider, self.store)):
             self._expect_dims(None)  # a rebuild starts empty: the model's own size
             self._rebuild(fp)
         else:
@@ -408,7 +405,7 @@ class Syncer:
         cache_on = self.agent.settings.cache.enabled
         found = store.cache_get(key, list(texts)) if cache_on else {}
         size = self.provider.expected_dims or self.provider.dims
-        if size is not None:  # vectors of a model this name served before (another size) are not this one's
+        if size is not None:  # vectors a model of this name made before, of another size, are not this one's
             found = {h: v for h, v in found.items() if len(v) == size}
         self.report.cache_hits += len(found)
         missing = [h for h in texts if h not in found]
@@ -449,37 +446,6 @@ class Syncer:
         return found
 
     # -- bookkeeping -----------------------------------------------------------
-
-    def _provider_dims(self) -> int | None:
-        """The size of the vectors the provider makes now, when it can be
-        known. A remote model's size shows only in its answers, so when the
-        index holds vectors and the provider has not answered yet, it is
-        asked for one: a model swapped behind the same name and endpoint
-        answers in another size, and a size change is a fingerprint change
-        (the old code: a sync with nothing to embed called the index fine
-        while every search, its query vector of the new size rejected, fell
-        back to keyword). A size other than the index's must come twice:
-        one wrong-size answer is a bad answer, not a new model (DESIGN.md
-        §6). A provider that fails here fails the sync's own calls too,
-        which report it."""
-        if self.provider is None:
-            return None
-        known = self.provider.dims
-        if known is not None or self.store.dims is None:
-            return known
-        first = self._probe(DIMS_PROBE)
-        if first is None or first == self.store.dims:
-            return first
-        return first if self._probe(DIMS_PROBE + " again") == first else None
-
-    def _probe(self, text: str) -> int | None:
-        """The size of the provider's answer for ``text`` (any size is
-        accepted: it is the question), None when it fails."""
-        self._expect_dims(None)
-        try:
-            return len(self.provider.embed_query(text)) if self.provider is not None else None
-        except Exception:  # noqa: BLE001 - the sync's own calls say what is wrong
-            return None
 
     def _expect_dims(self, dims: int | None) -> None:
         if self.provider is not None:

@@ -10,7 +10,6 @@ through :attr:`Connection.conn` under :attr:`Connection.lock`.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import threading
@@ -20,14 +19,14 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from ... import db
-from ...errors import ForeignDatabase, IndexOpenError, MemextError
+from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
-from . import ownership
+from . import ownership, schema_check
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
-from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
+from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
 
 SCHEMA_VERSION = 1
 
@@ -127,21 +126,14 @@ class Connection:
         if owner.kind is Kind.NOT_A_FILE:
             raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
         if owner.kind is Kind.FOREIGN:
-            raise _foreign(self.path, owner.detail)
+            raise foreign_database(self.path, owner.detail)
         if owner.kind is Kind.DAMAGED:
             raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
         self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
         self._immutable = False
         if owner.kind is Kind.UNSTAMPED and not self.read_only:
             self._check_unstamped()
-        try:
-            self._connect_file(owner.kind)
-        except CorruptIndex as exc:
-            if owner.kind is Kind.UNSTAMPED:
-                # Without the stamp it is not memext's to move aside: it
-                # only looked like an index older than the stamp.
-                raise _foreign(self.path, f"no memext application id, and {exc}") from exc
-            raise
+        self._connect_file(owner.kind)
         self._data_version = self._read_data_version()
         self._meta = None
         self._generation = self.get_meta("generation")
@@ -160,7 +152,7 @@ class Connection:
             self._connect_file(Kind.UNSTAMPED)
             self._close_quietly()
         except CorruptIndex as exc:
-            raise _foreign(self.path, f"no memext application id, and {exc}") from exc
+            raise foreign_database(self.path, f"no memext application id, and {exc}") from exc
         finally:
             self.read_only = None
 
@@ -269,7 +261,7 @@ class Connection:
             raise CorruptIndex(f"{self.path} has a damaged schema version in its meta table ({raw!r})") from None
         if version != SCHEMA_VERSION:
             raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
-        missing = schema_problem(self.conn, fts=self.caps.fts5, vectors=self.get_meta("dims") is not None)
+        missing = schema_check.schema_problem(self.conn, _SCHEMA, fts=self.caps.fts5, vectors=self.get_meta("dims") is not None)
         if missing:
             raise CorruptIndex(f"{self.path} has a damaged schema ({missing})")
         self.file_days = self._add_file_days()
@@ -483,81 +475,10 @@ def _roll_back(conn: Any) -> None:
             raise
 
 
-#: Columns an index may lack and still be read: ``files.day`` came later
-#: (added at the first writable open, see ``_add_file_days``).
-_OPTIONAL_COLUMNS = {("files", "day")}
-
-
-@functools.lru_cache(maxsize=1)
-def _expected_columns() -> dict[str, frozenset[str]]:
-    """The tables and columns :data:`_SCHEMA` makes, read from a throwaway
-    in-memory database, so the check below never drifts from the schema."""
-    conn = db.binding().module.connect(":memory:")
-    try:
-        conn.executescript(_SCHEMA)
-        return _columns(conn, [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")])
-    finally:
-        conn.close()
-
-
-def _columns(conn: Any, tables: list[str]) -> dict[str, frozenset[str]]:
-    found: dict[str, set[str]] = {}
-    marks = ", ".join("?" for _ in tables)
-    rows = conn.execute(
-        f"SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
-        f"WHERE m.type = 'table' AND m.name IN ({marks})",
-        tables,
-    )
-    for table, column in rows:
-        found.setdefault(table, set()).add(column)
-    return {t: frozenset(c) for t, c in found.items()}
-
-
-def schema_problem(conn: Any, *, fts: bool, vectors: bool) -> str | None:
-    """What memext's tables lack in the database behind ``conn`` (a table
-    or column dropped: damage, or another tool's hand), None when nothing.
-    ``fts``: the keyword table is expected (this SQLite has FTS5);
-    ``vectors``: ``chunks_vec`` is (``meta`` records vectors). Such an index
-    fails every read with "no such table" though SQLite's own checks pass,
-    so it is found here and treated as damage."""
-    expected = _expected_columns()
-    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    found = _columns(conn, sorted(expected.keys() & names))
-    wanted = sorted(expected) + (["chunks_fts"] if fts else []) + (["chunks_vec"] if vectors else [])
-    tables = [t for t in wanted if t not in names]
-    columns = [
-        f"{t}.{c}" for t in sorted(found) for c in sorted(expected[t] - found[t]) if (t, c) not in _OPTIONAL_COLUMNS
-    ]
-    parts = ([f"missing table {', '.join(tables)}"] if tables else []) + ([f"missing column {', '.join(columns)}"] if columns else [])
-    return "; ".join(parts) or None
-
-
 def schema_damage(path: Path) -> str | None:
-    """:func:`schema_problem` of the index file at ``path``, through a
-    read-only connection of its own (None too when it cannot be read or
-    holds no ``meta``: other checks say why)."""
-    try:
-        conn, caps = db.connect(path, load_vec=False, readonly=True)
-    except Exception as exc:
-        if not db.is_sqlite_error(exc):
-            raise
-        return None
-    try:
-        dims = conn.execute("SELECT 1 FROM meta WHERE key = 'dims'").fetchone()
-        return schema_problem(conn, fts=caps.fts5, vectors=dims is not None)
-    except Exception as exc:
-        if not db.is_sqlite_error(exc) and not isinstance(exc, UnicodeDecodeError):
-            raise
-        return None
-    finally:
-        conn.close()
-
-
-def _foreign(path: Path, detail: str) -> ForeignDatabase:
-    return ForeignDatabase(
-        f"{path} is a database of another program, not a memext index ({detail}); memext never "
-        "writes to or moves a file it did not create: point store.path at another file (or remove the setting)"
-    )
+    """What memext's tables lack in the index file at ``path``
+    (:func:`.schema_check.schema_damage`), None when nothing."""
+    return schema_check.schema_damage(path, _SCHEMA)
 
 
 def _has_column(conn: Any, table: str, column: str) -> bool:

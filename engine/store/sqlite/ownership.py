@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ... import db
+from ...errors import ForeignDatabase
 from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".
@@ -97,6 +98,14 @@ def inspect(path: Path) -> Ownership:
     stamp = f", application id {app_id:#x}" if app_id else ", no memext application id"
     version = f", schema_version {schema_version[:20]!r}" if schema_version is not None else ""
     return Ownership(Kind.FOREIGN, f"tables {shown}{stamp}{version}")
+
+
+def foreign_database(path: Path, detail: str) -> ForeignDatabase:
+    """The error for another program's database at ``path`` (``detail``: what was found)."""
+    return ForeignDatabase(
+        f"{path} is a database of another program, not a memext index ({detail}); memext never "
+        "writes to or moves a file it did not create: point store.path at another file (or remove the setting)"
+    )
 
 
 def _size(path: Path) -> int:

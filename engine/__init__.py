@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         BadLineRange,
         BadPath,
         ConfigError,
+        DiskFull,
         EmbeddingsPending,
         ForeignDatabase,
         IndexBuildError,
@@ -103,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "chunk_markdown": "memory.chunking",
     "Config": "config",
     "ConfigError": "errors",
+    "DiskFull": "errors",
     "EmbeddingProvider": "providers.base",
     "EmbeddingsPending": "errors",
     "Excerpt": "search.excerpt",
@@ -161,5 +163,3 @@ _EXPORTS: dict[str, str] = {
     "WorkspaceMissing": "errors",
 }
 
-__all__ = list(_EXPORTS)
-__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

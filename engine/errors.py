@@ -6,6 +6,8 @@ it; callers (CLI, notebook, tray) show ``str(exc)`` and nothing else.
 
 from __future__ import annotations
 
+import errno
+
 
 class MemextError(Exception):
     """Base class for every error memext raises on purpose."""
@@ -58,6 +60,33 @@ class EmbeddingsPending(ProviderError):
     """Embeddings were requested but are not ready yet (e.g. an OpenAI batch
     job submitted with ``remote.batch.wait = false``). Not a failure: the
     files stay keyword-only until a later sync collects the vectors."""
+
+
+class DiskFull(MemextError):
+    """The disk (or the user's quota) holding a memory file or the index is
+    full. What was being written was undone: a memory file is as it was, an
+    index transaction rolled back. Free some space and try again."""
+
+
+#: SQLITE_FULL, the primary result code of "database or disk is full".
+_SQLITE_FULL = 13
+_FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """True when ``exc``, or an exception it was raised from, says the disk
+    is full: ENOSPC/EDQUOT from the OS, SQLITE_FULL from SQLite."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, DiskFull) or (isinstance(e, OSError) and e.errno in _FULL_ERRNOS):
+            return True
+        code = getattr(e, "sqlite_errorcode", None)
+        if isinstance(code, int) and code & 0xFF == _SQLITE_FULL:
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 class IndexBuildError(MemextError):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .config import AgentConfig, Config, load_config
 from .memory.dates import DayRange, When, day_range
-from .errors import IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled
+from .errors import DiskFull, IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, is_disk_full
 from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
 from .indexing.repair import damage_of, set_aside, writer_died
 from .paths import AppPaths, app_paths
@@ -315,9 +315,10 @@ class MemoryIndex:
                 record_failure(self.db_path, self._last_error)
                 raise
             except Exception as exc:
-                self._last_error = f"sync failed: {exc}"
+                full = is_disk_full(exc)
+                self._last_error = f"sync failed: the disk holding {self._store.location} is full ({exc})" if full else f"sync failed: {exc}"
                 record_failure(self.db_path, self._last_error)
-                raise MemextError(self._last_error) from exc
+                raise (DiskFull if full else MemextError)(self._last_error) from exc
             finally:
                 self._syncing = False
         clear_failure(self.db_path)

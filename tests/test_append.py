@@ -1,7 +1,7 @@
 """Appending to memory (engine/memory/append.py): concurrent writers lose nothing
-and never interleave, kill -9 leaves whole entries, hostile paths write
-nothing outside the memory files, and MemoryIndex.append makes the entry
-searchable at once."""
+and never interleave, kill -9 leaves whole entries, a full disk leaves
+every file as it was, hostile paths write nothing outside the memory files,
+and MemoryIndex.append makes the entry searchable at once."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from datetime import datetime
 from pathlib import Path
 
 from conftest import make_agent
-from memext.engine import AccessDenied, MemoryIndex, MemoryTools, ToolError, append_entry
+from fault_helpers import fill, mount_tmpfs, unmount
+from memext.engine import AccessDenied, DiskFull, MemoryIndex, MemoryTools, ToolError, append_entry
 
 import pytest
 
@@ -231,3 +232,65 @@ def test_append_waits_for_a_sync_of_another_process(workspace, tmp_path):
     holder.stdout.close()
     assert (workspace / r.path).read_text(encoding="utf-8").endswith("Written while another process synced.\n")
     assert json.loads(json.dumps(r.to_dict()))["citation"] == r.citation
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs (memext's tests run as root, as in CI containers)."""
+    disk = tmp_path / "disk"
+    if not mount_tmpfs(disk, "64k"):
+        pytest.fail(f"cannot mount a tmpfs at {disk}: the full-disk append test needs root (mount -t tmpfs)")
+    try:
+        yield disk
+    finally:
+        unmount(disk)
+
+
+def test_a_full_disk_leaves_every_memory_file_as_it_was(small_disk, tmp_path):
+    """The disk takes part of an entry, then refuses the rest: the part is
+    cut off again, a file created for the entry is removed, and the error
+    says the disk is full. Entries are bigger than a page, so the write
+    does fill the last page of a file before it fails."""
+    ws = small_disk / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n- Anna leads billing.\n", encoding="utf-8")
+    (ws / "memory" / "2026-03-01.md").write_text("# 2026-03-01\n\n" + "- a line of the day's log\n" * 40, encoding="utf-8")
+    db = tmp_path / "idx.sqlite"  # the writer lock lives beside the index, on a disk with room
+    agent = make_agent(ws, db_path=db)
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    fill(small_disk)
+    entry = "A long entry that no longer fits. " * 200  # 6,800 bytes: more than a page
+    cases = [
+        ("memory/2026-03-01.md", datetime(2026, 3, 1, 9, 0)),  # an existing daily note
+        ("MEMORY.md", datetime(2026, 3, 1, 9, 1)),
+        (None, datetime(2026, 3, 2, 9, 2)),  # a new daily note
+        ("memory/projects/plan.md", datetime(2026, 3, 2, 9, 3)),  # a new file in a new folder
+    ]
+    for file, now in cases:
+        with pytest.raises(DiskFull) as err:
+            append_entry(agent, db, entry, file=file, now=now)
+        assert "disk is full" in str(err.value) and "nothing was written" in str(err.value)
+    after = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()}
+    assert {p: len(b) for p, b in after.items()} == {p: len(b) for p, b in before.items()}
+    assert after == before
+    assert not (ws / "memory" / "2026-03-02.md").exists() and not (ws / "memory" / "projects").exists()
+
+    # `memext note` says so in one line, and writes nothing either.
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(db))}\n'
+        f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(ws))}\n'
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
+    out = subprocess.run(
+        [sys.executable, "-m", "memext", "note", "--long-term", entry], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 1 and "disk is full" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
+
+    # With room again, the same entry lands whole where it belongs.
+    (small_disk / "filler").unlink()
+    r = append_entry(agent, db, entry, file="MEMORY.md", now=datetime(2026, 3, 1, 9, 4))
+    text = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.startswith(before[ws / "MEMORY.md"].decode()) and text.endswith(entry.rstrip() + "\n")
+    assert r.start_line == 4

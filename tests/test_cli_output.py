@@ -156,3 +156,47 @@ def test_a_binary_file_is_skipped_once_with_one_reason(config, workspace):
 
 def test_human_sizes():
     assert [human_size(n) for n in (0, 512, 1024, 1536, 10 * 1024 * 1024)] == ["0 bytes", "512 bytes", "1 KB", "1.5 KB", "10 MB"]
+
+
+def on_a_terminal(args: list[str]) -> str:
+    """What `memext ARGS` writes to a real terminal (a pseudo-terminal, so
+    click keeps what it would send to one; into a pipe it strips CSI)."""
+    import pty
+
+    main, sub = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "memext", *args], stdin=sub, stdout=sub, stderr=sub, env=os.environ.copy())
+    os.close(sub)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(60) == 0, b"".join(chunks)
+    os.close(main)
+    return b"".join(chunks).decode("utf-8")
+
+
+#: Clear the screen (CSI 2J, and its one-character C1 form), retitle the
+#: window (OSC 0) and write the clipboard (OSC 52), each ended by BEL.
+HOSTILE = "\x1b[2J\x1b]0;owned\x07 \u009b2J \x1b]52;c;cm0gLXJmIH4=\x07"
+RAW = ["\x1b[2J", "\x1b]0;", "\x1b]52;", "\x07", "\u009b"]
+
+
+def test_control_sequences_in_a_note_are_shown_escaped_not_sent_to_the_terminal(config, workspace):
+    (workspace / "memory" / "2026-01-08.md").write_text(f"# 2026-01-08\n\n- the walrus checklist {HOSTILE} ends here\n\tindented\n")
+    assert run("index").exit_code == 0
+    found = on_a_terminal(["search", "walrus", "checklist"])
+    got = on_a_terminal(["get", "memory/2026-01-08.md"])
+    numbered = on_a_terminal(["get", "memory/2026-01-08.md", "-N"])
+    for out in (found, got, numbered):
+        assert not [seq for seq in RAW if seq in out], repr(out)
+        assert r"\x1b[2J\x1b]0;owned\x07 \x9b2J \x1b]52;c;cm0gLXJmIH4=\x07" in out, repr(out)
+    assert "memory/2026-01-08.md:" in found and "\tindented" in got  # tab and newline pass as they are
+    # --json keeps the text as it is, escaped by JSON itself.
+    data = json.loads(run("get", "memory/2026-01-08.md", "--json").output)
+    assert HOSTILE in data["text"]
+    assert HOSTILE in json.loads(run("search", "walrus", "checklist", "--json").output)["results"][0]["snippet"]

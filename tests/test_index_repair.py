@@ -233,3 +233,65 @@ def test_the_writer_lock_tells_a_dead_holder(tmp_path):
         assert lock.previous_holder_died
     with WriterLock(path, timeout=5) as lock:
         assert not lock.previous_holder_died
+
+
+def drop(path: Path, statement: str) -> None:
+    """Drop part of memext's schema, as damage or another tool could."""
+    conn, _ = db.connect(path)  # sqlite-vec loaded: dropping a vec0 table needs its module
+    try:
+        conn.execute(statement)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("table", ["chunks", "files"])
+def test_memext_index_rebuilds_an_index_missing_a_table(workspace, tmp_path, table):
+    """quick_check passes on an index whose table was dropped, and every
+    command failed with "no such table" (a traceback); it is damage: moved
+    aside once, rebuilt by `memext index`."""
+    path = built_index(workspace, tmp_path)
+    drop(path, f"DROP TABLE {table}")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(path))}\n'
+        f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n'
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
+
+    def memext(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, env=env, timeout=120)
+
+    built = memext("index")
+    assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr
+    assert built.stderr.count("moved aside") == 1 and f"missing table {table}" in built.stderr, built.stderr
+    assert "indexed 3 of 3 files" in built.stdout, built.stdout
+    found = memext("search", "Anna")
+    assert found.returncode == 0 and "MEMORY.md" in found.stdout and "moved aside" not in found.stderr, found.stderr
+    assert memext("status").returncode == 0
+    assert len(aside(tmp_path)) == 1 and integrity(path) == "ok"
+
+
+@pytest.mark.parametrize(
+    "statement,searched",
+    [
+        ("DROP TABLE chunks", True),
+        ("DROP TABLE chunks_fts", True),
+        # A search may not read these (vectors from the sidecar, a column
+        # only writes use): then the sync's own open finds the damage.
+        ("DROP TABLE chunks_vec", False),
+        ("ALTER TABLE chunks DROP COLUMN model", False),
+    ],
+    ids=["chunks", "fts", "vectors", "column"],
+)
+def test_a_table_dropped_under_an_open_index_is_found_at_the_next_use(workspace, tmp_path, hashing_provider, statement, searched):
+    path = built_index(workspace, tmp_path, hashing_provider)
+    with MemoryIndex(make_agent(workspace, db_path=path), provider=hashing_provider) as idx:
+        assert idx.search("Anna billing").results
+        drop(path, statement)
+        resp = idx.search("Anna billing")  # the old code: "no such table" from every read and write
+        if searched:
+            assert resp.notice and "damaged schema" in resp.notice and "moved aside" in resp.notice, resp.notice
+        idx.sync()
+        assert idx.search("Anna billing").results[0].path == "MEMORY.md"
+        assert idx.status().last_error is None
+    assert len(aside(tmp_path)) == 1 and integrity(path) == "ok"

@@ -57,6 +57,7 @@ def test_a_sync_that_got_the_wrong_size_is_caught_up_by_the_next(built, workspac
 
     note = workspace / "memory" / "2026-01-08.md"
     with MemoryIndex(built, env=ENV) as idx:
+        assert idx.search("Anna billing").mode == "hybrid"  # the provider has answered in the index's size
         note.write_text("- The walrus project moved to Friday.\n")
         api_server.add_fault("openai.embeddings", status=None, vectors="dims:7", times=None)
         report = idx.sync()
@@ -77,12 +78,14 @@ def test_a_sync_that_got_the_wrong_size_is_caught_up_by_the_next(built, workspac
 
 
 def test_a_fresh_process_syncing_against_a_wrong_size_server_keeps_the_index(built, workspace, api_server):
-    """The first answer of a fresh process is of the wrong size: rejected by
-    the index's size, not taken as a new model (no rebuild, no failure)."""
+    """The first answer of a fresh process (the sync asking the model's
+    size) is of the wrong size: asked again, the model answers in the
+    index's size, so it is a bad answer, not a new model (no rebuild, no
+    failure)."""
     (workspace / "memory" / "2026-01-09.md").write_text("- Otters were seen near the dock.\n")
     with MemoryIndex(built, env=ENV) as idx:
         api_server.add_fault("openai.embeddings", status=None, vectors="dims:7", times=1)
         report = idx.sync()
-        assert not report.rebuilt and report.provider_error and "7 dimensions" in report.provider_error
-        assert idx.sync().provider_error is None
+        assert not report.rebuilt and report.provider_error is None and report.texts_embedded == 1
         assert idx.search("otters dock").results[0].path == "memory/2026-01-09.md"
+        assert idx.search("otters dock").mode == "hybrid"

@@ -182,3 +182,50 @@ def test_inspecting_an_open_index_keeps_this_processes_locks(tmp_path, workspace
             assert done.returncode == 0, done.stderr
             assert len(idx.search("greenhouse", max_results=20)) == day - 9
         assert idx.status().last_error is None
+
+
+def program_with_a_meta_table(path: Path, version: object, *, memext_tables: bool = False) -> Path:
+    """Another program's database that keeps a ``meta`` table with a
+    ``schema_version`` row, as many do (with memext's table names too, when
+    asked: still no stamp)."""
+    conn = db.binding().module.connect(str(path))
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (version,))
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
+    if memext_tables:
+        for table in ("files", "chunks", "embedding_cache"):
+            conn.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, note TEXT)")
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    "version,memext_tables",
+    [(7, False), ("7", False), ("1", False), ("1", True), (1, True)],
+    ids=["int-7", "text-7", "version-1", "memext-names", "memext-names-int"],
+)
+def test_a_meta_table_with_a_schema_version_does_not_make_a_file_memexts(workspace, tmp_path, version, memext_tables):
+    """The old code took any `meta` table with a `schema_version` row for an
+    index older than the stamp and moved the file aside ("has index schema
+    7 ... moved aside"). Only the stamp makes a file memext's to move."""
+    other = program_with_a_meta_table(tmp_path / "app.sqlite", version, memext_tables=memext_tables)
+    before = sha(other)
+    agent = make_agent(workspace, db_path=other)
+    with pytest.raises(ForeignDatabase) as err:
+        with MemoryIndex(agent, provider=None) as idx:
+            idx.sync()
+    message = str(err.value)
+    assert str(other) in message and "another program" in message and "moved aside" not in message, message
+    assert sha(other) == before and app_id_of(other) == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("app.sqlite")) == ["app.sqlite"]
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(other))}\n'
+        f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n'
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
+    out = subprocess.run([sys.executable, "-m", "memext", "index"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 1 and "another program" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert sha(other) == before and not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]

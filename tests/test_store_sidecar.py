@@ -243,3 +243,22 @@ def test_a_paths_filter_is_exact_while_the_sidecar_serves(store):
     truth = sorted(range(100, 160), key=lambda i: -float(vectors[i] @ q))[:8]
     assert [r for r, _ in got] == [i + 1 for i in truth]  # rowid = index + 1
     assert np.allclose([s for _, s in got], [float(vectors[i] @ q) for i in truth], atol=1e-5)
+
+
+def test_the_sidecar_is_private_whatever_the_umask(tmp_path):
+    """It holds every note's vector, as the index holds the text: 0600 like
+    the index (the old code: 0644 under umask 022)."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        with Store(tmp_path / "a.sqlite") as s:
+            fill(s, clustered(300))
+            s.finish_writes()
+            files = sidecar_files(s.path)
+            assert files and s.vector_backend_in_use() == "mmap"
+            assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o600 for f in files}
+            assert stat.S_IMODE(s.path.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)

@@ -17,7 +17,9 @@ from memext.engine import IndexBuildError, MemoryIndex
 from memext.engine.errors import WorkspaceMissing
 from memext.engine.store import open_store
 from memext.engine.indexing.changes import files_changed
+from memext.engine.indexing.fingerprint import DIMS_PROBE
 from memext.engine.indexing.sync import Syncer
+from servers import OPENAI_KEY, EmbeddingAPIServer
 
 TESTS = Path(__file__).resolve().parent
 
@@ -358,3 +360,32 @@ def test_files_new_to_the_index_are_written_once(workspace, tmp_path, hashing_pr
         expected = index_counts(fresh.agent)
     assert expected["paths"] == 4 and expected["chunks"] == expected["vectors"] > 4
     assert edited == rebuilt == expected
+
+
+def test_a_model_whose_vectors_change_size_is_rebuilt(workspace, tmp_path):
+    """The model behind the same name and endpoint now answers with vectors
+    of another size. The old code: `memext index` (nothing changed) called
+    the index fine, and every search fell back to keyword, its query vector
+    rejected. Now the sync learns the size and rebuilds; cached vectors of
+    the old size are not reused."""
+    with EmbeddingAPIServer(openai_dims=64) as server:
+        agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", provider="openai", remote={"base_url": server.openai_base_url})
+        env = {"OPENAI_API_KEY": OPENAI_KEY}
+        with MemoryIndex(agent, env=env) as idx:
+            assert not idx.sync().rebuilt
+            assert idx.search("Anna billing").mode == "hybrid" and idx.status().vector.dims == 64
+        server.openai_dims = 96
+        server.reset_log()
+        with MemoryIndex(agent, env=env) as idx:  # a new process: its provider has not answered yet
+            report = idx.sync()
+            assert report.rebuilt and report.provider_error is None
+            assert report.texts_embedded == report.chunks_written > 0  # none of the 64-size vectors came from the cache
+            resp = idx.search("Anna billing")
+            assert resp.mode == "hybrid" and resp.notice is None and resp.results[0].path == "MEMORY.md"
+            assert idx.status().vector.dims == 96
+        assert server.inputs("openai.embeddings").count(DIMS_PROBE) == 1
+        server.reset_log()
+        with MemoryIndex(agent, env=env) as idx:  # same size again: one small call, no rebuild
+            assert not idx.sync().rebuilt
+            assert idx.search("Anna billing").mode == "hybrid"
+        assert server.inputs("openai.embeddings") == [DIMS_PROBE, "Anna billing"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from fault_helpers import CAPPED_MEMEXT, fill, mount_tmpfs, unmount
 
 from conftest import make_agent
-from memext.engine import MemoryIndex
+from memext.engine import DiskFull, MemoryIndex
 from memext.engine.indexing.last_failure import RECORD_BYTES, clear_failure, last_failure, record_failure, record_path
 
 
@@ -144,3 +144,34 @@ def test_an_index_on_a_full_disk_is_still_searched_and_says_why_it_is_stale(work
         assert d.no_temp_files()
     finally:
         d.close()
+
+
+def test_a_disk_filling_mid_sync_is_reported_as_full(workspace, tmp_path):
+    """The disk fills while a group of files is written: SQLite rolls the
+    transaction back by itself, and the error says the disk is full (the
+    old code: "cannot rollback - no transaction is active", its own
+    ROLLBACK's error). The index stays searchable, the same connection
+    can sync again, and with room again the sync finishes."""
+    disk = tmp_path / "disk"
+    assert mount_tmpfs(disk, "300k"), f"cannot mount a tmpfs at {disk}: this test needs root (mount -t tmpfs)"
+    try:
+        agent = make_agent(workspace, db_path=disk / "a.sqlite")
+        with MemoryIndex(agent, provider=None) as idx:
+            idx.sync()
+            lots_of_new_memory(workspace)
+            for _ in range(2):  # the second: the connection was left out of any transaction
+                try:
+                    idx.sync()
+                except DiskFull as exc:
+                    message = str(exc)
+                else:
+                    raise AssertionError("a sync of 6 MB of notes fit on a 300 KB disk")
+                assert "is full" in message and str(disk / "a.sqlite") in message, message
+                assert "no transaction" not in message and "within a transaction" not in message, message
+            assert [r.path for r in idx.search("Anna")][0] == "MEMORY.md"
+            assert "is full" in (idx.status().last_error or "")
+            subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
+            idx.sync()
+            assert idx.search("item7x3").results and idx.status().last_error is None
+    finally:
+        unmount(disk)

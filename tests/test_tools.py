@@ -12,8 +12,8 @@ import jsonschema
 import mcp_types
 import pytest
 
-from conftest import make_agent
-from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, openai_tools
+from conftest import backend_store, make_agent
+from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, db, openai_tools
 from memext.engine.store.drivers import writer_lock
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -268,3 +268,83 @@ def test_search_snippets_show_the_matching_line_of_a_long_result(workspace, tmp_
     if top["start_line"] < 16 - 3:
         assert shown[0].strip() == "⋮"  # lines before the window are marked as left out
     assert "Note 1:" not in top["snippet"]
+
+
+def tools_config(tmp_path, workspace, store_path):
+    from memext.engine import load_config
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(store_path))}\n'
+        f'[[agents]]\nid = "test"\nworkspace = {json.dumps(str(workspace))}\n'
+    )
+    return load_config(cfg)
+
+
+def test_a_model_reads_no_index_path_in_notices(workspace, tmp_path):
+    """A damaged index is moved aside and the search says so: the model
+    reads that, not where the index lives on this machine (status keeps it)."""
+    path = tmp_path / "private-folder" / "idx.sqlite"
+    with MemoryTools.from_config(tools_config(tmp_path, workspace, path)) as t:
+        assert t.call_tool("memory_search", {"query": "green tea"})["results"]
+        conn, _ = db.connect(path)
+        conn.execute("DROP TABLE chunks")  # damage (engine/store/sqlite/schema_check.py)
+        conn.close()
+        r = t.call_tool("memory_search", {"query": "green tea"})
+        assert r["notice"] and "moved aside" in r["notice"], r
+        assert str(tmp_path) not in json.dumps(r) and "private-folder" not in r["notice"], r["notice"]
+        assert "the index" in r["notice"]
+        assert str(path) in (t.index().status().last_error or "")  # status keeps the path
+
+
+def test_a_model_reads_no_index_path_in_errors(workspace, tmp_path):
+    """The index cannot open (another program's database at store.path):
+    the tool error says so without the absolute path."""
+    other = tmp_path / "private-folder" / "app.sqlite"
+    other.parent.mkdir()
+    conn = db.binding().module.connect(str(other))
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    with MemoryTools.from_config(tools_config(tmp_path, workspace, other)) as t:
+        with pytest.raises(ToolError) as err:
+            t.call_tool("memory_search", {"query": "green tea"})
+    message = str(err.value)
+    assert "another program" in message and "the index file" in message, message
+    assert str(tmp_path) not in message and "private-folder" not in message, message
+
+
+def test_a_model_reads_no_pid_or_host_of_a_lock_holder(workspace, tmp_path):
+    """The writer lock names its holder (pid, host) for the person at the
+    terminal; what a model reads says "another process"."""
+    import socket
+    import subprocess
+    import sys
+
+    from memext.engine import LockTimeout
+    from memext.engine.agents.model_text import for_model
+
+    db_path = tmp_path / "private-folder" / "idx.sqlite"
+    agent = make_agent(workspace, db_path=db_path)
+    child = (
+        "import sys; from pathlib import Path; from memext.engine.config import parse_config\n"
+        "from memext.engine.store.drivers import writer_lock\n"
+        f"agent = parse_config({{'agents': [{{'id': 'test', 'workspace': {str(workspace)!r}, "
+        f"'memory_search': {{'store': {backend_store()!r}}}}}]}}).agents[0]\n"
+        f"held = writer_lock(agent, Path({str(db_path)!r}), timeout=5).acquire()\n"
+        "print('held', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", child], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockTimeout) as err:
+            writer_lock(agent, db_path, timeout=0).acquire()
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+        holder.stdout.close()
+    raw = str(err.value)
+    assert f"by pid {holder.pid} on {socket.gethostname()}" in raw  # the terminal's message names the holder
+    shown = for_model(raw, [db_path])
+    assert f"pid {holder.pid}" not in shown and f" on {socket.gethostname()}" not in shown and str(tmp_path) not in shown, shown
+    assert "is being written by another process; gave up" in shown, shown

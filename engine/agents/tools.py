@@ -12,7 +12,9 @@ tool definitions for either side; tests/test_tools.py checks the rules.
 :class:`MemoryTools` answers calls: it validates the arguments against the
 schema (omitted optional ones count as null) and turns every failure,
 whatever its cause, into a :class:`ToolError` whose message tells the agent
-what to do, never a traceback.
+what to do, never a traceback. What a model reads (errors, notices) leaves
+out the absolute index path and the pid and host of a process holding the
+writer lock (:func:`.model_text.for_model`): logs and ``memext status`` keep them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import copy
 import json
 import threading
 from dataclasses import dataclass, is_dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from ..memory.append import AppendResult
@@ -30,6 +33,7 @@ from ..index import MemoryIndex
 from ..memory.read import ReadResult
 from ..search.pipeline import SearchResponse
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
+from .model_text import IndexPaths, for_model, notices_for_model
 
 if TYPE_CHECKING:
     import jsonschema
@@ -234,6 +238,7 @@ class MemoryTools:
         lock_timeout: float = 2.0,
         follow: Callable[[], Sequence[str]] | None = None,
         busy_timeout: float | None = None,
+        index_path: Callable[[str], Path | None] | None = None,
     ):
         if not agents:
             raise MemextError("no agents to serve: add one with `memext agents add ID WORKSPACE`")
@@ -242,6 +247,8 @@ class MemoryTools:
         self._lock = threading.RLock()
         self._agent_locks: dict[str, threading.RLock] = {}
         self._follow = follow
+        #: Where the agents' index files are: left out of what a model reads.
+        self._paths = IndexPaths(index_path)
         self._serve(tuple(agents))
         # Imported here, not at the top: `import jsonschema` takes about 2 s
         # (its URI format checker compiles grammars), which every
@@ -258,7 +265,12 @@ class MemoryTools:
         cfg = config or load_config()
         chosen = [cfg.agent(a) for a in agents] if agents else list(cfg.agents)
         by_id = {a.id: a for a in chosen}
-        return cls(lambda agent_id: MemoryIndex(by_id[agent_id], config_file=cfg.path), list(by_id), lock_timeout=lock_timeout)
+        return cls(
+            lambda agent_id: MemoryIndex(by_id[agent_id], config_file=cfg.path),
+            list(by_id),
+            lock_timeout=lock_timeout,
+            index_path=lambda agent_id: by_id[agent_id].db_path() if agent_id in by_id else None,
+        )
 
     @classmethod
     def kept_fresh(cls, supervisor: "Supervisor", agents: Sequence[str] | None = None, *, busy_timeout: float | None = None) -> "MemoryTools":
@@ -268,11 +280,20 @@ class MemoryTools:
         :meth:`refresh_agents`), whose keepers keep the indexes fresh:
         searches never sync, and say ``stale`` when the index did not match
         the files (:class:`~.tool_hosts.KeptFresh`)."""
+        def index_path(agent_id: str) -> Path | None:
+            return supervisor.keeper(agent_id).agent.db_path()  # without opening an index not used yet
+
         if not agents:  # every agent of the config, as it is edited
-            return cls(KeptFresh(supervisor), supervisor.agent_ids(), follow=lambda: _reloaded_agents(supervisor), busy_timeout=busy_timeout)
+            return cls(
+                KeptFresh(supervisor),
+                supervisor.agent_ids(),
+                follow=lambda: _reloaded_agents(supervisor),
+                busy_timeout=busy_timeout,
+                index_path=index_path,
+            )
         for agent_id in agents:
             supervisor.keeper(agent_id)  # an unknown agent fails here, not at the first call
-        return cls(KeptFresh(supervisor), list(agents), busy_timeout=busy_timeout)
+        return cls(KeptFresh(supervisor), list(agents), busy_timeout=busy_timeout, index_path=index_path)
 
     def _serve(self, agents: tuple[str, ...]) -> None:
         self.agents: tuple[str, ...] = agents
@@ -355,22 +376,27 @@ class MemoryTools:
                 "(its index's store may not be answering); try again shortly"
             )
         try:
-            return handler(args)
-        except ToolError:
-            raise
-        except MemextError as exc:
-            raise ToolError(str(exc)) from exc
+            result = handler(args)
+            self._paths.opened(agent, lambda: self.host.index(agent).db_path)
+        except MemextError as exc:  # ToolError included: its message may quote one
+            raise ToolError(self._for_model(str(exc))) from exc
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
-            raise ToolError(f"{name} failed: {where}{exc.strerror or exc}") from exc
+            raise ToolError(self._for_model(f"{name} failed: {where}{exc.strerror or exc}")) from exc
         except Exception as exc:  # the agent gets a message, the host keeps running
-            raise ToolError(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}") from exc
+            raise ToolError(self._for_model(f"{name} failed unexpectedly: {type(exc).__name__}: {exc}")) from exc
         finally:
             lock.release()
+        if result.get("notice") or result.get("fallback"):
+            result = notices_for_model(result, self._paths.all(self.agents))
+        return result
 
     def _agent_lock(self, agent: str) -> threading.RLock:
         with self._lock:
             return self._agent_locks.setdefault(agent, threading.RLock())
+
+    def _for_model(self, text: str) -> str:
+        return for_model(text, self._paths.all(self.agents))
 
     def _arguments(self, spec: ToolSpec, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """The arguments as a dict with every property present (omitted

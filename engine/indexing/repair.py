@@ -4,7 +4,9 @@ about it (DESIGN.md §4).
 The index is disposable (the Markdown is the truth), so a damaged file is
 moved aside (``<name>.corrupt-<time>``: see :mod:`.store.index_files`) and rebuilt. What
 counts as damage: a file SQLite cannot read, a schema version or ``meta``
-value memext cannot have written (:class:`CorruptIndex` from the store),
+value memext cannot have written, or a table or column of memext's missing
+(:class:`CorruptIndex` from the store, and checked again when a read fails
+with "no such table"),
 and an SQLite error that damage can cause (malformed pages, a vec0 "blob
 read error") which SQLite's ``quick_check`` confirms, or undecodable text
 (memext writes only UTF-8). The check also runs when an index is opened
@@ -18,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..store import CorruptIndex, move_aside
+from ..store.sqlite.connection import schema_damage
 from ..store.sqlite.damage import may_be_damage, quick_check
 
 
@@ -41,6 +44,9 @@ def damage_of(exc: BaseException, db_path: Path) -> str | None:
     found = quick_check(db_path)
     if found:
         return f"{suspect}; quick_check: {found}"
+    missing = schema_damage(db_path)  # a dropped table passes quick_check
+    if missing:
+        return f"{suspect}; damaged schema: {missing}"
     if any(s in str(suspect).lower() for s in _CONTENT_DAMAGE):
         return str(suspect)
     return None

@@ -33,8 +33,8 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from ..config import AgentConfig
 from ..memory.dates import content_date
-from .fingerprint import fingerprint, needs_rebuild
-from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing
+from .fingerprint import fingerprint, needs_rebuild, provider_dims
+from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing, is_disk_full
 from ..providers import EmbeddingProvider
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
 from ..memory.transcripts import parse_transcript
@@ -172,7 +172,7 @@ class Syncer:
     def run(self, *, force: bool = False, sessions_all: bool = False) -> SyncReport:
         check_workspace(self.agent)
         fp = fingerprint(self.agent, self.provider, self.store.vector_store)
-        if force or needs_rebuild(self.store, fp, self.provider):
+        if force or needs_rebuild(self.store, fp, provider_dims(self.provider, self.store)):
             self._expect_dims(None)  # a rebuild starts empty: the model's own size
             self._rebuild(fp)
         else:
@@ -203,7 +203,8 @@ class Syncer:
         except (ProviderFailed, SyncCancelled, IndexBuildError):
             raise
         except Exception as exc:
-            raise IndexBuildError(f"rebuilding {target.location} failed, the previous index is kept: {exc}") from exc
+            why = "the disk is full (free some space and sync again)" if is_disk_full(exc) else exc
+            raise IndexBuildError(f"rebuilding {target.location} failed, the previous index is kept: {why}") from exc
         finally:
             if shadow is not None:
                 shadow.discard()
@@ -403,6 +404,9 @@ class Syncer:
         texts = {c.hash: c.text for c in chunks}
         cache_on = self.agent.settings.cache.enabled
         found = store.cache_get(key, list(texts)) if cache_on else {}
+        size = self.provider.expected_dims or self.provider.dims
+        if size is not None:  # vectors a model of this name made before, of another size, are not this one's
+            found = {h: v for h, v in found.items() if len(v) == size}
         self.report.cache_hits += len(found)
         missing = [h for h in texts if h not in found]
         if not missing or self._provider_dead:

@@ -13,6 +13,11 @@ Why it is safe:
   with the line break the file may lack, goes out in ONE ``os.write``: a
   crash leaves the file as it was or with the whole entry, and text others
   wrote is never rewritten or truncated;
+- a write or ``fsync`` that fails (a full disk takes part of an entry, then
+  refuses the rest) is undone: the file is cut back to its length before
+  the entry (only when nothing else was appended meanwhile, so no one
+  else's text is lost) and a file created for the entry is removed, so a
+  full disk leaves the file as it was and raises :class:`DiskFull`;
 - the agent's writer lock is held from reading the file's length to the
   ``fsync``, so two memext processes appending at once never interleave and
   each knows the lines its entry landed on (its citation).
@@ -27,7 +32,7 @@ from pathlib import Path
 
 from .chunking import split_lines
 from ..config import AgentConfig
-from ..errors import AccessDenied, MemextError
+from ..errors import AccessDenied, DiskFull, MemextError, is_disk_full
 from ..store.drivers import writer_lock
 from .read import resolve_memory_path
 
@@ -113,15 +118,21 @@ def append_entry(
         with writer_lock(agent, db_path, timeout=lock_timeout):
             return _write_locked(real, shown, entry, title=f"# {now:%Y-%m-%d}\n\n" if is_daily else "")
     except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFull(f"cannot write {shown}: the disk is full (nothing was written; free some space and try again)") from exc
         raise MemextError(f"cannot write {shown}: {exc.strerror or exc}") from exc
 
 
 def _write_locked(real: Path, shown: str, entry: str, *, title: str) -> AppendResult:
     if real.exists() and not real.is_file():
         raise AccessDenied(f"{shown}: not a file")
-    real.parent.mkdir(parents=True, exist_ok=True)
+    made = _make_folders(real.parent)
     created = not real.exists()
-    fd = os.open(real, _OPEN_FLAGS, 0o644)
+    try:
+        fd = os.open(real, _OPEN_FLAGS, 0o644)
+    except OSError:
+        _remove_folders(made)
+        raise
     try:
         existing = _read_all(fd)
         if not existing:
@@ -134,17 +145,75 @@ def _write_locked(real: Path, shown: str, entry: str, *, title: str) -> AppendRe
             prefix = "\n\n"
         start = len(split_lines(existing.decode("utf-8", "replace") + prefix)) + 1
         data = (prefix + entry).encode("utf-8")
+        _write_whole(fd, data, len(existing))
+    except BaseException:
+        os.close(fd)
+        if created:
+            _remove_created(real, made)
+        raise
+    os.close(fd)
+    end = start + entry.count("\n") - 1
+    return AppendResult(shown, start, end, created)
+
+
+def _write_whole(fd: int, data: bytes, size_before: int) -> None:
+    """Append ``data`` and fsync it, or leave the file at ``size_before``."""
+    written = 0
+    try:
         # One write: O_APPEND places it at the end as a whole. A regular
         # file takes all of it unless the disk fills up; finish a short
         # write rather than leave half an entry.
-        written = os.write(fd, data)
         while written < len(data):
             written += os.write(fd, data[written:])
         os.fsync(fd)
-    finally:
-        os.close(fd)
-    end = start + entry.count("\n") - 1
-    return AppendResult(shown, start, end, created)
+    except BaseException:
+        _undo(fd, size_before, written)
+        raise
+
+
+def _undo(fd: int, size_before: int, written: int) -> None:
+    """Cut the file back to ``size_before`` when it holds exactly that plus
+    the ``written`` bytes of the failed entry; bytes someone else (not a
+    memext appender: those wait for the lock) appended meanwhile are never
+    cut, so then the part-entry stays."""
+    try:
+        if os.fstat(fd).st_size == size_before + written and written:
+            os.ftruncate(fd, size_before)
+            os.fsync(fd)
+    except OSError:
+        pass  # the original error says what went wrong; nothing more can be done here
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; the ones made, deepest first."""
+    missing: list[Path] = []
+    p = folder
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_folders(made: list[Path]) -> None:
+    for p in made:
+        try:
+            p.rmdir()
+        except OSError:
+            return  # someone put something there meanwhile: it stays
+
+
+def _remove_created(real: Path, made: list[Path]) -> None:
+    """Remove the file this append created, once the failed entry is cut
+    from it (empty: nothing else was written to it), and the folders made
+    for it, so a failed append leaves no empty file behind."""
+    try:
+        if real.stat().st_size:
+            return
+        real.unlink()
+    except OSError:
+        return
+    _remove_folders(made)
 
 
 def _read_all(fd: int) -> bytes:

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from .options import agent_option, ctx_config as _config, examples, json_option, print_json as _print_json
-from .output import result_lines, status_lines
+from .output import result_lines, status_lines, terminal_safe
 from ...config import AgentConfig, Config
 from ...agents.hosts import SyncWhenNeeded
 from ...errors import MemextError
@@ -282,7 +282,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         click.echo("no results" + (f" dated {dated}" if dated else ""))
         return
     for i, r in enumerate(resp.results, start=1):
-        click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
+        citation = terminal_safe(r.citation)  # a file name can hold control characters too
+        click.echo(click.style(f"{i}. {citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
         for line in result_lines(r, text, explain=explain):
             click.echo(line)
         click.echo()
@@ -338,12 +339,14 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     if as_json:
         _print_json(res.to_dict())
         return
+    # A note's control characters are shown escaped, never sent to the
+    # terminal (--json escapes them as JSON does).
     if line_numbers:
         width = len(str(res.to_line))
         for n, line in enumerate(res.text.split("\n"), start=res.from_line):
-            click.echo(f"{n:>{width}}  {line}")
+            click.echo(f"{n:>{width}}  {terminal_safe(line)}")
     else:
-        click.echo(res.text)
+        click.echo(terminal_safe(res.text))
     if res.truncated:
         click.echo(f"memext: output stopped at line {res.to_line} of {res.total_lines}; use --from {res.to_line + 1}", err=True)
 

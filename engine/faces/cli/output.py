@@ -6,6 +6,7 @@ so both stay readable; nothing here decides anything, it only formats.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -18,20 +19,33 @@ from ...units import human_size
 if TYPE_CHECKING:
     from ...status import IndexStatus, SearchMode
 
-__all__ = ["human_size", "result_lines", "search_words", "status_lines"]
+__all__ = ["human_size", "result_lines", "search_words", "status_lines", "terminal_safe"]
 
 #: Marks lines of a chunk left out of the excerpt.
 GAP = "⋮"
 
 
+#: C0 and C1 control characters but tab and newline, and DEL: what lets
+#: text drive a terminal (ESC starts CSI and OSC sequences, BEL ends OSC,
+#: U+009B is a one-character CSI, CR overwrites the line).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with its control characters shown as ``\\xNN``: a note can
+    hold anything, and printed raw it could clear the screen, retitle the
+    window or write the clipboard (OSC 52). Tab and newline pass."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def highlight(text: str, query: str) -> str:
-    """``text`` with the terms that carried the match in bold (a no-op
-    where click strips styles, e.g. into a pipe)."""
+    """``text``, made :func:`terminal_safe`, with the terms that carried the
+    match in bold (a no-op where click strips styles, e.g. into a pipe)."""
     out, pos = [], 0
     for start, end in term_spans(text, query):
-        out += [text[pos:start], click.style(text[start:end], bold=True, fg="yellow")]
+        out += [terminal_safe(text[pos:start]), click.style(terminal_safe(text[start:end]), bold=True, fg="yellow")]
         pos = end
-    out.append(text[pos:])
+    out.append(terminal_safe(text[pos:]))
     return "".join(out)
 
 
@@ -42,7 +56,7 @@ def result_lines(r: SearchResult, query: str, *, explain: bool) -> list[str]:
     lines: list[str] = []
     ex = r.excerpt
     if ex is None:
-        lines += [f"   {line}" for line in r.snippet.splitlines()]
+        lines += [f"   {terminal_safe(line)}" for line in r.snippet.split("\n")]
     else:
         width = len(str(ex.lines[-1].number)) if ex.lines else 1
         if ex.omitted_before:

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from ... import db
-from ...errors import ForeignDatabase, IndexOpenError, MemextError
+from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
-from . import ownership
+from . import ownership, schema_check
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
-from .ownership import Kind, cannot_write, no_write_reason, read_only_reason
+from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
 
 SCHEMA_VERSION = 1
 
@@ -126,16 +126,42 @@ class Connection:
         if owner.kind is Kind.NOT_A_FILE:
             raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
         if owner.kind is Kind.FOREIGN:
-            raise ForeignDatabase(
-                f"{self.path} is a database of another program, not a memext index ({owner.detail}); memext never "
-                "writes to a file it did not create: point store.path at another file (or remove the setting)"
-            )
+            raise foreign_database(self.path, owner.detail)
         if owner.kind is Kind.DAMAGED:
             raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
         self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
         self._immutable = False
+        if owner.kind is Kind.UNSTAMPED and not self.read_only:
+            self._check_unstamped()
+        self._connect_file(owner.kind)
+        self._data_version = self._read_data_version()
+        self._meta = None
+        self._generation = self.get_meta("generation")
+        self._inode = _inode(self.path)
+        self._memo = {}
+        self.epoch += 1
+
+    def _check_unstamped(self) -> None:
+        """Read an index older than the stamp through a read-only connection
+        before memext writes its first byte to it (the WAL switch, the
+        stamp): a file that only looks like one, with a ``meta`` table but
+        not memext's schema or values, is another program's and is left as
+        it was."""
+        self.read_only = "it is checked before its first write"
         try:
-            if owner.kind is Kind.NEW:
+            self._connect_file(Kind.UNSTAMPED)
+            self._close_quietly()
+        except CorruptIndex as exc:
+            raise foreign_database(self.path, f"no memext application id, and {exc}") from exc
+        finally:
+            self.read_only = None
+
+    def _connect_file(self, kind: Kind) -> None:
+        """Connect to the file :func:`ownership.inspect` found of ``kind``
+        (creating the schema in a new one); an unusable file raises
+        :class:`CorruptIndex`, one that cannot be opened IndexOpenError."""
+        try:
+            if kind is Kind.NEW:
                 if self.read_only:
                     raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only} (check store.path)")
                 private_file(self.path, create=True)
@@ -150,7 +176,7 @@ class Connection:
                 if not self.read_only:
                     for suffix in INDEX_COMPANIONS:  # one line for the index, not one per companion
                         private_file(Path(str(self.path) + suffix), quiet=bool(suffix))
-                self._open_existing(stamp=owner.kind is Kind.UNSTAMPED)
+                self._open_existing(stamp=kind is Kind.UNSTAMPED)
         except (CorruptIndex, MemextError):
             self._close_quietly()
             raise
@@ -164,12 +190,6 @@ class Connection:
             if isinstance(exc, OSError) or db.is_sqlite_error(exc):
                 raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
             raise
-        self._data_version = self._read_data_version()
-        self._meta = None
-        self._generation = self.get_meta("generation")
-        self._inode = _inode(self.path)
-        self._memo = {}
-        self.epoch += 1
 
     def _open_existing(self, *, stamp: bool) -> None:
         try:
@@ -241,6 +261,9 @@ class Connection:
             raise CorruptIndex(f"{self.path} has a damaged schema version in its meta table ({raw!r})") from None
         if version != SCHEMA_VERSION:
             raise CorruptIndex(f"{self.path} has index schema {version}, this memext uses {SCHEMA_VERSION}")
+        missing = schema_check.schema_problem(self.conn, _SCHEMA, fts=self.caps.fts5, vectors=self.get_meta("dims") is not None)
+        if missing:
+            raise CorruptIndex(f"{self.path} has a damaged schema ({missing})")
         self.file_days = self._add_file_days()
         if stamp and not self.read_only:
             self._stamp()
@@ -423,10 +446,39 @@ class Transaction:
         c = self.connection
         try:
             c.tx_depth -= 1
-            if self._outer:
-                c.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if not self._outer:
+                return
+            if exc_type is not None:
+                _roll_back(c.conn)
+                return
+            try:
+                c.conn.execute("COMMIT")
+            except BaseException:
+                _roll_back(c.conn)  # a COMMIT that failed busy leaves the transaction open
+                raise
         finally:
             c.lock.release()
+
+
+def _roll_back(conn: Any) -> None:
+    """Undo what is left of a failed transaction. SQLite itself rolls back
+    on some errors (a full disk, an I/O error): then nothing is left, and a
+    ROLLBACK would fail with "no transaction is active", hiding the error
+    that says what happened. A rollback that fails is dropped for the same
+    reason: the error being raised is the one to report."""
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except Exception as exc:
+        if not db.is_sqlite_error(exc):
+            raise
+
+
+def schema_damage(path: Path) -> str | None:
+    """What memext's tables lack in the index file at ``path``
+    (:func:`.schema_check.schema_damage`), None when nothing."""
+    return schema_check.schema_damage(path, _SCHEMA)
 
 
 def _has_column(conn: Any, table: str, column: str) -> bool:

@@ -5,8 +5,13 @@ memext stamps its index files with an SQLite application id
 (:data:`APPLICATION_ID`, ``PRAGMA application_id``) as the very first write,
 before any table exists. Before a file is opened for writing it is
 inspected without a byte written: a read-only SQLite connection reads the
-application id from the header, and when it is not memext's, looks for
-memext's tables (indexes made before the stamp existed).
+application id from the header. Only a file carrying that id is memext's to
+write, repair or move aside; the one exception is an index made before the
+stamp existed, recognised by having no application id at all and exactly
+what memext wrote then (all of its tables, ``meta`` saying schema
+:data:`UNSTAMPED_SCHEMA`): it is stamped at its first writable open.
+Anything else, even with a ``meta`` table and a ``schema_version`` row, is
+another program's database.
 
 The header is read through SQLite, never with a plain ``open()``: closing
 any file descriptor of a database file drops every POSIX lock this process
@@ -32,17 +37,22 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ... import db
+from ...errors import ForeignDatabase
 from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".
 APPLICATION_ID = 0x6D656D78
+#: The schema version of every index memext wrote before it stamped them.
+UNSTAMPED_SCHEMA = "1"
+#: The tables such an index always held.
+UNSTAMPED_TABLES = frozenset({"meta", "files", "chunks", "embedding_cache"})
 _HEADER_BYTES = 100
 
 
 class Kind(enum.Enum):
     NEW = "new"  # missing or empty: memext creates it
     MEMEXT = "memext"  # stamped with memext's application id
-    UNSTAMPED = "unstamped"  # memext's tables, no stamp yet (an older index, or a flipped header)
+    UNSTAMPED = "unstamped"  # no application id, exactly memext's tables and schema: an index older than the stamp
     FOREIGN = "foreign"  # another program's database: never written
     DAMAGED = "damaged"  # not a database SQLite can read
     NOT_A_FILE = "not a file"  # a folder (or a device...) where the file should be
@@ -80,13 +90,22 @@ def inspect(path: Path) -> Ownership:
         return Ownership(Kind.DAMAGED, str(exc))
     if app_id == APPLICATION_ID:
         return Ownership(Kind.MEMEXT)
-    if "meta" in tables and schema_version is not None:
+    if app_id == 0 and tables >= UNSTAMPED_TABLES and schema_version == UNSTAMPED_SCHEMA:
         return Ownership(Kind.UNSTAMPED)
     if not tables:
         return Ownership(Kind.FOREIGN, "an empty SQLite database memext did not create")
     shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-    stamp = f", application id {app_id:#x}" if app_id else ""
-    return Ownership(Kind.FOREIGN, f"tables {shown}{stamp}")
+    stamp = f", application id {app_id:#x}" if app_id else ", no memext application id"
+    version = f", schema_version {schema_version[:20]!r}" if schema_version is not None else ""
+    return Ownership(Kind.FOREIGN, f"tables {shown}{stamp}{version}")
+
+
+def foreign_database(path: Path, detail: str) -> ForeignDatabase:
+    """The error for another program's database at ``path`` (``detail``: what was found)."""
+    return ForeignDatabase(
+        f"{path} is a database of another program, not a memext index ({detail}); memext never "
+        "writes to or moves a file it did not create: point store.path at another file (or remove the setting)"
+    )
 
 
 def _size(path: Path) -> int:
@@ -136,7 +155,7 @@ def _peek_with(path: Path, *, immutable: bool) -> tuple[int, set[str], str | Non
         if "meta" in tables:
             try:
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                version = row[0] if row else None
+                version = str(row[0]) if row else None
             except Exception as exc:  # a table named meta of another shape: not ours
                 if not db.is_sqlite_error(exc):
                     raise

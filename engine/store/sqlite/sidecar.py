@@ -35,6 +35,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple, Sequence
 
+from ...paths import PRIVATE_FILE_MODE
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -110,7 +112,10 @@ def write_sidecar(
     total = np.zeros(dims, dtype=np.float64)
     rows = written = 0
     try:
-        with open(tmp, "wb") as f:
+        # 0600 whatever the umask, like the index: it holds the notes' vectors.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+        with open(fd, "wb") as f:
+            os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # a temp file left by a crash may be looser
             for ids, vecs, sources in blocks:
                 if not len(ids):
                     continue

@@ -163,3 +163,5 @@ _EXPORTS: dict[str, str] = {
     "WorkspaceMissing": "errors",
 }
 
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

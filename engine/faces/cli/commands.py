@@ -25,6 +25,7 @@ from .options import (
     agent_option,
     check_group_options,
     color_setting,
+    complete_agent_id,
     ctx_config as _config,
     examples,
     group_defaults,
@@ -77,7 +78,9 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
     },
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
-@click.option("-a", "--agent", "group_agent", metavar="ID", help="Agent id for the command that follows (as its own -a).")
+@click.option(
+    "-a", "--agent", "group_agent", metavar="ID", help="Agent id for the command that follows (as its own -a).", shell_complete=complete_agent_id
+)
 @click.option("--json", "group_json", is_flag=True, help="Print JSON, for the command that follows (as its own --json).")
 @click.option(
     "--color",
@@ -180,7 +183,7 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)
         if show_progress:
-            with TextProgress(a.id, transient=True) as bar:
+            with TextProgress(a.id, transient=True, color=_color()) as bar:
                 report = idx.sync(force=force, progress=bar)
         else:
             report = idx.sync(force=force)
@@ -283,7 +286,13 @@ def _progress_bar(label: str) -> TextProgress:
     """The bar a sync before a search shows on a terminal (gone when done)."""
     from ...indexing.progress import TextProgress
 
-    return TextProgress(label, transient=True)
+    return TextProgress(label, transient=True, color=_color())
+
+
+def _color() -> bool | None:
+    """The invocation's colour setting (``--color``, NO_COLOR, FORCE_COLOR)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.color if ctx is not None else None
 
 
 # -- get -----------------------------------------------------------------------

@@ -15,10 +15,27 @@ import click
 
 from ...config import AgentConfig, Config, load_config
 
-agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).")
+
+
+def complete_agent_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of ``-a``: the configured agents' ids (none when the
+    config does not load: completion must not print an error)."""
+    from ...errors import MemextError
+
+    try:
+        cfg = load_config(ctx.find_root().params.get("config_path"))
+    except (MemextError, OSError):
+        return []
+    return [a.id for a in cfg.agents if a.id.startswith(incomplete)]
+
+
+agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).", shell_complete=complete_agent_id)
 #: ``-a`` of the commands that work on one agent, picked by :func:`pick_agent`.
 picked_agent_option = click.option(
-    "-a", "--agent", help="Agent id (default: the agent whose workspace holds the current folder, else the first configured)."
+    "-a",
+    "--agent",
+    help="Agent id (default: the agent whose workspace holds the current folder, else the first configured).",
+    shell_complete=complete_agent_id,
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 

@@ -156,3 +156,40 @@ def test_a_binary_file_is_skipped_once_with_one_reason(config, workspace):
 
 def test_human_sizes():
     assert [human_size(n) for n in (0, 512, 1024, 1536, 10 * 1024 * 1024)] == ["0 bytes", "512 bytes", "1 KB", "1.5 KB", "10 MB"]
+
+
+def _notes(r) -> list[str]:
+    return [line for line in r.stderr.splitlines() if line.startswith("note: ")]
+
+
+def test_keyword_only_is_said_once_per_workspace_and_reason_in_one_line(config, workspace, tmp_path, monkeypatch):
+    first = run("search", "Anna")
+    assert first.exit_code == 0 and _notes(first) == ['note: keyword-only search (provider = "none")']
+    again = run("search", "green", "tea")
+    assert again.exit_code == 0 and "Bob prefers green tea" in again.stdout and _notes(again) == []
+    assert "keyword-only" in json.loads(run("search", "Anna", "--json").stdout)["notice"]  # JSON always carries it
+    # Another workspace hears it too, once.
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    (other / "MEMORY.md").write_text("- Anna has a cat.\n")
+    config.write_text(config.read_text() + f'[[agents]]\nid = "o"\nworkspace = "{other}"\n')
+    assert _notes(run("search", "Anna", "-a", "o")) == ['note: keyword-only search (provider = "none")']
+    assert _notes(run("search", "Anna", "-a", "o")) == []
+    # A new reason is said again: auto finding no model and no key. Its
+    # cause is too long for one line, so the line points at `memext status`.
+    config.write_text(config.read_text().replace('provider = "none"', 'provider = "auto"'))
+    changed = _notes(run("search", "Anna", "-a", "w"))
+    assert changed == ["note: keyword-only search; `memext status` says why and what to do"]
+    assert _notes(run("search", "Anna", "-a", "w")) == []
+    assert all(len(line) <= 79 for line in first.stderr.splitlines() + changed)
+    assert "auto: no local model" in run("status", "-a", "w").stdout  # where the reason is said in full
+
+
+def test_the_keyword_only_notice_is_said_when_its_memory_cannot_be_kept(config, tmp_path, monkeypatch):
+    state = tmp_path / "state-file"
+    state.write_text("")  # a file where the state folder should be: nothing can be written there
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    config.write_text(config.read_text() + f'[memory_search.store]\npath = "{tmp_path}/idx/{{agent_id}}.sqlite"\n')
+    for _ in range(2):
+        r = run("search", "Anna")
+        assert r.exit_code == 0 and _notes(r) == ['note: keyword-only search (provider = "none")']

@@ -234,6 +234,7 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
                           progress=_progress_bar if not as_json and sys.stderr.isatty() else None)
     try:
         resp, note = (run(host.index(agent_cfg.id)), None) if no_sync else host.search(agent_cfg.id, run)
+        cause = host.index(agent_cfg.id).provider_choice.cause
         if note and host.index(agent_cfg.id).never_synced:
             note = None  # the search's own notice says the index is not built yet (being built, empty...)
     finally:
@@ -245,8 +246,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         return
     if picked.name_it:
         click.echo(click.style(picked.header(), dim=True))
-    if resp.notice:
-        click.echo(click.style(f"note: {resp.notice}", fg="yellow"), err=True)
+    for line in _notice_lines(resp, agent_cfg, cause):
+        click.echo(click.style(line, fg="yellow"), err=True)
     if resp.fallback:
         click.echo(click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True)
     if not resp.results:
@@ -258,6 +259,17 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         for line in result_lines(r, text, explain=explain):
             click.echo(line)
         click.echo()
+
+
+def _notice_lines(resp: SearchResponse, agent: AgentConfig, cause: str | None) -> list[str]:
+    """The search's notices; that search is keyword-only by set-up only the
+    first time for the agent's workspace and that reason (see :mod:`.said_once`)."""
+    from .said_once import SaidOnce, keyword_only_line
+
+    rest = resp.notice_besides_setup()
+    setup = resp.setup_notice
+    first = setup is not None and SaidOnce().first_time("keyword-only", agent.id, str(agent.workspace), setup)
+    return [line for line in (rest and f"note: {rest}", keyword_only_line(cause) if first else None) if line]
 
 
 def _query_text(words: tuple[str, ...]) -> str:

@@ -35,7 +35,7 @@ from .options import (
     print_json as _print_json,
 )
 from .group import CommandError as CommandError, MemextGroup  # CommandError: memext/cli.py raises it
-from .output import result_lines, status_lines
+from .output import output_width, result_lines, status_lines
 from ...config import AgentConfig, Config
 from ...agents.hosts import SyncWhenNeeded
 from ...errors import MemextError
@@ -254,9 +254,10 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         dated = " and ".join(f"{flag} {value}" for flag, value in (("since", since), ("before", before)) if value)
         click.echo("no results" + (f" dated {dated}" if dated else ""))
         return
+    width = output_width()
     for i, r in enumerate(resp.results, start=1):
         click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
-        for line in result_lines(r, text, explain=explain):
+        for line in result_lines(r, text, explain=explain, width=width):
             click.echo(line)
         click.echo()
 

@@ -211,7 +211,8 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @json_option
 @click.pass_context
 def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, no_sync, as_json) -> None:
-    """Search memory; prints path:start-end, score and a snippet per result.
+    """Search memory; prints path:start-end, score and a snippet per result
+    (QUERY - reads the query from stdin).
 
     Files changed since the last sync are indexed first (--no-sync, or
     sync.on_search = false in the config, skips it). A file's date, for

@@ -99,11 +99,11 @@ class PickedAgent(NamedTuple):
     #: a choice (no -a, the current folder in no agent's workspace).
     name_it: bool
     #: How many agents the config has.
-    count: int
+    configured: int
 
     def header(self) -> str:
         """The line that names the agent that answered."""
-        return f"agent {self.agent.id} (first of {self.count} configured; -a ID or cd into a workspace to choose)"
+        return f"agent {self.agent.id} (first of {self.configured} configured; -a ID or cd into a workspace to choose)"
 
 
 def pick_agent(cfg: Config, agent_id: str | None, cwd: Path | None = None) -> PickedAgent:

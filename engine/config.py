@@ -261,6 +261,18 @@ class Config(NamedTuple):
         where = f" in {self.path}" if self.path else ""
         raise UnknownAgentError(f"no agent {agent_id!r}{where} (known: {known}); add it with `memext agents add`")
 
+    def agent_at(self, folder: str | os.PathLike) -> AgentConfig | None:
+        """The agent whose workspace holds ``folder`` (the innermost one when
+        workspaces nest), or None when ``folder`` is in none of them."""
+        here = Path(os.path.realpath(folder))
+        best: AgentConfig | None = None
+        depth = -1
+        for a in self.agents:
+            ws = Path(os.path.realpath(a.workspace))
+            if (here == ws or ws in here.parents) and len(ws.parts) > depth:
+                best, depth = a, len(ws.parts)
+        return best
+
 
 # ---------------------------------------------------------------------------
 # Loading

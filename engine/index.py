@@ -538,7 +538,8 @@ class MemoryIndex:
             paths = [p for p, row in self._store.file_rows().items() if days.keeps(row.day, row.mtime_ns)]
         choice = self.provider_choice
         provider = choice.provider
-        notice = choice.reason if provider is None else None
+        setup = choice.reason if provider is None else None  # keyword-only by set-up
+        notice = setup
         error = None
         qvec = None
         if provider is not None:
@@ -563,8 +564,8 @@ class MemoryIndex:
             now=now,
             paths=paths,
         )
-        if days is not None and not paths:
-            notice = "; ".join(n for n in (notice, f"no memory is dated {days.describe()}") if n)
+        dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
+        notices = tuple(n for n in (self._index_notice(), notice, dated) if n)
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
         return SearchResponse(
             query=query,
@@ -573,8 +574,10 @@ class MemoryIndex:
             provider=provider.id if provider else "none",
             model=provider.model if provider else "",
             fallback=fallback,
-            notice="; ".join(n for n in (self._index_notice(), notice) if n) or None,
+            notice="; ".join(notices) or None,
             error=error,
+            notices=notices,
+            setup_notice=setup,
         )
 
     def _index_notice(self) -> str | None:

@@ -172,7 +172,7 @@ def test_search_while_another_process_builds_the_first_index_says_so_once(config
     with WriterLock(db, timeout=1):  # e.g. the tray is building it
         r = run("search", "Anna")
     assert r.exit_code == 0 and r.stdout.strip() == "no results"
-    notes = [line for line in r.stderr.splitlines() if line.startswith("note: ")]
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note: ") and "keyword-only" not in line]
     assert len(notes) == 1 and notes[0].startswith("note: the index is being built (a sync is filling it)")
 
 
@@ -234,16 +234,16 @@ def _group_raising(exc: BaseException) -> click.Group:
 
 
 @pytest.mark.parametrize(
-    "exc, line",
+    "exc, status, line",
     [
-        (PermissionError(13, "Permission denied", "/some/file"), "memext: error: /some/file: Permission denied\n"),
-        (KeyboardInterrupt(), "memext: error: interrupted\n"),
-        (MemextError("the config says no"), "memext: error: the config says no\n"),
+        (PermissionError(13, "Permission denied", "/some/file"), 1, "memext: error: /some/file: Permission denied\n"),
+        (KeyboardInterrupt(), 130, "memext: interrupted\n"),
+        (MemextError("the config says no"), 1, "memext: error: the config says no\n"),
     ],
 )
-def test_errors_of_nested_commands_become_one_line(exc, line):
+def test_errors_of_nested_commands_become_one_line(exc, status, line):
     r = CliRunner().invoke(_group_raising(exc), ["sub", "boom"], catch_exceptions=False)
-    assert r.exit_code == 1 and r.stderr == line
+    assert r.exit_code == status and r.stderr == line
 
 
 def test_other_exceptions_are_not_hidden():
@@ -356,3 +356,78 @@ def test_a_keyword_only_search_imports_only_what_it_runs(config):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "Bob prefers green tea" in out.stdout, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "loaded: []"
+
+
+# -- which agent answers ---------------------------------------------------------------
+
+
+@pytest.fixture
+def two_agents(tmp_path, workspace, monkeypatch) -> Path:
+    """Agents "other" (first in the config) and "w" (the ``workspace``)."""
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    (other / "MEMORY.md").write_text("# Memory\n\n- Anna runs the Berlin office of the other team.\n")
+    cfg = write_config(tmp_path / "config.toml", {"other": (other, None), "w": (workspace, None)})
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    return other
+
+
+def test_the_current_folder_picks_the_agent_whose_workspace_holds_it(two_agents, workspace, monkeypatch):
+    monkeypatch.chdir(workspace / "memory")
+    r = run("search", "Anna")
+    assert r.exit_code == 0 and r.stdout.startswith("1. ") and "billing" in r.stdout and "Berlin" not in r.stdout
+    data = json.loads(run("search", "Anna", "--json").stdout)
+    assert data["agent"] == "w" and {h["path"] for h in data["results"]} == {"MEMORY.md", "memory/2026-01-06.md"}
+    assert run("get", "MEMORY.md:4-4").stdout.strip() == "- Anna is the tech lead of the billing team."
+    assert json.loads(run("note", "Carol joined.", "--json").stdout)["agent"] == "w"
+    monkeypatch.chdir(two_agents)
+    assert json.loads(run("search", "Anna", "--json").stdout)["agent"] == "other"
+    assert json.loads(run("search", "Anna", "--json", "-a", "w").stdout)["agent"] == "w"  # -a wins over the folder
+
+
+def test_outside_every_workspace_the_first_agent_answers_and_is_named(two_agents, workspace, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run("search", "Anna")
+    lines = r.stdout.splitlines()
+    assert r.exit_code == 0 and lines[0] == "agent other (first of 2 configured; -a ID or cd into a workspace to choose)"
+    assert lines[1].startswith("1. MEMORY.md:3-3") and "Berlin" in r.stdout
+    data = json.loads(run("search", "Anna", "--json").stdout)  # JSON names it in a field, not a header
+    assert data["agent"] == "other" and data["results"][0]["snippet"].endswith("Berlin office of the other team.")
+    r = run("get", "MEMORY.md:3")
+    assert r.stdout == "- Anna runs the Berlin office of the other team.\n"  # the file's text only: the name goes to stderr
+    assert r.stderr.startswith("agent other (first of 2")
+    assert run("note", "Dan joined.").stdout.startswith("noted in memory/") and "(agent other, new file)" in run("note", "Eve joined.", "--file", "memory/e.md").stdout
+    assert not run("search", "Anna", "-a", "w").stdout.startswith("agent ")  # chosen by -a: no header
+    index = run("index")
+    assert index.exit_code == 0 and index.stdout.startswith("other: indexed")
+
+
+def test_one_configured_agent_is_not_named(config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run("search", "Anna").stdout.startswith("1. ")
+
+
+def test_nested_workspaces_pick_the_innermost(tmp_path):
+    from memext.engine.config import AgentConfig, Config
+
+    outer, inner = tmp_path / "notes", tmp_path / "notes" / "work"
+    inner.mkdir(parents=True)
+    cfg = Config(path=tmp_path / "c.toml", agents=[AgentConfig("inner", inner), AgentConfig("outer", outer)])
+    assert cfg.agent_at(inner / "sub").id == "inner" and cfg.agent_at(outer).id == "outer"
+    assert cfg.agent_at(tmp_path) is None and cfg.agent_at(tmp_path / "notesx") is None
+
+
+# -- -a and --json before the command ----------------------------------------------------
+
+
+def test_a_and_json_before_the_command_as_after_it(two_agents, workspace, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = run("-a", "w", "--json", "search", "Anna")
+    assert before.exit_code == 0 and json.loads(before.stdout)["agent"] == "w"
+    assert json.loads(before.stdout)["results"] == json.loads(run("search", "Anna", "-a", "w", "--json").stdout)["results"]
+    assert json.loads(run("-a", "w", "search", "Anna", "-a", "other", "--json").stdout)["agent"] == "other"  # the command's own wins
+    assert [row["id"] for row in json.loads(run("--json", "agents").stdout)] == ["other", "w"]  # a group's command too
+    assert json.loads(run("--json", "config").stdout)["config_exists"] is True
+    r = run("--json", "mcp")
+    assert r.exit_code == 2 and "--json does not apply to `memext mcp`" in r.output
+    assert run("-a", "nobody", "search", "Anna").exit_code == 1

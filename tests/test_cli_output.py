@@ -200,3 +200,142 @@ def test_control_sequences_in_a_note_are_shown_escaped_not_sent_to_the_terminal(
     data = json.loads(run("get", "memory/2026-01-08.md", "--json").output)
     assert HOSTILE in data["text"]
     assert HOSTILE in json.loads(run("search", "walrus", "checklist", "--json").output)["results"][0]["snippet"]
+
+
+def _notes(r) -> list[str]:
+    return [line for line in r.stderr.splitlines() if line.startswith("note: ")]
+
+
+def test_keyword_only_is_said_once_per_workspace_and_reason_in_one_line(config, workspace, tmp_path, monkeypatch):
+    first = run("search", "Anna")
+    assert first.exit_code == 0 and _notes(first) == ['note: keyword-only search (provider = "none")']
+    again = run("search", "green", "tea")
+    assert again.exit_code == 0 and "Bob prefers green tea" in again.stdout and _notes(again) == []
+    assert "keyword-only" in json.loads(run("search", "Anna", "--json").stdout)["notice"]  # JSON always carries it
+    # Another workspace hears it too, once.
+    other = tmp_path / "other"
+    (other / "memory").mkdir(parents=True)
+    (other / "MEMORY.md").write_text("- Anna has a cat.\n")
+    config.write_text(config.read_text() + f'[[agents]]\nid = "o"\nworkspace = "{other}"\n')
+    assert _notes(run("search", "Anna", "-a", "o")) == ['note: keyword-only search (provider = "none")']
+    assert _notes(run("search", "Anna", "-a", "o")) == []
+    # A new reason is said again: auto finding no model and no key. Its
+    # cause is too long for one line, so the line points at `memext status`.
+    config.write_text(config.read_text().replace('provider = "none"', 'provider = "auto"'))
+    changed = _notes(run("search", "Anna", "-a", "w"))
+    assert changed == ["note: keyword-only search; `memext status` says why and what to do"]
+    assert _notes(run("search", "Anna", "-a", "w")) == []
+    assert all(len(line) <= 79 for line in first.stderr.splitlines() + changed)
+    assert "auto: no local model" in run("status", "-a", "w").stdout  # where the reason is said in full
+
+
+def test_the_keyword_only_notice_is_said_when_its_memory_cannot_be_kept(config, tmp_path, monkeypatch):
+    state = tmp_path / "state-file"
+    state.write_text("")  # a file where the state folder should be: nothing can be written there
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    config.write_text(config.read_text() + f'[memory_search.store]\npath = "{tmp_path}/idx/{{agent_id}}.sqlite"\n')
+    for _ in range(2):
+        r = run("search", "Anna")
+        assert r.exit_code == 0 and _notes(r) == ['note: keyword-only search (provider = "none")']
+
+
+# -- long lines in an 80-column terminal ----------------------------------------------------
+
+LONG_NOTE = (
+    "- Berlin: the conference venue moved from the old brewery in Prenzlauer Berg to the Kulturforum near "
+    "Potsdamer Platz; bring the printed badge, the PDF one is not accepted at the door."
+)
+URL_NOTE = "- https://example.com/a/very/long/url/without/any/spaces/that/cannot/be/broken/at/a/space/anywhere/at/all"
+CJK_NOTE = "- 柏林会议的场地从普伦茨劳贝格的旧啤酒厂搬到了波茨坦广场附近的文化广场，请带上打印的胸牌，晚宴在周四晚上七点半。"
+
+
+def _cells(line: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+
+
+def _unwrapped(lines: list[str], gutter: int) -> list[str]:
+    """The note lines put back together, spaces left out (a cut drops the
+    space it was made at): a line starting with ``gutter`` spaces goes on
+    the line above it (the hanging indent)."""
+    out: list[str] = []
+    for line in lines:
+        if out and line.startswith(" " * gutter) and line[gutter] != " ":
+            out[-1] += line[gutter:].replace(" ", "")
+        else:
+            out.append(line.replace(" ", ""))
+    return out
+
+
+def _search_output(args: list[str], config: Path, columns: str | None) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"MEMEXT_CONFIG": str(config)}
+    if columns:
+        env["COLUMNS"] = columns
+    r = subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def test_long_note_lines_wrap_under_their_text_in_80_columns(config, workspace):
+    (workspace / "memory" / "2026-11-20.md").write_text(f"# 2026-11-20\n\n{LONG_NOTE}\n- A short line.\n{URL_NOTE}\n{CJK_NOTE}\n")
+    out = _search_output(["search", "brewery", "Berlin"], config, "80")
+    assert out[0].startswith("1. memory/2026-11-20.md:3-6")
+    assert all(_cells(line) <= 80 for line in out), out
+    body = out[1:out.index("")]
+    gutter = len(" > 3  ")
+    assert body[0] == " > 3  - Berlin: the conference venue moved from the old brewery in Prenzlauer"
+    assert body[1] == " " * gutter + "Berg to the Kulturforum near Potsdamer Platz; bring the printed badge, the"
+    # Every wrapped line hangs under the text, none under the line numbers.
+    whole = [f" > 3  {LONG_NOTE}", "   4  - A short line.", f"   5  {URL_NOTE}", f"   6  {CJK_NOTE}"]
+    assert _unwrapped(body, gutter) == [line.replace(" ", "") for line in whole]
+    url = next(i for i, line in enumerate(body) if "https://" in line)
+    assert body[url].startswith("   5  - https://example.com/") and _cells(body[url]) == 80  # a long word fills the line
+    cjk = next(i for i, line in enumerate(body) if "柏林" in line)
+    assert body[cjk + 1].startswith(" " * gutter) and _cells(body[cjk]) in (79, 80)  # wide characters count twice
+    # Into a pipe without $COLUMNS nothing is wrapped: a line is a line.
+    assert f" > 3  {LONG_NOTE}" in _search_output(["search", "brewery", "Berlin"], config, None)
+
+
+def test_a_real_80_column_terminal_wraps_the_same(config, workspace):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    (workspace / "memory" / "2026-11-20.md").write_text(f"# 2026-11-20\n\n{LONG_NOTE}\n")
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")} | {"MEMEXT_CONFIG": str(config)}
+    proc = subprocess.Popen([sys.executable, "-m", "memext", "search", "brewery"], stdout=child, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, env=env)
+    os.close(child)
+    raw = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        raw += chunk
+    os.close(main)
+    assert proc.wait(timeout=60) == 0
+    import click
+
+    lines = click.unstyle(raw.decode()).replace("\r\n", "\n").splitlines()
+    assert lines[1] == " > 3  - Berlin: the conference venue moved from the old brewery in Prenzlauer"
+    assert lines[2].startswith(" " * 6 + "Berg to the Kulturforum") and all(len(line) <= 80 for line in lines)
+    assert "\x1b[" in raw.decode()  # a terminal: the matched word is highlighted, and wrapping kept it whole
+
+
+def test_wrap_spans_cut_at_spaces_and_fill_lines_with_long_words():
+    from memext.engine.faces.cli.output import wrap_spans
+
+    text = "alpha beta gamma delta"
+    assert [text[a:b] for a, b in wrap_spans(text, 11)] == ["alpha beta", "gamma delta"]
+    word = "- abcdefghijkl"
+    assert [word[a:b] for a, b in wrap_spans(word, 6)] == ["- abcd", "efghij", "kl"]
+    assert [text[a:b] for a, b in wrap_spans(text, 80)] == [text]
+    wide = "一二三四五"
+    assert [wide[a:b] for a, b in wrap_spans(wide, 5)] == ["一二", "三四", "五"]

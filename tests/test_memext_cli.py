@@ -197,3 +197,109 @@ def test_memext_help_lists_every_command_without_cutting_its_description():
     for group in ("agents", "model"):
         sub = CliRunner().invoke(cli, [group, "--help"], prog_name="memext", terminal_width=80).output
         assert "..." not in sub.split("Commands:", 1)[1], group
+
+
+# -- what the memext process does: Ctrl+C, stdin, colour, completion ----------------------
+
+
+def _solo_config(tmp_path: Path) -> Path:
+    ws = make_workspace(tmp_path, "solo", {"memory/2026-01-01.md": "- the solo note about walruses and their tusks\n"})
+    return write_config(tmp_path / "config.toml", {"solo": ws})
+
+
+def _reading_stdin(pid: int) -> bool:
+    """True once the process sleeps in a read of a pipe (its stdin: the only
+    pipe it reads), as Linux reports it in /proc."""
+    return "pipe" in Path(f"/proc/{pid}/wchan").read_text()
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path):
+    cfg = _solo_config(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for(lambda: _reading_stdin(proc.pid), timeout=60, what="memext waiting for the query on stdin")
+        proc.send_signal(signal.SIGINT)  # what Ctrl+C sends
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out, err) == (130, "", "memext: interrupted\n")
+
+
+def test_search_dash_reads_the_query_from_stdin(tmp_path):
+    cfg = _solo_config(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"], cwd=ROOT,
+                       input="walruses\n  tusks\n", capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("1. memory/2026-01-01.md:1-1"), r.stderr
+    empty = subprocess.run([sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"], cwd=ROOT,
+                           input=" \n", capture_output=True, text=True, timeout=60)
+    assert empty.returncode == 1 and empty.stderr == "memext: error: the query on stdin is empty\n"
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """What ``memext ARGS`` writes to stdout when stdout is a terminal (a pty)."""
+    import os
+    import pty
+
+    main, child = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "memext", *args], cwd=ROOT, stdout=child, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, env=env)
+        os.close(child)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(main)
+    return out.decode()
+
+
+def test_colour_follows_the_terminal_no_color_force_color_and_the_flag(tmp_path):
+    import os
+
+    cfg = _solo_config(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    search = ["--config", str(cfg), "search", "walruses"]
+    esc = "\x1b["
+    assert esc in _on_a_terminal(search, env)  # a terminal: coloured
+    assert esc not in _on_a_terminal(search, {**env, "NO_COLOR": "1"})
+    assert esc not in _on_a_terminal(["--color=never", *search], env)
+    assert esc in _on_a_terminal(["--color=always", *search], {**env, "NO_COLOR": "1"})  # the flag wins
+    piped = lambda extra_env, *flags: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "memext", *flags, *search], cwd=ROOT, capture_output=True, text=True, timeout=60, env={**env, **extra_env}
+    ).stdout
+    assert esc not in piped({})  # a pipe: plain
+    assert esc in piped({"FORCE_COLOR": "1"}) and esc in piped({}, "--color=always")
+    assert esc not in piped({"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert "walruses" in piped({})
+
+
+def test_shell_completion_offers_the_commands_as_the_docs_say(tmp_path):
+    import os
+
+    docs = (ROOT / "README.md").read_text(encoding="utf-8")
+    for shell in ("bash", "zsh", "fish"):
+        assert f"_MEMEXT_COMPLETE={shell}_source memext" in docs, shell
+    env = {**os.environ, "_MEMEXT_COMPLETE": "bash_complete", "COMP_WORDS": "memext ", "COMP_CWORD": "1"}
+    r = subprocess.run([sys.executable, "-m", "memext"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    offered = [line.split(",", 1)[1] for line in r.stdout.splitlines()]
+    assert offered == sorted(cli.list_commands(click.Context(cli)))  # the lazy commands too
+    env.update(COMP_WORDS="memext se", COMP_CWORD="1")
+    r = subprocess.run([sys.executable, "-m", "memext"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert r.stdout.splitlines() == ["plain,search"]
+    env.update(COMP_WORDS="memext search -a ", COMP_CWORD="3", MEMEXT_CONFIG=str(_solo_config(tmp_path)))
+    r = subprocess.run([sys.executable, "-m", "memext"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert r.stdout.splitlines() == ["plain,solo"]  # -a completes the configured agents
+    source = subprocess.run([sys.executable, "-m", "memext"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "_MEMEXT_COMPLETE": "zsh_source"})
+    assert "compdef _memext_completion memext" in source.stdout

@@ -31,10 +31,13 @@ class TextProgress:
     """A rich progress bar on ``stream`` (stderr by default) that renders
     :class:`SyncProgress` reports: phase, files, chunks and time left."""
 
-    def __init__(self, label: str, stream: IO[str] | None = None, *, transient: bool = False):
+    def __init__(self, label: str, stream: IO[str] | None = None, *, transient: bool = False, color: bool | None = None):
         self.label = label
         self.stream = stream or sys.stderr
         self.transient = transient
+        #: False: no colour (``memext --color=never``); None: rich's own
+        #: choice, which honours NO_COLOR and FORCE_COLOR.
+        self.color = color
         self._progress: Any = None
         self._task: Any = None
 
@@ -48,7 +51,7 @@ class TextProgress:
             MofNCompleteColumn(),
             TextColumn("chunks"),
             TimeRemainingColumn(),
-            console=Console(file=self.stream),
+            console=Console(file=self.stream, no_color=True if self.color is False else None),
             transient=self.transient,
         )
         self._progress.__enter__()

@@ -108,6 +108,17 @@ class SearchResponse:
     notice: str | None = None  # why search is degraded, for display
     error: str | None = None  # a provider error at query time
     stats: dict = field(default_factory=dict)
+    #: ``notice``'s parts, in order: the index's state, the provider or the
+    #: query's embedding, the dates asked for.
+    notices: tuple[str, ...] = ()
+    #: The part of ``notices`` that says search is keyword-only by set-up (no
+    #: embedding provider in force, by choice or for want of one), else
+    #: None: it holds for every search, so a face may say it once.
+    setup_notice: str | None = None
+
+    def notice_besides_setup(self) -> str | None:
+        """``notice`` without ``setup_notice``: what only this search has to say."""
+        return "; ".join(n for n in self.notices if n != self.setup_notice) or None
 
     def __iter__(self):
         return iter(self.results)

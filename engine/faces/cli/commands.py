@@ -2,9 +2,12 @@
 config and model (:mod:`memext.cli` adds ``memext tray`` and is the
 console script: the engine imports no face).
 
-Every command takes ``-a/--agent`` (default: the first configured agent, or
-the current folder when there is no config) and ``--json``. Failures print
-one line to stderr and exit with status 1. ``search`` syncs a stale index in
+Every command takes ``-a/--agent`` and ``--json``, after it or before it
+(``memext -a work search x``). A command that works on one agent (index,
+search, get, note) takes, without ``-a``, the agent whose workspace holds
+the current folder, else the first configured one, and then names it when
+there are others; without a config, the current folder is the agent.
+Failures print one line to stderr and exit with status 1 (130 for Ctrl+C). ``search`` syncs a stale index in
 the foreground first (a one-shot process cannot leave that to a background
 thread), through the agent tools' :class:`~..agents.hosts.SyncWhenNeeded`.
 """
@@ -12,12 +15,27 @@ thread), through the agent tools' :class:`~..agents.hosts.SyncWhenNeeded`.
 from __future__ import annotations
 
 import sys
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from .options import agent_option, ctx_config as _config, examples, json_option, print_json as _print_json
-from .output import result_lines, status_lines, terminal_safe
+from .options import (
+    COLOR_CHOICES,
+    PickedAgent,
+    agent_option,
+    check_group_options,
+    color_setting,
+    complete_agent_id,
+    ctx_config as _config,
+    examples,
+    group_defaults,
+    json_option,
+    pick_agent,
+    picked_agent_option,
+    print_json as _print_json,
+)
+from .group import CommandError as CommandError, MemextGroup  # CommandError: memext/cli.py raises it
+from .output import output_width, result_lines, status_lines, terminal_safe
 from ...config import AgentConfig, Config
 from ...agents.hosts import SyncWhenNeeded
 from ...errors import MemextError
@@ -35,84 +53,18 @@ if TYPE_CHECKING:
 SEARCH_LOCK_WAIT_S = 2.0
 
 
-class CommandError(click.ClickException):
-    """A failure the user can act on: one line on stderr, exit status 1."""
-
-    def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"memext: error: {self.format_message()}", err=True)
-
-
-class MemextGroup(click.Group):
-    """The ``memext`` group: the ONE place where errors of every command
-    below it (memext errors, OS errors such as an unwritable folder,
-    Ctrl+C) become one line on stderr and exit status 1.
-
-    ``lazy_commands`` (name -> ``"module:attribute"``) are imported when
-    they run or a help lists them: a one-shot ``memext search`` does not
-    pay for the modules of ``agents``, ``config`` and ``model``."""
-
-    def __init__(self, *args: Any, lazy_commands: dict[str, str] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lazy_commands = dict(lazy_commands or {})
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self.lazy_commands})
-
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
-        try:
-            return super().resolve_command(ctx, args)
-        except click.exceptions.NoSuchCommand as exc:
-            # click suggests from the commands loaded so far: offer the lazy ones too.
-            raise click.exceptions.NoSuchCommand(exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in self.lazy_commands:
-            import importlib
-
-            module, attribute = self.lazy_commands[cmd_name].split(":")
-            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
-        return super().get_command(ctx, cmd_name)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except MemextError as exc:
-            raise CommandError(str(exc)) from exc
-        except BrokenPipeError:
-            # The reader went away (`memext search x | head -1`): stop quietly.
-            # stdout goes to devnull so the interpreter's last flush cannot
-            # print a second Broken pipe error; click's main() exits with 1.
-            _silence_stdout()
-            raise
-        except OSError as exc:
-            raise CommandError(_os_error_line(exc)) from exc
-        except KeyboardInterrupt:
-            raise CommandError("interrupted") from None
-
-
-def _silence_stdout() -> None:
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no real stdout (a test runner's buffer)
-        pass
-
-
-def _os_error_line(exc: OSError) -> str:
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror or exc}"
-
-
 def _index(cfg: Config, agent: AgentConfig) -> MemoryIndex:
     """The agent's index; errors name ``cfg``'s file."""
     return MemoryIndex(agent, config_file=cfg.path, one_shot=True)
 
 
-def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
-    cfg = _config(ctx)
-    return _index(cfg, cfg.agent(agent))
+def _open(ctx: click.Context, picked: PickedAgent) -> MemoryIndex:
+    return _index(_config(ctx), picked.agent)
+
+
+def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
+    """The agent of a command that works on one (see :func:`pick_agent`)."""
+    return pick_agent(_config(ctx), agent)
 
 
 @click.group(
@@ -126,13 +78,30 @@ def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
     },
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
+@click.option(
+    "-a", "--agent", "group_agent", metavar="ID", help="Agent id for the command that follows (as its own -a).", shell_complete=complete_agent_id
+)
+@click.option("--json", "group_json", is_flag=True, help="Print JSON, for the command that follows (as its own --json).")
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the output: auto colours a terminal unless NO_COLOR is set (FORCE_COLOR colours any output).",
+)
 @click.version_option(package_name="memext")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, group_agent: str | None, group_json: bool, color: str) -> None:
     """Search an agent's Markdown memory (MEMORY.md, memory/*.md) with
     hybrid semantic + keyword search and path:line citations."""
     ctx.ensure_object(dict)
     ctx.obj["config_path"] = config_path
+    ctx.color = color_setting(color)  # every command's context inherits it, and click.echo obeys it
+    given = group_defaults(group_agent, group_json)
+    if given and ctx.invoked_subcommand:
+        assert isinstance(ctx.command, click.Group)
+        check_group_options(given, ctx.command.get_command(ctx, ctx.invoked_subcommand), ctx.invoked_subcommand)
+        ctx.default_map = given
 
 
 
@@ -163,7 +132,7 @@ def _report_dict(agent: str, r: SyncReport) -> dict:
     short_help="Index (or update the index of) an agent's memory files.",
     epilog=examples("memext index -a work", "memext index --all --force"),
 )
-@agent_option
+@picked_agent_option
 @click.option("--all", "all_agents", is_flag=True, help="Index every configured agent.")
 @click.option("--force", is_flag=True, help="Rebuild the index from scratch.")
 @json_option
@@ -171,7 +140,7 @@ def _report_dict(agent: str, r: SyncReport) -> dict:
 def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bool, as_json: bool) -> None:
     """Index (or update the index of) an agent's memory files."""
     cfg = _config(ctx)
-    agents = cfg.agents if all_agents else [cfg.agent(agent)]
+    agents = cfg.agents if all_agents else [pick_agent(cfg, agent).agent]
     out: list[dict] = []
     failed: list[str] = []
     for a in agents:
@@ -214,7 +183,7 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)
         if show_progress:
-            with TextProgress(a.id, transient=True) as bar:
+            with TextProgress(a.id, transient=True, color=_color()) as bar:
                 report = idx.sync(force=force, progress=bar)
         else:
             report = idx.sync(force=force)
@@ -230,7 +199,7 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
     epilog=examples('memext search "deploy checklist"', 'memext search -a work --since 7d --json "who owns billing"'),
 )
 @click.argument("query", nargs=-1, required=True)
-@agent_option
+@picked_agent_option
 @click.option("-n", "--max-results", type=click.IntRange(1, 200), help="How many results (default: query.max_results).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results below this score (default: query.min_score).")
 @click.option("--max-lines", type=click.IntRange(1), help="Reading budget: as many results as fit in this many lines, overlapping hits merged.")
@@ -242,15 +211,17 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @json_option
 @click.pass_context
 def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, no_sync, as_json) -> None:
-    """Search memory; prints path:start-end, score and a snippet per result.
+    """Search memory; prints path:start-end, score and a snippet per result
+    (QUERY - reads the query from stdin).
 
     Files changed since the last sync are indexed first (--no-sync, or
     sync.on_search = false in the config, skips it). A file's date, for
     --since and --before: the date its name starts with (memory/2026-03-01.md),
     else a date: field in its front matter, else its modification time."""
-    text = " ".join(query)
+    text = _query_text(query)
     cfg = _config(ctx)
-    agent_cfg = cfg.agent(agent)
+    picked = pick_agent(cfg, agent)
+    agent_cfg = picked.agent
     if agent_cfg.adhoc:
         _check_has_memory(agent_cfg)
 
@@ -264,6 +235,7 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
                           progress=_progress_bar if not as_json and sys.stderr.isatty() else None)
     try:
         resp, note = (run(host.index(agent_cfg.id)), None) if no_sync else host.search(agent_cfg.id, run)
+        cause = host.index(agent_cfg.id).provider_choice.cause
         if note and host.index(agent_cfg.id).never_synced:
             note = None  # the search's own notice says the index is not built yet (being built, empty...)
     finally:
@@ -271,22 +243,46 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
-        _print_json(resp.to_dict())
+        _print_json({"agent": agent_cfg.id, **resp.to_dict()})
         return
-    if resp.notice:
-        click.echo(click.style(f"note: {resp.notice}", fg="yellow"), err=True)
+    if picked.name_it:
+        click.echo(click.style(picked.header(), dim=True))
+    for line in _notice_lines(resp, agent_cfg, cause):
+        click.echo(click.style(line, fg="yellow"), err=True)
     if resp.fallback:
         click.echo(click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True)
     if not resp.results:
         dated = " and ".join(f"{flag} {value}" for flag, value in (("since", since), ("before", before)) if value)
         click.echo("no results" + (f" dated {dated}" if dated else ""))
         return
+    width = output_width()
     for i, r in enumerate(resp.results, start=1):
         citation = terminal_safe(r.citation)  # a file name can hold control characters too
         click.echo(click.style(f"{i}. {citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
-        for line in result_lines(r, text, explain=explain):
+        for line in result_lines(r, text, explain=explain, width=width):
             click.echo(line)
         click.echo()
+
+
+def _notice_lines(resp: SearchResponse, agent: AgentConfig, cause: str | None) -> list[str]:
+    """The search's notices; that search is keyword-only by set-up only the
+    first time for the agent's workspace and that reason (see :mod:`.said_once`)."""
+    from .said_once import SaidOnce, keyword_only_line
+
+    rest = resp.notice_besides_setup()
+    setup = resp.setup_notice
+    first = setup is not None and SaidOnce().first_time("keyword-only", agent.id, str(agent.workspace), setup)
+    return [line for line in (rest and f"note: {rest}", keyword_only_line(cause) if first else None) if line]
+
+
+def _query_text(words: tuple[str, ...]) -> str:
+    """The query: the words, or stdin for ``-`` (``memext search - < q.txt``)."""
+    if words != ("-",):
+        return " ".join(words)
+    text = " ".join(sys.stdin.read().split())
+    if not text:
+        raise MemextError("the query on stdin is empty")
+    return text
 
 
 def _check_has_memory(agent: AgentConfig) -> None:
@@ -305,7 +301,13 @@ def _progress_bar(label: str) -> TextProgress:
     """The bar a sync before a search shows on a terminal (gone when done)."""
     from ...indexing.progress import TextProgress
 
-    return TextProgress(label, transient=True)
+    return TextProgress(label, transient=True, color=_color())
+
+
+def _color() -> bool | None:
+    """The invocation's colour setting (``--color``, NO_COLOR, FORCE_COLOR)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.color if ctx is not None else None
 
 
 # -- get -----------------------------------------------------------------------
@@ -317,7 +319,7 @@ def _progress_bar(label: str) -> TextProgress:
     epilog=examples("memext get memory/2026-03-01.md:10-20", "memext get MEMORY.md --from 40 --lines 10 -N"),
 )
 @click.argument("spec")
-@agent_option
+@picked_agent_option
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
 @click.option("--lines", type=click.IntRange(1), help="How many lines.")
 @click.option("-N", "--line-numbers", is_flag=True, help="Prefix each line with its number.")
@@ -330,15 +332,18 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     from ...memory.read import parse_get_spec
 
     path, start, count = parse_get_spec(spec)
-    with _open(ctx, agent) as idx:
+    picked = _pick(ctx, agent)
+    with _open(ctx, picked) as idx:
         res = idx.get(path, from_line or start, lines or count)
     if res.missing:
         raise MemextError(f"{res.path} does not exist")
     if res.from_line > max(res.total_lines, 1):
         raise MemextError(f"{res.path} has {res.total_lines} line(s); line {res.from_line} is past the end")
     if as_json:
-        _print_json(res.to_dict())
+        _print_json({"agent": picked.agent.id, **res.to_dict()})
         return
+    if picked.name_it:  # on stderr: stdout is the file's own text
+        click.echo(click.style(picked.header(), dim=True), err=True)
     # A note's control characters are shown escaped, never sent to the
     # terminal (--json escapes them as JSON does).
     if line_numbers:
@@ -401,7 +406,7 @@ def status_cmd(ctx, agent, as_json) -> None:
     epilog=examples('memext note "Anna leads the billing team now."', 'echo "Deploys moved to Tuesdays." | memext note --long-term'),
 )
 @click.argument("text", required=False)
-@agent_option
+@picked_agent_option
 @click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
 @click.option("--heading", help="The entry's heading (default: the current time).")
 @click.option("--long-term", is_flag=True, help="Append to MEMORY.md instead.")
@@ -419,12 +424,14 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
         if sys.stdin.isatty() and text is None:
             raise MemextError('give the note as an argument (memext note "...") or on stdin')
         text = sys.stdin.read()
-    with _open(ctx, agent) as idx:
+    picked = _pick(ctx, agent)
+    with _open(ctx, picked) as idx:
         written = idx.append(text, file=LONG_TERM_FILE if long_term else file, heading=heading)
     if as_json:
-        _print_json(written.to_dict())
+        _print_json({"agent": picked.agent.id, **written.to_dict()})
         return
-    click.echo(f"noted in {written.citation}" + (" (new file)" if written.created else ""))
+    about = [f"agent {picked.agent.id}"] * picked.name_it + ["new file"] * written.created
+    click.echo(f"noted in {written.citation}" + (f" ({', '.join(about)})" if about else ""))
     if written.notice:
         click.echo(f"memext: {written.notice}", err=True)
 

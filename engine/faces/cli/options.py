@@ -1,18 +1,121 @@
-"""What every ``memext`` command shares: the ``-a``/``--json`` options, the
-examples that end each ``--help``, the config of the invocation and JSON
-output."""
+"""What every ``memext`` command shares: the ``-a``/``--json`` options (also
+accepted before the command, as ``memext -a work search x``), the agent a
+command works on, the colour setting, the examples that end each
+``--help``, the config of the invocation and JSON output."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import click
 
-from ...config import Config, load_config
+from ...config import AgentConfig, Config, load_config
 
-agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).")
+
+
+def complete_agent_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Shell completion of ``-a``: the configured agents' ids (none when the
+    config does not load: completion must not print an error)."""
+    from ...errors import MemextError
+
+    try:
+        cfg = load_config(ctx.find_root().params.get("config_path"))
+    except (MemextError, OSError):
+        return []
+    return [a.id for a in cfg.agents if a.id.startswith(incomplete)]
+
+
+agent_option = click.option("-a", "--agent", help="Agent id (default: the first configured agent).", shell_complete=complete_agent_id)
+#: ``-a`` of the commands that work on one agent, picked by :func:`pick_agent`.
+picked_agent_option = click.option(
+    "-a",
+    "--agent",
+    help="Agent id (default: the agent whose workspace holds the current folder, else the first configured).",
+    shell_complete=complete_agent_id,
+)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+#: The parameter names that ``memext -a ID`` and ``memext --json`` fill in
+#: for the command that follows (each command's own option wins).
+GROUP_DEFAULTS = {"agent": "-a/--agent", "as_json": "--json"}
+
+COLOR_CHOICES = ("auto", "always", "never")
+
+
+class InheritedDefaults(dict):
+    """A ``default_map`` that hands the same defaults to every command below
+    the group: click looks a subcommand's map up as ``.get(its name)``, and a
+    parameter's default with ``in`` and ``[]``, which see only the real keys."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return super().get(key, self)
+
+
+def group_defaults(agent: str | None, as_json: bool) -> InheritedDefaults:
+    """The defaults ``memext -a ID --json CMD`` gives CMD and the commands below it."""
+    given = InheritedDefaults()
+    if agent is not None:
+        given["agent"] = agent
+    if as_json:
+        given["as_json"] = True
+    return given
+
+
+def check_group_options(given: Mapping[str, Any], command: click.Command | None, name: str) -> None:
+    """Refuse ``memext -a ID CMD`` where CMD has no such option (it would be
+    ignored without a word). A group's commands are not checked: ``agents``
+    and ``model`` hold commands that take them."""
+    if command is None or isinstance(command, click.Group):
+        return
+    takes = {p.name for p in command.params}
+    for key in given:
+        if key not in takes:
+            raise click.UsageError(f"{GROUP_DEFAULTS[key]} does not apply to `memext {name}`")
+
+
+def color_setting(choice: str, env: Mapping[str, str] | None = None) -> bool | None:
+    """``--color``, then ``NO_COLOR`` (no-color.org) and ``FORCE_COLOR``
+    (force-color.org): True or False to force colour on or off, None to
+    colour only a terminal."""
+    env = os.environ if env is None else env
+    if choice != "auto":
+        return choice == "always"
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return None
+
+
+class PickedAgent(NamedTuple):
+    """The agent a command works on, and whether its output must name it."""
+
+    agent: AgentConfig
+    #: True when the first of several configured agents answers for want of
+    #: a choice (no -a, the current folder in no agent's workspace).
+    name_it: bool
+    #: How many agents the config has.
+    configured: int
+
+    def header(self) -> str:
+        """The line that names the agent that answered."""
+        return f"agent {self.agent.id} (first of {self.configured} configured; -a ID or cd into a workspace to choose)"
+
+
+def pick_agent(cfg: Config, agent_id: str | None, cwd: Path | None = None) -> PickedAgent:
+    """``-a``'s agent; else, with a config, the agent whose workspace holds
+    the current folder; else the first configured (the ad-hoc agent without
+    a config is the current folder already)."""
+    if agent_id is None and cfg.path is not None:
+        here = cfg.agent_at(cwd if cwd is not None else Path.cwd())
+        if here is not None:
+            return PickedAgent(here, False, len(cfg.agents))
+        return PickedAgent(cfg.agent(None), len(cfg.agents) > 1, len(cfg.agents))
+    return PickedAgent(cfg.agent(agent_id), False, len(cfg.agents))
 
 
 def examples(*lines: str) -> str:

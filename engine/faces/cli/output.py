@@ -6,8 +6,12 @@ so both stay readable; nothing here decides anything, it only formats.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import sys
 import time
+import unicodedata
 from typing import TYPE_CHECKING
 
 import click
@@ -19,10 +23,13 @@ from ...units import human_size
 if TYPE_CHECKING:
     from ...status import IndexStatus, SearchMode
 
-__all__ = ["human_size", "result_lines", "search_words", "status_lines", "terminal_safe"]
+__all__ = ["human_size", "output_width", "result_lines", "search_words", "status_lines", "terminal_safe"]
 
 #: Marks lines of a chunk left out of the excerpt.
 GAP = "⋮"
+#: The fewest columns a wrapped note line keeps for its text: on a terminal
+#: narrower than its gutter plus this, lines are left to the terminal.
+MIN_TEXT_COLUMNS = 20
 
 
 #: C0 and C1 control characters but tab and newline, and DEL: what lets
@@ -38,34 +45,105 @@ def terminal_safe(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def highlight(text: str, query: str) -> str:
-    """``text``, made :func:`terminal_safe`, with the terms that carried the
-    match in bold (a no-op where click strips styles, e.g. into a pipe)."""
-    out, pos = [], 0
-    for start, end in term_spans(text, query):
-        out += [terminal_safe(text[pos:start]), click.style(terminal_safe(text[start:end]), bold=True, fg="yellow")]
-        pos = end
-    out.append(terminal_safe(text[pos:]))
+def highlight(text: str, query: str, start: int = 0, end: int | None = None) -> str:
+    """``text[start:end]`` with the terms that carried the match (found in
+    the whole ``text``) in bold (a no-op where click strips styles, e.g.
+    into a pipe)."""
+    end = len(text) if end is None else end
+    out, pos = [], start
+    for a, b in term_spans(text, query):
+        a, b = max(a, start), min(b, end)
+        if a < b:
+            out += [text[pos:a], click.style(text[a:b], bold=True, fg="yellow")]
+            pos = b
+    out.append(text[pos:end])
     return "".join(out)
 
 
-def result_lines(r: SearchResult, query: str, *, explain: bool) -> list[str]:
+def output_width() -> int | None:
+    """The columns note lines wrap to: ``$COLUMNS``, else the terminal's
+    when stdout is one; None (no wrapping) into a pipe or a file."""
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    try:
+        return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    except (AttributeError, ValueError):  # no real stdout
+        return None
+
+
+def _cells(ch: str) -> int:
+    """Terminal columns of one character: 2 for wide East Asian ones, 0 for
+    combining marks."""
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+
+
+def wrap_spans(text: str, room: int) -> list[tuple[int, int]]:
+    """``text`` cut into (start, end) pieces of at most ``room`` columns:
+    at the last space (the spaces at a cut are dropped), unless the word
+    after it is too long for any line (a URL, CJK without spaces), which
+    then fills the line and goes on below, as textwrap does."""
+    pieces: list[tuple[int, int]] = []
+    start, used, space = 0, 0, -1
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == " ":
+            space = i
+        used += _cells(ch)
+        if used > room and i > start:
+            at_space = space > start and _word_cells(text, space + 1) <= room
+            cut, resume = (space, space + 1) if at_space else (i, i)
+            pieces.append((start, cut))
+            while resume < len(text) and text[resume] == " ":
+                resume += 1
+            start, used, space, i = resume, 0, -1, resume
+            continue
+        i += 1
+    if start < len(text) or not pieces:
+        pieces.append((start, len(text)))
+    return pieces
+
+
+def _word_cells(text: str, start: int) -> int:
+    """Columns of the word that starts at ``start`` (up to the next space)."""
+    end = text.find(" ", start)
+    return sum(_cells(ch) for ch in text[start:end if end >= 0 else len(text)])
+
+
+def _hanging(gutter: str, text: str, query: str, width: int | None) -> list[str]:
+    """``gutter`` + ``text``; past ``width`` columns the text wraps under
+    itself (a hanging indent), never under the gutter."""
+    room = width - len(gutter) if width else 0
+    if room < MIN_TEXT_COLUMNS:
+        return [f"{gutter}{highlight(text, query)}".rstrip()]
+    pad = " " * len(gutter)
+    return [
+        f"{gutter if n == 0 else pad}{highlight(text, query, a, b)}".rstrip()
+        for n, (a, b) in enumerate(wrap_spans(text, room))
+    ]
+
+
+def result_lines(r: SearchResult, query: str, *, explain: bool, width: int | None = None) -> list[str]:
     """The lines below a result's citation: its excerpt with file line
     numbers (``>`` at the best line, GAP where lines are left out), then
-    the explain table."""
+    the explain table. Past ``width`` columns a line wraps under its text."""
     lines: list[str] = []
     ex = r.excerpt
     if ex is None:
-        lines += [f"   {terminal_safe(line)}" for line in r.snippet.split("\n")]
+        for line in r.snippet.splitlines():
+            lines += _hanging("   ", terminal_safe(line), "", width)
     else:
-        width = len(str(ex.lines[-1].number)) if ex.lines else 1
+        digits = len(str(ex.lines[-1].number)) if ex.lines else 1
         if ex.omitted_before:
-            lines.append(f"   {GAP:>{width}}")
+            lines.append(f"   {GAP:>{digits}}")
         for ln in ex.lines:
             mark = ">" if ln.number == ex.best_line and ln.hit else " "
-            lines.append(f" {mark} {ln.number:>{width}}  {highlight(ln.text, query)}".rstrip())
+            lines += _hanging(f" {mark} {ln.number:>{digits}}  ", terminal_safe(ln.text), query, width)
         if ex.omitted_after:
-            lines.append(f"   {GAP:>{width}}")
+            lines.append(f"   {GAP:>{digits}}")
     if explain and r.explain:
         from ...search.explain import explain_table  # only --explain needs it
         lines.append(click.style("   how it scored:", dim=True))

@@ -164,7 +164,9 @@ def on_a_terminal(args: list[str]) -> str:
     import pty
 
     main, sub = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "memext", *args], stdin=sub, stdout=sub, stderr=sub, env=os.environ.copy())
+    # Wide enough that no note line wraps: the test reads sequences whole.
+    env = {**os.environ, "COLUMNS": "300"}
+    proc = subprocess.Popen([sys.executable, "-m", "memext", *args], stdin=sub, stdout=sub, stderr=sub, env=env)
     os.close(sub)
     chunks: list[bytes] = []
     while True:

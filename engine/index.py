@@ -32,6 +32,7 @@ from .indexing.checks import check_store_path, prepare_index_folder, workspace_p
 from .indexing.repair import damage_of, set_aside, writer_died
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
+from .providers.registry import where_embedded
 from .search.query_embedding import QueryEmbedder
 from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
@@ -690,6 +691,7 @@ class MemoryIndex:
                 model=provider.model if provider else "",
                 reason=choice.reason,
                 failed=choice.failed,
+                embedded=where_embedded(provider.id if provider else "none"),
             ),
             fallback=FallbackStatus(choice.fallback_from, choice.fallback_reason or "") if choice.fallback_from else None,
             vector=st.vector_status(),

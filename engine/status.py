@@ -21,6 +21,8 @@ class ProviderStatus:
     #: A provider that was to be used (asked for, or picked by ``auto``)
     #: but did not start, with no fallback taking over.
     failed: str | None = None
+    #: Where notes are embedded: "on this machine", "sent to OpenAI"; "" when keyword-only.
+    embedded: str = ""
 
     @property
     def keyword_only(self) -> bool:

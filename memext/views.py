@@ -84,11 +84,13 @@ class FileLines(QuietDisplay, str):
 
 
 def search_kind(s: IndexStatus) -> str:
-    """How a search of the agent runs now: ``hybrid (local all-MiniLM...)``
-    or ``keyword-only`` (the words ``memext status`` uses)."""
+    """How a search of the agent runs now: ``hybrid (local all-MiniLM...,
+    on this machine)`` or ``keyword-only`` (the words ``memext status`` uses):
+    where notes are embedded is said, since a remote provider sends them off."""
     prov = s.provider
     if s.mode == "hybrid" and not prov.keyword_only:
-        kind = f"hybrid ({prov.in_force}{' ' + prov.model if prov.model else ''})"
+        where = f", {prov.embedded}" if prov.embedded else ""
+        kind = f"hybrid ({prov.in_force}{' ' + prov.model if prov.model else ''}{where})"
     else:
         kind = "keyword-only"
     if s.fallback:

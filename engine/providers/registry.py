@@ -161,6 +161,15 @@ def remote_names() -> tuple[str, ...]:
     return tuple(p.name for p in PROVIDERS if p.remote)
 
 
+def where_embedded(name: str) -> str:
+    """Where the provider ``name`` computes embeddings, in the words status
+    uses: "on this machine", "sent to OpenAI"; "" for ``none``."""
+    if name == "none":
+        return ""
+    spec = _BY_NAME.get(name)
+    return f"sent to {spec.label}" if spec is not None and spec.remote else "on this machine"
+
+
 def all_key_env() -> tuple[str, ...]:
     """Every API-key variable of every provider (all of them are secrets)."""
     return tuple(var for p in PROVIDERS for var in p.key_env)

@@ -10,9 +10,10 @@ from ...indexing.leftovers import orphaned_indexes, remove_index
 from .options import agent_option, ctx_config, json_option, print_json
 from .output import human_size
 from ...config import AgentConfig, add_agent
-from ...config_edit import remove_agent
+from ...config_edit import change_memory_search_list, remove_agent
 from ...errors import MemextError
 from ...paths import app_paths
+from ...providers.registry import provider_spec, remote_names
 from ...store.drivers import store_location
 
 
@@ -100,12 +101,15 @@ def agents_prune(ctx, yes, as_json) -> None:
         click.echo("run `memext agents prune --yes` to delete them")
 
 
-@click.command("config")
+@click.group("config", invoke_without_command=True)
 @agent_option
 @json_option
 @click.pass_context
 def config_cmd(ctx, agent, as_json) -> None:
-    """Show where the config file is and check that it loads (-a: one agent's index)."""
+    """Show where the config file is and check that it loads (-a: one agent's
+    index); `memext config allow-remote openai` lets auto send notes to OpenAI."""
+    if ctx.invoked_subcommand is not None:
+        return
     p = app_paths()
     path = _config_file(ctx)
     cfg = ctx_config(ctx)
@@ -130,3 +134,26 @@ def config_cmd(ctx, agent, as_json) -> None:
         click.echo(f"agent    {a.id}: {a.workspace}, index {store_location(a)}")
     else:
         click.echo(f"agents   {', '.join(a.id for a in agents)}")
+
+
+@config_cmd.command("allow-remote")
+@click.argument("provider", type=click.Choice(remote_names()))
+@agent_option
+@click.option("--revoke", is_flag=True, help="Take the consent back: auto no longer sends notes there.")
+@json_option
+@click.pass_context
+def config_allow_remote(ctx, provider, agent, revoke, as_json) -> None:
+    """Let provider = "auto" send your notes to PROVIDER's API when its key
+    is set (recorded as memory_search.allow_remote; -a: one agent only)."""
+    path = _config_file(ctx)
+    if revoke:
+        key, wanted = change_memory_search_list(path, ["allow_remote"], remove=provider, agent_id=agent)
+    else:
+        key, wanted = change_memory_search_list(path, ["allow_remote"], add=provider, agent_id=agent)
+    label = provider_spec(provider).label
+    if as_json:
+        print_json({"config": str(path), "key": key, "allow_remote": wanted})
+    elif revoke:
+        click.echo(f"{key} = {wanted} in {path}: auto no longer sends notes to {label}")
+    else:
+        click.echo(f"{key} = {wanted} in {path}: with provider = \"auto\" and a {label} key, notes are sent to {label} to be embedded")

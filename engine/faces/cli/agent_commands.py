@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ...indexing.leftovers import orphaned_indexes, remove_index
+from ...indexing.leftovers import orphaned_indexes, purge_agent_index, remove_index
 from .options import agent_option, ctx_config, json_option, print_json
 from .output import human_size
 from ...config import AgentConfig, add_agent
@@ -65,17 +65,32 @@ def agents_add(ctx, agent_id, workspace, extra_path, as_json) -> None:
 
 @agents_cmd.command("remove")
 @click.argument("agent_id")
+@click.option("--purge", is_flag=True, help="Also delete the agent's index files (its memory files always stay).")
 @json_option
 @click.pass_context
-def agents_remove(ctx, agent_id, as_json) -> None:
-    """Remove an agent from the config file (its memory files and index stay;
-    `memext agents prune` lists indexes nothing uses)."""
+def agents_remove(ctx, agent_id, purge, as_json) -> None:
+    """Remove an agent from the config file (its memory files stay; its
+    index too unless --purge; `memext agents prune` lists indexes nothing uses)."""
     path = _config_file(ctx)
+    deleted: list[Path] = []
+    if purge:
+        cfg = ctx_config(ctx)
+        if cfg.path is None:
+            raise MemextError(f"no config file {path}, so no agent {agent_id!r} to remove")
+        # Files first: a refusal (not memext's file, a process writing it) leaves the config as it was.
+        deleted = purge_agent_index(cfg.agent(agent_id), cfg)
     remove_agent(path, agent_id)
     if as_json:
-        print_json({"removed": agent_id, "config": str(path)})
-    else:
-        click.echo(f"removed agent {agent_id} from {path}")
+        out: dict = {"removed": agent_id, "config": str(path)}
+        if purge:
+            out["deleted"] = [str(p) for p in deleted]
+        print_json(out)
+        return
+    click.echo(f"removed agent {agent_id} from {path}")
+    if purge:
+        click.echo(f"deleted its index: {len(deleted)} file{'s' if len(deleted) != 1 else ''}" if deleted else "it had no index files")
+        for p in deleted:
+            click.echo(f"  {p}")
 
 
 @agents_cmd.command("prune")

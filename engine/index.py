@@ -19,6 +19,7 @@ search, get, append, status); the work itself lives in the modules it calls.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from datetime import datetime
@@ -34,7 +35,7 @@ from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .providers.registry import where_embedded
 from .search.query_embedding import QueryEmbedder
-from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
+from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, SearchResult, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words
@@ -565,6 +566,9 @@ class MemoryIndex:
         )
         if days is not None and not paths:
             notice = "; ".join(n for n in (notice, f"no memory is dated {days.describe()}") if n)
+        results, left_out = self._readable(results)
+        if left_out:
+            notice = "; ".join(n for n in (notice, left_out) if n)
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
         return SearchResponse(
             query=query,
@@ -576,6 +580,27 @@ class MemoryIndex:
             notice="; ".join(n for n in (self._index_notice(), notice) if n) or None,
             error=error,
         )
+
+    def _readable(self, results: list[SearchResult]) -> tuple[list[SearchResult], str | None]:
+        """The results whose memory file can still be read, and a notice
+        naming those left out. The index may hold a file's old text until
+        the next sync (a chmod keeps the stat the change check compares),
+        and a citation ``get`` cannot open must not be offered. One
+        access() per result: a search returns a handful."""
+        workspace = os.path.realpath(self.agent.workspace)
+        gone: dict[str, str] = {}
+        kept = []
+        for r in results:
+            if r.source == "memory":
+                real = os.path.normpath(os.path.join(workspace, r.path))
+                if not os.access(real, os.R_OK):
+                    gone[r.path] = "no longer exists" if not os.path.lexists(real) else "can no longer be read"
+                    continue
+            kept.append(r)
+        if not gone:
+            return results, None
+        listed = ", ".join(f"{path} {why}" for path, why in gone.items())
+        return kept, f"left out results of files since changed: {listed} (the next sync updates the index)"
 
     def _index_notice(self) -> str | None:
         """What a search must say about the index file itself: read-only,

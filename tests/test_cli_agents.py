@@ -43,6 +43,29 @@ def test_config_and_agents_take_a_and_json(config, workspace):
     assert r.exit_code == 1 and "nobody" in r.stderr
 
 
+def test_config_shows_the_folders_the_indexes_are_really_in(config, workspace, tmp_path):
+    default = app_paths().index_dir
+    data = json.loads(run("config", "--json").stdout)
+    assert data["indexes"] == [str(default)]
+    assert f"indexes  {default}\n" in run("config").stdout
+    # store.path elsewhere, for every agent: the default folder is not where they are.
+    elsewhere = tmp_path / "my-indexes"
+    config.write_text(config.read_text().replace(
+        'provider = "none"\n', f'provider = "none"\n[memory_search.store]\npath = "{elsewhere}/{{agent_id}}.sqlite"\n', 1
+    ))
+    data = json.loads(run("config", "--json").stdout)
+    assert data["indexes"] == [str(elsewhere)] and data["agents"][0]["index"] == str(elsewhere / "w.sqlite")
+    out = run("config").stdout
+    assert f"indexes  {elsewhere}\n" in out and str(default) not in out
+    # One agent moved back to the default folder: both folders, each naming its agents.
+    config.write_text(config.read_text() + f'[agents.memory_search.store]\npath = "{default}/other.sqlite"\n')  # the last agent's
+    data = json.loads(run("config", "--json").stdout)
+    assert data["indexes"] == [str(elsewhere), str(default)]
+    out = run("config").stdout
+    assert f"indexes  {elsewhere} (w)\n" in out and f"indexes  {default} (other)\n" in out
+    assert json.loads(run("config", "-a", "w", "--json").stdout)["indexes"] == [str(elsewhere)]
+
+
 def test_agents_remove_keeps_the_rest_of_the_file(config, workspace):
     r = run("agents", "remove", "w", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout) == {"removed": "w", "config": str(config)}

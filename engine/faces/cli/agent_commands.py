@@ -14,7 +14,7 @@ from ...config_edit import change_memory_search_list, remove_agent
 from ...errors import MemextError
 from ...paths import app_paths
 from ...providers.registry import provider_spec, remote_names
-from ...store.drivers import store_location
+from ...store.drivers import driver_of, store_location
 
 
 def _config_file(ctx: click.Context) -> Path:
@@ -129,10 +129,11 @@ def config_cmd(ctx, agent, as_json) -> None:
     path = _config_file(ctx)
     cfg = ctx_config(ctx)
     agents = [cfg.agent(agent)] if agent else cfg.agents
+    folders = _index_folders(agents)
     data = {
         "config": str(path),
         "config_exists": cfg.path is not None,
-        "indexes": str(p.index_dir),
+        "indexes": list(folders),
         "cache": str(p.cache_dir),
         "logs": str(p.log_dir),
         "agents": [_agent_row(a) for a in agents],
@@ -141,7 +142,9 @@ def config_cmd(ctx, agent, as_json) -> None:
         print_json(data)
         return
     click.echo(f"config   {path}{'' if cfg.path else ' (not present: ad-hoc agent)'}")
-    click.echo(f"indexes  {p.index_dir}")
+    for folder, ids in folders.items():
+        named = f" ({', '.join(ids)})" if len(folders) > 1 else ""
+        click.echo(f"indexes  {folder}{named}")
     click.echo(f"cache    {p.cache_dir}")
     click.echo(f"logs     {p.log_dir}")
     if agent:
@@ -149,6 +152,17 @@ def config_cmd(ctx, agent, as_json) -> None:
         click.echo(f"agent    {a.id}: {a.workspace}, index {store_location(a)}")
     else:
         click.echo(f"agents   {', '.join(a.id for a in agents)}")
+
+
+def _index_folders(agents: list[AgentConfig]) -> dict[str, list[str]]:
+    """Where the agents' indexes are (the folder of an index file, or the
+    server location), each with the agents there, in agent order:
+    ``store.path`` may put them anywhere, not only in the default folder."""
+    out: dict[str, list[str]] = {}
+    for a in agents:
+        where = str(a.db_path().parent) if driver_of(a).local else store_location(a)
+        out.setdefault(where, []).append(a.id)
+    return out
 
 
 @config_cmd.command("allow-remote")

@@ -114,3 +114,25 @@ def test_allow_remote_for_one_agent_and_a_wrong_name(setup):
     assert load_config(config).agents[0].settings.allow_remote == ["gemini"]
     bad = memext(env, "config", "allow-remote", "local")
     assert bad.returncode == 2 and "'local' is not one of 'openai', 'gemini'" in bad.stderr
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_the_notebook_says_where_notes_are_embedded(tmp_path, workspace, api_server, monkeypatch, allowed):
+    from memext_helpers import ipython_shell, write_config
+
+    extra = 'allow_remote = ["openai"]\n' if allowed else ""
+    config = write_config(tmp_path / "memext", {"me": workspace}, provider="auto")
+    config.write_text(config.read_text(encoding="utf-8").replace('provider = "auto"\n', 'provider = "auto"\n' + extra), encoding="utf-8")
+    monkeypatch.setenv("MEMEXT_CONFIG", str(config))
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", api_server.openai_base_url)
+    with ipython_shell() as ip:
+        ip.run_line_magic("load_ext", "memext")
+        ip.run_line_magic("memindex", "")
+        (row,) = ip.run_line_magic("memstatus", "").rows()
+    if allowed:
+        assert row["search"] == "hybrid (openai text-embedding-3-small, sent to OpenAI)"
+        assert api_server.requests("openai.embeddings")
+    else:
+        assert row["search"] == "keyword-only"
+        assert api_server.requests() == []

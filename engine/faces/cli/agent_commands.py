@@ -165,7 +165,11 @@ def _index_folders(agents: list[AgentConfig]) -> dict[str, list[str]]:
     return out
 
 
-@config_cmd.command("allow-remote")
+@config_cmd.command(
+    "allow-remote",
+    short_help="Let provider auto send notes to a remote API (one-time consent).",
+    epilog="\b\nExamples:\n  memext config allow-remote openai\n  memext config allow-remote gemini -a work --revoke",
+)
 @click.argument("provider", type=click.Choice(remote_names()))
 @agent_option
 @click.option("--revoke", is_flag=True, help="Take the consent back: auto no longer sends notes there.")

@@ -130,7 +130,8 @@ def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[
             continue
         return spec.name, f"auto: {why}" + (f", sending notes to {spec.label} allowed (allow_remote)" if spec.remote else "")
     if withheld:
-        return None, _withheld_reason(withheld)
+        cause, advice = _withheld(withheld)
+        return None, f"{cause}: keyword-only search; {advice}"
     keys = _or(tuple(var for p in auto_order() for var in p.key_env))
     model_path = agent.settings.local.model_path
     if model_path:
@@ -147,13 +148,14 @@ def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[
     )
 
 
-def _withheld_reason(withheld: list[ProviderSpec]) -> str:
-    """Why ``auto`` is keyword-only although a remote provider's key is there."""
+def _withheld(withheld: list[ProviderSpec]) -> tuple[str, str]:
+    """Why ``auto`` is keyword-only although a remote provider's key is
+    there, and what to do: (cause, advice)."""
     first = withheld[0]
     return (
-        f"auto: {_or(tuple(s.label for s in withheld))} API key found, but notes are sent off this machine "
-        f"only if you allow it: keyword-only search; run `memext model install minilm` for local semantic search, "
-        f"or `memext config allow-remote {first.name}` to send your notes to {first.label}"
+        f"auto: {_or(tuple(s.label for s in withheld))} API key found, but notes are sent off this machine only if you allow it",
+        f"run `memext model install minilm` for local semantic search, "
+        f"or `memext config allow-remote {first.name}` to send your notes to {first.label}",
     )
 
 

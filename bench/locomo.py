@@ -531,9 +531,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.out = args.out.resolve()  # the workspace paths in the config are taken relative to it
     if not args.data.is_file():
-        ap.error(f"no data file at {args.data} (pass --data PATH)")
+        # The tests use tests/data/locomo-mini.json without it; the figures need the real conversations.
+        ap.error(
+            f"no data file at {args.data}: the benchmark needs the real LoCoMo conversations, which memext does "
+            "not redistribute (CC BY-NC 4.0): take data/locomo10.json from github.com/snap-research/LoCoMo "
+            "and pass --data PATH"
+        )
     if not args.model.is_file():
-        ap.error(f"no model at {args.model} (pass --model PATH)")
+        ap.error(f"no model at {args.model}: pass --model PATH (e.g. the file `memext model install minilm` builds)")
     data = json.loads(args.data.read_text(encoding="utf-8"))
     if args.only:
         wanted = set(args.only.split(","))

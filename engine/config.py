@@ -34,6 +34,7 @@ from typing import Annotated, Any, Mapping, NamedTuple, Optional, Sequence, Unio
 from .errors import ConfigError, UnknownAgentError
 from .paths import AppPaths, app_paths, own_config_dir, private_dir, private_file, write_private_text
 from .providers.registry import NAMES as PROVIDER_NAMES
+from .providers.registry import remote_names
 from .store.drivers import DRIVERS, store_driver
 
 if sys.version_info >= (3, 11):
@@ -201,6 +202,9 @@ class MemorySearchSettings(NamedTuple):
     extra_paths: Sequence[str] = ()
     provider: Annotated[str, Check(choices=PROVIDERS)] = "auto"
     fallback: Annotated[str, Check(choices=FALLBACKS)] = "none"
+    #: Remote providers ``auto`` may send notes to (DESIGN.md §6): naming
+    #: one here is the user's consent; a key in the environment is not.
+    allow_remote: Sequence[str] = ()
     model: str = ""
     max_file_bytes: Annotated[int, Check(min=1)] = 10 * 1024 * 1024
     remote: RemoteSettings = RemoteSettings()
@@ -517,6 +521,11 @@ def _check_values(s: MemorySearchSettings, prefix: str, file: str | None) -> Non
             raise ConfigError(f'unknown source {_show(src)} (use "memory" or "sessions")', key=f"{prefix}.sources", path=file)
     if not s.sources:
         raise ConfigError('needs at least one source ("memory")', key=f"{prefix}.sources", path=file)
+    remote = remote_names()
+    for name in s.allow_remote:
+        if name not in remote:
+            options = ", ".join(f'"{r}"' for r in remote)
+            raise ConfigError(f"{_show(name)} is not a remote provider (use {options})", key=f"{prefix}.allow_remote", path=file)
 
 
 def _cross_checks(

@@ -68,6 +68,25 @@ def set_memory_search_value(config_path: Path, keys: Sequence[str], value: Any, 
     return ".".join([where, *keys])
 
 
+def change_memory_search_list(
+    config_path: Path, keys: Sequence[str], *, add: str | None = None, remove: str | None = None, agent_id: str | None = None
+) -> tuple[str, list[str]]:
+    """Add ``add`` to (or take ``remove`` from) the list ``memory_search.<keys>``
+    as the file's table writes it (the defaults, or one agent's); returns the
+    dotted key written and the new list."""
+    config_path = Path(config_path)
+    table: Any = tomllib.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+    if agent_id is not None:
+        table = next((a for a in table.get("agents", []) if a.get("id") == agent_id), {})
+    for key in ["memory_search", *keys]:
+        table = table.get(key, []) if isinstance(table, dict) else []
+    current = [str(v) for v in table] if isinstance(table, list) else []
+    new = [v for v in current if v != remove]
+    if add is not None and add not in new:
+        new.append(add)
+    return set_memory_search_value(config_path, keys, new, agent_id=agent_id), new
+
+
 def remove_agent(config_path: Path, agent_id: str) -> None:
     """Remove the ``[[agents]]`` entry ``agent_id`` from the config file,
     keeping the rest of its text; the agent's index is left alone."""

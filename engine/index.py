@@ -19,6 +19,7 @@ search, get, append, status); the work itself lives in the modules it calls.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from datetime import datetime
@@ -33,8 +34,9 @@ from .indexing.repair import damage_of, set_aside, writer_died
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .providers.choice import keyword_only
+from .providers.registry import where_embedded
 from .search.query_embedding import QueryEmbedder
-from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
+from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, SearchResult, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words
@@ -565,7 +567,8 @@ class MemoryIndex:
             paths=paths,
         )
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
-        notices = tuple(n for n in (self._index_notice(), notice, dated) if n)
+        results, left_out = self._readable(results)
+        notices = tuple(n for n in (self._index_notice(), notice, dated, left_out) if n)
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
         return SearchResponse(
             query=query,
@@ -579,6 +582,27 @@ class MemoryIndex:
             notices=notices,
             setup_notice=setup,
         )
+
+    def _readable(self, results: list[SearchResult]) -> tuple[list[SearchResult], str | None]:
+        """The results whose memory file can still be read, and a notice
+        naming those left out. The index may hold a file's old text until
+        the next sync (a chmod keeps the stat the change check compares),
+        and a citation ``get`` cannot open must not be offered. One
+        access() per result: a search returns a handful."""
+        workspace = os.path.realpath(self.agent.workspace)
+        gone: dict[str, str] = {}
+        kept = []
+        for r in results:
+            if r.source == "memory":
+                real = os.path.normpath(os.path.join(workspace, r.path))
+                if not os.access(real, os.R_OK):
+                    gone[r.path] = "no longer exists" if not os.path.lexists(real) else "can no longer be read"
+                    continue
+            kept.append(r)
+        if not gone:
+            return results, None
+        listed = ", ".join(f"{path} {why}" for path, why in gone.items())
+        return kept, f"left out results of files since changed: {listed} (the next sync updates the index)"
 
     def _index_notice(self) -> str | None:
         """What a search must say about the index file itself: read-only,
@@ -696,6 +720,7 @@ class MemoryIndex:
                 failed=choice.failed,
                 cause=choice.cause,
                 advice=choice.advice,
+                embedded=where_embedded(provider.id if provider else "none"),
             ),
             fallback=FallbackStatus(choice.fallback_from, choice.fallback_reason or "") if choice.fallback_from else None,
             vector=st.vector_status(),

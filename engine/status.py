@@ -38,14 +38,20 @@ class SearchMode:
     advice: str | None = None
     #: The provider that failed while a fallback provider is in force.
     fallback_from: str | None = None
+    #: Where notes are embedded: "on this machine", "sent to OpenAI"; ""
+    #: when keyword-only. Said whenever hybrid: a remote provider sends
+    #: the notes off the machine.
+    embedded: str = ""
 
     def describe(self) -> str:
         """The short words for the kind, as every face shows them:
-        ``hybrid (local all-MiniLM-L6-v2)``, ``hybrid (gemini ...), fallback
-        from openai``, ``keyword-only`` or ``off``."""
+        ``hybrid (local all-MiniLM-L6-v2, on this machine)``, ``hybrid
+        (gemini ..., sent to Gemini), fallback from openai``,
+        ``keyword-only`` or ``off``."""
         if self.kind != SearchKind.HYBRID:
             return self.kind.value
-        words = f"hybrid ({self.provider}{' ' + self.model if self.model else ''})"
+        where = f", {self.embedded}" if self.embedded else ""
+        words = f"hybrid ({self.provider}{' ' + self.model if self.model else ''}{where})"
         return f"{words}, fallback from {self.fallback_from}" if self.fallback_from else words
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,6 +74,8 @@ class ProviderStatus:
     #: Without a provider: ``reason``'s two parts, why and what to do.
     cause: str | None = None
     advice: str | None = None
+    #: Where notes are embedded: "on this machine", "sent to OpenAI"; "" when keyword-only.
+    embedded: str = ""
 
     @property
     def keyword_only(self) -> bool:
@@ -269,7 +277,7 @@ class IndexStatus:
                               advice=prov.advice)
         if self.keyword_only_reason:
             return SearchMode(SearchKind.KEYWORD_ONLY, prov.in_force, prov.model, self.keyword_only_reason, None, fallback_from)
-        return SearchMode(SearchKind.HYBRID, prov.in_force, prov.model, fallback_from=fallback_from)
+        return SearchMode(SearchKind.HYBRID, prov.in_force, prov.model, fallback_from=fallback_from, embedded=prov.embedded)
 
     @property
     def mode(self) -> str:

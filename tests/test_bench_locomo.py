@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from typing import NamedTuple
 
 import pytest
 
@@ -26,7 +27,36 @@ def _load_bench():
 
 locomo = _load_bench()
 
-pytestmark = pytest.mark.skipif(not LOCOMO_DEV.is_file(), reason=f"no LoCoMo dev split at {LOCOMO_DEV}")
+
+
+class Expected(NamedTuple):
+    """What the tests below know of one data file: the same anchors (sample
+    and turn ids) hold in the real dev split and in the small invented set
+    of its format that a checkout without ../shared uses (tests/data/)."""
+
+    joined_d25_3: str  # conv-42 D25:3 as written: line breaks and a photo caption joined
+    two_session_query: str  # conv-43: category 2, evidence D4:8 (multi-line) and D22:2
+    three_turn_query: str  # conv-42: evidence D25:21, D25:23, D28:31
+    kept: int  # questions with evidence (bench/LOCOMO_RESULTS.md gives the dev split's)
+
+
+EXPECTED = {
+    "locomo-dev.json": Expected(
+        "- **Nate**: Congrats Joanna! How was it to finally see it on the big screen? "
+        "[shares a photo holding a videogame controller] "
+        "[shares a photo: a photo of a box with a controller inside of it]",
+        "When did John attend the Harry Potter trivia?",
+        "What activities does Nate do with his turtles?",
+        760,
+    ),
+    "locomo-mini.json": Expected(
+        "- **Nate**: Congrats! How did the screening go? [shares a photo of a ticket] "
+        "[shares a photo: a photo of a cinema ticket]",
+        "When did John go to the board game night?",
+        "What does Nate do with his turtles?",
+        7,
+    ),
+}[LOCOMO_DEV.name]
 
 
 @pytest.fixture(scope="module")
@@ -124,11 +154,7 @@ def test_session_spans_run_from_heading_to_last_turn(written):
 def test_multi_line_turn_text_is_joined_with_one_space(written):
     _, layout, files = written["conv-42"]
     path, line = layout.turns["D25:3"]
-    assert files[path][line - 1] == (
-        "- **Nate**: Congrats Joanna! How was it to finally see it on the big screen? "
-        "[shares a photo holding a videogame controller] "
-        "[shares a photo: a photo of a box with a controller inside of it]"
-    )
+    assert files[path][line - 1] == EXPECTED.joined_d25_3
     # A later turn of the same file still sits on its recorded line.
     sample = written["conv-42"][0]
     later = sample["conversation"]["session_25"][-1]
@@ -142,7 +168,7 @@ def test_evidence_of_a_question_on_a_multi_line_turn(written):
     by_dia = {locomo.canonical_dia_id(t["dia_id"]): t for _, t in _turns(sample)}
     assert "\n" in by_dia["D4:8"]["text"]
     questions = locomo.load_questions(sample, layout)
-    q = next(q for q in questions if q.query == "When did John attend the Harry Potter trivia?")
+    q = next(q for q in questions if q.query == EXPECTED.two_session_query)
     assert q.category == 2
     assert q.turns == (layout.turns["D4:8"], layout.turns["D22:2"])
     for (path, line), dia in zip(q.turns, ("D4:8", "D22:2")):
@@ -173,12 +199,12 @@ def test_every_questions_evidence_points_at_its_turns(written):
                 assert holds(files[path][line - 1], turn), (sid, dia)
             kept += 1
         assert next(questions, None) is None
-    assert kept == 760  # the dev split's figure in bench/LOCOMO_RESULTS.md
+    assert kept == EXPECTED.kept
 
 
 def test_score_counts_a_result_covering_the_multi_line_turn(written):
     sample, layout, _ = written["conv-43"]
-    q = next(q for q in locomo.load_questions(sample, layout) if q.query == "When did John attend the Harry Potter trivia?")
+    q = next(q for q in locomo.load_questions(sample, layout) if q.query == EXPECTED.two_session_query)
     (path, line), _ = q.turns
     hit = locomo.SearchResult(path=path, start_line=line - 1, end_line=line + 1, score=0.5, snippet="", source="memory")
     s = locomo.score([hit], q)
@@ -190,7 +216,7 @@ def test_evidence_after_a_multi_line_turn_in_the_same_file(written):
     # so a writer that let the text spill onto extra lines recorded them off.
     sample, layout, files = written["conv-42"]
     by_dia = {locomo.canonical_dia_id(t["dia_id"]): t for _, t in _turns(sample)}
-    q = next(q for q in locomo.load_questions(sample, layout) if q.query == "What activities does Nate do with his turtles?")
+    q = next(q for q in locomo.load_questions(sample, layout) if q.query == EXPECTED.three_turn_query)
     assert q.turns == tuple(layout.turns[d] for d in ("D25:21", "D25:23", "D28:31"))
     assert layout.turns["D25:21"][0] == layout.turns["D25:3"][0]
     for (path, line), dia in zip(q.turns, ("D25:21", "D25:23", "D28:31")):

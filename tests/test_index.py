@@ -83,7 +83,7 @@ def test_status_fields(workspace, tmp_path, hashing_provider, store_backend):
         idx.sync()
         typed = idx.status()
         st = typed.to_dict()
-    assert typed.provider == ProviderStatus("auto", "hashing", "hash-v1") and typed.fallback is None
+    assert typed.provider == ProviderStatus("auto", "hashing", "hash-v1", embedded="on this machine") and typed.fallback is None
     assert typed.last_sync.files_indexed == 3 and not typed.last_sync.rebuilt and typed.batch is None
     assert typed.skipped == [SkippedFile("memory/big.md", "larger than the 4 KB limit (4.9 KB; max_file_bytes)")]
     assert typed.storage.backend == store_backend and typed.cache.enabled
@@ -93,6 +93,7 @@ def test_status_fields(workspace, tmp_path, hashing_provider, store_backend):
     assert not st["dirty"] and st["last_sync"]["duration_s"] >= 0
     assert st["provider"] == {
         "requested": "auto", "in_force": "hashing", "model": "hash-v1", "reason": None, "failed": None, "cause": None, "advice": None,
+        "embedded": "on this machine",
     }
     assert st["vector"]["available"] and st["vector"]["dims"] == 64
     assert st["fts"]["available"] and st["cache"]["entries"] == 3

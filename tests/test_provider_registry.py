@@ -57,18 +57,46 @@ def test_auto_tries_the_local_model_first_then_the_remote_providers_in_rank_orde
 
 
 def test_auto_picks_the_first_ready_provider_in_the_registry_order(workspace):
-    agent = make_agent(workspace)
+    agent = make_agent(workspace, allow_remote=[p.name for p in REMOTE])
     for i, spec in enumerate(REMOTE):
         # Only this provider and the ones after it have a key.
         env = {var: ALL_KEYS[var] for p in REMOTE[i:] for var in p.key_env}
         choice = choose_provider(agent, app_paths(), env)
         assert choice.name == spec.name
-        assert choice.reason == f"auto: {spec.label} API key found"
+        assert choice.reason == f"auto: {spec.label} API key found, sending notes to {spec.label} allowed (allow_remote)"
         choice.provider.close()
 
 
+def test_auto_picks_no_remote_provider_the_user_did_not_allow(workspace):
+    """A key in the environment is no consent: keyword-only, saying why and how to allow it."""
+    for spec in REMOTE:
+        env = {var: ALL_KEYS[var] for var in spec.key_env}
+        choice = choose_provider(make_agent(workspace), app_paths(), env)
+        assert choice.provider is None and choice.failed is None
+        assert choice.reason == (
+            f"auto: {spec.label} API key found, but notes are sent off this machine only if you allow it: "
+            "keyword-only search; run `memext model install minilm` for local semantic search, "
+            f"or `memext config allow-remote {spec.name}` to send your notes to {spec.label}"
+        )
+        # Consent to another vendor is not consent to this one.
+        others = [p.name for p in REMOTE if p is not spec]
+        assert choose_provider(make_agent(workspace, allow_remote=others), app_paths(), env).provider is None
+        allowed = choose_provider(make_agent(workspace, allow_remote=[spec.name]), app_paths(), env)
+        assert allowed.name == spec.name
+        allowed.provider.close()
+    # Named in the config, the provider is the user's choice: no consent needed.
+    named = choose_provider(make_agent(workspace, provider=REMOTE[0].name), app_paths(), ALL_KEYS)
+    assert named.name == REMOTE[0].name
+    named.provider.close()
+
+
+def test_allow_remote_accepts_only_remote_provider_names(workspace):
+    with pytest.raises(ConfigError, match=r'allow_remote: "local" is not a remote provider \(use "openai", "gemini"\)'):
+        make_agent(workspace, allow_remote=["local"])
+
+
 def test_auto_follows_a_changed_rank(workspace, monkeypatch):
-    agent = make_agent(workspace)
+    agent = make_agent(workspace, allow_remote=[p.name for p in REMOTE])
     first, second = REMOTE[0], REMOTE[1]
     assert choose_provider(agent, app_paths(), ALL_KEYS).name == first.name
     swapped = tuple(

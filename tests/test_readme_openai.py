@@ -43,8 +43,9 @@ def test_the_openai_loops_answer_from_memory_with_citations(example_workspace):
         assert "Miguel's birthday is 3 December" in responses and re.search(r"\[memory/2026-11-02\.md:\d+-\d+\]$", responses)
         # Two turns per API; each request carried the strict definitions of its API.
         assert [route for route, _ in model.requests] == ["completions", "completions", "responses", "responses"]
-        # With an OpenAI key, memext embedded with OpenAI too (the same base URL): hybrid search.
-        assert model.embeddings.requests("openai.embeddings")
+        # The key is the chat model's: with provider = "auto" and no consent
+        # (allow_remote), no note went to the embeddings endpoint.
+        assert model.embeddings.requests("openai.embeddings") == []
         for route, body in model.requests:
             api = "chat" if route == "completions" else "responses"
             sent, expected = body["tools"], openai_tools(api)

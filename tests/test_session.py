@@ -119,6 +119,7 @@ for cell in ("%load_ext memext", "%memsearch Berlin trip", "%%memnote\\nThe kaya
 """
 
 
+@pytest.mark.model
 def test_exiting_while_a_sync_embeds_with_the_local_model_is_clean(tmp_path, example_workspace):
     # The README's cells, then exit: the keeper's sync must not call into
     # the llama.cpp model the engine has just freed at exit (that was a

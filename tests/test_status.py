@@ -34,7 +34,7 @@ def status(**changes) -> IndexStatus:
         dirty=False,
         syncing=False,
         last_sync=LastSync(at=1.0, duration_s=0.5, rebuilt=True, files_indexed=2),
-        provider=ProviderStatus("auto", "gemini", "gemini-embedding-001", "auto: Gemini API key found"),
+        provider=ProviderStatus("gemini", "gemini", "gemini-embedding-001", embedded="sent to Gemini"),
         fallback=FallbackStatus("openai", "HTTP 401"),
         vector=VectorStatus(True, "v0.1.9", "vec0", "vec0", 768),
         fts=FtsStatus(True),
@@ -52,7 +52,8 @@ def test_to_dict_is_plain_json_with_the_user_facing_keys():
     assert json.loads(json.dumps(d)) == d
     assert d["fallback"] == {"from": "openai", "reason": "HTTP 401"}
     assert d["provider"] == {
-        "requested": "auto", "in_force": "gemini", "model": "gemini-embedding-001", "reason": "auto: Gemini API key found", "failed": None,
+        "requested": "gemini", "in_force": "gemini", "model": "gemini-embedding-001", "reason": None, "failed": None,
+        "embedded": "sent to Gemini",
         "cause": None, "advice": None,
     }
     assert d["storage"] == {"binding": "sqlean", "version": "3.50.4", "backend": "sqlite", "server": None, "schema": None}

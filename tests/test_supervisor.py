@@ -344,6 +344,7 @@ def test_stop_is_prompt(setup):
     assert not d.running and all(not k.busy() for k in d.keepers())
 
 
+@pytest.mark.model
 def test_a_provider_that_cannot_start_is_the_agents_error(tmp_path, monkeypatch):
     """TEST DOUBLE: FAULT_ENV makes the local model's probe subprocess kill
     itself with SIGSEGV, standing in for llama.cpp crashing natively on a

@@ -23,6 +23,7 @@ failed rebuild leaves the old index in place and removes the shadow file.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
@@ -238,7 +239,9 @@ class Syncer:
         for n, f in enumerate(files):
             self._check_cancel()
             row = known.get(f.path)
-            if row is not None and row.hash is not None and stat_matches(row, f):
+            # A file made unreadable keeps its stat (a chmod moves only ctime):
+            # it is read again, which fails and takes its old chunks out.
+            if row is not None and row.hash is not None and stat_matches(row, f) and os.access(f.fs_path, os.R_OK):
                 self.report.files_unchanged += 1
                 continue
             wait_ns = self._take(f, row, skipped, sessions_all, store, pending, out)
@@ -310,6 +313,9 @@ class Syncer:
             read = read_file(f.fs_path)
         except OSError as exc:
             skipped.append(Skipped(f.path, f"cannot read: {exc.strerror or exc}"))
+            if row is not None:  # its old text must not be searched (nor cited, as get cannot read it)
+                store.delete_file(f.path)
+                self.report.files_deleted += 1
             return None
         except NotText as exc:
             skipped.append(Skipped(f.path, str(exc)))

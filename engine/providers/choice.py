@@ -3,7 +3,9 @@
 ``auto`` tries the providers of :mod:`.registry` in their ``auto`` order
 (the local model if one is configured and present, else OpenAI if an API
 key resolves, else Gemini if a key resolves) and otherwise picks none:
-keyword-only search, and status says why. A provider's module is imported
+keyword-only search, and status says why. A remote provider is a candidate
+only when ``allow_remote`` names it: an API key in the environment, set for
+some other tool, is no consent to send notes off the machine. A provider's module is imported
 only when it is built, so a keyword-only setup never loads ``openai`` or
 ``llama_cpp``.
 """
@@ -20,7 +22,7 @@ from ..config import AgentConfig
 from ..errors import ProviderError
 from ..paths import AppPaths
 from .base import EmbeddingProvider, ProviderFactory
-from .registry import auto_order, provider_spec
+from .registry import ProviderSpec, auto_order, provider_spec
 
 
 @dataclass
@@ -130,11 +132,21 @@ def keyword_only(requested: str, cause: str, advice: str | None = None) -> Provi
 
 
 def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[str | None, str, str | None]:
-    """(provider, how auto chose or why none, what to do when none)."""
+    """(provider, how auto chose or why none, what to do when none). A
+    remote provider is chosen only when ``allow_remote`` names it: a key in
+    the environment is not consent to send notes off this machine."""
+    withheld: list[ProviderSpec] = []
     for spec in auto_order():
         why = spec.ready_reason(agent, paths, env)
-        if why:
-            return spec.name, f"auto: {why}", None
+        if not why:
+            continue
+        if spec.remote and spec.name not in agent.settings.allow_remote:
+            withheld.append(spec)
+            continue
+        return spec.name, f"auto: {why}" + (f", sending notes to {spec.label} allowed (allow_remote)" if spec.remote else ""), None
+    if withheld:
+        cause, advice = _withheld(withheld)
+        return None, cause, advice
     keys = _or(tuple(var for p in auto_order() for var in p.key_env))
     model_path = agent.settings.local.model_path
     if model_path:
@@ -149,6 +161,17 @@ def _auto(agent: AgentConfig, paths: AppPaths, env: Mapping[str, str]) -> tuple[
         None,
         f"auto: no local model (local.model_path), no {keys}",
         "run `memext model install minilm` for local semantic search",
+    )
+
+
+def _withheld(withheld: list[ProviderSpec]) -> tuple[str, str]:
+    """Why ``auto`` is keyword-only although a remote provider's key is
+    there, and what to do: (cause, advice)."""
+    first = withheld[0]
+    return (
+        f"auto: {_or(tuple(s.label for s in withheld))} API key found, but notes are sent off this machine only if you allow it",
+        f"run `memext model install minilm` for local semantic search, "
+        f"or `memext config allow-remote {first.name}` to send your notes to {first.label}",
     )
 
 

@@ -79,10 +79,27 @@ def env_api_key(name: str, env: Mapping[str, str]) -> str:
     return ""
 
 
+#: The file ``memext model install minilm`` writes into the model cache: an
+#: agent without ``local.model_path`` uses it when it is there, so an
+#: installed model is a configured one (``install.RECIPES`` names it too).
+INSTALLED_MODEL_FILE = "all-minilm-l6-v2-f16.gguf"
+
+
+def local_model_spec(agent: AgentConfig, paths: AppPaths) -> str:
+    """``local.model_path``; when unset, the model ``memext model install``
+    put in the model cache if it is there; else ""."""
+    spec = agent.settings.local.model_path
+    if spec:
+        return spec
+    installed = Path(agent.settings.local.model_cache_dir or paths.models_dir).expanduser() / INSTALLED_MODEL_FILE
+    return str(installed) if installed.is_file() else ""
+
+
 def local_model_ready(agent: AgentConfig, paths: AppPaths) -> bool:
     """True when ``local.model_path`` names a file that exists, or an
-    ``hf:`` model already downloaded into the cache."""
-    spec = agent.settings.local.model_path
+    ``hf:`` model already downloaded into the cache, or (unset) an
+    installed model is in the cache (:func:`local_model_spec`)."""
+    spec = local_model_spec(agent, paths)
     if not spec:
         return False
     if spec.startswith("hf:"):
@@ -159,6 +176,15 @@ def auto_order() -> tuple[ProviderSpec, ...]:
 def remote_names() -> tuple[str, ...]:
     """The providers that send text off the machine."""
     return tuple(p.name for p in PROVIDERS if p.remote)
+
+
+def where_embedded(name: str) -> str:
+    """Where the provider ``name`` computes embeddings, in the words status
+    uses: "on this machine", "sent to OpenAI"; "" for ``none``."""
+    if name == "none":
+        return ""
+    spec = _BY_NAME.get(name)
+    return f"sent to {spec.label}" if spec is not None and spec.remote else "on this machine"
 
 
 def all_key_env() -> tuple[str, ...]:

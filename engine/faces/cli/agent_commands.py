@@ -6,14 +6,15 @@ from pathlib import Path
 
 import click
 
-from ...indexing.leftovers import orphaned_indexes, remove_index
+from ...indexing.leftovers import orphaned_indexes, purge_agent_index, remove_index
 from .options import agent_option, ctx_config, examples, json_option, print_json
 from .output import human_size
 from ...config import AgentConfig, add_agent
-from ...config_edit import remove_agent
+from ...config_edit import change_memory_search_list, remove_agent
 from ...errors import MemextError
 from ...paths import app_paths
-from ...store.drivers import store_location
+from ...providers.registry import provider_spec, remote_names
+from ...store.drivers import driver_of, store_location
 
 
 def _config_file(ctx: click.Context) -> Path:
@@ -77,17 +78,32 @@ def agents_add(ctx, agent_id, workspace, extra_path, as_json) -> None:
     epilog=examples("memext agents remove work", "memext agents remove work --json"),
 )
 @click.argument("agent_id")
+@click.option("--purge", is_flag=True, help="Also delete the agent's index files (its memory files always stay).")
 @json_option
 @click.pass_context
-def agents_remove(ctx, agent_id, as_json) -> None:
-    """Remove an agent from the config file (its memory files and index stay;
-    `memext agents prune` lists indexes nothing uses)."""
+def agents_remove(ctx, agent_id, purge, as_json) -> None:
+    """Remove an agent from the config file (its memory files stay; its
+    index too unless --purge; `memext agents prune` lists indexes nothing uses)."""
     path = _config_file(ctx)
+    deleted: list[Path] = []
+    if purge:
+        cfg = ctx_config(ctx)
+        if cfg.path is None:
+            raise MemextError(f"no config file {path}, so no agent {agent_id!r} to remove")
+        # Files first: a refusal (not memext's file, a process writing it) leaves the config as it was.
+        deleted = purge_agent_index(cfg.agent(agent_id), cfg)
     remove_agent(path, agent_id)
     if as_json:
-        print_json({"removed": agent_id, "config": str(path)})
-    else:
-        click.echo(f"removed agent {agent_id} from {path}")
+        out: dict = {"removed": agent_id, "config": str(path)}
+        if purge:
+            out["deleted"] = [str(p) for p in deleted]
+        print_json(out)
+        return
+    click.echo(f"removed agent {agent_id} from {path}")
+    if purge:
+        click.echo(f"deleted its index: {len(deleted)} file{'s' if len(deleted) != 1 else ''}" if deleted else "it had no index files")
+        for p in deleted:
+            click.echo(f"  {p}")
 
 
 @agents_cmd.command(
@@ -117,24 +133,29 @@ def agents_prune(ctx, yes, as_json) -> None:
         click.echo("run `memext agents prune --yes` to delete them")
 
 
-@click.command(
+@click.group(
     "config",
+    invoke_without_command=True,
     short_help="Show where the config file is and check that it loads.",
-    epilog=examples("memext config", "memext config -a work --json"),
+    epilog=examples("memext config", "memext config allow-remote openai"),
 )
 @agent_option
 @json_option
 @click.pass_context
 def config_cmd(ctx, agent, as_json) -> None:
-    """Show where the config file is and check that it loads (-a: one agent's index)."""
+    """Show where the config file is and check that it loads (-a: one agent's
+    index); `memext config allow-remote openai` lets auto send notes to OpenAI."""
+    if ctx.invoked_subcommand is not None:
+        return
     p = app_paths()
     path = _config_file(ctx)
     cfg = ctx_config(ctx)
     agents = [cfg.agent(agent)] if agent else cfg.agents
+    folders = _index_folders(agents)
     data = {
         "config": str(path),
         "config_exists": cfg.path is not None,
-        "indexes": str(p.index_dir),
+        "indexes": list(folders),
         "cache": str(p.cache_dir),
         "logs": str(p.log_dir),
         "agents": [_agent_row(a) for a in agents],
@@ -143,7 +164,9 @@ def config_cmd(ctx, agent, as_json) -> None:
         print_json(data)
         return
     click.echo(f"config   {path}{'' if cfg.path else ' (not present: ad-hoc agent)'}")
-    click.echo(f"indexes  {p.index_dir}")
+    for folder, ids in folders.items():
+        named = f" ({', '.join(ids)})" if len(folders) > 1 else ""
+        click.echo(f"indexes  {folder}{named}")
     click.echo(f"cache    {p.cache_dir}")
     click.echo(f"logs     {p.log_dir}")
     if agent:
@@ -151,3 +174,41 @@ def config_cmd(ctx, agent, as_json) -> None:
         click.echo(f"agent    {a.id}: {a.workspace}, index {store_location(a)}")
     else:
         click.echo(f"agents   {', '.join(a.id for a in agents)}")
+
+
+def _index_folders(agents: list[AgentConfig]) -> dict[str, list[str]]:
+    """Where the agents' indexes are (the folder of an index file, or the
+    server location), each with the agents there, in agent order:
+    ``store.path`` may put them anywhere, not only in the default folder."""
+    out: dict[str, list[str]] = {}
+    for a in agents:
+        where = str(a.db_path().parent) if driver_of(a).local else store_location(a)
+        out.setdefault(where, []).append(a.id)
+    return out
+
+
+@config_cmd.command(
+    "allow-remote",
+    short_help="Let provider auto send notes to a remote API (one-time consent).",
+    epilog="\b\nExamples:\n  memext config allow-remote openai\n  memext config allow-remote gemini -a work --revoke",
+)
+@click.argument("provider", type=click.Choice(remote_names()))
+@agent_option
+@click.option("--revoke", is_flag=True, help="Take the consent back: auto no longer sends notes there.")
+@json_option
+@click.pass_context
+def config_allow_remote(ctx, provider, agent, revoke, as_json) -> None:
+    """Let provider = "auto" send your notes to PROVIDER's API when its key
+    is set (recorded as memory_search.allow_remote; -a: one agent only)."""
+    path = _config_file(ctx)
+    if revoke:
+        key, wanted = change_memory_search_list(path, ["allow_remote"], remove=provider, agent_id=agent)
+    else:
+        key, wanted = change_memory_search_list(path, ["allow_remote"], add=provider, agent_id=agent)
+    label = provider_spec(provider).label
+    if as_json:
+        print_json({"config": str(path), "key": key, "allow_remote": wanted})
+    elif revoke:
+        click.echo(f"{key} = {wanted} in {path}: auto no longer sends notes to {label}")
+    else:
+        click.echo(f"{key} = {wanted} in {path}: with provider = \"auto\" and a {label} key, notes are sent to {label} to be embedded")

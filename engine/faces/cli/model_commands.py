@@ -9,7 +9,8 @@
 - ``memext model list``: installable models and the models in the cache,
   with their probe verdicts.
 - ``memext model status``: each agent's local model, whether it is there,
-  and whether it passed the crash-safe probe.
+  and whether it passed the crash-safe probe. An agent without
+  ``local.model_path`` uses the model installed in the cache, if any.
 """
 
 from __future__ import annotations
@@ -183,13 +184,18 @@ def list_cmd(ctx, agent, as_json) -> None:
 def status_cmd(ctx, agent, reprobe, as_json) -> None:
     """Each agent's local model: configured, present, and probed."""
     from ...providers.local.model import forget_probe, model_cache_dir, probe_model, resolve_model_file
+    from ...providers.registry import local_model_spec
 
     cfg = load_config(ctx.obj.get("config_path") if ctx.obj else None)
     paths = app_paths()
     rows = []
     for a in [cfg.agent(agent)] if agent else cfg.agents:
-        spec = a.settings.local.model_path
-        row: dict = {"agent": a.id, "provider": a.settings.provider, "model_path": spec, "file": None, "probe": None, "error": None}
+        # Without local.model_path, the model `memext model install` put in the cache is the one used.
+        spec = local_model_spec(a, paths)
+        row: dict = {
+            "agent": a.id, "provider": a.settings.provider, "model_path": spec,
+            "configured": bool(a.settings.local.model_path), "file": None, "probe": None, "error": None,
+        }
         if spec:
             try:
                 f = resolve_model_file(spec, a, paths, download=False)
@@ -209,7 +215,8 @@ def status_cmd(ctx, agent, reprobe, as_json) -> None:
         if not r["model_path"]:
             click.echo("  no local model configured (memext model install minilm)")
             continue
-        click.echo(f"  model      {r['model_path']}")
+        installed = "" if r["configured"] else " (installed in the model cache; local.model_path not set)"
+        click.echo(f"  model      {r['model_path']}{installed}")
         if r["error"]:
             click.echo(click.style(f"  error      {r['error']}", fg="red"))
         else:

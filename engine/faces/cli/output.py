@@ -188,6 +188,7 @@ def status_lines(s: IndexStatus) -> list[str]:
         row("provider", f"none (requested {prov.requested})")
     else:
         row("provider", f"{prov.in_force} {prov.model} (requested {prov.requested})".replace("  ", " "))
+        row("embedding", prov.embedded)
     if prov.reason:
         row("", prov.reason)
     if s.keyword_only_reason:

@@ -31,7 +31,7 @@ import numpy as np
 
 from ...errors import MemextError, ProviderError
 from ...paths import private_dir
-from ..registry import provider_spec
+from ..registry import INSTALLED_MODEL_FILE, provider_spec
 
 #: Per-vector agreement a converted model must reach with the reference.
 MIN_COSINE = 0.99
@@ -115,7 +115,7 @@ RECIPES: dict[str, ModelRecipe] = {
     "minilm": ModelRecipe(
         key="minilm",
         name="all-MiniLM-L6-v2",
-        filename="all-minilm-l6-v2-f16.gguf",
+        filename=INSTALLED_MODEL_FILE,
         source_url="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
         license="apache-2.0",
         dims=384,

@@ -53,7 +53,7 @@ from ...errors import ProviderError
 from ...paths import AppPaths, private_dir
 from ...status import LocalModelStatus
 from ..base import EmbeddingProvider, EmbedProgress, ProviderFactory
-from ..registry import provider_spec
+from ..registry import local_model_spec, provider_spec
 
 PROBE_TIMEOUT_S = 300
 #: DESIGN.md §6: a local query embedding gives up after 5 minutes.
@@ -607,7 +607,7 @@ def create(
         import llama_cpp  # noqa: F401
     except ImportError as exc:
         raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
-    model_file = resolve_model_file(agent.settings.local.model_path, agent, paths, env=env)
+    model_file = resolve_model_file(local_model_spec(agent, paths), agent, paths, env=env)
     options.setdefault("threads", agent.settings.local.threads or None)
     provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths), **options)
     result = provider.probe()

@@ -61,6 +61,7 @@ def test_to_dict_is_plain_json_with_the_user_facing_keys():
     assert d["skipped"] == [{"path": "memory/big.md", "reason": "too big"}] and d["mode"] == "hybrid"
     assert d["search_mode"] == {
         "kind": "hybrid", "provider": "gemini", "model": "gemini-embedding-001", "reason": None, "advice": None, "fallback_from": "openai",
+        "embedded": "sent to Gemini",
     }
     assert (status().total_files, status().total_chunks) == (2, 6)
 
@@ -72,7 +73,7 @@ def test_mode_is_keyword_only_without_a_provider_or_with_a_reason():
 
 
 def test_the_search_mode_is_typed_with_why_and_what_to_do():
-    assert status().search_mode == SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai")
+    assert status().search_mode == SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai", embedded="sent to Gemini")
     assert status().search_mode.describe() == "hybrid (gemini gemini-embedding-001), fallback from openai"
     assert status(fallback=None).search_mode.describe() == "hybrid (gemini gemini-embedding-001)"
     no_provider = ProviderStatus(

@@ -75,7 +75,7 @@ def test_mode_is_keyword_only_without_a_provider_or_with_a_reason():
 def test_the_search_mode_is_typed_with_why_and_what_to_do():
     assert status().search_mode == SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai", embedded="sent to Gemini")
     assert status().search_mode.describe() == "hybrid (gemini gemini-embedding-001, sent to Gemini), fallback from openai"
-    assert status(fallback=None).search_mode.describe() == "hybrid (gemini gemini-embedding-001)"
+    assert status(fallback=None).search_mode.describe() == "hybrid (gemini gemini-embedding-001, sent to Gemini)"
     no_provider = ProviderStatus(
         "auto", "none", "", "auto: no key: keyword-only search; run `memext model install minilm`",
         cause="auto: no key", advice="run `memext model install minilm`",

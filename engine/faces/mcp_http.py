@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from ..config import Config
-from ..paths import app_paths, private_dir, private_file
+from .. import Config
+from .. import app_paths
+from ..plumbing import private_dir, private_file
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -92,7 +93,7 @@ def load_or_create_token(path: Path) -> str:
     private_file(path)
     token = path.read_text(encoding="ascii").strip()
     if len(token) < 16:
-        from ..errors import MemextError
+        from .. import MemextError
 
         raise MemextError(f"the MCP token file {path} holds no usable token: delete it and start the server again")
     return token

@@ -36,9 +36,9 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from ..config import Config
-from ..freshness.supervisor import Supervisor
-from ..agents.tools import MemoryTools, ToolError, ToolSpec
+from .. import Config
+from .. import Supervisor
+from .. import MemoryTools, ToolError, ToolSpec
 from .mcp_http import BearerToken, HttpOptions, SessionGuard, client_snippet, load_or_create_token, token_path
 
 log = logging.getLogger("memext")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
-from ...memory.read import ReadResult
-from ...search.pipeline import SearchResponse, SearchResult
+from ... import ReadResult
+from ... import SearchResponse, SearchResult
 
 Content = Literal["snippet", "lines"]
 

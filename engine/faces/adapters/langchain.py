@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
         "the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'"
     ) from exc
 
-from ...agents.tools import MemoryTools, ToolError, ToolSpec
+from ... import MemoryTools, ToolError, ToolSpec
 from .hits import Content, Searchable, search_hits
 
 __all__ = ["MemextRetriever", "memory_tools"]

@@ -6,15 +6,16 @@ from pathlib import Path
 
 import click
 
-from ...indexing.leftovers import orphaned_indexes, purge_agent_index, remove_index
+from ...plumbing import orphaned_indexes, purge_agent_index, remove_index
 from .options import agent_option, ctx_config, examples, json_option, print_json
 from .output import human_size
-from ...config import AgentConfig, add_agent
-from ...config_edit import change_memory_search_list, remove_agent
-from ...errors import MemextError
-from ...paths import app_paths
-from ...providers.registry import provider_spec, remote_names
-from ...store.drivers import driver_of, store_location
+from ... import AgentConfig
+from ...plumbing import add_agent
+from ...plumbing import change_memory_search_list, remove_agent
+from ... import MemextError
+from ... import app_paths
+from ...plumbing import provider_spec, remote_names
+from ...plumbing import driver_of, store_location
 
 
 def _config_file(ctx: click.Context) -> Path:

@@ -36,17 +36,17 @@ from .options import (
 )
 from .group import CommandError as CommandError, MemextGroup  # CommandError: memext/cli.py raises it
 from .output import output_width, result_lines, status_lines, terminal_safe
-from ...config import AgentConfig, Config
-from ...agents.hosts import SyncWhenNeeded
-from ...errors import MemextError
-from ...index import MemoryIndex
-from ...memory.roots import MEMORY_DIR, ROOT_FILES
+from ... import AgentConfig, Config
+from ...plumbing import SyncWhenNeeded
+from ... import MemextError
+from ... import MemoryIndex
+from ...plumbing import MEMORY_DIR, ROOT_FILES
 
 if TYPE_CHECKING:
-    from ...indexing.progress import TextProgress
-    from ...indexing.sync import SyncReport
-    from ...search.pipeline import SearchResponse
-    from ...status import IndexStatus
+    from ...plumbing import TextProgress
+    from ... import SyncReport
+    from ... import SearchResponse
+    from ... import IndexStatus
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -178,7 +178,7 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
     """Check the index file (a damaged one is set aside and rebuilt), then
     sync one agent; returns (report, status)."""
-    from ...indexing.progress import TextProgress
+    from ...plumbing import TextProgress
 
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)
@@ -299,7 +299,7 @@ def _check_has_memory(agent: AgentConfig) -> None:
 
 def _progress_bar(label: str) -> TextProgress:
     """The bar a sync before a search shows on a terminal (gone when done)."""
-    from ...indexing.progress import TextProgress
+    from ...plumbing import TextProgress
 
     return TextProgress(label, transient=True, color=_color())
 
@@ -329,7 +329,7 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
 
     A missing file or a first line past the end is an error (exit 1)."""
-    from ...memory.read import parse_get_spec
+    from ...plumbing import parse_get_spec
 
     path, start, count = parse_get_spec(spec)
     picked = _pick(ctx, agent)
@@ -369,7 +369,7 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
 @click.pass_context
 def status_cmd(ctx, agent, as_json) -> None:
     """Show files, chunks, provider and health of one or every agent."""
-    from ...status import IndexStatus
+    from ... import IndexStatus
 
     cfg = _config(ctx)
     agents = [cfg.agent(agent)] if agent else cfg.agents
@@ -416,7 +416,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
     """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
 
     Append-only: nothing already in the file is changed."""
-    from ...memory.append import LONG_TERM_FILE
+    from ... import LONG_TERM_FILE
 
     if file and long_term:
         raise MemextError("use either --file or --long-term, not both")

@@ -8,7 +8,7 @@ from typing import IO, Any
 
 import click
 
-from ...errors import MemextError
+from ... import MemextError
 
 __all__ = ["CommandError", "Interrupted", "MemextGroup"]
 

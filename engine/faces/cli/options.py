@@ -13,14 +13,14 @@ from typing import Any, NamedTuple
 
 import click
 
-from ...config import AgentConfig, Config, load_config
+from ... import AgentConfig, Config, load_config
 
 
 
 def complete_agent_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Shell completion of ``-a``: the configured agents' ids (none when the
     config does not load: completion must not print an error)."""
-    from ...errors import MemextError
+    from ... import MemextError
 
     try:
         cfg = load_config(ctx.find_root().params.get("config_path"))

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ...search.pipeline import SearchResult
-from ...text import term_spans
-from ...units import human_size
+from ... import SearchResult
+from ...plumbing import term_spans
+from ...plumbing import human_size
 
 if TYPE_CHECKING:
-    from ...status import IndexStatus, SearchMode
+    from ... import IndexStatus, SearchMode
 
 __all__ = ["human_size", "output_width", "result_lines", "search_words", "status_lines", "terminal_safe"]
 
@@ -145,7 +145,7 @@ def result_lines(r: SearchResult, query: str, *, explain: bool, width: int | Non
         if ex.omitted_after:
             lines.append(f"   {GAP:>{digits}}")
     if explain and r.explain:
-        from ...search.explain import explain_table  # only --explain needs it
+        from ...plumbing import explain_table  # only --explain needs it
         lines.append(click.style("   how it scored:", dim=True))
         lines += [click.style(f"     {row}", dim=True) for row in explain_table(r.explain)]
     return lines
@@ -165,7 +165,7 @@ def ago(ts: float | None) -> str:
 def search_words(mode: SearchMode) -> str:
     """``hybrid (local all-MiniLM...) search``, ``keyword-only search`` or
     ``search turned off``: the status line's words for the mode."""
-    from ...status import SearchKind  # loaded with the status it words
+    from ... import SearchKind  # loaded with the status it words
 
     return "search turned off" if mode.kind == SearchKind.OFF else f"{mode.describe()} search"
 

@@ -14,7 +14,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from ...paths import app_paths, private_dir, write_private_text
+from ... import app_paths
+from ...plumbing import private_dir, write_private_text
 
 #: The file, in the user state folder.
 FILE_NAME = "said-once.json"

@@ -34,6 +34,7 @@ from .store.writer_lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .search.query_embedding import QueryEmbedder
+from .search.confidence import UNCALIBRATED, nothing_notice, stored_calibration
 from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .text import has_searchable_words
@@ -473,8 +474,14 @@ class MemoryIndex:
         now: datetime | None = None,
         after: When | None = None,
         before: When | None = None,
+        include_weak: bool = False,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
+
+        An answer none of whose hits is confident (:mod:`.search.confidence`)
+        comes back empty, with a ``notice`` saying that no memory matches;
+        ``include_weak=True`` returns those weak hits anyway, each with
+        ``confident`` False. ``min_score`` still drops hits below it.
 
         ``max_lines``: a reading budget, as many results as fit in that many
         lines, hits of one file that overlap or touch as one span. ``now``:
@@ -515,7 +522,8 @@ class MemoryIndex:
         days = day_range(after, before, now)
         return self._guarded(
             lambda: self._search(
-                query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days
+                query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days,
+                include_weak,
             )
         )
 
@@ -529,6 +537,7 @@ class MemoryIndex:
         max_lines: int | None,
         now: datetime | None,
         days: DayRange | None,
+        include_weak: bool = False,
     ) -> SearchResponse:
         self._store.refresh()
         paths = None
@@ -560,7 +569,16 @@ class MemoryIndex:
             max_lines=max_lines,
             now=now,
             paths=paths,
+            calibration=stored_calibration(self._store, provider.id, provider.model) if provider is not None else UNCALIBRATED,
         )
+        confidence = max((r.confidence for r in results), default=0.0)
+        confident = any(r.confident for r in results)
+        weak_hidden = 0
+        if not confident:
+            if not include_weak:
+                weak_hidden, results = len(results), []
+            said = nothing_notice(query, weak_hidden) if not results else f"no confident match for {query.strip()!r}: weak matches shown"
+            notice = "; ".join(n for n in (notice, said) if n)
         if days is not None and not paths:
             notice = "; ".join(n for n in (notice, f"no memory is dated {days.describe()}") if n)
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
@@ -573,6 +591,9 @@ class MemoryIndex:
             fallback=fallback,
             notice="; ".join(n for n in (self._index_notice(), notice) if n) or None,
             error=error,
+            confidence=confidence,
+            confident=confident,
+            weak_hidden=weak_hidden,
         )
 
     def _index_notice(self) -> str | None:

@@ -41,12 +41,14 @@ from ..config import QuerySettings
 from .excerpt import Excerpt, make_excerpt, make_snippet
 from .citing import Citer, TermsFound
 from .spans import Span, budget_spans, merged_text
+from .stems import with_stems
 from ..store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .decay import decay_factor
 from .mmr import mmr_order
-from ..text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
+from ..text import contains_all_terms, content_terms, find_terms, fts_match_expression, query_terms
+from .confidence import UNCALIBRATED, Calibration, Judge, make_judge
 
 #: Indexes smaller than this score BM25 relative to the best hit only.
 MIN_CHUNKS_FOR_IDF = 20
@@ -70,6 +72,10 @@ class SearchResult:
     source: str
     explain: dict | None = None
     excerpt: Excerpt | None = None
+    #: How sure the search is that this hit answers the query, 0..1
+    #: (:mod:`.confidence`); ``confident`` is ``confidence >= 0.5``.
+    confidence: float = 0.0
+    confident: bool = False
 
     @property
     def best_line(self) -> int:
@@ -108,6 +114,11 @@ class SearchResponse:
     notice: str | None = None  # why search is degraded, for display
     error: str | None = None  # a provider error at query time
     stats: dict = field(default_factory=dict)
+    #: The answer's confidence: its best hit's (0 with no hit).
+    confidence: float = 0.0
+    confident: bool = False
+    #: Weak hits left out because none was confident (``include_weak`` shows them).
+    weak_hidden: int = 0
 
     def __iter__(self):
         return iter(self.results)
@@ -127,6 +138,8 @@ class SearchResponse:
             "fallback": self.fallback,
             "notice": self.notice,
             "error": self.error,
+            "confidence": self.confidence,
+            "confident": self.confident,
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -193,6 +206,7 @@ def run_search(
     snippets: bool = True,
     now: datetime | None = None,
     paths: Collection[str] | None = None,
+    calibration: Calibration = UNCALIBRATED,
 ) -> tuple[list[SearchResult], str]:
     """Search one store; returns (results, mode).
 
@@ -203,16 +217,21 @@ def run_search(
     Time cues in the query ("last week") are read relative to ``now``
     (default: the current time). ``paths`` searches only those files (the
     ``after``/``before`` filters): the stores filter before they rank.
+    Every result carries its confidence (:mod:`.confidence`, with the
+    index's ``calibration``); the keyword side searches the query's content
+    terms only (no stop words: a query of stop words only is searched by
+    meaning alone).
     """
     h = settings.hybrid
     cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
     # A boost can only lift what the pools hold: a query naming a time
     # draws full pools, so chunks of that time are among the candidates.
     pool = MAX_POOL if cues else pool_size(max_results, h.candidate_multiplier)
-    terms = query_terms(query)
+    terms = content_terms(query_terms(query))
     doc_counts = store.term_doc_counts(terms)
     total = store.chunk_count()
     sent = keyword_terms(terms, doc_counts, total)
+    judge = make_judge(query, doc_counts, calibration, h.weights)
     match = fts_match_expression(sent)
     keyword_hits = store.keyword_search(match, pool, sources, paths) if match else []
     vector_hits = store.vector_search(query_vector, pool, sources, paths) if query_vector is not None else []
@@ -287,11 +306,12 @@ def run_search(
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
         return [
-            _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets) for span in spans
+            _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans
         ], mode
     shown = list(islice(stream, max_results))
     results = [
-        _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets)
+        _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets,
+                judge)
         for c in shown
     ]
     return results, mode
@@ -327,6 +347,7 @@ def _passing(
 def _span_result(
     span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
     found_in: TermsFound, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
+    judge: Judge | None = None,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
@@ -335,7 +356,8 @@ def _span_result(
     merged = len(span.members) > 1
     # A merged span's snippet and excerpt come from the merged text below,
     # so the best hit's own are not made.
-    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged)
+    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged,
+                     judge)
     if not merged:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
@@ -343,10 +365,10 @@ def _span_result(
     if snippets:
         whole = merged_text([(r.start_line, r.end_line, r.text) for r in members])
         shown = merged_text([cited[i] for i in span.members])
-        found = find_terms(whole, terms)
+        found = with_stems(whole, terms, find_terms(whole, terms))
         result.snippet = make_snippet(whole, terms, weights=weights, found=found)
         result.excerpt = make_excerpt(
-            shown, span.start_line, terms, weights, found=found if shown == whole else find_terms(shown, terms)
+            shown, span.start_line, terms, weights, found=found if shown == whole else with_stems(shown, terms, find_terms(shown, terms))
         )
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
@@ -370,9 +392,6 @@ def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> l
     """
     if len(terms) < 2:
         return terms
-    if total < MIN_CHUNKS_FOR_IDF:
-        # FTS5's IDF cannot tell "what" from "fusion" in a handful of chunks.
-        return [t for t in terms if t not in STOP_WORDS] or terms
     ranked = sorted(terms, key=lambda t: doc_counts.get(t, 0))
     kept: list[str] = []
     postings = 0
@@ -433,7 +452,7 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
 
 def _result(
     row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, found_in: TermsFound, weights: dict[str, float],
-    mode: str, method: str, explain: bool, snippets: bool = True,
+    mode: str, method: str, explain: bool, snippets: bool = True, judge: Judge | None = None,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
     headings that open it: :func:`engine.spans.cited_lines`). The excerpt
@@ -456,6 +475,17 @@ def _result(
         }
         if c.time != 1.0:
             info["time_boost"] = c.time
+    evidence = 0.0
+    if judge is not None:
+        held = found_in(row)
+        total_weight = sum(weights.get(t, 1.0) for t in found_in.terms)
+        coverage = sum(weights.get(t, 1.0) for t in held) / total_weight if total_weight else 0.0
+        evidence = judge.evidence(c.v_sim, min(c.t_score or 0.0, coverage), row.text,
+                                  has_vector=mode != "keyword" and not c.no_vector)
+        if info is not None:
+            info["evidence"] = {"value": round(evidence, 6), "threshold": judge.threshold,
+                                "semantic": round(judge.calibration.semantic(c.v_sim), 6), "null": judge.calibration.null}
+    confidence = judge.confidence(evidence) if judge is not None else 0.0
     terms = found_in.terms
     found = found_in(row) if snippets else {}
     return SearchResult(
@@ -469,4 +499,6 @@ def _result(
         excerpt=make_excerpt(text, start, terms, weights, found=found_in.in_lines(row, start - row.start_line, text))
         if snippets
         else None,
+        confidence=confidence,
+        confident=confidence >= 0.5,
     )

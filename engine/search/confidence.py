@@ -41,9 +41,9 @@ if TYPE_CHECKING:
     from ..store import IndexStore
 
 #: Answers whose best evidence reaches this are confident.
-THRESHOLD = 0.25
+THRESHOLD = 0.2
 #: The bar when the query names something no chunk holds.
-NAMED_ABSENT_THRESHOLD = 0.40
+NAMED_ABSENT_THRESHOLD = 0.35
 #: Width of the logistic that turns evidence into a 0..1 confidence
 #: (0.5 at the threshold).
 SOFTNESS = 0.04

@@ -76,6 +76,9 @@ class SearchResult:
     #: (:mod:`.confidence`); ``confident`` is ``confidence >= 0.5``.
     confidence: float = 0.0
     confident: bool = False
+    #: The day the hit is dated by (ISO), where known: its file's name or
+    #: front matter, or a dated heading inside it (the latest).
+    date: str | None = None
 
     @property
     def best_line(self) -> int:
@@ -305,16 +308,61 @@ def run_search(
                 yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
-        return [
+        return newer_first([
             _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans
-        ], mode
+        ], found, rows, [passed[span.members[0]] for span in spans]), mode
     shown = list(islice(stream, max_results))
     results = [
         _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets,
                 judge)
         for c in shown
     ]
-    return results, mode
+    return newer_first(results, found, rows, shown), mode
+
+
+#: Two hits about one subject whose scores differ by at most this are
+#: ranked newer first: a later note that revises a fact ("negotiated down
+#: to 2,150 EUR") beats the one it replaces, while an old note that is
+#: clearly the better match keeps its place.
+UPDATE_MARGIN = 0.15
+
+
+def newer_first(
+    results: list[SearchResult], found: TermsFound, rows: dict[int, ChunkRow], cands: Sequence[_Candidate]
+) -> list[SearchResult]:
+    """``results`` with knowledge updates applied: where a hit is followed
+    by a newer one (a later date, or a later line of the same file) about
+    the same subject (they hold the same rarest content term the query
+    found in either) within :data:`UPDATE_MARGIN` of its score, the newer
+    moves up. Nothing is added or dropped, so an old note that is the only
+    match stays."""
+    if len(results) < 2:
+        return results
+    subjects = [_subject(found, rows.get(c.rowid)) for c in cands[: len(results)]]
+    order = list(range(len(results)))
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(order) - 1):
+            a, b = results[order[i]], results[order[i + 1]]
+            sa, sb = subjects[order[i]], subjects[order[i + 1]]
+            if sa and sa & sb and a.score - b.score <= UPDATE_MARGIN and _newer(b, a) and b.confident:
+                order[i], order[i + 1] = order[i + 1], order[i]
+                changed = True
+    return [results[i] for i in order]
+
+
+def _subject(found: TermsFound, row: ChunkRow | None) -> frozenset[str]:
+    """The content terms a hit holds (the subject it shares with another)."""
+    return frozenset(found(row)) if row is not None else frozenset()
+
+
+def _newer(b: SearchResult, a: SearchResult) -> bool:
+    """``b`` was written after ``a``: a later date, or, undated or on the
+    same day in the same file, a later line (notes are appended)."""
+    if a.date and b.date and a.date != b.date:
+        return b.date > a.date
+    return a.path == b.path and b.start_line > a.end_line
 
 
 def _passing(
@@ -390,7 +438,8 @@ def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> l
     max-score pruning, the commonest (lowest IDF) terms are dropped while the
     postings to walk exceed MAX_POSTINGS. The rarest term is always kept.
     """
-    if len(terms) < 2:
+    if len(terms) < 2 or total < MIN_CHUNKS_FOR_IDF:
+        # FTS5's IDF is too coarse in a handful of chunks to drop a term by it.
         return terms
     ranked = sorted(terms, key=lambda t: doc_counts.get(t, 0))
     kept: list[str] = []
@@ -486,6 +535,7 @@ def _result(
             info["evidence"] = {"value": round(evidence, 6), "threshold": judge.threshold,
                                 "semantic": round(judge.calibration.semantic(c.v_sim), 6), "null": judge.calibration.null}
     confidence = judge.confidence(evidence) if judge is not None else 0.0
+    days = chunk_dates(row.path, row.text, row.start_line)
     terms = found_in.terms
     found = found_in(row) if snippets else {}
     return SearchResult(
@@ -501,4 +551,5 @@ def _result(
         else None,
         confidence=confidence,
         confident=confidence >= 0.5,
+        date=max(days).isoformat() if days else None,
     )

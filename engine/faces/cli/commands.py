@@ -226,16 +226,21 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.option("--since", metavar="WHEN", help="Only memory dated on or after WHEN: 2026-03-01, 7d, 2w, 3m, 1y, today, yesterday.")
 @click.option("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
 @click.option("--explain", is_flag=True, help="Show how each score was made.")
+@click.option("--weak", is_flag=True, help="Show weak matches when none is confident (marked weak).")
 @click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
 @json_option
 @click.pass_context
-def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, no_sync, as_json) -> None:
+def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result.
 
     Files changed since the last sync are indexed first (--no-sync, or
     sync.on_search = false in the config, skips it). A file's date, for
     --since and --before: the date its name starts with (memory/2026-03-01.md),
-    else a date: field in its front matter, else its modification time."""
+    else a date: field in its front matter, else its modification time.
+
+    Exit status 1 when no memory matches (as grep's): an answer none of whose
+    matches is confident is empty ("no memory matches 'X'"); --weak shows
+    those weak matches, marked weak."""
     text = " ".join(query)
     cfg = _config(ctx)
     agent_cfg = cfg.agent(agent)
@@ -250,24 +255,29 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         if not no_sync and (agent_cfg.settings.sync.on_search or idx.never_synced):
             note = _sync_before_search(idx, show_progress=not as_json and sys.stderr.isatty())
         resp = idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None, explain=explain,
-                          max_lines=max_lines, after=since, before=before)
+                          max_lines=max_lines, after=since, before=before, include_weak=weak)
         if note and idx.never_synced:
             note = None  # the search's own notice says the index is not built yet (being built, empty...)
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
         _print_json(resp.to_dict())
+        if not resp.results:
+            sys.exit(1)
         return
-    if resp.notice:
+    if resp.notice and not (not resp.results and resp.notice.startswith("no memory matches")):
         click.echo(click.style(f"note: {resp.notice}", fg="yellow"), err=True)
     if resp.fallback:
         click.echo(click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True)
     if not resp.results:
         dated = " and ".join(f"{flag} {value}" for flag, value in (("since", since), ("before", before)) if value)
-        click.echo("no results" + (f" dated {dated}" if dated else ""))
-        return
+        said = resp.notice if resp.notice and resp.notice.startswith("no memory matches") else f"no memory matches {text!r}"
+        click.echo(said + (f" dated {dated}" if dated else ""))
+        sys.exit(1)
     for i, r in enumerate(resp.results, start=1):
-        click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
+        click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}"
+                   + f"  confidence {r.confidence:.2f}" + ("" if r.confident else click.style("  weak", fg="yellow"))
+                   + (f"  [{r.source}]" if r.source != "memory" else ""))
         for line in result_lines(r, text, explain=explain):
             click.echo(line)
         click.echo()

@@ -15,7 +15,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 
 from memext.engine.faces.adapters.llamaindex import MemextLlamaRetriever
 
-METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
+METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source", "confidence", "confident"}
 
 
 @pytest.fixture(scope="module")

@@ -448,6 +448,7 @@ def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict
                 "citation": r.citation,
                 "confidence": r.confidence,
                 "confident": r.confident,
+                "date": r.date,
             }
             for r in resp.results
         ],

@@ -23,7 +23,6 @@ failed rebuild leaves the old index in place and removes the shadow file.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
@@ -472,37 +471,12 @@ class Syncer:
             self.store.cache_prune(s.cache.max_entries)
 
     def _calibrate(self) -> None:
-        """Measure the index's semantic "nothing" level with the probe
-        queries (:mod:`..search.confidence`) when files changed or none was
-        measured for this model; the probes' vectors come from the
-        embedding cache after the first time. A failure leaves the old
-        calibration (or none): search then counts cosines as they are."""
-        from ..search.confidence import PROBES, measure_calibration
+        """Keep the index's semantic calibration current (see
+        :func:`..search.confidence.calibrate`)."""
+        from ..search.confidence import calibrate
 
-        if self.provider is None or self._provider_dead or self.store.dims is None:
-            return
-        kept = self.store.get_meta_json("calibration") or {}
-        same = (kept.get("provider"), kept.get("model")) == (self.provider.id, self.provider.model)
-        if same and not self.report.files_indexed and not self.report.files_deleted:
-            return
-        try:
-            key = CacheKey(self.provider.id, self.provider.model, self.provider.endpoint_key)
-            hashes = {hashlib.sha256(("probe:" + p).encode()).hexdigest(): p for p in PROBES}
-            found = self.store.cache_get(key, list(hashes))
-            missing = [h for h in hashes if h not in found]
-            if missing:
-                raw = self.provider.embed_batch([hashes[h] for h in missing])
-                fresh = {h: normalize(v) for h, v in zip(missing, raw)}
-                self.store.cache_put(key, fresh)
-                found.update(fresh)
-            calibration = measure_calibration(self.store, [found[h] for h in hashes])
-        except Exception:  # calibration is a refinement: never fail a sync over it
-            return
-        if calibration is not None:
-            with self.store.transaction():
-                self.store.set_meta_json(
-                    "calibration", {"provider": self.provider.id, "model": self.provider.model, "null": calibration.null}
-                )
+        if self.provider is not None and not self._provider_dead:
+            calibrate(self.store, self.provider, changed=bool(self.report.files_indexed or self.report.files_deleted))
 
     def _emit(self, phase: str, files_done: int, files_total: int, chunks_done: int, chunks_total: int, rebuild: bool = False) -> None:
         if self.progress is None:

@@ -31,11 +31,6 @@ class TermsFound:
             found = self._by_rowid[row.rowid] = with_stems(row.text, self.terms, find_terms(row.text, self.terms))
         return found
 
-    def words_only(self, row: ChunkRow) -> dict[str, list[int]]:
-        """The terms found in ``row`` as whole words only (what a citation
-        keeps in view: stems would widen it without a surer line)."""
-        return find_terms(row.text, self.terms)
-
     def in_lines(self, row: ChunkRow, first: int, text: str) -> dict[str, list[int]]:
         """The terms found in ``text``, the lines of ``row`` from its line
         ``first`` (0-based) on, with offsets in ``text``. No term spans a
@@ -66,7 +61,7 @@ class Citer:
         def term_lines() -> list[int]:
             if not keyword_hit or not sent:  # found by meaning alone: no term to keep in view
                 return []
-            found = self.found.words_only(row)
+            found = find_terms(row.text, sent)
             return sorted({row.text.count("\n", 0, at) for t in sent for at in found.get(t, ())})
 
         return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)

@@ -31,13 +31,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
 from ..text import STOP_WORDS, fold, is_id_like, words
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..providers import EmbeddingProvider
     from ..store import IndexStore
 
 #: Answers whose best evidence reaches this are confident.
@@ -112,6 +113,40 @@ def measure_calibration(store: "IndexStore", vectors: Sequence["np.ndarray"]) ->
     return Calibration(round(float(statistics.median(tops)), 6)) if tops else None
 
 
+def calibrate(store: "IndexStore", provider: "EmbeddingProvider", *, changed: bool) -> None:
+    """Measure and keep the index's calibration with the probe queries when
+    files ``changed`` or none was measured for this model; the probes'
+    vectors come from the embedding cache after the first time. A failure
+    keeps the old calibration (or none): search then counts cosines as
+    they are, and the sync that called it goes on."""
+    import hashlib
+
+    from ..store import CacheKey
+    from ..vector_math import normalize
+
+    if store.dims is None:
+        return
+    kept = store.get_meta_json("calibration") or {}
+    if (kept.get("provider"), kept.get("model")) == (provider.id, provider.model) and not changed:
+        return
+    try:
+        key = CacheKey(provider.id, provider.model, provider.endpoint_key)
+        hashes = {hashlib.sha256(("probe:" + p).encode()).hexdigest(): p for p in PROBES}
+        found = store.cache_get(key, list(hashes))
+        missing = [h for h in hashes if h not in found]
+        if missing:
+            raw = provider.embed_batch([hashes[h] for h in missing])
+            fresh = {h: normalize(v) for h, v in zip(missing, raw)}
+            store.cache_put(key, fresh)
+            found.update(fresh)
+        measured = measure_calibration(store, [found[h] for h in hashes])
+    except Exception:  # a refinement: never fail a sync over it
+        return
+    if measured is not None:
+        with store.transaction():
+            store.set_meta_json("calibration", {"provider": provider.id, "model": provider.model, "null": measured.null})
+
+
 def stored_calibration(store: "IndexStore", provider: str, model: str) -> Calibration:
     """The calibration kept in the index for this provider and model, else
     :data:`UNCALIBRATED`."""
@@ -142,6 +177,16 @@ def quoted_phrases(query: str) -> list[str]:
     return [fold(p.strip()) for p in _QUOTED.findall(query) if p.strip()]
 
 
+class Evidence(NamedTuple):
+    """A hit's evidence, as ``explain`` shows it."""
+
+    value: float
+    threshold: float
+    semantic: float
+    keyword: float
+    null: float
+
+
 @dataclass(frozen=True)
 class Judge:
     """Turns a hit's evidence into its confidence, for one query."""
@@ -152,6 +197,13 @@ class Judge:
     threshold: float
     id_terms: tuple[str, ...]
     phrases: tuple[str, ...]
+    #: Rarity weight of each content term that counts towards coverage.
+    term_weights: dict[str, float]
+
+    def coverage(self, held: Iterable[str]) -> float:
+        """The share (by rarity) of the query's counted terms a hit holds."""
+        total = sum(self.term_weights.values())
+        return sum(self.term_weights.get(t, 0.0) for t in set(held)) / total if total else 0.0
 
     def evidence(self, cosine: float | None, keyword: float | None, text: str, has_vector: bool) -> float:
         """The weighted evidence (0..1) of one hit."""
@@ -167,17 +219,34 @@ class Judge:
         total = self.vector_weight + self.text_weight
         return max(k if k >= 1.0 else 0.0, (self.vector_weight * s + self.text_weight * k) / total)
 
+    def hit(self, cosine: float | None, keyword: float | None, held: Iterable[str], text: str, has_vector: bool) -> Evidence:
+        """The evidence of one hit: its keyword score, capped by the share
+        of the query's terms it holds (``held``), and its cosine."""
+        k = min(keyword or 0.0, self.coverage(held))
+        value = self.evidence(cosine, k, text, has_vector)
+        return Evidence(round(value, 6), self.threshold, round(self.calibration.semantic(cosine), 6), round(k, 6), self.calibration.null)
+
     def confidence(self, evidence: float) -> float:
         """Evidence as a 0..1 confidence: 0.5 at the threshold."""
         return round(1.0 / (1.0 + math.exp(-(evidence - self.threshold) / SOFTNESS)), 4)
 
 
-def make_judge(query: str, doc_counts: dict[str, int], calibration: Calibration, weights: tuple[float, float]) -> Judge:
+def make_judge(
+    query: str, doc_counts: dict[str, int], total: int, calibration: Calibration, weights: tuple[float, float]
+) -> Judge:
     """The judge of one query: its threshold is raised when the query names
     a word that no chunk holds (``doc_counts`` has the index's counts of the
-    query's terms)."""
+    query's terms, ``total`` its chunks).
+
+    Coverage counts the terms memory has, weighted by rarity, plus the named
+    ones it lacks: a plain word no note uses ("plane" for notes that say
+    "flights") says nothing either way, and the semantic side judges the
+    paraphrase; a name no note holds is evidence against."""
     named = named_terms(query)
     absent = any(doc_counts.get(w, 1) == 0 for w in named)
+    counted = {
+        t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items() if n > 0 or t in named
+    }
     return Judge(
         calibration,
         weights[0],
@@ -185,6 +254,7 @@ def make_judge(query: str, doc_counts: dict[str, int], calibration: Calibration,
         NAMED_ABSENT_THRESHOLD if absent else THRESHOLD,
         tuple(w for w in named if is_id_like(w)),
         tuple(quoted_phrases(query)),
+        counted,
     )
 
 

@@ -47,12 +47,11 @@ from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .decay import decay_factor
 from .mmr import mmr_order
-from ..text import contains_all_terms, content_terms, find_terms, fts_match_expression, query_terms
+from ..text import contains_all_terms, content_terms, find_terms, query_terms
 from .confidence import UNCALIBRATED, Calibration, Judge, make_judge
+from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
+from .updates import newer_first
 
-#: Indexes smaller than this score BM25 relative to the best hit only.
-MIN_CHUNKS_FOR_IDF = 20
-MAX_POOL = 200
 #: Results a ``max_lines`` search may return when no ``max_results`` is
 #: given: the budget, not a count, is the limit then (LoCoMo protocol v2
 #: asks for 80).
@@ -73,12 +72,11 @@ class SearchResult:
     explain: dict | None = None
     excerpt: Excerpt | None = None
     #: How sure the search is that this hit answers the query, 0..1
-    #: (:mod:`.confidence`); ``confident`` is ``confidence >= 0.5``.
-    confidence: float = 0.0
-    confident: bool = False
-    #: The day the hit is dated by (ISO), where known: its file's name or
-    #: front matter, or a dated heading inside it (the latest).
-    date: str | None = None
+    #: (:mod:`.confidence`); ``confident``: ``confidence >= 0.5``. A result
+    #: made by hand is vouched for by its maker.
+    confidence: float = 1.0
+    confident: bool = True
+    date: str | None = None  # ISO day from the file's name or front matter, or a dated heading
 
     @property
     def best_line(self) -> int:
@@ -117,11 +115,9 @@ class SearchResponse:
     notice: str | None = None  # why search is degraded, for display
     error: str | None = None  # a provider error at query time
     stats: dict = field(default_factory=dict)
-    #: The answer's confidence: its best hit's (0 with no hit).
-    confidence: float = 0.0
+    confidence: float = 0.0  # the answer's: its best hit's (0 with no hit)
     confident: bool = False
-    #: Weak hits left out because none was confident (``include_weak`` shows them).
-    weak_hidden: int = 0
+    weak_hidden: int = 0  # weak hits left out as none was confident (``include_weak`` shows them)
 
     def __iter__(self):
         return iter(self.results)
@@ -220,23 +216,21 @@ def run_search(
     Time cues in the query ("last week") are read relative to ``now``
     (default: the current time). ``paths`` searches only those files (the
     ``after``/``before`` filters): the stores filter before they rank.
-    Every result carries its confidence (:mod:`.confidence`, with the
-    index's ``calibration``); the keyword side searches the query's content
-    terms only (no stop words: a query of stop words only is searched by
-    meaning alone).
+    Results carry their confidence (:mod:`.confidence`, with the index's
+    ``calibration``); the keyword side searches content terms only.
     """
     h = settings.hybrid
     cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
     # A boost can only lift what the pools hold: a query naming a time
     # draws full pools, so chunks of that time are among the candidates.
     pool = MAX_POOL if cues else pool_size(max_results, h.candidate_multiplier)
-    terms = content_terms(query_terms(query))
-    doc_counts = store.term_doc_counts(terms)
+    asked = query_terms(query)
+    terms = content_terms(asked)
+    doc_counts = store.term_doc_counts(asked)
     total = store.chunk_count()
-    sent = keyword_terms(terms, doc_counts, total)
-    judge = make_judge(query, doc_counts, calibration, h.weights)
-    match = fts_match_expression(sent)
-    keyword_hits = store.keyword_search(match, pool, sources, paths) if match else []
+    sent = keyword_terms(asked, doc_counts, total) if terms else []
+    judge = make_judge(query, {t: doc_counts[t] for t in terms}, total, calibration, h.weights)
+    keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, sources, paths)
     vector_hits = store.vector_search(query_vector, pool, sources, paths) if query_vector is not None else []
     use_vector = query_vector is not None and store.dims is not None
     use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
@@ -308,7 +302,7 @@ def run_search(
                 yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
-        return newer_first([
+        return newer_first(cues, [
             _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans
         ], found, rows, [passed[span.members[0]] for span in spans]), mode
     shown = list(islice(stream, max_results))
@@ -317,52 +311,7 @@ def run_search(
                 judge)
         for c in shown
     ]
-    return newer_first(results, found, rows, shown), mode
-
-
-#: Two hits about one subject whose scores differ by at most this are
-#: ranked newer first: a later note that revises a fact ("negotiated down
-#: to 2,150 EUR") beats the one it replaces, while an old note that is
-#: clearly the better match keeps its place.
-UPDATE_MARGIN = 0.15
-
-
-def newer_first(
-    results: list[SearchResult], found: TermsFound, rows: dict[int, ChunkRow], cands: Sequence[_Candidate]
-) -> list[SearchResult]:
-    """``results`` with knowledge updates applied: where a hit is followed
-    by a newer one (a later date, or a later line of the same file) about
-    the same subject (they hold the same rarest content term the query
-    found in either) within :data:`UPDATE_MARGIN` of its score, the newer
-    moves up. Nothing is added or dropped, so an old note that is the only
-    match stays."""
-    if len(results) < 2:
-        return results
-    subjects = [_subject(found, rows.get(c.rowid)) for c in cands[: len(results)]]
-    order = list(range(len(results)))
-    changed = True
-    while changed:
-        changed = False
-        for i in range(len(order) - 1):
-            a, b = results[order[i]], results[order[i + 1]]
-            sa, sb = subjects[order[i]], subjects[order[i + 1]]
-            if sa and sa & sb and a.score - b.score <= UPDATE_MARGIN and _newer(b, a) and b.confident:
-                order[i], order[i + 1] = order[i + 1], order[i]
-                changed = True
-    return [results[i] for i in order]
-
-
-def _subject(found: TermsFound, row: ChunkRow | None) -> frozenset[str]:
-    """The content terms a hit holds (the subject it shares with another)."""
-    return frozenset(found(row)) if row is not None else frozenset()
-
-
-def _newer(b: SearchResult, a: SearchResult) -> bool:
-    """``b`` was written after ``a``: a later date, or, undated or on the
-    same day in the same file, a later line (notes are appended)."""
-    if a.date and b.date and a.date != b.date:
-        return b.date > a.date
-    return a.path == b.path and b.start_line > a.end_line
+    return newer_first(cues, results, found, rows, shown), mode
 
 
 def _passing(
@@ -394,8 +343,7 @@ def _passing(
 
 def _span_result(
     span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
-    found_in: TermsFound, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
-    judge: Judge | None = None,
+    found_in: TermsFound, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool, judge: Judge,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
@@ -421,36 +369,6 @@ def _span_result(
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
     return result
-
-
-#: Most postings an OR query may walk before its commonest terms are left
-#: out (about 15 ms on the 2-core benchmark machine); only large indexes
-#: reach it.
-MAX_POSTINGS = 20_000
-
-
-def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> list[str]:
-    """The terms worth sending to FTS5, rarest first.
-
-    FTS5 clamps the IDF of a term found in more than half of the chunks to
-    ~0, so such a term cannot change any ranking, yet an OR over it makes
-    FTS5 score nearly every chunk. Those terms are dropped; then, as in
-    max-score pruning, the commonest (lowest IDF) terms are dropped while the
-    postings to walk exceed MAX_POSTINGS. The rarest term is always kept.
-    """
-    if len(terms) < 2 or total < MIN_CHUNKS_FOR_IDF:
-        # FTS5's IDF is too coarse in a handful of chunks to drop a term by it.
-        return terms
-    ranked = sorted(terms, key=lambda t: doc_counts.get(t, 0))
-    kept: list[str] = []
-    postings = 0
-    for t in ranked:
-        df = doc_counts.get(t, 0)
-        if kept and (df * 2 > total or postings + df > MAX_POSTINGS):
-            break
-        kept.append(t)
-        postings += df
-    return kept
 
 
 def _fill_similarities(store: IndexStore, cands: dict[int, "_Candidate"], query_vector: np.ndarray) -> None:
@@ -501,7 +419,7 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
 
 def _result(
     row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, found_in: TermsFound, weights: dict[str, float],
-    mode: str, method: str, explain: bool, snippets: bool = True, judge: Judge | None = None,
+    mode: str, method: str, explain: bool, snippets: bool, judge: Judge,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
     headings that open it: :func:`engine.spans.cited_lines`). The excerpt
@@ -524,17 +442,10 @@ def _result(
         }
         if c.time != 1.0:
             info["time_boost"] = c.time
-    evidence = 0.0
-    if judge is not None:
-        held = found_in(row)
-        total_weight = sum(weights.get(t, 1.0) for t in found_in.terms)
-        coverage = sum(weights.get(t, 1.0) for t in held) / total_weight if total_weight else 0.0
-        evidence = judge.evidence(c.v_sim, min(c.t_score or 0.0, coverage), row.text,
-                                  has_vector=mode != "keyword" and not c.no_vector)
-        if info is not None:
-            info["evidence"] = {"value": round(evidence, 6), "threshold": judge.threshold,
-                                "semantic": round(judge.calibration.semantic(c.v_sim), 6), "null": judge.calibration.null}
-    confidence = judge.confidence(evidence) if judge is not None else 0.0
+    evidence = judge.hit(c.v_sim, c.t_score, found_in(row), row.text, has_vector=mode != "keyword" and not c.no_vector)
+    confidence = judge.confidence(evidence.value)
+    if info is not None:
+        info["evidence"] = evidence._asdict()
     days = chunk_dates(row.path, row.text, row.start_line)
     terms = found_in.terms
     found = found_in(row) if snippets else {}

@@ -275,9 +275,11 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         click.echo(said + (f" dated {dated}" if dated else ""))
         sys.exit(1)
     for i, r in enumerate(resp.results, start=1):
-        click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}"
-                   + f"  confidence {r.confidence:.2f}" + ("" if r.confident else click.style("  weak", fg="yellow"))
-                   + (f"  [{r.source}]" if r.source != "memory" else ""))
+        # The score stays last on the line: scripts read it from there.
+        click.echo(click.style(f"{i}. {r.citation}", bold=True) + (f"  {r.date}" if r.date else "")
+                   + ("" if r.confident else click.style("  weak", fg="yellow"))
+                   + (f"  [{r.source}]" if r.source != "memory" else "")
+                   + f"  confidence {r.confidence:.2f}  score {r.score:.3f}")
         for line in result_lines(r, text, explain=explain):
             click.echo(line)
         click.echo()

@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     layouts = {s["sample_id"]: L.build_layout(s["conversation"]) for s in data}
     questions = {s["sample_id"]: L.load_questions(s, layouts[s["sample_id"]]) for s in data}
     figures: dict = {"conversations": {}}
+    # Passed only when asked: the script also measures a checkout whose
+    # search has no such option (the figures before it).
+    weak = {"include_weak": True} if args.weak else {}
     nothing_all: list[bool] = []
     recall6: list[float] = []
     recall60: list[float] = []
@@ -84,10 +87,10 @@ def main(argv: list[str] | None = None) -> int:
         now = datetime.combine(layout.last_day or date.today(), datetime.max.time())
         with MemoryIndex(agent) as idx:
             idx.sync(reason="manual")
-            nothing = [len(idx.search(q.query, now=now, include_weak=args.weak)) == 0 for q in foreign]
-            r6 = [L.score(list(idx.search(q.query, now=now, include_weak=args.weak)), q)["turn_recall"] for q in questions[sid]]
+            nothing = [len(idx.search(q.query, now=now, **weak)) == 0 for q in foreign]
+            r6 = [L.score(list(idx.search(q.query, now=now, **weak)), q)["turn_recall"] for q in questions[sid]]
             r60 = [
-                L.score(L.within_budget(list(idx.search(q.query, now=now, max_lines=L.BUDGET_LINES, include_weak=args.weak))), q)["turn_recall"]
+                L.score(L.within_budget(list(idx.search(q.query, now=now, max_lines=L.BUDGET_LINES, **weak))), q)["turn_recall"]
                 for q in questions[sid]
             ]
         figures["conversations"][sid] = {

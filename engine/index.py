@@ -34,7 +34,7 @@ from .store.writer_lock import writer_lock, writer_lock_held
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .search.query_embedding import QueryEmbedder
-from .search.confidence import UNCALIBRATED, nothing_notice, stored_calibration
+from .search.confidence import nothing_notice
 from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .text import has_searchable_words
@@ -569,7 +569,6 @@ class MemoryIndex:
             max_lines=max_lines,
             now=now,
             paths=paths,
-            calibration=stored_calibration(self._store, provider.id, provider.model) if provider is not None else UNCALIBRATED,
         )
         confidence = max((r.confidence for r in results), default=0.0)
         confident = any(r.confident for r in results)

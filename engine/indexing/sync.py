@@ -466,17 +466,8 @@ class Syncer:
                 },
             )
             self.store.set_meta_json("skipped", [[k.path, k.reason] for k in self.report.skipped])
-        self._calibrate()
         if s.cache.enabled and s.cache.max_entries:
             self.store.cache_prune(s.cache.max_entries)
-
-    def _calibrate(self) -> None:
-        """Keep the index's semantic calibration current (see
-        :func:`..search.confidence.calibrate`)."""
-        from ..search.confidence import calibrate
-
-        if self.provider is not None and not self._provider_dead:
-            calibrate(self.store, self.provider, changed=bool(self.report.files_indexed or self.report.files_deleted))
 
     def _emit(self, phase: str, files_done: int, files_total: int, chunks_done: int, chunks_total: int, rebuild: bool = False) -> None:
         if self.progress is None:

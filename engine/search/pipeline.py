@@ -48,7 +48,7 @@ from .time_ranking import chunk_dates, in_cues
 from .decay import decay_factor
 from .mmr import mmr_order
 from ..text import contains_all_terms, content_terms, find_terms, query_terms
-from .confidence import UNCALIBRATED, Calibration, Judge, make_judge
+from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
 from .updates import newer_first
 
@@ -205,7 +205,6 @@ def run_search(
     snippets: bool = True,
     now: datetime | None = None,
     paths: Collection[str] | None = None,
-    calibration: Calibration = UNCALIBRATED,
 ) -> tuple[list[SearchResult], str]:
     """Search one store; returns (results, mode).
 
@@ -216,8 +215,8 @@ def run_search(
     Time cues in the query ("last week") are read relative to ``now``
     (default: the current time). ``paths`` searches only those files (the
     ``after``/``before`` filters): the stores filter before they rank.
-    Results carry their confidence (:mod:`.confidence`, with the index's
-    ``calibration``); the keyword side searches content terms only.
+    Results carry their confidence (:mod:`.confidence`); the keyword side
+    searches content terms only.
     """
     h = settings.hybrid
     cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
@@ -229,9 +228,10 @@ def run_search(
     doc_counts = store.term_doc_counts(asked)
     total = store.chunk_count()
     sent = keyword_terms(asked, doc_counts, total) if terms else []
-    judge = make_judge(query, {t: doc_counts[t] for t in terms}, total, calibration, h.weights)
     keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, sources, paths)
-    vector_hits = store.vector_search(query_vector, pool, sources, paths) if query_vector is not None else []
+    drawn = store.vector_search(query_vector, max(pool, CALIBRATION_DEPTH), sources, paths) if query_vector is not None else []
+    vector_hits = drawn[:pool]
+    judge = make_judge(query, {t: doc_counts[t] for t in terms}, total, Calibration.of_pool(drawn), h.weights)
     use_vector = query_vector is not None and store.dims is not None
     use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:

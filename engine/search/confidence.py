@@ -110,7 +110,7 @@ class Evidence(NamedTuple):
     threshold: float
     semantic: float
     keyword: float
-    null: float
+    null: float | None
 
 
 @dataclass(frozen=True)

@@ -53,10 +53,11 @@ def keyword_pool(
     chunk that holds only "when" and "my" is no hit), but where the index
     is big enough to weigh them (common words weigh little) they still break
     ties between chunks that hold the content terms."""
-    if not content:
+    match, required = fts_match_expression(sent), fts_match_expression(content)
+    if match is None or required is None:
         return []
-    hits = store.keyword_search(fts_match_expression(sent), pool, sources, paths)
+    hits = store.keyword_search(match, pool, sources, paths)
     if len(content) == len(sent):
         return hits
-    holding = {r for r, _ in store.keyword_search(fts_match_expression(content), MAX_POOL, sources, paths)}
+    holding = {r for r, _ in store.keyword_search(required, MAX_POOL, sources, paths)}
     return [h for h in hits if h[0] in holding]

@@ -114,6 +114,18 @@ def test_an_exact_rare_token_is_confident_with_a_weak_vector(tmp_path):
         assert any(line.startswith(">") and "a828e60" in line for line in resp[0].excerpt.to_text().splitlines())
 
 
+def test_an_id_prefix_and_a_quoted_phrase_are_confident(tmp_path):
+    ws = write_notes(tmp_path / "notes", filler=30)
+    (ws / "memory" / "2026-10-07.md").write_text(NOTES["memory/2026-10-07.md"] + "- Hotfix 9f3c2ab1e7 deployed.\n")
+    with index_for(ws, tmp_path, HashingProvider(dims=16, blind_to_digits=True), "blind") as idx:
+        prefix = idx.search("9f3c2ab", explain=True)
+        assert prefix.confident and prefix[0].path == "memory/2026-10-07.md"
+        assert prefix[0].explain["evidence"]["value"] == 1.0  # full keyword evidence, whatever the vector says
+        quoted = idx.search('"we cache vessel lookups" for how long', include_weak=True)
+        held = [r for r in quoted if r.path == "MEMORY.md"]
+        assert held and held[0].confidence == 1.0 and held[0].best_line == 6
+
+
 def test_nothing_in_memory_is_an_empty_answer_with_a_notice(tmp_path):
     ws = write_notes(tmp_path / "notes")
     with index_for(ws, tmp_path, HashingProvider(), "h") as idx:

@@ -16,8 +16,10 @@ import re
 from typing import Sequence
 
 from ..db import fts_tokenize
-from ..text import FTS_TOKENIZER, _ASCII_WORD, fold, is_cjk
+from ..text import FTS_TOKENIZER, fold, is_cjk
 
+#: A word of ASCII text, as :func:`~..text.words` and unicode61 cut it.
+_WORD = re.compile(r"[A-Za-z0-9]+")
 #: Stems of query terms, per process: the same terms recur search after search.
 _TERM_STEMS: dict[str, str] = {}
 
@@ -45,7 +47,7 @@ def find_stems(text: str, terms: Sequence[str]) -> dict[str, list[int]]:
     wanted: dict[str, list[str]] = {}
     for term, stem in stems.items():
         wanted.setdefault(stem, []).append(term)
-    spans = [m for m in _ASCII_WORD.finditer(fold(text))]
+    spans = list(_WORD.finditer(fold(text)))
     # Stemming only words that could share a stem with a term keeps the
     # tokenizer's work small: a stem is a prefix of its word, give or take
     # a final "y"/"i" (Porter's "happy" -> "happi").

@@ -304,14 +304,14 @@ def run_search(
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
         return newer_first(cues, [
             _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans
-        ], found, rows, [passed[span.members[0]] for span in spans]), mode
+        ], found, rows, [passed[span.members[0]].rowid for span in spans]), mode
     shown = list(islice(stream, max_results))
     results = [
         _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets,
                 judge)
         for c in shown
     ]
-    return newer_first(cues, results, found, rows, shown), mode
+    return newer_first(cues, results, found, rows, [c.rowid for c in shown]), mode
 
 
 def _passing(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:
     from ..store import ChunkRow
     from .citing import TermsFound
-    from .pipeline import SearchResult, _Candidate
+    from .pipeline import SearchResult
 
 #: Two hits about one subject whose scores differ by at most this are
 #: ranked newer first: a later note that revises a fact ("negotiated down
@@ -26,7 +26,7 @@ UPDATE_MARGIN = 0.15
 
 
 def newer_first(
-    cues: Sequence[object], results: list["SearchResult"], found: "TermsFound", rows: dict[int, "ChunkRow"], cands: Sequence["_Candidate"]
+    cues: Sequence[object], results: list["SearchResult"], found: "TermsFound", rows: dict[int, "ChunkRow"], rowids: Sequence[int]
 ) -> list["SearchResult"]:
     """``results`` with knowledge updates applied: where a hit is followed
     by a newer one (a later date, or a later line of the same file) about
@@ -36,7 +36,7 @@ def newer_first(
     of that time are what it asks for."""
     if len(results) < 2 or cues:
         return results
-    subjects = [_subject(found, rows.get(c.rowid)) for c in cands[: len(results)]]
+    subjects = [_subject(found, rows.get(r)) for r in rowids[: len(results)]]
     order = list(range(len(results)))
     changed = True
     while changed:

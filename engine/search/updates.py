@@ -30,8 +30,9 @@ def newer_first(
 ) -> list["SearchResult"]:
     """``results`` with knowledge updates applied: where a hit is followed
     by a newer one (a later date, or a later line of the same file) about
-    the same subject (they hold the same content terms of the query) within :data:`UPDATE_MARGIN` of its score, the newer
-    moves up. Nothing is added or dropped, so an old note that is the only
+    the same subject (they hold the same content terms of the query)
+    within :data:`UPDATE_MARGIN` of its score, the newer moves up
+    (``rowids``: each result's chunk, in order). Nothing is added or dropped, so an old note that is the only
     match stays. A query with time ``cues`` is left as ranked: the notes
     of that time are what it asks for."""
     if len(results) < 2 or cues:

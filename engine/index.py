@@ -36,6 +36,7 @@ from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallb
 from .providers.choice import keyword_only
 from .providers.registry import where_embedded
 from .search.query_embedding import QueryEmbedder
+from .search.confidence import nothing_notice
 from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, SearchResult, run_search
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
@@ -477,8 +478,14 @@ class MemoryIndex:
         now: datetime | None = None,
         after: When | None = None,
         before: When | None = None,
+        include_weak: bool = False,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
+
+        An answer none of whose hits is confident (:mod:`.search.confidence`)
+        comes back empty, with a ``notice`` saying that no memory matches;
+        ``include_weak=True`` returns those weak hits anyway, each with
+        ``confident`` False. ``min_score`` still drops hits below it.
 
         ``max_lines``: a reading budget, as many results as fit in that many
         lines, hits of one file that overlap or touch as one span. ``now``:
@@ -519,7 +526,8 @@ class MemoryIndex:
         days = day_range(after, before, now)
         return self._guarded(
             lambda: self._search(
-                query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days
+                query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days,
+                include_weak,
             )
         )
 
@@ -533,6 +541,7 @@ class MemoryIndex:
         max_lines: int | None,
         now: datetime | None,
         days: DayRange | None,
+        include_weak: bool = False,
     ) -> SearchResponse:
         self._store.refresh()
         paths = None
@@ -568,7 +577,15 @@ class MemoryIndex:
         )
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
         results, left_out = self._readable(results)
-        notices = tuple(n for n in (self._index_notice(), notice, dated, left_out) if n)
+        confidence = max((r.confidence for r in results), default=0.0)
+        confident = any(r.confident for r in results)
+        weak_hidden = 0
+        answer = None
+        if not confident:
+            if not include_weak:
+                weak_hidden, results = len(results), []
+            answer = nothing_notice(query, weak_hidden) if not results else f"no confident match for {query.strip()!r}: weak matches shown"
+        notices = tuple(n for n in (self._index_notice(), notice, answer, dated, left_out) if n)
         fallback = {"from": choice.fallback_from, "reason": choice.fallback_reason} if choice.fallback_from else None
         return SearchResponse(
             query=query,
@@ -581,6 +598,10 @@ class MemoryIndex:
             error=error,
             notices=notices,
             setup_notice=setup,
+            confidence=confidence,
+            confident=confident,
+            weak_hidden=weak_hidden,
+            answer_notice=answer,
         )
 
     def _readable(self, results: list[SearchResult]) -> tuple[list[SearchResult], str | None]:

@@ -169,15 +169,37 @@ def _split_cjk(word: str) -> list[str]:
 #: content hash): people quote such IDs shortened, so they match as prefixes.
 _ID_LIKE = re.compile(r"(?=[0-9a-f]*[0-9])[0-9a-f]{7,}")
 
-#: Words too common to say why a chunk matched: never highlighted.
-STOP_WORDS = frozenset(
-    """a about above after again all also am an and any are as at be been before being below between both but by
-    can could did do does doing down during each few for from further had has have having he her here hers him
-    his how i if in into is it its itself just me more most my no nor not now of off on once only or other our
-    ours out over own same she should so some such than that the their theirs them then there these they this
-    those through to too under until up very was we were what when where which while who whom why will with
-    would you your yours""".split()
-)
+#: The languages whose stop words leave the keyword side of a query: English
+#: (what the porter stemmer serves) and those whose scripts are segmented
+#: into grams (Chinese, Japanese, Korean), whose words cannot collide with
+#: a Latin-script word. Other languages' lists are left out on purpose: a
+#: union of all would drop real words of one language that are stop words
+#: of another (German "die", French "son").
+STOP_WORD_LANGUAGES = ("english", "chinese", "japanese", "korean")
+
+
+def _load_stop_words() -> frozenset[str]:
+    """The stop words of :data:`STOP_WORD_LANGUAGES` from the ``stopwords``
+    package (a maintained list per language), folded as the index folds
+    them and cut into words as queries are ("aren't" gives "aren" and "t")."""
+    import stopwords
+
+    out: set[str] = set()
+    for language in STOP_WORD_LANGUAGES:
+        for entry in stopwords.get_stopwords(language):
+            out.update(words(entry) if not is_cjk(entry[:1]) else [entry])
+    return frozenset(out)
+
+
+#: Words too common to say why a chunk matched: never highlighted, never
+#: sent to the keyword side of a search (DESIGN.md §7).
+STOP_WORDS = _load_stop_words()
+
+
+def content_terms(terms: Sequence[str]) -> list[str]:
+    """The terms of a query that can carry a keyword match: no stop words.
+    Empty for a query made only of stop words ("the and of")."""
+    return [t for t in terms if t not in STOP_WORDS]
 
 
 def is_id_like(term: str) -> bool:

@@ -118,12 +118,14 @@ def _setting(name: str) -> Any:
 
 def search(query: str, *, agent: str | None = None, max_results: int | None = None, min_score: float | None = None,
            max_lines: int | None = None, source: str | None = None, explain: bool = False,
-           since: str | None = None, before: str | None = None) -> SearchResults:
+           since: str | None = None, before: str | None = None, include_weak: bool = False) -> SearchResults:
     """Search an agent's memory (default: ``MemExt.agent`` or the first
     configured); the same as ``%memsearch``. ``source``: "memory" or
     "sessions" only; ``max_lines``: as many results as fit in that many
     lines; ``since``/``before``: only memory dated in that range
-    (``"2026-03-01"``, ``"7d"``, ``"2w"``, ``"today"``...)."""
+    (``"2026-03-01"``, ``"7d"``, ``"2w"``, ``"today"``...). An answer
+    without a confident match is empty ("no memory matches"):
+    ``include_weak=True`` shows the weak matches, marked weak."""
     return run_search(
         default_session(),
         query,
@@ -135,6 +137,7 @@ def search(query: str, *, agent: str | None = None, max_results: int | None = No
         explain=explain,
         after=since,
         before=before,
+        include_weak=include_weak,
     )
 
 

@@ -171,6 +171,7 @@ class MemExt(Magics):
     @argument("--since", metavar="WHEN", help="Only memory dated on or after WHEN: 2026-03-01, 7d, 2w, 3m, 1y, today, yesterday.")
     @argument("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
     @argument("--explain", action="store_true", help="Show how each score was made.")
+    @argument("--weak", action="store_true", help="Show weak matches when none is confident (marked weak).")
     @argument("--json", action="store_true", help="Show the results as JSON.")
     @argument("--widget", action="store_true", help="Open the live search widget instead.")
     @argument("query", nargs="*", help="What to look for (no $variable expansion).")
@@ -188,7 +189,8 @@ class MemExt(Magics):
         max_results = args.max_results or self.max_results
         min_score = args.min_score if args.min_score is not None else self.min_score
         listing_only = [flag for flag, on in (("--json", args.json), ("--explain", args.explain), ("--source", args.source),
-                                              ("--max-lines", args.max_lines), ("--before", args.before)) if on]
+                                              ("--max-lines", args.max_lines), ("--before", args.before),
+                                              ("--weak", args.weak)) if on]
         if args.widget and listing_only:
             raise UsageError(f"--widget cannot show {', '.join(listing_only)}; leave out --widget for a result list")
         # MemExt.widget is only a default: flags the widget cannot show get the list.
@@ -210,6 +212,7 @@ class MemExt(Magics):
             max_lines=args.max_lines,
             after=args.since,
             before=args.before,
+            include_weak=args.weak,
         )
         return self._shown(results, quiet)
 

@@ -150,11 +150,11 @@ class SearchResults(QuietDisplay, Sequence):
         lines += [f"note: {n}" for n in self.shown_notices()]
         if self.response.error:
             lines.append(f"provider error: {self.response.error}")
-        if not len(self):
-            lines.append("no results")
+        if not len(self) and not any(n.startswith("no memory matches") or "; no memory matches" in n for n in self.notices()):
+            lines.append(f"no memory matches {self.query!r}")
         for i, hit in enumerate(self, start=1):
             src = f"  [{hit.source}]" if hit.source != "memory" else ""
-            lines.append(f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{src}")
+            lines.append(f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{_dated(hit)}{_weak(hit)}{src}")
             if hit.excerpt is not None and hit.excerpt.lines:
                 lines += excerpt_text(hit.excerpt, self.query, color=color)
             else:
@@ -183,11 +183,21 @@ class SearchResults(QuietDisplay, Sequence):
         if r.error:
             parts.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(r.error)}</div>')
         if not len(self):
-            parts.append(f'<div class="memext-empty" style="{MUTED}">no results</div>')
+            parts.append(f'<div class="memext-empty" style="{MUTED}">{esc(f"no memory matches {self.query!r}")}</div>')
         for hit in self:
             parts.append(result_html(hit, self.query))
         parts.append("</div>")
         return "".join(parts)
+
+
+def _dated(hit: SearchResult) -> str:
+    """`` · 2026-10-07`` for a hit whose date is known."""
+    return f" · {hit.date}" if getattr(hit, "date", None) else ""
+
+
+def _weak(hit: SearchResult) -> str:
+    """`` · weak`` for a hit shown although not confident (``include_weak``)."""
+    return "" if getattr(hit, "confident", True) else " · weak"
 
 
 def result_html(hit: SearchResult, query: str, *, lines: bool = True) -> str:
@@ -206,5 +216,6 @@ def result_html(hit: SearchResult, query: str, *, lines: bool = True) -> str:
     return (
         '<div class="memext-result" style="margin:6px 0 12px 0">'
         f'<div>{score_bar_html(hit.score)} <span class="memext-score" style="{MUTED};font-size:90%">{hit.score:.3f}</span> '
-        f"{citation_html(hit.citation)}{src}</div>{body}{explain}</div>"
+        f"{citation_html(hit.citation)}{src}"
+        f'<span class="memext-meta" style="{MUTED};font-size:90%">{esc(_dated(hit) + _weak(hit))}</span></div>{body}{explain}</div>'
     )

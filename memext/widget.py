@@ -267,11 +267,15 @@ class SearchWidget(w.VBox):
     def _show(self, results: SearchResults) -> None:
         # The widget's notice line is replaced at each search, so it shows
         # every notice that applies (once on screen, however many searches).
-        notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()]
+        # An empty answer says so on the count line, not as a warning.
+        notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()
+                 if not (not len(results) and n.startswith("no memory matches"))]
         if results.response.error:
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
         dated = f" ({esc(self.since_picker.label)})" if self.since else ""
-        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}{dated}</div>'
+        counted = f'{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}' if len(results) else esc(
+            f"no memory matches {results.query!r}")
+        count = f'<div class="memext-count" style="{MUTED};font-size:90%">{counted}{dated}</div>'
         self.notice.value = count + "".join(notes)
         if self._same_hits(results):
             return  # the same search again (Enter after a pause): keep rows as they are, expanded ones too

@@ -17,7 +17,7 @@ from memext.engine.faces.adapters.llamaindex import MemextLlamaRetriever
 
 pytestmark = pytest.mark.model  # the real MiniLM index (adapter_helpers)
 
-METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source"}
+METADATA_KEYS = {"path", "start_line", "end_line", "citation", "score", "source", "confidence", "confident"}
 
 
 @pytest.fixture(scope="module")

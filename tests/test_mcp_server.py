@@ -64,6 +64,16 @@ async def _scenario(client: Client, workspace: Path) -> None:
     hits = found.structured_content["results"]
     assert hits and hits[0]["path"].startswith("memory/") and "55 g" in hits[0]["snippet"]
     assert found.structured_content["stale"] is False
+    assert found.structured_content["confident"] is True and hits[0]["confident"] is True
+
+    # Nothing in memory: an empty answer with a notice, which the tool's
+    # description explains; include_weak shows what matched weakly.
+    assert "empty `results`" in listed["memory_search"].description
+    absent = await client.call_tool("memory_search", {"query": "deadbeef12"})
+    assert not absent.is_error, _text(absent)
+    assert absent.structured_content["results"] == []
+    assert "no memory matches 'deadbeef12'" in absent.structured_content["notice"]
+    assert absent.structured_content["confident"] is False
 
     # Time filters: only memory dated in the range, filtered before ranking.
     dated = await client.call_tool("memory_search", {"query": "Biscuit", "after": "2026-10-06", "before": "2026-11-01"})

@@ -71,7 +71,7 @@ def test_query_and_errors_are_escaped_too():
     )
     html = SearchResults(resp, "a<b").to_html()
     assert {t for t, _ in _tags(html)} <= ALLOWED_TAGS
-    assert "&lt;i&gt;notice&lt;/i&gt;" in html and "&lt;b&gt;down&lt;/b&gt;" in html and "no results" in html
+    assert "&lt;i&gt;notice&lt;/i&gt;" in html and "&lt;b&gt;down&lt;/b&gt;" in html and "no memory matches" in html
 
 
 def test_highlighting_marks_whole_words_case_insensitively():

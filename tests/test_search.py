@@ -209,7 +209,7 @@ def _topic_workspace(tmp_path):
 def test_bm25_score_is_measured_against_the_whole_query(tmp_path):
     with idx_for(_topic_workspace(tmp_path), tmp_path, None) as idx:
         full = idx.search("kayak trip", min_score=0, explain=True)[0]
-        part = idx.search("kayak volcano glacier penguin", min_score=0, explain=True)[0]
+        part = idx.search("kayak volcano glacier penguin", min_score=0, explain=True, include_weak=True)[0]
     assert full.path == part.path == "memory/2026-05-02.md"
     # holding every term is a full keyword score; one rare word of four is not,
     # although it is the best hit of its pool
@@ -327,12 +327,12 @@ NOW = datetime(2026, 5, 11, 9, 0)
 def test_a_query_without_a_time_cue_ranks_exactly_as_without_the_feature(tmp_path, hashing_provider, query):
     ws = _dated_workspace(tmp_path)
     with idx_for(ws, tmp_path, hashing_provider) as idx:
-        on = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True)
+        on = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True, include_weak=True)
     # The same index file: equal scores rank by rowid, and a second index
     # could number the chunks otherwise (files written just before a sync
     # are indexed after a recheck, in no fixed order).
     with idx_for(ws, tmp_path, hashing_provider, query={"time_boost": 0}) as idx:
-        off = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True)
+        off = idx.search(query, max_results=20, min_score=0, now=NOW, explain=True, include_weak=True)
     assert [r.to_dict() for r in on] == [r.to_dict() for r in off] and len(on) > 1
     assert not any("time_boost" in r.explain for r in on)
 
@@ -404,7 +404,7 @@ def test_results_cite_the_text_of_a_chunk_not_the_headings_that_open_it(tmp_path
 
 def test_stop_words_do_not_outweigh_content_words_in_a_small_index(tmp_path):
     # Under MIN_CHUNKS_FOR_IDF chunks FTS5's IDF cannot tell "about" from
-    # "fusion": the keyword side then leaves stop words out of the query.
+    # "fusion": stop words never reach the keyword side.
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# About Dana\n\n- All about Dana: what we know about her.\n", encoding="utf-8")
@@ -413,7 +413,7 @@ def test_stop_words_do_not_outweigh_content_words_in_a_small_index(tmp_path):
         assert idx.status().chunks["memory"] < search.MIN_CHUNKS_FOR_IDF
         hits = idx.search("what did we decide about fusion?", min_score=0)
         assert hits[0].path == "memory/2026-10-14.md"
-        # A query of stop words alone still finds what holds them.
-        assert idx.search("what about", min_score=0)[0].path == "MEMORY.md"
-    assert search.keyword_terms(["what", "about", "fusion"], {}, 5) == ["fusion"]
-    assert search.keyword_terms(["what", "about"], {}, 5) == ["what", "about"]
+        # A query of stop words alone has nothing to search for by keyword.
+        nothing = idx.search("what about", min_score=0)
+        assert nothing.results == [] and "no memory matches 'what about'" in nothing.notice
+    assert search.keyword_terms(["fusion", "rank"], {}, 5) == ["fusion", "rank"]

@@ -96,9 +96,10 @@ def tools(workspace, tmp_path):
 
 def test_search_get_append_results(tools, workspace):
     r = tools.call_tool("memory_search", {"query": "green tea"})
-    assert set(r) == {"results", "provider", "model", "fallback", "stale", "notice"}
+    assert set(r) == {"results", "provider", "model", "fallback", "stale", "notice", "confidence", "confident"}
     top = r["results"][0]
-    assert set(top) == {"path", "start_line", "end_line", "score", "snippet", "best_line", "source", "citation"}
+    assert set(top) == {"path", "start_line", "end_line", "score", "snippet", "best_line", "source", "citation", "confidence",
+                        "confident", "date"}
     assert top["path"] == "MEMORY.md" and "green tea" in top["snippet"]
     # The snippet shows why it matched: the best line, numbered as in the file, marked.
     best = next(line for line in top["snippet"].splitlines() if line.startswith(">"))

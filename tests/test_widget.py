@@ -48,6 +48,12 @@ def test_typing_searches_and_shows_results(widget):
     assert "agent <b>example</b> · 16 files · 17 chunks · keyword-only · last sync" in status
 
 
+def test_nothing_in_memory_says_so(widget):
+    widget.query_box.value = "deadbeef12"
+    assert widget.results_box.children == () and not widget.results.response.confident
+    assert "no memory matches &#x27;deadbeef12&#x27;" in widget.notice.value and "⚠ no memory" not in widget.notice.value
+
+
 def test_expanding_a_result_reads_its_full_lines(widget):
     widget.search("vet Biscuit")
     row = widget.results_box.children[0]

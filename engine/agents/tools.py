@@ -104,7 +104,10 @@ MEMORY_SEARCH = ToolSpec(
         "preferences, people and past work, by meaning and by keyword. Call it before answering anything "
         "that may depend on earlier sessions. Each result has a `citation` (path:start-end) and a `snippet`: "
         "the lines around its best match, numbered as in the file (`>` marks the best line, `⋮` lines left "
-        "out); read more around a hit with memory_get."
+        "out); read more around a hit with memory_get. Each result has a `confidence` (0..1) and `confident`. "
+        "An empty `results` with a `notice` means memory holds nothing that matches: say you do not know "
+        "rather than guess, and do not cite anything for it (include_weak: true shows weak matches, "
+        "marked confident: false)."
     ),
     parameters=_object(
         {
@@ -141,6 +144,10 @@ MEMORY_SEARCH = ToolSpec(
             "before": {
                 "type": ["string", "null"],
                 "description": "Only memory dated before this, in the same forms as `after` (null: no upper bound).",
+            },
+            "include_weak": {
+                "type": ["boolean", "null"],
+                "description": "Return weak matches when none is confident (null: false, an empty answer instead).",
             },
             "agent": _AGENT,
         }
@@ -429,6 +436,7 @@ class MemoryTools:
                 max_lines=args["max_lines"],
                 after=args["after"],
                 before=args["before"],
+                include_weak=bool(args.get("include_weak")),
             )
 
         resp, stale_notice = self.host.search(self._served(args["agent"]), run)
@@ -490,9 +498,14 @@ def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict
                 "best_line": r.best_line,
                 "source": r.source,
                 "citation": r.citation,
+                "confidence": r.confidence,
+                "confident": r.confident,
+                "date": r.date,
             }
             for r in resp.results
         ],
+        "confidence": resp.confidence,
+        "confident": resp.confident,
         "provider": resp.provider,
         "model": resp.model,
         "fallback": fallback,

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from .spans import hit_lines
+from .stems import with_stems
 from ..store import ChunkRow, IndexStore
 from ..text import find_terms, found_in_lines
 
 
 class TermsFound:
-    """Where the query terms occur in each chunk a search shows, found once
-    per chunk (:func:`~.text.find_terms`) for its citation, snippet and
+    """Where the query terms occur in each chunk a search shows, as words or
+    by stem as the index matched them (:func:`~.stems.with_stems`), found
+    once per chunk for its citation, snippet and
     excerpt alike."""
 
     def __init__(self, terms: Sequence[str]):
@@ -26,7 +28,7 @@ class TermsFound:
     def __call__(self, row: ChunkRow) -> dict[str, list[int]]:
         found = self._by_rowid.get(row.rowid)
         if found is None:
-            found = self._by_rowid[row.rowid] = find_terms(row.text, self.terms)
+            found = self._by_rowid[row.rowid] = with_stems(row.text, self.terms, find_terms(row.text, self.terms))
         return found
 
     def in_lines(self, row: ChunkRow, first: int, text: str) -> dict[str, list[int]]:
@@ -59,7 +61,7 @@ class Citer:
         def term_lines() -> list[int]:
             if not keyword_hit or not sent:  # found by meaning alone: no term to keep in view
                 return []
-            found = self.found(row)
+            found = find_terms(row.text, sent)
             return sorted({row.text.count("\n", 0, at) for t in sent for at in found.get(t, ())})
 
         return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)

@@ -41,16 +41,17 @@ from ..config import QuerySettings
 from .excerpt import Excerpt, make_excerpt, make_snippet
 from .citing import Citer, TermsFound
 from .spans import Span, budget_spans, merged_text
+from .stems import with_stems
 from ..store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .decay import decay_factor
 from .mmr import mmr_order
-from ..text import STOP_WORDS, contains_all_terms, find_terms, fts_match_expression, query_terms
+from ..text import contains_all_terms, content_terms, find_terms, query_terms
+from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
+from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
+from .updates import newer_first
 
-#: Indexes smaller than this score BM25 relative to the best hit only.
-MIN_CHUNKS_FOR_IDF = 20
-MAX_POOL = 200
 #: Results a ``max_lines`` search may return when no ``max_results`` is
 #: given: the budget, not a count, is the limit then (LoCoMo protocol v2
 #: asks for 80).
@@ -70,6 +71,12 @@ class SearchResult:
     source: str
     explain: dict | None = None
     excerpt: Excerpt | None = None
+    #: How sure the search is that this hit answers the query, 0..1
+    #: (:mod:`.confidence`); ``confident``: ``confidence >= 0.5``. A result
+    #: made by hand is vouched for by its maker.
+    confidence: float = 1.0
+    confident: bool = True
+    date: str | None = None  # ISO day from the file's name or front matter, or a dated heading
 
     @property
     def best_line(self) -> int:
@@ -108,6 +115,9 @@ class SearchResponse:
     notice: str | None = None  # why search is degraded, for display
     error: str | None = None  # a provider error at query time
     stats: dict = field(default_factory=dict)
+    confidence: float = 0.0  # the answer's: its best hit's (0 with no hit)
+    confident: bool = False
+    weak_hidden: int = 0  # weak hits left out as none was confident (``include_weak`` shows them)
     #: ``notice``'s parts, in order: the index's state, the provider or the
     #: query's embedding, the dates asked for.
     notices: tuple[str, ...] = ()
@@ -116,9 +126,18 @@ class SearchResponse:
     #: None: it holds for every search, so a face may say it once.
     setup_notice: str | None = None
 
+    #: The part of ``notices`` about the answer itself: nothing confident
+    #: matched ("no memory matches 'X'", weak matches left out or shown),
+    #: else None. A face may say it in place of results.
+    answer_notice: str | None = None
+
     def notice_besides_setup(self) -> str | None:
         """``notice`` without ``setup_notice``: what only this search has to say."""
         return "; ".join(n for n in self.notices if n != self.setup_notice) or None
+
+    def notice_besides(self, *parts: str | None) -> str | None:
+        """``notice`` without the given parts (e.g. ``setup_notice``, ``answer_notice``)."""
+        return "; ".join(n for n in self.notices if n not in parts) or None
 
     def __iter__(self):
         return iter(self.results)
@@ -138,6 +157,8 @@ class SearchResponse:
             "fallback": self.fallback,
             "notice": self.notice,
             "error": self.error,
+            "confidence": self.confidence,
+            "confident": self.confident,
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -214,19 +235,23 @@ def run_search(
     Time cues in the query ("last week") are read relative to ``now``
     (default: the current time). ``paths`` searches only those files (the
     ``after``/``before`` filters): the stores filter before they rank.
+    Results carry their confidence (:mod:`.confidence`); the keyword side
+    searches content terms only.
     """
     h = settings.hybrid
     cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
     # A boost can only lift what the pools hold: a query naming a time
     # draws full pools, so chunks of that time are among the candidates.
     pool = MAX_POOL if cues else pool_size(max_results, h.candidate_multiplier)
-    terms = query_terms(query)
-    doc_counts = store.term_doc_counts(terms)
+    asked = query_terms(query)
+    terms = content_terms(asked)
+    doc_counts = store.term_doc_counts(asked)
     total = store.chunk_count()
-    sent = keyword_terms(terms, doc_counts, total)
-    match = fts_match_expression(sent)
-    keyword_hits = store.keyword_search(match, pool, sources, paths) if match else []
-    vector_hits = store.vector_search(query_vector, pool, sources, paths) if query_vector is not None else []
+    sent = keyword_terms(asked, doc_counts, total) if terms else []
+    keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, sources, paths)
+    drawn = store.vector_search(query_vector, max(pool, CALIBRATION_DEPTH), sources, paths) if query_vector is not None else []
+    vector_hits = drawn[:pool]
+    judge = make_judge(query, {t: doc_counts[t] for t in terms}, total, Calibration.of_pool(drawn), h.weights)
     use_vector = query_vector is not None and store.dims is not None
     use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:
@@ -297,15 +322,16 @@ def run_search(
                 yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
-        return [
-            _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets) for span in spans
-        ], mode
+        return newer_first(cues, [
+            _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans
+        ], found, rows, [passed[span.members[0]].rowid for span in spans]), mode
     shown = list(islice(stream, max_results))
     results = [
-        _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets)
+        _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets,
+                judge)
         for c in shown
     ]
-    return results, mode
+    return newer_first(cues, results, found, rows, [c.rowid for c in shown]), mode
 
 
 def _passing(
@@ -337,7 +363,7 @@ def _passing(
 
 def _span_result(
     span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
-    found_in: TermsFound, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool = True,
+    found_in: TermsFound, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool, judge: Judge,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
@@ -346,7 +372,8 @@ def _span_result(
     merged = len(span.members) > 1
     # A merged span's snippet and excerpt come from the merged text below,
     # so the best hit's own are not made.
-    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged)
+    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged,
+                     judge)
     if not merged:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
@@ -354,46 +381,14 @@ def _span_result(
     if snippets:
         whole = merged_text([(r.start_line, r.end_line, r.text) for r in members])
         shown = merged_text([cited[i] for i in span.members])
-        found = find_terms(whole, terms)
+        found = with_stems(whole, terms, find_terms(whole, terms))
         result.snippet = make_snippet(whole, terms, weights=weights, found=found)
         result.excerpt = make_excerpt(
-            shown, span.start_line, terms, weights, found=found if shown == whole else find_terms(shown, terms)
+            shown, span.start_line, terms, weights, found=found if shown == whole else with_stems(shown, terms, find_terms(shown, terms))
         )
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
     return result
-
-
-#: Most postings an OR query may walk before its commonest terms are left
-#: out (about 15 ms on the 2-core benchmark machine); only large indexes
-#: reach it.
-MAX_POSTINGS = 20_000
-
-
-def keyword_terms(terms: list[str], doc_counts: dict[str, int], total: int) -> list[str]:
-    """The terms worth sending to FTS5, rarest first.
-
-    FTS5 clamps the IDF of a term found in more than half of the chunks to
-    ~0, so such a term cannot change any ranking, yet an OR over it makes
-    FTS5 score nearly every chunk. Those terms are dropped; then, as in
-    max-score pruning, the commonest (lowest IDF) terms are dropped while the
-    postings to walk exceed MAX_POSTINGS. The rarest term is always kept.
-    """
-    if len(terms) < 2:
-        return terms
-    if total < MIN_CHUNKS_FOR_IDF:
-        # FTS5's IDF cannot tell "what" from "fusion" in a handful of chunks.
-        return [t for t in terms if t not in STOP_WORDS] or terms
-    ranked = sorted(terms, key=lambda t: doc_counts.get(t, 0))
-    kept: list[str] = []
-    postings = 0
-    for t in ranked:
-        df = doc_counts.get(t, 0)
-        if kept and (df * 2 > total or postings + df > MAX_POSTINGS):
-            break
-        kept.append(t)
-        postings += df
-    return kept
 
 
 def _fill_similarities(store: IndexStore, cands: dict[int, "_Candidate"], query_vector: np.ndarray) -> None:
@@ -444,7 +439,7 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
 
 def _result(
     row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, found_in: TermsFound, weights: dict[str, float],
-    mode: str, method: str, explain: bool, snippets: bool = True,
+    mode: str, method: str, explain: bool, snippets: bool, judge: Judge,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
     headings that open it: :func:`engine.spans.cited_lines`). The excerpt
@@ -467,6 +462,11 @@ def _result(
         }
         if c.time != 1.0:
             info["time_boost"] = c.time
+    evidence = judge.hit(c.v_sim, c.t_score, found_in(row), row.text, has_vector=mode != "keyword" and not c.no_vector)
+    confidence = judge.confidence(evidence.value)
+    if info is not None:
+        info["evidence"] = evidence._asdict()
+    days = chunk_dates(row.path, row.text, row.start_line)
     terms = found_in.terms
     found = found_in(row) if snippets else {}
     return SearchResult(
@@ -480,4 +480,7 @@ def _result(
         excerpt=make_excerpt(text, start, terms, weights, found=found_in.in_lines(row, start - row.start_line, text))
         if snippets
         else None,
+        confidence=confidence,
+        confident=confidence >= 0.5,
+        date=max(days).isoformat() if days else None,
     )

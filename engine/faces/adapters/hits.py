@@ -41,6 +41,8 @@ def hit_metadata(result: SearchResult) -> dict[str, Any]:
         "citation": result.citation,
         "score": result.score,
         "source": result.source,
+        "confidence": result.confidence,
+        "confident": result.confident,
     }
 
 

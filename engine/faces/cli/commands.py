@@ -207,17 +207,22 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.option("--since", metavar="WHEN", help="Only memory dated on or after WHEN: 2026-03-01, 7d, 2w, 3m, 1y, today, yesterday.")
 @click.option("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
 @click.option("--explain", is_flag=True, help="Show how each score was made.")
+@click.option("--weak", is_flag=True, help="Show weak matches when none is confident (marked weak).")
 @click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
 @json_option
 @click.pass_context
-def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, no_sync, as_json) -> None:
+def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result
     (QUERY - reads the query from stdin).
 
     Files changed since the last sync are indexed first (--no-sync, or
     sync.on_search = false in the config, skips it). A file's date, for
     --since and --before: the date its name starts with (memory/2026-03-01.md),
-    else a date: field in its front matter, else its modification time."""
+    else a date: field in its front matter, else its modification time.
+
+    Exit status 1 when no memory matches (as grep's): an answer none of whose
+    matches is confident is empty ("no memory matches 'X'"); --weak shows
+    those weak matches, marked weak."""
     text = _query_text(query)
     cfg = _config(ctx)
     picked = pick_agent(cfg, agent)
@@ -227,7 +232,7 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
 
     def run(idx: MemoryIndex) -> SearchResponse:
         return idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None,
-                          explain=explain, max_lines=max_lines, after=since, before=before)
+                          explain=explain, max_lines=max_lines, after=since, before=before, include_weak=weak)
 
     # The index never syncs by itself: a one-shot process syncs a stale index
     # in the foreground first, by the agent tools' policy (DESIGN.md §5).
@@ -244,6 +249,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
         _print_json({"agent": agent_cfg.id, **resp.to_dict()})
+        if not resp.results:
+            sys.exit(1)
         return
     if picked.name_it:
         click.echo(click.style(picked.header(), dim=True))
@@ -253,12 +260,17 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         click.echo(click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True)
     if not resp.results:
         dated = " and ".join(f"{flag} {value}" for flag, value in (("since", since), ("before", before)) if value)
-        click.echo("no results" + (f" dated {dated}" if dated else ""))
-        return
+        said = resp.answer_notice or f"no memory matches {text!r}"
+        click.echo(terminal_safe(said) + (f" dated {dated}" if dated else ""))
+        sys.exit(1)
     width = output_width()
     for i, r in enumerate(resp.results, start=1):
         citation = terminal_safe(r.citation)  # a file name can hold control characters too
-        click.echo(click.style(f"{i}. {citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
+        # The score stays last on the line: scripts read it from there.
+        click.echo(click.style(f"{i}. {citation}", bold=True) + (f"  {r.date}" if r.date else "")
+                   + ("" if r.confident else click.style("  weak", fg="yellow"))
+                   + (f"  [{r.source}]" if r.source != "memory" else "")
+                   + f"  confidence {r.confidence:.2f}  score {r.score:.3f}")
         for line in result_lines(r, text, explain=explain, width=width):
             click.echo(line)
         click.echo()
@@ -269,7 +281,8 @@ def _notice_lines(resp: SearchResponse, agent: AgentConfig, cause: str | None) -
     first time for the agent's workspace and that reason (see :mod:`.said_once`)."""
     from .said_once import SaidOnce, keyword_only_line
 
-    rest = resp.notice_besides_setup()
+    # Without results, the answer's own notice is said in their place (stdout).
+    rest = resp.notice_besides(resp.setup_notice, None if resp.results else resp.answer_notice)
     setup = resp.setup_notice
     first = setup is not None and SaidOnce().first_time("keyword-only", agent.id, str(agent.workspace), setup)
     return [line for line in (rest and f"note: {rest}", keyword_only_line(cause) if first else None) if line]

@@ -1,0 +1,78 @@
+"""Where a text holds a query term by stem, as the keyword index sees it.
+
+The index matches Porter stems ("caching" finds "We cache vessel
+lookups"), but :func:`~..text.find_terms` finds whole words. A hit's
+excerpt and snippet must show the line that made it a hit, so the words of
+the shown text are stemmed by SQLite's own tokenizer
+(:func:`~..db.fts_tokenize`, the index's ``FTS_TOKENIZER``) and compared
+with the stems of the query terms. Only texts whose words line up one to
+one with the tokenizer's tokens are stemmed (Latin-script text); CJK grams
+are found as substrings already.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..db import fts_tokenize
+from ..text import FTS_TOKENIZER, fold, is_cjk
+
+#: A word of ASCII text, as :func:`~..text.words` and unicode61 cut it.
+_WORD = re.compile(r"[A-Za-z0-9]+")
+#: Stems of query terms, per process: the same terms recur search after search.
+_TERM_STEMS: dict[str, str] = {}
+
+
+def term_stems(terms: Sequence[str]) -> dict[str, str]:
+    """The Porter stem of each (folded) Latin-script term."""
+    new = [t for t in terms if t not in _TERM_STEMS and not is_cjk(t[:1])]
+    if new:
+        for term, tokens in zip(new, fts_tokenize(FTS_TOKENIZER, new)):
+            _TERM_STEMS[term] = tokens[0] if len(tokens) == 1 else term
+        if len(_TERM_STEMS) > 4096:
+            _TERM_STEMS.clear()
+            return term_stems(terms)
+    return {t: _TERM_STEMS[t] for t in terms if t in _TERM_STEMS}
+
+
+def find_stems(text: str, terms: Sequence[str]) -> dict[str, list[int]]:
+    """Where each term occurs in ``text`` as a word of the same stem, start
+    offsets ascending (whole-word matches included): the terms found, in
+    the order of ``terms``. Empty for non-ASCII text (see the module
+    docstring)."""
+    stems = term_stems(terms)
+    if not stems or not text.isascii():
+        return {}
+    wanted: dict[str, list[str]] = {}
+    for term, stem in stems.items():
+        wanted.setdefault(stem, []).append(term)
+    spans = list(_WORD.finditer(fold(text)))
+    # Stemming only words that could share a stem with a term keeps the
+    # tokenizer's work small: a stem is a prefix of its word, give or take
+    # a final "y"/"i" (Porter's "happy" -> "happi").
+    heads = {s[:3] for s in wanted}
+    maybe = [m for m in spans if m.group()[:3] in heads]
+    if not maybe:
+        return {}
+    tokens = fts_tokenize(FTS_TOKENIZER, [m.group() for m in maybe])
+    found: dict[str, list[int]] = {}
+    for m, toks in zip(maybe, tokens):
+        if len(toks) == 1:
+            for term in wanted.get(toks[0], ()):
+                found.setdefault(term, []).append(m.start())
+    return {t: found[t] for t in terms if t in found}
+
+
+def with_stems(text: str, terms: Sequence[str], found: dict[str, list[int]]) -> dict[str, list[int]]:
+    """``found`` (:func:`~..text.find_terms` of ``text``) with the stem
+    matches of :func:`find_stems` added, offsets ascending."""
+    extra = find_stems(text, [t for t in terms if not re.fullmatch(r"\d+", t)])
+    if not extra:
+        return found
+    out: dict[str, list[int]] = {}
+    for t in terms:
+        at = sorted(set(found.get(t, ())) | set(extra.get(t, ())))
+        if at:
+            out[t] = at
+    return out

@@ -24,6 +24,7 @@ from dataclasses import dataclass, is_dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from ..memory.append import AppendResult
+from ..memory.entries import EntryMeta
 from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
     from ..freshness.supervisor import Supervisor
 
+#: What memory_append records as an entry's origin (DESIGN.md §17).
+AGENT_ORIGIN = EntryMeta(origin="agent", via="tool")
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50
 #: The largest reading budget an agent may ask for in one search.
@@ -138,6 +141,7 @@ MEMORY_SEARCH = ToolSpec(
                 "type": ["string", "null"],
                 "description": "Only memory dated before this, in the same forms as `after` (null: no upper bound).",
             },
+            "include_forgotten": {"type": ["boolean", "null"], "description": "Also return entries marked forgotten or superseded (null: false)."},
             "agent": _AGENT,
         }
     ),
@@ -182,6 +186,7 @@ MEMORY_APPEND = ToolSpec(
                 "description": "Memory file to append to: MEMORY.md for long-term facts, or memory/<name>.md (null: today's daily note).",
             },
             "heading": {"type": ["string", "null"], "description": "A short title for the entry (null: the current time)."},
+            "supersedes": {"type": ["string", "null"], "description": "The citation (path:start-end) of an entry this one replaces, e.g. an old preference; it is marked superseded (null: none)."},
             "agent": _AGENT,
         }
     ),
@@ -190,7 +195,17 @@ MEMORY_APPEND = ToolSpec(
     idempotent=False,
 )
 
-TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND)
+MEMORY_FORGET = ToolSpec(
+    "memory_forget",
+    "Mark an entry of memory as no longer true, e.g. when the user says it is wrong or asks to forget it. The file keeps "
+    "the entry, marked forgotten with today's date and the reason; search leaves it out. To replace an entry with a "
+    "corrected one, use memory_append with `supersedes` instead.",
+    _object({"citation": {"type": "string", "description": "The entry's citation, path:start-end (or path:line), as memory_search gives it."},
+             "reason": {"type": ["string", "null"], "description": "Why it is no longer true (null: none given)."}, "agent": _AGENT}),
+    read_only=False, destructive=False, idempotent=True,
+)
+
+TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND, MEMORY_FORGET)
 
 
 def openai_tools(api: Literal["chat", "responses"] = "chat", tools: Sequence[ToolSpec] = TOOLS) -> list[dict]:
@@ -332,7 +347,7 @@ class MemoryTools:
         if spec is None:
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
         args = self._arguments(spec, arguments)
-        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append}[name]
+        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append, "memory_forget": self._forget}[name]
         try:
             with self._lock:
                 return handler(args)
@@ -377,6 +392,7 @@ class MemoryTools:
                 max_lines=args["max_lines"],
                 after=args["after"],
                 before=args["before"],
+                include_forgotten=bool(args["include_forgotten"]),
             )
 
         resp, stale_notice = self.host.search(self._served(args["agent"]), run)
@@ -388,7 +404,10 @@ class MemoryTools:
 
     def _append(self, args: dict[str, Any]) -> dict:
         agent = self._served(args["agent"])
-        return append_result(self.host.append(agent, args["text"], args["file"], args["heading"]))
+        return append_result(self.host.append(agent, args["text"], args["file"], args["heading"], meta=AGENT_ORIGIN, supersedes=args["supersedes"]))
+
+    def _forget(self, args: dict[str, Any]) -> dict:
+        return self.host.forget(self._served(args["agent"]), args["citation"], args["reason"]).to_dict()
 
 
 def _reloaded_agents(supervisor: "Supervisor") -> list[str]:
@@ -438,6 +457,7 @@ def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict
                 "best_line": r.best_line,
                 "source": r.source,
                 "citation": r.citation,
+                "origin": r.origin, "status": r.status, "untrusted": r.untrusted,
             }
             for r in resp.results
         ],

@@ -70,6 +70,12 @@ class SearchResult:
     source: str
     explain: dict | None = None
     excerpt: Excerpt | None = None
+    #: Where the cited entry came from (person, agent, capture; None when
+    #: its file says nothing), and its marks (DESIGN.md §17): ``status`` is
+    #: live, forgotten or superseded; ``untrusted`` text was stored marked.
+    origin: str | None = None
+    status: str = "live"
+    untrusted: bool = False
 
     @property
     def best_line(self) -> int:

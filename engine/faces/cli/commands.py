@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from .options import agent_option, ctx_config as _config, examples, json_option, print_json as _print_json
-from .output import result_lines, status_lines
+from .output import result_lines, result_marks, status_lines
 from ...config import AgentConfig, Config
 from ...agents.hosts import SyncWhenNeeded
 from ...errors import MemextError
@@ -123,6 +123,8 @@ def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
         "agents": "memext.engine.faces.cli.agent_commands:agents_cmd",
         "config": "memext.engine.faces.cli.agent_commands:config_cmd",
         "model": "memext.engine.faces.cli.model_commands:model_group",
+        "forget": "memext.engine.faces.cli.lifecycle_commands:forget_cmd",
+        "capture": "memext.engine.faces.cli.lifecycle_commands:capture_cmd",
     },
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
@@ -239,9 +241,10 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.option("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
 @click.option("--explain", is_flag=True, help="Show how each score was made.")
 @click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
+@click.option("--all", "include_forgotten", is_flag=True, help="Also show entries marked forgotten or superseded.")
 @json_option
 @click.pass_context
-def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, no_sync, as_json) -> None:
+def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, no_sync, include_forgotten, as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result.
 
     Files changed since the last sync are indexed first (--no-sync, or
@@ -256,7 +259,7 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
 
     def run(idx: MemoryIndex) -> SearchResponse:
         return idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None,
-                          explain=explain, max_lines=max_lines, after=since, before=before)
+                          explain=explain, max_lines=max_lines, after=since, before=before, include_forgotten=include_forgotten)
 
     # The index never syncs by itself: a one-shot process syncs a stale index
     # in the foreground first, by the agent tools' policy (DESIGN.md §5).
@@ -282,7 +285,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         click.echo("no results" + (f" dated {dated}" if dated else ""))
         return
     for i, r in enumerate(resp.results, start=1):
-        click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else ""))
+        click.echo(click.style(f"{i}. {r.citation}", bold=True) + f"  score {r.score:.3f}" + (f"  [{r.source}]" if r.source != "memory" else "")
+                   + "".join(f"  [{m}]" for m in result_marks(r)))
         for line in result_lines(r, text, explain=explain):
             click.echo(line)
         click.echo()
@@ -402,13 +406,17 @@ def status_cmd(ctx, agent, as_json) -> None:
 @click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
 @click.option("--heading", help="The entry's heading (default: the current time).")
 @click.option("--long-term", is_flag=True, help="Append to MEMORY.md instead.")
+@click.option("--supersedes", metavar="CITATION", help="An entry this note replaces (PATH:LINE or PATH:FROM-TO): it is marked superseded.")
+@click.option("--untrusted", is_flag=True, help="Store text that reads as instructions to a model, marked untrusted, instead of refusing it.")
 @json_option
 @click.pass_context
-def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
+def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, as_json) -> None:
     """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
 
-    Append-only: nothing already in the file is changed."""
+    Append-only: nothing already in the file is changed, except that
+    --supersedes marks the entry it replaces (DESIGN.md §17)."""
     from ...memory.append import LONG_TERM_FILE
+    from ...memory.entries import EntryMeta
 
     if file and long_term:
         raise MemextError("use either --file or --long-term, not both")
@@ -417,11 +425,14 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
             raise MemextError('give the note as an argument (memext note "...") or on stdin')
         text = sys.stdin.read()
     with _open(ctx, agent) as idx:
-        written = idx.append(text, file=LONG_TERM_FILE if long_term else file, heading=heading)
+        written = idx.append(text, file=LONG_TERM_FILE if long_term else file, heading=heading,
+                             meta=EntryMeta(origin="person", via="cli", untrusted=untrusted), supersedes=supersedes)
     if as_json:
         _print_json(written.to_dict())
         return
     click.echo(f"noted in {written.citation}" + (" (new file)" if written.created else ""))
+    for old in written.superseded:
+        click.echo(f"marked {old} superseded")
     if written.notice:
         click.echo(f"memext: {written.notice}", err=True)
 

@@ -35,6 +35,17 @@ def highlight(text: str, query: str) -> str:
     return "".join(out)
 
 
+def result_marks(r: SearchResult) -> list[str]:
+    """The marks shown after a result's citation: forgotten or superseded,
+    untrusted, and who wrote it (DESIGN.md §17)."""
+    marks = [r.status] if r.status != "live" else []
+    if r.untrusted:
+        marks.append("untrusted")
+    if r.origin:
+        marks.append(f"by {r.origin}")
+    return marks
+
+
 def result_lines(r: SearchResult, query: str, *, explain: bool) -> list[str]:
     """The lines below a result's citation: its excerpt with file line
     numbers (``>`` at the best line, GAP where lines are left out), then

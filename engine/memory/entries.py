@@ -309,7 +309,8 @@ def parse_entries(text: str | Iterable[str]) -> FileEntries:
     if open_block is not None:
         block_starts.append((open_block, len(lines)))
     headings = tuple(
-        Unit(s, (heading_starts[k + 1] - 1) if k + 1 < len(heading_starts) else len(lines), True, split_meta(lines[s - 1])[1])
+        Unit(s, _trim(lines, s, (heading_starts[k + 1] - 1) if k + 1 < len(heading_starts) else len(lines)), True,
+             split_meta(lines[s - 1])[1])
         for k, s in enumerate(heading_starts)
     )
     blocks = tuple(Unit(s, _trim(lines, s, e), False, split_meta(lines[s - 1])[1]) for s, e in block_starts)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import MemextError
+from ..text import STOP_WORDS, is_cjk
 from .entries import EntryMeta, parse_entries, strip_meta
 from .hostile import instruction_like
 
@@ -37,11 +38,11 @@ MAX_PER_TURN = 3
 #: counts as two: a short CJK sentence says as much as a longer one).
 MIN_CHARS = 10
 MAX_CHARS = 500
-#: Character-trigram similarity at or above which a sentence is a
-#: near-duplicate of memory already written. Measured on the labelled pairs
-#: of bench/lifecycle.py (restatements of one fact vs different facts in
+#: :func:`similarity` at or above which a sentence is a near-duplicate of
+#: memory already written. Measured on the labelled pairs of
+#: bench/lifecycle.py (restatements of one fact vs different facts in
 #: similar words, such as a changed preference): see its threshold table.
-NEAR_DUPLICATE = 0.6
+NEAR_DUPLICATE = 0.5
 
 _HERE = "MEMORY.md"
 
@@ -161,6 +162,7 @@ _NOT_A_FACT = re.compile(
 #: Text that is recalled memory, or markup rather than prose.
 _RECALLED = re.compile(r"</?memor(?:y|ies)\b|<!--\s*memext|\b[\w./-]+\.md:\d+(?:-\d+)?\b|^\s*>", re.IGNORECASE | re.MULTILINE)
 _MARKUP = re.compile(r"```|~~~|<[a-z][\w-]*(?:\s[^>]*)?>|^\s*[{\[]|^\s*\|.*\|\s*$", re.IGNORECASE | re.MULTILINE)
+_FENCED = re.compile(r"(```|~~~).*?(?:\1|\Z)", re.DOTALL)
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|$)", re.MULTILINE)
 
 
@@ -195,7 +197,7 @@ def extract(messages: Sequence[Message], *, roles: Iterable[str] = ("user",), ma
         if msg.role not in wanted or _RECALLED.search(msg.content):
             continue
         found: list[Candidate] = []
-        for sentence in sentences(msg.content):
+        for sentence in sentences(_FENCED.sub("\n", msg.content)):  # code is not a statement
             if not MIN_CHARS <= _weight(sentence) <= MAX_CHARS or _MARKUP.search(sentence) or instruction_like(sentence):
                 continue
             kind = classify(sentence)
@@ -216,24 +218,46 @@ def normalized(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
-def _grams(text: str) -> frozenset[str]:
-    padded = f" {text} "
-    return frozenset(padded[i : i + 3] for i in range(max(len(padded) - 2, 1)))
+#: Words that say nothing about the fact itself: a restatement may add or
+#: drop them ("as I said", "really") and still say the same.
+_FILLER = frozenset("""said say says saying told tell again already really actually just still also please
+remember note yes ok okay well so like mentioned""".split())
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """The words of a text that carry its content: lower case, stop words
+    and filler left out, a plural ``s`` dropped; each CJK character is a
+    token (CJK text has no spaces)."""
+    out: set[str] = set()
+    for word in normalized(text).split():
+        if any(is_cjk(ch) for ch in word):
+            out.update(ch for ch in word if is_cjk(ch) or ch.isalnum())
+            continue
+        if word in STOP_WORDS or word in _FILLER:
+            continue
+        out.add(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+    return frozenset(out)
 
 
 def similarity(a: str, b: str) -> float:
-    """Jaccard similarity of the character trigrams of two normalized texts
-    (0..1; character grams work for CJK, which has no spaces)."""
-    ga, gb = _grams(normalized(a)), _grams(normalized(b))
-    if not ga or not gb:
+    """How nearly two texts say the same (0..1): the Jaccard similarity of
+    their content tokens, and 0 unless one's tokens all appear in the
+    other. A changed value ("tea" -> "coffee") leaves a token on each side,
+    so it is never a duplicate however much else is shared; a restatement
+    only adds or drops words."""
+    return _similarity(content_tokens(a), content_tokens(b))
+
+
+def _similarity(ta: frozenset[str], tb: frozenset[str]) -> float:
+    if not ta or not tb or not (ta <= tb or tb <= ta):
         return 0.0
-    return len(ga & gb) / len(ga | gb)
+    return len(ta & tb) / len(ta | tb)
 
 
 @dataclass(frozen=True)
 class _Known:
     text: str
-    grams: frozenset[str]
+    tokens: frozenset[str]
     where: str
 
 
@@ -251,17 +275,16 @@ class KnownMemory:
         if not norm:
             return
         self._exact.setdefault(norm, where)
-        self._items.append(_Known(norm, _grams(norm), where))
+        self._items.append(_Known(norm, content_tokens(norm), where))
 
     def duplicate_of(self, text: str, threshold: float = NEAR_DUPLICATE) -> str | None:
         """Where ``text`` is already said (exactly or nearly), else None."""
         norm = normalized(text)
         if norm in self._exact:
             return self._exact[norm]
-        grams = _grams(norm)
+        tokens = content_tokens(norm)
         for item in self._items:
-            inter = len(grams & item.grams)
-            if inter and inter / len(grams | item.grams) >= threshold:
+            if _similarity(tokens, item.tokens) >= threshold:
                 return item.where
         return None
 

@@ -77,7 +77,8 @@ def retire(
     superseded by the entry at citation ``by``, with today's date and
     ``reason``. Entries already marked are left as they are."""
     day = (now or datetime.now()).date().isoformat()
-    reason = " ".join(reason.split()) if reason else None
+    # One line, and no "-->" that would end the comment early.
+    reason = " ".join(reason.split()).replace("-->", "->") if reason else None
     mark = Mark(day, reason, by)
     real, shown, _, _ = entries_at(agent, spec)
     try:

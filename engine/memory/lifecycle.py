@@ -39,7 +39,7 @@ def append_superseding(
     by the new entry's citation."""
     meta = meta or API_ORIGIN
     if not meta.untrusted:
-        refuse_instructions(text)
+        refuse_instructions(text if heading is None else f"{heading}\n{text}")
     if supersedes:
         _, shown, _, units = entries_at(agent, supersedes)  # a bad citation fails before the write
         supersedes = f"{shown}:{units[0].start}-{units[-1].end}"

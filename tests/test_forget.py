@@ -124,3 +124,27 @@ def test_forget_and_supersede_through_the_cli(config, workspace):
     hit = json.loads(run("search", "root", "--json").output)["results"][0]
     assert hit["untrusted"] and hit["origin"] == "person"
     assert "[untrusted]" in run("search", "root").output
+
+
+def test_marks_written_by_hand_are_honoured(workspace, tmp_path):
+    (workspace / "memory" / "hand.md").write_text(
+        "# Hand\n\n- Parking spot is B12 <!--MEMEXT:  Forgotten : 2026-01-01 ; reason = 'sold the car' -->\n"
+        "- Locker code is 7781 <!-- memext origin = capture , untrusted -->\n- Bike shed is behind the gym\n",
+        encoding="utf-8",
+    )
+    with MemoryIndex(make_agent(workspace, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
+        idx.sync()
+        assert idx.search("parking spot B12").results == []
+        kept = idx.search("parking spot B12", include_forgotten=True).results
+        assert kept and kept[0].status == "forgotten"
+        locker = idx.search("locker code").results[0]
+        assert (locker.origin, locker.untrusted, locker.status) == ("capture", True, "live")
+        assert "memext" not in locker.snippet.lower()  # the comment is not indexed
+        # The comment deleted by hand: plain text again.
+        path = workspace / "memory" / "hand.md"
+        path.write_text(path.read_text(encoding="utf-8").replace(" <!--MEMEXT:  Forgotten : 2026-01-01 ; reason = 'sold the car' -->", ""), encoding="utf-8")
+        idx.sync()
+        back = idx.search("parking spot B12").results
+        assert back and back[0].status == "live" and back[0].origin is None
+        # The untrusted line is among the lines the result cites: the result says so.
+        assert back[0].end_line >= 4 and back[0].untrusted

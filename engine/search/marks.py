@@ -34,11 +34,12 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[Search
             out.append(r)
             continue
         # A chunk can hold several entries: the line that matched decides
-        # whether the result is retired; the cited span fills in the rest.
+        # whether the result is retired and whose it is; any untrusted line
+        # cited marks the result, since its text is in what is shown.
         span = entries.span_info(r.start_line, r.end_line)
         best = entries.info(r.best_line) if 0 < r.best_line <= len(entries.lines) and entries.lines[r.best_line - 1].strip() else span
         out.append(dataclasses.replace(
-            r, origin=best.origin or span.origin, status=best.status, untrusted=best.untrusted or span.untrusted
+            r, origin=best.origin, status=best.status, untrusted=best.untrusted or span.untrusted
         ))
     return out
 

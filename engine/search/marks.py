@@ -9,12 +9,12 @@ effect at once, before any sync.
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
 from typing import Callable, Sequence
 
 from ..config import AgentConfig
-from ..errors import MemextError
 from ..memory.entries import FileEntries, parse_entries
-from ..memory.read import resolve_memory_path
 from .pipeline import SearchResult
 
 
@@ -44,12 +44,32 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[Search
     return out
 
 
+#: Parsed files by (real path, mtime, size): a search reads only the files
+#: its results cite, and most are unchanged since the last search.
+_CACHE: dict[tuple[str, int, int], FileEntries | None] = {}
+_CACHE_MAX = 256
+
+
 def _entries(agent: AgentConfig, path: str) -> FileEntries | None:
+    """The file's entries; None when it has no metadata at all (nothing to
+    read from it) or cannot be read (a result is never lost to its marks)."""
+    # The index holds only paths that passed the memory path rules when it
+    # was synced, and only metadata is read from the file here, so the
+    # path is joined, not checked again (that costs more than the search).
+    real = Path(path) if os.path.isabs(path) else agent.workspace / path
     try:
-        real, _ = resolve_memory_path(path, agent.workspace, agent.extra_path_list())
-        return parse_entries(real.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, MemextError):  # a result is never lost to its marks
+        st = real.stat()
+        key = (str(real), st.st_mtime_ns, st.st_size)
+        if key in _CACHE:
+            return _CACHE[key]
+        text = real.read_text(encoding="utf-8", errors="replace")
+    except OSError:
         return None
+    entries = parse_entries(text) if "<!--" in text else None
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[key] = entries
+    return entries
 
 
 def live_results(

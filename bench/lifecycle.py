@@ -16,6 +16,9 @@ earlier ones stored). Printed:
 - duplicates: entries written for a fact memory already held (the fact
   stated three times, and other restatements): the target is 0;
 - injection text stored: entries or file text holding the injections: 0;
+- changes: statements that change an earlier one ("actually I prefer the
+  afternoons now") whose entry marked the old one superseded, and entries
+  superseded that should not have been (target 0);
 - the near-duplicate threshold table: for each threshold, how the pairs of
   (restatement, original) and (changed or different fact, original), from
   the conversations and from :data:`PAIRS`, are
@@ -50,6 +53,8 @@ class Turn:
     role: str
     text: str
     label: str | None = None
+    #: The turn whose statement this one changes (its entry should be superseded).
+    replaces: int | None = None
 
 
 U, A = "user", "assistant"
@@ -88,7 +93,7 @@ SESSIONS: tuple[tuple[Turn, ...], ...] = (
         Turn(U, "Let me think about it."),
     ),
     (  # 3: changes of mind, other languages
-        Turn(U, "Actually I prefer working in the afternoons now.", "preference"),  # changed
+        Turn(U, "Actually I prefer working in the afternoons now.", "preference", replaces=2),
         Turn(U, "Ich bevorzuge dunkle Themes im Editor.", "preference"),
         Turn(U, "Nous avons décidé de partir en vacances en mai.", "decision"),
         Turn(U, "我更喜欢喝绿茶。", "preference"),
@@ -97,7 +102,7 @@ SESSIONS: tuple[tuple[Turn, ...], ...] = (
         Turn(U, INJECTIONS[1]),
         Turn(A, "I always double-check the calendar before booking."),
         Turn(U, "Hmm, interesting."),
-        Turn(U, "I love tea more than coffee these days.", "preference"),  # changed
+        Turn(U, "I love tea more than coffee these days.", "preference", replaces=15),
         Turn(U, "Do you remember when we went to Lisbon?"),
         Turn(U, "Sounds good to me."),
     ),
@@ -157,6 +162,9 @@ class Figures:
     duplicates: int
     injections_stored: int
     wrong_category: int
+    changes: int
+    changes_superseded: int
+    wrong_supersedes: int
 
     @property
     def precision(self) -> float:
@@ -180,12 +188,15 @@ def run_capture(root: Path) -> tuple[Figures, list[str]]:
     turns = all_turns()
     by_text: dict[str, int] = {}
     entries: list[tuple[int, str, str]] = []  # (global turn, category, text)
+    superseded: list[tuple[int, str]] = []  # (global turn, the citation its entry superseded)
     offset = 0
     with MemoryIndex(cfg.agents[0], provider=None) as idx:
         for session in SESSIONS:
             report = capture([{"role": t.role, "content": t.text} for t in session], index=idx)
             for c in report.written:
                 entries.append((offset + c.candidate.turn, c.candidate.category, c.candidate.text))
+                if c.supersedes:
+                    superseded.append((offset + c.candidate.turn, c.supersedes))
             offset += len(session)
     for n, t in enumerate(turns):
         by_text.setdefault(t.text, n)
@@ -198,9 +209,20 @@ def run_capture(root: Path) -> tuple[Figures, list[str]]:
     injections = sum(1 for text in INJECTIONS if text[:30] in stored) + sum(
         1 for _, _, text in entries if any(text in inj or inj[:30] in text for inj in INJECTIONS)
     )
+    files = {p.relative_to(ws).as_posix(): p.read_text(encoding="utf-8").split("\n") for p in ws.rglob("*.md")}
+
+    def turn_at(citation: str) -> int | None:
+        path, line = citation.rsplit(":", 1)
+        text = files[path][int(line.split("-")[0]) - 1]
+        return next((n for n, t in enumerate(turns) if t.text in text), None)
+
+    right = {(n, turns[n].replaces) for n, c in superseded if turn_at(c) == turns[n].replaces}
+    changes = [n for n, t in enumerate(turns) if t.replaces is not None]
     misses = [f"missed turn {n}: {turns[n].text}" for n in labelled if n not in got]
+    misses += [f"turn {n} did not supersede turn {turns[n].replaces}" for n in changes if (n, turns[n].replaces) not in right]
     extras = [f"stored unlabelled turn {n}: {turns[n].text}" for n, _, _ in entries if not turns[n].label]
-    figures = Figures(len(turns), len(labelled), len(entries), correct, len(got & set(labelled)), duplicates, injections, wrong_category)
+    figures = Figures(len(turns), len(labelled), len(entries), correct, len(got & set(labelled)), duplicates, injections,
+                      wrong_category, len(changes), len(right), len(superseded) - len(right))
     return figures, misses + extras
 
 
@@ -236,18 +258,23 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memext-lifecycle-") as tmp:
         figures, notes = run_capture(Path(tmp))
     rows, best = threshold_table()
-    ok = figures.precision >= 0.9 and figures.recall >= 0.8 and figures.duplicates == 0 and figures.injections_stored == 0
+    ok = (figures.precision >= 0.9 and figures.recall >= 0.8 and figures.duplicates == 0 and figures.injections_stored == 0
+          and figures.wrong_supersedes == 0)
     if args.json:
         print(json.dumps({"turns": figures.turns, "labelled": figures.labelled, "written": figures.written,
                           "precision": round(figures.precision, 3), "recall": round(figures.recall, 3),
                           "duplicates": figures.duplicates, "injections_stored": figures.injections_stored,
-                          "wrong_category": figures.wrong_category, "near_duplicate": NEAR_DUPLICATE,
+                          "wrong_category": figures.wrong_category, "changes": figures.changes,
+                          "changes_superseded": figures.changes_superseded, "wrong_supersedes": figures.wrong_supersedes,
+                          "near_duplicate": NEAR_DUPLICATE,
                           "gap_middle": best, "notes": notes, "ok": ok}, indent=2, ensure_ascii=False))
         return 0 if ok else 1
     print(f"turns {figures.turns}, labelled worth storing {figures.labelled}, entries written {figures.written}")
     print(f"capture precision {figures.precision:.3f} (target >= 0.9)   recall {figures.recall:.3f} (target >= 0.8)")
     print(f"duplicates written {figures.duplicates} (target 0)   injection text stored {figures.injections_stored} (target 0)")
     print(f"entries with another category than labelled: {figures.wrong_category}")
+    print(f"changed statements that superseded the old entry {figures.changes_superseded}/{figures.changes}, "
+          f"entries superseded wrongly {figures.wrong_supersedes} (target 0)")
     for note in notes:
         print(f"  {note}")
     print("\nnear-duplicate threshold: restatements caught / different facts kept apart")

@@ -27,6 +27,7 @@ def test_capture_benchmark_meets_its_targets(capsys):
     figures = json.loads(capsys.readouterr().out)
     assert figures["precision"] >= 0.9 and figures["recall"] >= 0.8
     assert figures["duplicates"] == 0 and figures["injections_stored"] == 0
+    assert figures["changes_superseded"] == figures["changes"] >= 2 and figures["wrong_supersedes"] == 0
     rows, middle = bench.threshold_table()
     assert middle is not None and abs(NEAR_DUPLICATE - middle) < 0.05
     at = next(r for r in rows if abs(r[0] - NEAR_DUPLICATE) < 1e-9)

@@ -170,3 +170,20 @@ def test_capture_command(tmp_path, workspace, monkeypatch):
     assert "Ines Duarte" in (workspace / "MEMORY.md").read_text(encoding="utf-8")
     r = CliRunner().invoke(cli, ["capture", str(tmp_path / "missing.jsonl")])
     assert r.exit_code != 0
+
+
+def test_a_change_supersedes_what_it_changes(workspace, tmp_path):
+    with MemoryIndex(_agent(workspace, tmp_path, enabled=True), provider=None) as idx:
+        first = capture([{"role": "user", "content": "I prefer working in the mornings."}], index=idx)
+        old = first.written[0].citation
+        changed = capture([{"role": "user", "content": "Actually I prefer working in the evenings now."}], index=idx)
+        (entry,) = changed.written
+        assert entry.supersedes == f"MEMORY.md:{int(old.split(':')[1].split('-')[0]) + 1}"  # the text line of the old entry
+        assert idx.search("working in the mornings").results == []
+        assert idx.search("working in the evenings").results[0].status == "live"
+        # A new statement that changes nothing supersedes nothing.
+        other = capture([{"role": "user", "content": "I always bring lunch from home."}], index=idx)
+        assert other.written[0].supersedes is None
+        # What was superseded may be said again: it is news once more.
+        back = capture([{"role": "user", "content": "I prefer working in the mornings."}], index=idx)
+        assert back.written and back.written[0].citation

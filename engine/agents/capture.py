@@ -10,6 +10,7 @@ from ..config import Config
 from ..errors import MemextError
 from ..index import MemoryIndex, open_index
 from ..memory.capture import (
+    Candidate,
     CaptureReport,
     Captured,
     KnownMemory,
@@ -63,17 +64,29 @@ def _capture(idx: MemoryIndex, messages: list[Message], dry_run: bool, include_a
             skipped.append(Skipped(cand, f"duplicate of {where}"))
             continue
         citation = None
+        old = known.replaced_by(cand.text)
         if enabled and not dry_run:
-            done = append_superseding(agent, idx.db_path, cand.text, file=cand.target, meta=cand.meta(), now=now)
-            citation = done.citation
+            citation = _write(idx, cand, old, now)
         known.add(cand.text, citation or f"message {cand.turn + 1}")
-        written.append(Captured(cand, citation))
+        written.append(Captured(cand, citation, old))
     if any(c.citation for c in written):
         try:
             idx.sync(reason="note")
         except MemextError:
             pass  # the entries are on disk; the next sync indexes them
     return CaptureReport(agent.id, enabled, tuple(written), tuple(skipped))
+
+
+def _write(idx: MemoryIndex, cand: Candidate, old: str | None, now: datetime | None) -> str:
+    """Append a candidate (superseding ``old``); a line to supersede that
+    moved since memory was read costs the mark, not the entry."""
+    try:
+        done = append_superseding(idx.agent, idx.db_path, cand.text, file=cand.target, meta=cand.meta(), supersedes=old, now=now)
+    except MemextError:
+        if old is None:
+            raise
+        done = append_superseding(idx.agent, idx.db_path, cand.text, file=cand.target, meta=cand.meta(), now=now)
+    return done.citation
 
 
 def _known(idx: MemoryIndex) -> KnownMemory:

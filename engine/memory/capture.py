@@ -78,10 +78,12 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Captured:
-    """A candidate and where it was written (``citation`` None on a dry run)."""
+    """A candidate and where it was written (``citation`` None on a dry
+    run), and the line it supersedes when it announced a change."""
 
     candidate: Candidate
     citation: str | None
+    supersedes: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ class CaptureReport:
             "agent": self.agent,
             "enabled": self.enabled,
             "written": [{"text": c.candidate.text, "category": c.candidate.category, "importance": c.candidate.importance,
-                         "turn": c.candidate.turn, "citation": c.citation} for c in self.written],
+                         "turn": c.candidate.turn, "citation": c.citation, "supersedes": c.supersedes} for c in self.written],
             "skipped": [{"text": s.candidate.text, "category": s.candidate.category, "turn": s.candidate.turn,
                          "reason": s.reason} for s in self.skipped],
         }
@@ -307,15 +309,31 @@ class KnownMemory:
                 return item.where
         return None
 
+    def replaced_by(self, text: str) -> str | None:
+        """The line ``text`` updates, when it announces a change ("actually
+        I prefer the afternoons now") and shares at least two content words,
+        and at least half of its own, with a line written before (the one
+        sharing most); else None."""
+        if not _CHANGE.search(text):
+            return None
+        tokens = content_tokens(text)
+        best, best_shared = None, 1
+        for item in self._items:
+            shared = len(tokens & item.tokens)
+            if shared > best_shared and shared * 2 >= len(tokens) and ".md:" in item.where:
+                best, best_shared = item.where, shared
+        return best
+
 
 def known_memory(files: Iterable[tuple[str, str]]) -> KnownMemory:
-    """The text lines (not headings, not blank) of memory files given as
-    (display path, text), each with its citation."""
+    """The live text lines (not headings, not blank, not forgotten or
+    superseded: what is no longer true may be said again) of memory files
+    given as (display path, text), each with its citation."""
     known = KnownMemory()
     for shown, text in files:
         entries = parse_entries(text)
         for number, line in enumerate(entries.lines, start=1):
-            if line.strip() and not line.lstrip().startswith("#"):
+            if line.strip() and not line.lstrip().startswith("#") and entries.info(number).status == "live":
                 known.add(line, f"{shown}:{number}")
     return known
 

@@ -175,7 +175,8 @@ MEMORY_APPEND = ToolSpec(
     description=(
         "Write to memory: append an entry (a short heading and the text) to today's daily note "
         "memory/YYYY-MM-DD.md, or to MEMORY.md for lasting facts and preferences. Append-only: nothing "
-        "already in memory is changed. Use it for what should be remembered in later sessions: decisions, "
+        "already in memory is changed, except that `supersedes` marks the entry it replaces. Use it for "
+        "what should be remembered in later sessions: decisions, "
         "preferences, facts learned, work done. The entry is searchable as soon as the call returns."
     ),
     parameters=_object(

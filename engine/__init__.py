@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from .lazy import lazy_names
 
 if TYPE_CHECKING:
+    from .agents.capture import capture
     from .agents.flush import flush_prompts, FlushDecision, FlushPrompts, is_no_reply, MemoryFlush
     from .agents.session_memory import save_session_memory, SavedSession
     from .agents.tools import MemoryTools, openai_tools, ToolError, TOOLS, ToolSpec
@@ -55,6 +56,10 @@ if TYPE_CHECKING:
     from .index import MemoryIndex, open_index
     from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
     from .memory.append import append_entry, AppendResult, LONG_TERM_FILE
+    from .memory.capture import CaptureReport
+    from .memory.entries import EntryMeta
+    from .memory.forget import RetireResult
+    from .memory.hostile import HostileText
     from .memory.chunking import Chunk, chunk_markdown
     from .memory.dates import BadDate
     from .memory.read import ReadResult
@@ -100,6 +105,8 @@ _EXPORTS: dict[str, str] = {
     "BatchJob": "status",
     "BatchStatus": "status",
     "CacheStatus": "status",
+    "capture": "agents.capture",
+    "CaptureReport": "memory.capture",
     "Chunk": "memory.chunking",
     "chunk_markdown": "memory.chunking",
     "Config": "config",
@@ -107,6 +114,7 @@ _EXPORTS: dict[str, str] = {
     "DiskFull": "errors",
     "EmbeddingProvider": "providers.base",
     "EmbeddingsPending": "errors",
+    "EntryMeta": "memory.entries",
     "Excerpt": "search.excerpt",
     "ExcerptLine": "search.excerpt",
     "explain_rows": "search.explain",
@@ -118,6 +126,7 @@ _EXPORTS: dict[str, str] = {
     "ForeignDatabase": "errors",
     "FreshnessKeeper": "freshness.keeper",
     "FtsStatus": "status",
+    "HostileText": "memory.hostile",
     "IndexBuildError": "errors",
     "IndexOpenError": "errors",
     "IndexReadOnly": "errors",
@@ -142,6 +151,7 @@ _EXPORTS: dict[str, str] = {
     "ProviderStatus": "status",
     "ReadResult": "memory.read",
     "save_session_memory": "agents.session_memory",
+    "RetireResult": "memory.forget",
     "SavedSession": "agents.session_memory",
     "SearchDisabled": "errors",
     "SearchResponse": "search.pipeline",

@@ -190,6 +190,12 @@ class CacheSettings(NamedTuple):
     max_entries: Annotated[Optional[int], Check(min=1)] = None
 
 
+class CaptureSettings(NamedTuple):
+    # Off by default: capture writes to memory from what a conversation
+    # says, which a person should opt into per agent (DESIGN.md §17).
+    enabled: bool = False
+
+
 class ExperimentalSettings(NamedTuple):
     session_memory: bool = False
 
@@ -214,6 +220,7 @@ class MemorySearchSettings(NamedTuple):
     sync: SyncSettings = SyncSettings()
     query: QuerySettings = QuerySettings()
     cache: CacheSettings = CacheSettings()
+    capture: CaptureSettings = CaptureSettings()
     experimental: ExperimentalSettings = ExperimentalSettings()
 
 

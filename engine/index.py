@@ -45,6 +45,8 @@ from .indexing.fingerprint import fingerprint
 from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
 if TYPE_CHECKING:
+    from .memory.entries import EntryMeta
+    from .memory.forget import RetireResult
     import logging
 
     from .memory.append import AppendResult
@@ -479,6 +481,7 @@ class MemoryIndex:
         after: When | None = None,
         before: When | None = None,
         include_weak: bool = False,
+        include_forgotten: bool = False,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
 
@@ -499,6 +502,10 @@ class MemoryIndex:
         matter's ``date:``, else its mtime (engine/memory/dates.py). The filter
         applies before ranking, so ``max_results`` results come back when
         that many match. Unreadable dates raise :class:`~.dates.BadDate`.
+
+        Forgotten and superseded entries are left out unless
+        ``include_forgotten``; every result carries its ``origin``,
+        ``status`` and ``untrusted`` mark, read from its file (DESIGN.md §17).
 
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
@@ -528,6 +535,7 @@ class MemoryIndex:
             lambda: self._search(
                 query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days,
                 include_weak,
+                include_forgotten,
             )
         )
 
@@ -542,6 +550,7 @@ class MemoryIndex:
         now: datetime | None,
         days: DayRange | None,
         include_weak: bool = False,
+        include_forgotten: bool = False,
     ) -> SearchResponse:
         self._store.refresh()
         paths = None
@@ -562,19 +571,29 @@ class MemoryIndex:
             else:  # no vectors at all: say so when the provider failed at sync
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
                 notice = f"the index has no vectors ({error}): keyword-only results" if error else None
-        results, mode = run_search(
-            self._store,
-            query,
-            qvec,
-            self.agent.settings.query,
-            max_results=max_results,
-            min_score=min_score,
-            sources=source_filter,
-            explain=explain,
-            max_lines=max_lines,
-            now=now,
-            paths=paths,
-        )
+        from .search.marks import live_results
+
+        modes: list[str] = []
+
+        def ranked(n: int):
+            found, mode = run_search(
+                self._store,
+                query,
+                qvec,
+                self.agent.settings.query,
+                max_results=n,
+                min_score=min_score,
+                sources=source_filter,
+                explain=explain,
+                max_lines=max_lines,
+                now=now,
+                paths=paths,
+            )
+            modes.append(mode)
+            return found
+
+        results = live_results(ranked, self.agent, max_results, include_retired=include_forgotten)
+        mode = modes[0]
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
         results, left_out = self._readable(results)
         confidence = max((r.confidence for r in results), default=0.0)
@@ -691,14 +710,42 @@ class MemoryIndex:
 
         return read_lines(path, self.agent.workspace, self.agent.extra_path_list(), from_line, lines)
 
-    def append(self, text: str, file: str | None = None, heading: str | None = None) -> AppendResult:
+    def append(
+        self,
+        text: str,
+        file: str | None = None,
+        heading: str | None = None,
+        *,
+        meta: "EntryMeta | None" = None,
+        supersedes: str | None = None,
+    ) -> AppendResult:
         """Append an entry to a memory file (today's daily log by default) and
-        sync, so the entry is searchable on return; see engine/memory/append.py."""
-        from .memory.append import append_entry
+        sync, so the entry is searchable on return; see engine/memory/append.py.
 
-        written = append_entry(self.agent, self.db_path, text, file=file, heading=heading)
+        ``meta``: the entry's metadata (default: written by a person through
+        the Python API). ``supersedes``: the citation of an entry this one
+        replaces; it is marked superseded by the new one (DESIGN.md §17)."""
+        from .memory.lifecycle import append_superseding
+
+        written = append_superseding(self.agent, self.db_path, text, file=file, heading=heading, meta=meta, supersedes=supersedes)
+        return self._synced(written, "note")
+
+    def forget(self, citation: str, reason: str | None = None) -> "RetireResult":
+        """Mark the entries at ``citation`` (``path:line`` or ``path:from-to``)
+        forgotten, with today's date and ``reason``: the file keeps them,
+        marked; search leaves them out (DESIGN.md §17)."""
+        from .memory.forget import retire
+
+        marked = retire(self.agent, self.db_path, citation, reason=reason)
         try:
             self.sync(reason="note", lock_timeout=APPEND_SYNC_LOCK_WAIT_S)
+        except MemextError:
+            pass  # the mark is in the file, which search reads: the index catches up later
+        return marked
+
+    def _synced(self, written: AppendResult, reason: str) -> AppendResult:
+        try:
+            self.sync(reason=reason, lock_timeout=APPEND_SYNC_LOCK_WAIT_S)
         except MemextError as exc:  # the entry is on disk; only its indexing waits
             return dataclasses.replace(written, indexed=False, notice=f"written, but not indexed yet: {exc}")
         return written

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .freshness.supervisor import ConfigReloader, DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S
     from .indexing.leftovers import orphaned_indexes, purge_agent_index, remove_index
     from .indexing.progress import describe_progress, TextProgress
+    from .memory.capture import read_transcript
     from .memory.read import parse_get_spec, resolve_memory_path
     from .memory.roots import MEMORY_DIR, ROOT_FILES
     from .paths import private_dir, PRIVATE_DIR_MODE, private_file, PRIVATE_FILE_MODE, write_private_text
@@ -66,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "probe_model": "providers.local.model",
     "provider_spec": "providers.registry",
     "purge_agent_index": "indexing.leftovers",
+    "read_transcript": "memory.capture",
     "RECIPES": "providers.local.install",
     "remote_names": "providers.registry",
     "remove_agent": "config_edit",

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memext.engine import LONG_TERM_FILE, AgentConfig, AppendResult, MemextError, append_entry
+from memext.engine import LONG_TERM_FILE, AgentConfig, AppendResult, EntryMeta, MemextError, append_entry
 
+#: A note's provenance in its metadata comment (DESIGN.md §17).
+NOTEBOOK_ORIGIN = EntryMeta(origin="person", via="notebook")
 #: What a written note is (kept as a name for the notebook's callers).
 WrittenNote = AppendResult
 
@@ -29,4 +31,4 @@ def append_note(agent: AgentConfig, body: str, *, file: str | None = None, long_
         raise MemextError("use either --file or --long-term, not both")
     if not body.strip():
         raise MemextError("the note is empty: write it in the cell body under %%memnote")
-    return append_entry(agent, agent.db_path(), body, file=LONG_TERM_FILE if long_term else file, now=now)
+    return append_entry(agent, agent.db_path(), body, file=LONG_TERM_FILE if long_term else file, now=now, meta=NOTEBOOK_ORIGIN)

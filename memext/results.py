@@ -154,6 +154,7 @@ class SearchResults(QuietDisplay, Sequence):
             lines.append(f"no memory matches {self.query!r}")
         for i, hit in enumerate(self, start=1):
             src = f"  [{hit.source}]" if hit.source != "memory" else ""
+            src += "".join(f"  [{m}]" for m in result_marks(hit))
             lines.append(f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{_dated(hit)}{_weak(hit)}{src}")
             if hit.excerpt is not None and hit.excerpt.lines:
                 lines += excerpt_text(hit.excerpt, self.query, color=color)
@@ -200,12 +201,24 @@ def _weak(hit: SearchResult) -> str:
     return "" if getattr(hit, "confident", True) else " · weak"
 
 
+def result_marks(hit: SearchResult) -> list[str]:
+    """A result's marks: forgotten or superseded (shown only on request),
+    untrusted, and who wrote it (DESIGN.md §17)."""
+    marks = [hit.status] if hit.status != "live" else []
+    if hit.untrusted:
+        marks.append("untrusted")
+    if hit.origin:
+        marks.append(f"by {hit.origin}")
+    return marks
+
+
 def result_html(hit: SearchResult, query: str, *, lines: bool = True) -> str:
     """One result: score bar, citation with a copy button, source, and the
     lines around the best-matching line (numbered, terms highlighted),
     then how it scored when the search explained itself. ``lines=False``:
     the first line only (the widget shows more lines below it)."""
     src = f' <span style="{MUTED}">[{esc(hit.source)}]</span>' if hit.source != "memory" else ""
+    src += "".join(f' <span class="memext-mark" style="{MUTED}">[{esc(m)}]</span>' for m in result_marks(hit))
     if not lines:
         body = ""
     elif hit.excerpt is not None and hit.excerpt.lines:

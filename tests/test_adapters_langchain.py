@@ -136,7 +136,7 @@ def test_the_tools_are_the_engines_definitions(tools):
     from memext.engine.faces.adapters.langchain import memory_tools
 
     lc = memory_tools(tools)
-    assert [t.name for t in lc] == [t.name for t in TOOLS] == ["memory_search", "memory_get", "memory_append"]
+    assert [t.name for t in lc] == [t.name for t in TOOLS] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
     by_name = {t.name: t for t in tools.specs}
     openai = {d["function"]["name"]: d["function"] for d in tools.openai_tools("chat")}
     for tool in lc:
@@ -153,7 +153,7 @@ def test_search_get_and_append_through_langchain(writable_tools):
     from memext.engine.faces.adapters.langchain import memory_tools
 
     tools, example_workspace = writable_tools
-    search, get, append = memory_tools(tools)
+    search, get, append, _forget = memory_tools(tools)
     found = search.invoke({"query": "Biscuit vet"})
     assert found == tools.call_tool("memory_search", {"query": "Biscuit vet"})
     top = found["results"][0]
@@ -184,7 +184,7 @@ def test_a_model_tool_call_gets_a_tool_message(tools):
 def test_failures_come_back_to_the_model_as_messages(tools, example_workspace):
     from memext.engine.faces.adapters.langchain import memory_tools
 
-    search, get, append = memory_tools(tools)
+    search, get, append, _forget = memory_tools(tools)
     before = {p: p.read_bytes() for p in example_workspace.rglob("*") if p.is_file()}
     refused = get.invoke({"path": "../../etc/passwd"})
     assert isinstance(refused, str) and "passwd" in refused

@@ -192,11 +192,12 @@ def test_index_append_is_searchable_on_return(workspace, tmp_path):
         today = f"memory/{datetime.now():%Y-%m-%d}.md"
         assert (r.path, r.start_line, r.end_line, r.created, r.indexed) == (today, 3, 4, True, True)
         assert (workspace / today).read_text(encoding="utf-8") == (
-            f"# {datetime.now():%Y-%m-%d}\n\n## Infra\nThe staging database moved to Frankfurt.\n"
+            f"# {datetime.now():%Y-%m-%d}\n\n## Infra <!-- memext origin=person via=api date={datetime.now():%Y-%m-%d} -->\n"
+            "The staging database moved to Frankfurt.\n"
         )
         hits = idx.search("staging Frankfurt")  # no sync in between
         assert hits[0].path == today
-        assert idx.get(r.path, r.start_line, 2).text == "## Infra\nThe staging database moved to Frankfurt."
+        assert idx.get(r.path, r.start_line, 2).text.endswith("-->\nThe staging database moved to Frankfurt.")
 
 
 def test_append_never_rewrites_what_is_there(workspace, tmp_path):

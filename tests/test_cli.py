@@ -295,7 +295,9 @@ def test_note_appends_and_indexes(config, workspace):
 
     r = CliRunner().invoke(cli, ["note", "--long-term", "--heading", "People"], input="- Carol is the new designer.\n")
     assert r.exit_code == 0 and r.output.startswith("noted in MEMORY.md:")
-    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith("\n\n## People\n- Carol is the new designer.\n")
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith(
+        f"\n\n## People <!-- memext origin=person via=cli date={datetime.now():%Y-%m-%d} -->\n- Carol is the new designer.\n"
+    )
     r = CliRunner().invoke(cli, ["note", "-", "--file", "memory/projects/x.md"], input="From stdin.")
     assert r.exit_code == 0 and "memory/projects/x.md:1-2 (new file)" in r.output
 

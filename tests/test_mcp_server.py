@@ -103,7 +103,7 @@ async def _scenario(client: Client, workspace: Path) -> None:
         ("memory_search", {"query": "x", "after": "someday"}, "cannot read 'someday' as a date: use an ISO date"),
         ("memory_search", {"query": "x", "after": "2026-11-01", "before": "2026-10-01"}, "must come before the end"),
         ("memory_search", {"query": "x", "agent": "nobody"}, "no agent 'nobody' here"),
-        ("memory_forget", {}, "no tool 'memory_forget'"),
+        ("memory_delete", {}, "no tool 'memory_delete'"),
     ]:
         bad = await client.call_tool(name, args)
         assert bad.is_error and message in _text(bad), (name, args, _text(bad))

@@ -14,6 +14,9 @@ from memext.notes import append_note
 
 NOW = datetime(2026, 3, 4, 9, 15)
 
+#: The metadata comment a notebook note carries (DESIGN.md §17).
+MARK = " <!-- memext origin=person via=notebook date=2026-03-04 -->"
+
 
 def _cited(agent, note) -> str:
     """The note's lines, read back through the engine's get()."""
@@ -26,9 +29,9 @@ def test_new_daily_log(workspace):
     note = append_note(agent, "\nFirst thought.\nSecond line.\n\n", now=NOW)
     assert note.path == "memory/2026-03-04.md" and note.created
     text = (workspace / "memory" / "2026-03-04.md").read_text(encoding="utf-8")
-    assert text == "# 2026-03-04\n\n## 09:15\nFirst thought.\nSecond line.\n"
+    assert text == f"# 2026-03-04\n\n## 09:15{MARK}\nFirst thought.\nSecond line.\n"
     assert (note.start_line, note.end_line) == (3, 5)
-    assert _cited(agent, note) == "## 09:15\nFirst thought.\nSecond line."
+    assert _cited(agent, note) == f"## 09:15{MARK}\nFirst thought.\nSecond line."
 
 
 def test_appending_keeps_what_is_there(workspace):
@@ -37,8 +40,8 @@ def test_appending_keeps_what_is_there(workspace):
     before = log.read_text(encoding="utf-8")
     note = append_note(agent, "Later.", file="memory/2026-01-05.md", now=NOW)
     after = log.read_text(encoding="utf-8")
-    assert after == before + "\n## 2026-03-04 09:15\nLater.\n" and not note.created
-    assert _cited(agent, note) == "## 2026-03-04 09:15\nLater."
+    assert after == before + f"\n## 2026-03-04 09:15{MARK}\nLater.\n" and not note.created
+    assert _cited(agent, note) == f"## 2026-03-04 09:15{MARK}\nLater."
 
 
 @pytest.mark.parametrize("existing", ["no newline at end", "one newline\n", "blank line\n\n", ""])
@@ -47,7 +50,7 @@ def test_line_numbers_for_any_ending(workspace, existing):
     target = workspace / "memory" / "edge.md"
     target.write_text(existing, encoding="utf-8")
     note = append_note(agent, "The note.", file="memory/edge.md", now=NOW)
-    assert _cited(agent, note) == "## 2026-03-04 09:15\nThe note."
+    assert _cited(agent, note) == f"## 2026-03-04 09:15{MARK}\nThe note."
     assert target.read_text(encoding="utf-8").startswith(existing)
 
 
@@ -55,7 +58,7 @@ def test_long_term(workspace):
     agent = make_agent(workspace)
     note = append_note(agent, "- Anna moved to Porto.", long_term=True, now=NOW)
     assert note.path == "MEMORY.md"
-    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith("\n\n## 2026-03-04 09:15\n- Anna moved to Porto.\n")
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith(f"\n\n## 2026-03-04 09:15{MARK}\n- Anna moved to Porto.\n")
     with pytest.raises(MemextError, match="either --file or --long-term"):
         append_note(agent, "x", file="memory/a.md", long_term=True)
 
@@ -65,7 +68,7 @@ def test_extra_paths_are_memory_too(workspace, tmp_path):
     notes.mkdir()
     agent = make_agent(workspace, extra_paths=[str(notes)])
     note = append_note(agent, "Shared.", file=str(notes / "team.md"), now=NOW)
-    assert (notes / "team.md").read_text(encoding="utf-8") == "## 2026-03-04 09:15\nShared.\n"
+    assert (notes / "team.md").read_text(encoding="utf-8") == f"## 2026-03-04 09:15{MARK}\nShared.\n"
     assert note.start_line == 1
 
 

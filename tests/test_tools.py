@@ -5,6 +5,7 @@ call_tool's results and every error path (all ToolErrors an agent can act on).""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 import os
 import re
 
@@ -55,7 +56,7 @@ def test_schemas_follow_anthropic_and_mcp_rules(spec):
     assert NAME.match(spec.name) and schema["type"] == "object"
     assert set(schema["required"]) <= set(schema["properties"])
     # Only what a call cannot do without is required; the rest may be left out.
-    assert schema["required"] == {"memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"]}[spec.name]
+    assert schema["required"] == {"memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_forget": ["citation"]}[spec.name]
     assert schema["properties"] == spec.parameters["properties"]
     # The SDK's own models accept it as an MCP tool definition (the Anthropic
     # API takes the same name/description/input_schema triple).
@@ -74,11 +75,11 @@ def test_annotations():
 
 def test_openai_definitions():
     chat = openai_tools("chat")
-    assert [t["function"]["name"] for t in chat] == ["memory_search", "memory_get", "memory_append"]
+    assert [t["function"]["name"] for t in chat] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
     assert all(t["type"] == "function" and t["function"]["strict"] is True for t in chat)
     assert chat[0]["function"]["parameters"] == TOOLS[0].parameters
     responses = openai_tools("responses")
-    assert [t["name"] for t in responses] == ["memory_search", "memory_get", "memory_append"]
+    assert [t["name"] for t in responses] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
     assert all(t["type"] == "function" and t["strict"] is True and "function" not in t for t in responses)
     json.dumps(chat), json.dumps(responses)  # plain JSON
     chat[0]["function"]["parameters"]["properties"].clear()  # a copy: TOOLS is untouched
@@ -99,7 +100,8 @@ def test_search_get_append_results(tools, workspace):
     assert set(r) == {"results", "provider", "model", "fallback", "stale", "notice", "confidence", "confident"}
     top = r["results"][0]
     assert set(top) == {"path", "start_line", "end_line", "score", "snippet", "best_line", "source", "citation", "confidence",
-                        "confident", "date"}
+                        "confident", "date", "origin", "status", "untrusted"}
+    assert (top["origin"], top["status"], top["untrusted"]) == (None, "live", False)  # written by hand: no metadata
     assert top["path"] == "MEMORY.md" and "green tea" in top["snippet"]
     # The snippet shows why it matched: the best line, numbered as in the file, marked.
     best = next(line for line in top["snippet"].splitlines() if line.startswith(">"))
@@ -116,8 +118,12 @@ def test_search_get_append_results(tools, workspace):
     a = tools.call_tool("memory_append", {"text": "Carol joined the billing team.", "heading": "Team news", "file": "MEMORY.md"})
     assert a["path"] == "MEMORY.md" and a["citation"] == f"MEMORY.md:{a['start_line']}-{a['end_line']}"
     assert a["indexed"] and not a["created"]
-    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith("\n\n## Team news\nCarol joined the billing team.\n")
+    today = datetime.now().date().isoformat()
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith(
+        f"\n\n## Team news <!-- memext origin=agent via=tool date={today} -->\nCarol joined the billing team.\n"
+    )
     hit = tools.call_tool("memory_search", {"query": "Carol billing", "max_results": 1})["results"]
+    assert hit[0]["origin"] == "agent" and "memext" not in hit[0]["snippet"]  # the comment is not indexed
     assert hit[0]["path"] == "MEMORY.md" and "Carol joined" in hit[0]["snippet"]  # searchable at once
     assert hit[0]["start_line"] <= a["start_line"] <= a["end_line"] <= hit[0]["end_line"]
     budget = tools.call_tool("memory_search", {"query": "tea Carol billing", "max_lines": 20, "min_score": 0})["results"]

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ..freshness.supervisor import Supervisor
     from ..indexing.sync import ProgressCallback
     from ..memory.append import AppendResult
+    from ..memory.entries import EntryMeta
+    from ..memory.forget import RetireResult
     from ..search.pipeline import SearchResponse
 
 #: Opens a display of a sync's progress, given what the sync is (``"work:
@@ -61,9 +63,14 @@ class IndexHost(Protocol):
         result then says ``stale``), else None."""
         ...
 
-    def append(self, agent: str, text: str, file: str | None, heading: str | None) -> AppendResult:
+    def append(self, agent: str, text: str, file: str | None, heading: str | None, *,
+               meta: EntryMeta | None = None, supersedes: str | None = None) -> AppendResult:
         """Append an entry and make it searchable before returning (else the
         result says ``indexed: false`` and why)."""
+        ...
+
+    def forget(self, agent: str, citation: str, reason: str | None) -> RetireResult:
+        """Mark the entries at ``citation`` forgotten (DESIGN.md §17)."""
         ...
 
     def close(self) -> None: ...
@@ -112,8 +119,12 @@ class SyncWhenNeeded:
             return f"the index could not be brought up to date ({exc}); searched it as it is"
         return None
 
-    def append(self, agent: str, text: str, file: str | None, heading: str | None) -> AppendResult:
-        return self.index(agent).append(text, file=file, heading=heading)
+    def append(self, agent: str, text: str, file: str | None, heading: str | None, *,
+               meta: EntryMeta | None = None, supersedes: str | None = None) -> AppendResult:
+        return self.index(agent).append(text, file=file, heading=heading, meta=meta, supersedes=supersedes)
+
+    def forget(self, agent: str, citation: str, reason: str | None) -> RetireResult:
+        return self.index(agent).forget(citation, reason)
 
     def close(self) -> None:
         """Close the indexes opened so far (idempotent)."""
@@ -157,11 +168,13 @@ class KeptFresh:
             why = "they are being indexed now"
         return response, f"memory files changed since the index was last synced ({why}): results may miss the latest edits"
 
-    def append(self, agent: str, text: str, file: str | None, heading: str | None) -> AppendResult:
-        from ..memory.append import append_entry
+    def append(self, agent: str, text: str, file: str | None, heading: str | None, *,
+               meta: EntryMeta | None = None, supersedes: str | None = None) -> AppendResult:
+        from ..memory.lifecycle import append_superseding
 
         keeper = self.supervisor.keeper(agent)
-        written = append_entry(keeper.agent, keeper.index.db_path, text, file=file, heading=heading)
+        written = append_superseding(keeper.agent, keeper.index.db_path, text, file=file, heading=heading,
+                                     meta=meta, supersedes=supersedes)
         keeper.request("note")
         if not keeper.wait_fresh(self.append_wait_s):
             return dataclasses.replace(
@@ -171,6 +184,14 @@ class KeptFresh:
         if error and keeper.index.dirty:
             return dataclasses.replace(written, indexed=False, notice=f"written, but not indexed yet: {error}")
         return written
+
+    def forget(self, agent: str, citation: str, reason: str | None) -> RetireResult:
+        from ..memory.forget import retire
+
+        keeper = self.supervisor.keeper(agent)
+        marked = retire(keeper.agent, keeper.index.db_path, citation, reason=reason)
+        keeper.request("note")  # search reads the mark from the file at once; the index follows
+        return marked
 
     def close(self) -> None:
         return None

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 from ..memory.append import AppendResult
+from ..memory.entries import EntryMeta
 from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
     from ..freshness.supervisor import Supervisor
 
+#: What memory_append records as an entry's origin (DESIGN.md §17).
+AGENT_ORIGIN = EntryMeta(origin="agent", via="tool")
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50
 #: The largest reading budget an agent may ask for in one search.
@@ -149,6 +152,7 @@ MEMORY_SEARCH = ToolSpec(
                 "type": ["boolean", "null"],
                 "description": "Return weak matches when none is confident (null: false, an empty answer instead).",
             },
+            "include_forgotten": {"type": ["boolean", "null"], "description": "Also return entries marked forgotten or superseded (null: false)."},
             "agent": _AGENT,
         }
     ),
@@ -182,7 +186,8 @@ MEMORY_APPEND = ToolSpec(
     description=(
         "Write to memory: append an entry (a short heading and the text) to today's daily note "
         "memory/YYYY-MM-DD.md, or to MEMORY.md for lasting facts and preferences. Append-only: nothing "
-        "already in memory is changed. Use it for what should be remembered in later sessions: decisions, "
+        "already in memory is changed, except that `supersedes` marks the entry it replaces. Use it for "
+        "what should be remembered in later sessions: decisions, "
         "preferences, facts learned, work done. The entry is searchable as soon as the call returns."
     ),
     parameters=_object(
@@ -193,6 +198,7 @@ MEMORY_APPEND = ToolSpec(
                 "description": "Memory file to append to: MEMORY.md for long-term facts, or memory/<name>.md (null: today's daily note).",
             },
             "heading": {"type": ["string", "null"], "description": "A short title for the entry (null: the current time)."},
+            "supersedes": {"type": ["string", "null"], "description": "The citation (path:start-end) of an entry this one replaces, e.g. an old preference; it is marked superseded (null: none)."},
             "agent": _AGENT,
         }
     ),
@@ -201,7 +207,17 @@ MEMORY_APPEND = ToolSpec(
     idempotent=False,
 )
 
-TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND)
+MEMORY_FORGET = ToolSpec(
+    "memory_forget",
+    "Mark an entry of memory as no longer true, e.g. when the user says it is wrong or asks to forget it. The file keeps "
+    "the entry, marked forgotten with today's date and the reason; search leaves it out. To replace an entry with a "
+    "corrected one, use memory_append with `supersedes` instead.",
+    _object({"citation": {"type": "string", "description": "The entry's citation, path:start-end (or path:line), as memory_search gives it."},
+             "reason": {"type": ["string", "null"], "description": "Why it is no longer true (null: none given)."}, "agent": _AGENT}),
+    read_only=False, destructive=False, idempotent=True,
+)
+
+TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND, MEMORY_FORGET)
 
 
 def openai_tools(api: Literal["chat", "responses"] = "chat", tools: Sequence[ToolSpec] = TOOLS) -> list[dict]:
@@ -374,7 +390,7 @@ class MemoryTools:
         if spec is None:
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
         args = self._arguments(spec, arguments)
-        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append}[name]
+        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append, "memory_forget": self._forget}[name]
         agent = self._served(args["agent"])
         lock = self._agent_lock(agent)
         if not lock.acquire(timeout=-1 if self.busy_timeout is None else self.busy_timeout):
@@ -437,6 +453,7 @@ class MemoryTools:
                 after=args["after"],
                 before=args["before"],
                 include_weak=bool(args.get("include_weak")),
+                include_forgotten=bool(args["include_forgotten"]),
             )
 
         resp, stale_notice = self.host.search(self._served(args["agent"]), run)
@@ -448,7 +465,10 @@ class MemoryTools:
 
     def _append(self, args: dict[str, Any]) -> dict:
         agent = self._served(args["agent"])
-        return append_result(self.host.append(agent, args["text"], args["file"], args["heading"]))
+        return append_result(self.host.append(agent, args["text"], args["file"], args["heading"], meta=AGENT_ORIGIN, supersedes=args["supersedes"]))
+
+    def _forget(self, args: dict[str, Any]) -> dict:
+        return self.host.forget(self._served(args["agent"]), args["citation"], args["reason"]).to_dict()
 
 
 def _reloaded_agents(supervisor: "Supervisor") -> list[str]:
@@ -501,6 +521,7 @@ def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict
                 "confidence": r.confidence,
                 "confident": r.confident,
                 "date": r.date,
+                "origin": r.origin, "status": r.status, "untrusted": r.untrusted,
             }
             for r in resp.results
         ],

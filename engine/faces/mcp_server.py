@@ -52,6 +52,8 @@ narrow the search with after/before (e.g. after="7d", or after="2026-03-01", bef
 - Call memory_append when something should be remembered in later sessions: a decision, a preference, a fact learned, \
 work done, a promise. Default target: today's daily note; put durable facts and preferences in MEMORY.md (file="MEMORY.md"). \
 Write self-contained entries (names and dates, not "he" or "yesterday"); do not store secrets.
+- When something in memory is no longer true, call memory_forget with its citation, or memory_append with \
+supersedes=<citation> to replace it with the corrected entry.
 - A tool result with isError holds a message saying what to change; fix the arguments and call again."""
 
 #: Seconds a tool call may take before it is answered with a tool error

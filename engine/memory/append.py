@@ -25,6 +25,7 @@ Why it is safe:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -34,6 +35,7 @@ from .chunking import split_lines
 from ..config import AgentConfig
 from ..errors import AccessDenied, DiskFull, MemextError, is_disk_full
 from ..store.drivers import writer_lock
+from .entries import EntryMeta, split_meta, with_meta
 from .read import resolve_memory_path
 
 LONG_TERM_FILE = "MEMORY.md"
@@ -58,6 +60,8 @@ class AppendResult:
     created: bool
     indexed: bool = True
     notice: str | None = None
+    #: The entries this one replaced, marked superseded (DESIGN.md §17).
+    superseded: tuple[str, ...] = ()
 
     @property
     def citation(self) -> str:
@@ -77,15 +81,18 @@ def entry_target(agent: AgentConfig, file: str | None, now: datetime) -> tuple[P
     return resolve_memory_path(file or daily_log_path(now), agent.workspace, agent.extra_path_list())
 
 
-def format_entry(text: str, now: datetime, *, heading: str | None = None, dated: bool = True) -> str:
+def format_entry(text: str, now: datetime, *, heading: str | None = None, dated: bool = True, meta: EntryMeta | None = None) -> str:
     """The block appended: a ``##`` heading (``heading``, else a timestamp
-    with the date unless ``dated`` is False) and the text."""
+    with the date unless ``dated`` is False) with ``meta``'s comment at its
+    end (DESIGN.md §17), and the text."""
     if heading is not None:
         title = " ".join(heading.split()).lstrip("#").strip()
         if not title:
             raise MemextError("the heading is empty: give a short title, or none for a timestamp")
     else:
         title = f"{now:%Y-%m-%d %H:%M}" if dated else f"{now:%H:%M}"
+    if meta is not None:
+        title = with_meta(split_meta(title)[0], meta)
     return f"## {title}\n{text.strip(chr(10)).rstrip()}\n"
 
 
@@ -98,13 +105,15 @@ def append_entry(
     heading: str | None = None,
     now: datetime | None = None,
     lock_timeout: float | None = APPEND_LOCK_TIMEOUT_S,
+    meta: EntryMeta | None = None,
 ) -> AppendResult:
     """Append ``text`` as one entry to a memory file of ``agent``.
 
     ``db_path`` is the agent's index (its writer lock is taken). The file
     (and its folders) is created when missing. Raises AccessDenied for a
     path outside memory and MemextError for an empty or oversized entry or
-    a file that cannot be written; nothing is written then.
+    a file that cannot be written; nothing is written then. ``meta``: the
+    entry's metadata (origin, category...), dated today when it has no date.
     """
     if not isinstance(text, str) or not text.strip():
         raise MemextError("the note is empty: give the text to remember")
@@ -113,7 +122,9 @@ def append_entry(
     now = now or datetime.now()
     real, shown = entry_target(agent, file, now)
     is_daily = shown == daily_log_path(now)
-    entry = format_entry(text, now, heading=heading, dated=not is_daily)
+    if meta is not None and meta.date is None:
+        meta = dataclasses.replace(meta, date=f"{now:%Y-%m-%d}")
+    entry = format_entry(text, now, heading=heading, dated=not is_daily, meta=meta)
     try:
         with writer_lock(agent, db_path, timeout=lock_timeout):
             return _write_locked(real, shown, entry, title=f"# {now:%Y-%m-%d}\n\n" if is_daily else "")

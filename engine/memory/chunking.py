@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from .entries import strip_meta
+
 from ..text import is_cjk, safe_cut, token_weight
 
 #: A heading past this share of the budget ends the chunk before it.
@@ -64,8 +66,9 @@ def split_lines(text: str) -> list[str]:
 
 
 def chunk_markdown(text: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
-    """Chunk a Markdown document; line numbers are 1-based."""
-    lines = split_lines(text)
+    """Chunk a Markdown document; line numbers are 1-based. Entry metadata
+    comments are not indexed (DESIGN.md §17)."""
+    lines = [strip_meta(line) for line in split_lines(text)]
     return chunk_lines(list(enumerate(lines, start=1)), tokens, overlap, headings=_heading_flags(lines))
 
 

@@ -77,6 +77,12 @@ class SearchResult:
     confidence: float = 1.0
     confident: bool = True
     date: str | None = None  # ISO day from the file's name or front matter, or a dated heading
+    #: Where the cited entry came from (person, agent, capture; None when
+    #: its file says nothing), and its marks (DESIGN.md §17): ``status`` is
+    #: live, forgotten or superseded; ``untrusted`` text was stored marked.
+    origin: str | None = None
+    status: str = "live"
+    untrusted: bool = False
 
     @property
     def best_line(self) -> int:

@@ -35,7 +35,7 @@ from .options import (
     print_json as _print_json,
 )
 from .group import CommandError as CommandError, MemextGroup  # CommandError: memext/cli.py raises it
-from .output import output_width, result_lines, status_lines, terminal_safe
+from .output import output_width, result_lines, result_marks, status_lines, terminal_safe
 from ... import AgentConfig, Config
 from ...plumbing import SyncWhenNeeded
 from ... import MemextError
@@ -75,6 +75,8 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
         "agents": "memext.engine.faces.cli.agent_commands:agents_cmd",
         "config": "memext.engine.faces.cli.agent_commands:config_cmd",
         "model": "memext.engine.faces.cli.model_commands:model_group",
+        "forget": "memext.engine.faces.cli.lifecycle_commands:forget_cmd",
+        "capture": "memext.engine.faces.cli.lifecycle_commands:capture_cmd",
     },
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
@@ -209,9 +211,11 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.option("--explain", is_flag=True, help="Show how each score was made.")
 @click.option("--weak", is_flag=True, help="Show weak matches when none is confident (marked weak).")
 @click.option("--no-sync", is_flag=True, help="Search the index as it is, without syncing changed files first.")
+@click.option("--all", "include_forgotten", is_flag=True, help="Also show entries marked forgotten or superseded.")
 @json_option
 @click.pass_context
-def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, as_json) -> None:
+def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, include_forgotten,
+               as_json) -> None:
     """Search memory; prints path:start-end, score and a snippet per result
     (QUERY - reads the query from stdin).
 
@@ -232,7 +236,8 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
 
     def run(idx: MemoryIndex) -> SearchResponse:
         return idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None,
-                          explain=explain, max_lines=max_lines, after=since, before=before, include_weak=weak)
+                          explain=explain, max_lines=max_lines, after=since, before=before, include_weak=weak,
+                          include_forgotten=include_forgotten)
 
     # The index never syncs by itself: a one-shot process syncs a stale index
     # in the foreground first, by the agent tools' policy (DESIGN.md §5).
@@ -270,6 +275,7 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         click.echo(click.style(f"{i}. {citation}", bold=True) + (f"  {r.date}" if r.date else "")
                    + ("" if r.confident else click.style("  weak", fg="yellow"))
                    + (f"  [{r.source}]" if r.source != "memory" else "")
+                   + "".join(f"  [{m}]" for m in result_marks(r))
                    + f"  confidence {r.confidence:.2f}  score {r.score:.3f}")
         for line in result_lines(r, text, explain=explain, width=width):
             click.echo(line)
@@ -423,13 +429,17 @@ def status_cmd(ctx, agent, as_json) -> None:
 @click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
 @click.option("--heading", help="The entry's heading (default: the current time).")
 @click.option("--long-term", is_flag=True, help="Append to MEMORY.md instead.")
+@click.option("--supersedes", metavar="CITATION", help="An entry this note replaces (PATH:LINE or PATH:FROM-TO): it is marked superseded.")
+@click.option("--untrusted", is_flag=True, help="Store text that reads as instructions to a model, marked untrusted, instead of refusing it.")
 @json_option
 @click.pass_context
-def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
+def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, as_json) -> None:
     """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
 
-    Append-only: nothing already in the file is changed."""
+    Append-only: nothing already in the file is changed, except that
+    --supersedes marks the entry it replaces (DESIGN.md §17)."""
     from ... import LONG_TERM_FILE
+    from ... import EntryMeta
 
     if file and long_term:
         raise MemextError("use either --file or --long-term, not both")
@@ -439,12 +449,15 @@ def note_cmd(ctx, text, agent, file, heading, long_term, as_json) -> None:
         text = sys.stdin.read()
     picked = _pick(ctx, agent)
     with _open(ctx, picked) as idx:
-        written = idx.append(text, file=LONG_TERM_FILE if long_term else file, heading=heading)
+        written = idx.append(text, file=LONG_TERM_FILE if long_term else file, heading=heading,
+                             meta=EntryMeta(origin="person", via="cli", untrusted=untrusted), supersedes=supersedes)
     if as_json:
         _print_json({"agent": picked.agent.id, **written.to_dict()})
         return
     about = [f"agent {picked.agent.id}"] * picked.name_it + ["new file"] * written.created
     click.echo(f"noted in {written.citation}" + (f" ({', '.join(about)})" if about else ""))
+    for old in written.superseded:
+        click.echo(f"marked {old} superseded")
     if written.notice:
         click.echo(f"memext: {written.notice}", err=True)
 

@@ -60,6 +60,17 @@ def highlight(text: str, query: str, start: int = 0, end: int | None = None) -> 
     return "".join(out)
 
 
+def result_marks(r: SearchResult) -> list[str]:
+    """The marks shown after a result's citation: forgotten or superseded,
+    untrusted, and who wrote it (DESIGN.md §17)."""
+    marks = [r.status] if r.status != "live" else []
+    if r.untrusted:
+        marks.append("untrusted")
+    if r.origin:
+        marks.append(f"by {r.origin}")
+    return marks
+
+
 def output_width() -> int | None:
     """The columns note lines wrap to: ``$COLUMNS``, else the terminal's
     when stdout is one; None (no wrapping) into a pipe or a file."""

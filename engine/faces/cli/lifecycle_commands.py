@@ -1,0 +1,88 @@
+"""``memext forget`` and ``memext capture``: marking entries no longer
+true, and storing what a conversation stated (DESIGN.md §17)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ... import MemoryIndex
+from .options import agent_option, ctx_config, examples, json_option, print_json
+
+
+def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
+    cfg = ctx_config(ctx)
+    return MemoryIndex(cfg.agent(agent), config_file=cfg.path, one_shot=True)
+
+
+@click.command(
+    "forget",
+    short_help="Mark an entry (PATH:LINE or PATH:FROM-TO) as no longer true.",
+    epilog=examples('memext forget MEMORY.md:12 --reason "moved to Berlin"', "memext forget memory/2026-03-01.md:5-8"),
+)
+@click.argument("citation")
+@agent_option
+@click.option("--reason", help="Why it is no longer true (kept in the file with the mark).")
+@json_option
+@click.pass_context
+def forget_cmd(ctx, citation, agent, reason, as_json) -> None:
+    """Mark the entry at CITATION (PATH:LINE or PATH:FROM-TO) forgotten.
+
+    The file keeps the entry, marked with today's date and the reason, so
+    `memext get` still shows it; search leaves it out (--all shows it).
+    A heading marks its whole section, another line its list item or
+    paragraph. To replace an entry, use `memext note --supersedes`."""
+    with _open(ctx, agent) as idx:
+        marked = idx.forget(citation, reason)
+    if as_json:
+        print_json(marked.to_dict())
+        return
+    for c in marked.marked:
+        click.echo(f"forgot {c}" + (f" ({marked.reason})" if marked.reason else ""))
+    for c in marked.already:
+        click.echo(f"{c} was already marked; left as it is")
+
+
+@click.command(
+    "capture",
+    short_help="Store the facts, preferences and decisions of a transcript (JSONL).",
+    epilog=examples("memext capture chat.jsonl --dry-run", "memext capture -a work sessions/today.jsonl --json"),
+)
+@click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
+@agent_option
+@click.option("--dry-run", is_flag=True, help="Show what would be stored; write nothing.")
+@click.option("--include-assistant", is_flag=True, help="Read the assistant's messages too (default: the user's only).")
+@json_option
+@click.pass_context
+def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> None:
+    """Read TRANSCRIPT (JSONL: one {"role", "content"} message a line, or
+    session records) and store what it states, by rules, without a model.
+
+    Writes only when memory_search.capture.enabled is true for the agent
+    (--dry-run shows what would be stored either way). Duplicates of memory
+    already written, questions, markup and text that reads as instructions
+    are left out."""
+    from ... import capture
+    from ...plumbing import read_transcript
+
+    messages = read_transcript(transcript)
+    with _open(ctx, agent) as idx:
+        report = capture(messages, index=idx, dry_run=dry_run, include_assistant=include_assistant)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    stored = report.enabled and not dry_run
+    for c in report.written:
+        where = c.citation if stored else "would store"
+        click.echo(f"{where}  [{c.candidate.category} {c.candidate.importance:g}]  {c.candidate.text}")
+    for s in report.skipped:
+        click.echo(click.style(f"skipped  {s.candidate.text}  ({s.reason})", dim=True))
+    if not report.written:
+        click.echo("nothing to store")
+    if not report.enabled and not dry_run:
+        click.echo(
+            f"memext: capture is off for agent {report.agent!r}: nothing was written "
+            "(set memory_search.capture.enabled = true, or use --dry-run)",
+            err=True,
+        )

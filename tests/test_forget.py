@@ -109,7 +109,7 @@ def test_forget_and_supersede_through_the_cli(config, workspace):
 
     r = run("forget", "MEMORY.md:8", "--reason", "we ship on Thursdays")
     assert r.exit_code == 0 and r.output.strip() == "forgot MEMORY.md:8-8 (we ship on Thursdays)"
-    assert "no results" in run("search", "Tuesdays").output
+    assert "no memory matches" in run("search", "Tuesdays").output
     got = run("get", "MEMORY.md:8").output  # still there, marked
     assert got.startswith("- We ship on Tuesdays. <!-- memext forgotten=") and "we ship on Thursdays" in got
     r = run("forget", "MEMORY.md:8", "--json")

@@ -199,7 +199,7 @@ def test_first_steps(home):
         if command == "memext model install minilm":
             assert "installed" in out.stdout + out.stderr
         if command.startswith("memext status"):
-            assert ": hybrid (local all-minilm-l6-v2-f16.gguf) search" in out.stdout
+            assert ": hybrid (local all-minilm-l6-v2-f16.gguf, on this machine) search" in out.stdout
 
 
 @pytest.mark.parametrize("block", by_kind("shell"))

@@ -226,7 +226,8 @@ def normalized(text: str) -> str:
 #: Words that say nothing about the fact itself: a restatement may add or
 #: drop them ("as I said", "really") and still say the same.
 _FILLER = frozenset("""said say says saying told tell again already really just still also please
-remember note yes ok okay well so like mentioned don t forget way btw""".split())
+remember note yes ok okay well so like mentioned don t forget way btw
+actually now anymore instead""".split())  # the last line: words that announce a change (_CHANGE), not content
 #: Words that announce a change: such a sentence updates what memory holds
 #: ("actually I prefer the afternoons now"), so only an exact repeat of it
 #: is a duplicate.

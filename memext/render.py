@@ -131,9 +131,12 @@ def excerpt_text(ex: Excerpt, query: str, *, color: bool = False) -> list[str]:
 
 
 def _row(number: str, body: str, *, best: bool = False, width: int = 2, dim: bool = False) -> str:
-    """One line of a numbered block: a gutter that copying skips, then the text."""
+    """One line of a numbered block: a gutter that copying skips, then the
+    text. The two are grid columns, so a long line wraps under its text (a
+    hanging indent), never back under the line numbers."""
     mark = BEST_MARK if best else ""
-    style = "white-space:pre-wrap;overflow-wrap:anywhere;padding:0 6px 0 0"
+    gutter_ch = width + 1 + len(BEST_MARK)
+    style = f"display:grid;grid-template-columns:{gutter_ch}ch minmax(0,1fr);column-gap:1.5ch;padding:0 6px 0 0"
     if best:
         style += f";{PANEL_BG}"
     if dim:
@@ -142,11 +145,12 @@ def _row(number: str, body: str, *, best: bool = False, width: int = 2, dim: boo
     # text on the shaded row would fall below AA contrast in Lab's light theme.
     number_style = f"{TEXT};font-weight:600" if best else MUTED
     gutter = (
-        f'<span class="memext-lineno" style="{number_style};user-select:none;display:inline-block;min-width:{width + 2}ch;'
-        f'text-align:right;padding-right:1.5ch">{esc(mark)}{esc(number)}</span>'
+        f'<span class="memext-lineno" style="{number_style};user-select:none;white-space:nowrap;'
+        f'text-align:right">{esc(mark)}{esc(number)}</span>'
     )
+    text = f'<span class="memext-text" style="white-space:pre-wrap;overflow-wrap:anywhere">{body}</span>'
     cls = "memext-line memext-best" if best else "memext-line"
-    return f'<div class="{cls}" style="{style}">{gutter}{body}</div>'
+    return f'<div class="{cls}" style="{style}">{gutter}{text}</div>'
 
 
 def _block(rows: Iterable[str], cls: str) -> str:

@@ -188,6 +188,16 @@ class NotificationSession:
                 p.kill()
 
 
+def submenu_shot(xsession: XSession, x: int, y: int, keys: list[str], name: str) -> None:
+    """Open the menu, walk to a submenu with ``keys``, keep a screenshot, close it."""
+    xsession.open_menu(x, y)
+    xsession.xdotool("key", *keys)
+    wait_for(lambda: len(xsession.popups()) >= 2, what="the submenu")
+    xsession.screenshot(name)
+    xsession.xdotool("key", "Escape", "Escape")
+    wait_for(lambda: not xsession.popups(), what="the menu to close")
+
+
 def close_to(rgb: tuple[int, int, int], want: tuple[int, int, int], tol: int = 40) -> bool:
     return all(abs(a - b) <= tol for a, b in zip(rgb, want, strict=True))
 
@@ -267,7 +277,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
 
         # An agent with a missing workspace: config reloaded, icon turns red.
         write_config(cfg, {"alpha": ws, "ghost": tmp_path / "nowhere"}, **auto)
-        wait_for(lambda: "ghost: error" in latest_menu(log), what="the new agent's error in the menu")
+        wait_for(lambda: "ghost: folder missing" in latest_menu(log), what="the new agent's missing folder in the menu")
         wait_for(
             lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR]),
             what="the icon to turn red",
@@ -290,6 +300,36 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
         )
         assert close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR])
         xsession.screenshot(f"{prefix}-error-paused.png")
+
+        # Paused, a memory file edited: the menu says memory changed since the last sync.
+        (ws / "memory" / "2026-01-03.md").write_text("# Jan 3\n- Watered the seedlings.\n")
+        wait_for(lambda: "alpha: paused, memory changed since the last sync" in latest_menu(log), timeout=30,
+                 what="the menu to say memory changed while paused")
+        submenu_shot(xsession, cx, cy, ["Down", "Right"], f"{prefix}-paused-changed.png")
+
+        # The agent whose folder is missing: said, and its actions are off.
+        ghost = latest_menu(log).split("ghost: folder missing", 1)[1]
+        assert "Watcher: off (no folder)" in ghost and "Watcher: on" not in ghost.split("Open memory folder")[0]
+        for action in ("Sync now", "Rebuild index", "Open memory folder"):
+            assert f"{action} (disabled)" in ghost.split("----\n", 2)[1], ghost
+        submenu_shot(xsession, cx, cy, ["Down", "Down", "Right"], f"{prefix}-missing-folder.png")
+
+        # A broken config: the menu keeps the error's line and column; the
+        # notification carries the red icon (the icon is redrawn first).
+        cfg.write_text(cfg.read_text() + "\nbroken = \n")
+        wait_for(lambda: "Config: config.toml: not valid TOML" in latest_menu(log), what="the config error in the menu")
+        assert "column" in latest_menu(log).split("----", 1)[0]
+        wait_for(
+            lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR]),
+            what="the icon to stay red",
+        )
+        xsession.open_menu(cx, cy)
+        xsession.screenshot(f"{prefix}-config-error.png")
+        xsession.xdotool("key", "Escape")
+        wait_for(lambda: not xsession.popups(), what="the menu to close")
+        if notes is not None:
+            shown = wait_for(lambda: [s for s, b in notes.shown() if s == "memext: config error"], what="the config error notification")
+            assert shown
 
         # Quit from the menu (its last item), cleanly.
         xsession.open_menu(cx, cy)

@@ -400,12 +400,12 @@ def test_paused_with_changes_says_memory_changed_since():
     assert find(calm, "work").text == "work: paused"
     s = DaemonSnapshot(agents=(a,), paused=True, config_file=Path("/cfg/config.toml"), changed_while_paused=frozenset({"work"}))
     menu = build_menu(s, NoActions(), autostart=False)
-    assert find(menu, "memext").text == "memext: 1 agent, paused, memory changed since the last sync"
+    assert find(menu, "memext").text == "memext: 1 agent, paused, memory changed"
     work = find(menu, "work")
-    assert work.text == "work: paused, memory changed since the last sync"
+    assert work.text == "work: paused, memory changed"
     assert work.find("State:").text == "State: paused, memory changed since the last sync"
     assert work.find("Resume watching").enabled is False
-    assert tooltip_text(s) == "memext: 1 agent, paused, memory changed since the last sync"
+    assert tooltip_text(s) == "memext: 1 agent, paused, memory changed"
 
 
 def test_an_agent_whose_folder_is_missing_says_so_and_offers_nothing_that_cannot_work():
@@ -431,10 +431,10 @@ def test_a_config_error_keeps_its_line_and_column():
     s = DaemonSnapshot(agents=(), paused=False, config_file=config, config_error=error)
     lines = [e.text for e in build_menu(s, NoActions(), autostart=False) if e.text.startswith(("Config:", "    "))]
     assert lines[0].startswith("Config: config.toml: not valid TOML")  # the file by name: Open config opens it
-    assert " ".join(t.strip() for t in lines).endswith("(at line 2, column 12)")
+    assert lines[-1].endswith("(at line 2, column 12)".replace(" ", "\u00a0"))  # one piece, never split
     assert all(len(t) <= 70 for t in lines)
     huge = config_error_lines(f"{config}: " + "word " * 200 + "(at line 9, column 3)", config)
-    assert len(huge) == 4 and huge[1] == "    …" and huge[-1].endswith("(at line 9, column 3)")
+    assert len(huge) == 4 and huge[1] == "    …" and huge[-1].endswith("(at\u00a0line\u00a09,\u00a0column\u00a03)")
 
 
 def test_the_daemon_sees_changes_while_paused_and_missing_folders(tmp_path, monkeypatch):

@@ -303,8 +303,9 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
 
         # Paused, a memory file edited: the menu says memory changed since the last sync.
         (ws / "memory" / "2026-01-03.md").write_text("# Jan 3\n- Watered the seedlings.\n")
-        wait_for(lambda: "alpha: paused, memory changed since the last sync" in latest_menu(log), timeout=30,
+        wait_for(lambda: "alpha: paused, memory changed" in latest_menu(log), timeout=30,
                  what="the menu to say memory changed while paused")
+        assert "State: paused, memory changed since the last sync" in latest_menu(log)
         submenu_shot(xsession, cx, cy, ["Down", "Right"], f"{prefix}-paused-changed.png")
 
         # The agent whose folder is missing: said, and its actions are off.

@@ -8,6 +8,7 @@ never from the engine's sentences.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import time
 from dataclasses import dataclass
@@ -78,15 +79,19 @@ def find(entries: tuple[MenuEntry, ...] | list[MenuEntry], text: str) -> MenuEnt
     raise KeyError(f"no menu entry starting with {text!r} in {[e.text for e in entries]}")
 
 
-#: Said of a paused agent whose memory changed (resuming syncs it).
+#: Said of a paused agent whose memory changed (resuming syncs it): in
+#: full in its State line, short where a line names several things.
 CHANGED_WORDS = "memory changed since the last sync"
+CHANGED_SHORT = "memory changed"
+#: A TOML error's position, kept on one menu line.
+POSITION = re.compile(r"\(at line \d+, column \d+\)")
 #: The longest line of a wrapped config error.
 CONFIG_LINE_CHARS = 70
 #: A config error longer than this many lines keeps its first and last lines.
 CONFIG_LINES = 4
 
 
-def state_text(a: AgentSnapshot, snap: DaemonSnapshot | None = None) -> str:
+def state_text(a: AgentSnapshot, snap: DaemonSnapshot | None = None, *, short: bool = False) -> str:
     """``up to date``, ``syncing (indexing 3/9 files)``, ``error``, ``paused``
     (``paused, memory changed since the last sync``), ``read-only`` (an index
     that can be searched but not synced), ``folder missing``."""
@@ -98,13 +103,13 @@ def state_text(a: AgentSnapshot, snap: DaemonSnapshot | None = None) -> str:
     if a.state == AgentState.SYNCING and a.progress:
         word += f" ({a.progress})"
     if a.state == AgentState.PAUSED and snap is not None and a.id in snap.changed_while_paused:
-        word += f", {CHANGED_WORDS}"
+        word += f", {CHANGED_SHORT if short else CHANGED_WORDS}"
     return word
 
 
 def agent_title(a: AgentSnapshot, snap: DaemonSnapshot | None = None) -> str:
     """The agent's line in the main menu, e.g. ``work: syncing (indexing 3/9 files)``."""
-    return f"{a.id}: {state_text(a, snap)}"
+    return f"{a.id}: {state_text(a, snap, short=True)}"
 
 
 def search_text(mode: SearchMode) -> str:
@@ -153,6 +158,8 @@ def config_error_lines(error: str, config_file: Path) -> list[str]:
     text = " ".join(error.split())
     for where in (str(config_file), str(config_file.expanduser())):
         text = text.replace(where, config_file.name)
+    # No-break spaces inside the position: wrapping never splits it.
+    text = POSITION.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
     lines = textwrap.wrap(f"Config: {text}", CONFIG_LINE_CHARS, subsequent_indent="    ", break_on_hyphens=False)
     if len(lines) > CONFIG_LINES:
         lines = [*lines[:1], "    …", *lines[-(CONFIG_LINES - 2):]]
@@ -208,7 +215,7 @@ def header_text(snap: DaemonSnapshot) -> str:
     # finishing): both are said.
     paused = ", watching paused" if snap.paused and overall != AgentState.PAUSED else ""
     if snap.paused and snap.changed_while_paused:
-        paused += f", {CHANGED_WORDS}"
+        paused += f", {CHANGED_SHORT}"
     if overall == AgentState.ERROR:
         bad = [a for a in snap.agents if a.state == AgentState.ERROR]
         what = "read-only" if all(a.read_only for a in bad) else "failing"

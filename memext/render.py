@@ -208,14 +208,16 @@ def explain_html(rows: list[ExplainRow]) -> str:
     """How a score was made as a small table (the engine's ``explain_rows``)."""
     cell = f"padding:1px 10px 1px 0;text-align:left;white-space:nowrap;border:none;{MUTED};background:transparent"
     num = cell.replace("text-align:left", "text-align:right")
-    head = "".join(f'<th style="{c}">{h}</th>' for c, h in ((cell, "how it scored"), (num, "rank"), (num, "value"), (cell, "")))
+    # The note is the one long cell: it wraps, so the table fits a narrow notebook.
+    note = cell.replace("white-space:nowrap", "white-space:normal;overflow-wrap:anywhere")
+    head = "".join(f'<th style="{c}">{h}</th>' for c, h in ((cell, "how it scored"), (num, "rank"), (num, "value"), (note, "")))
     body = "".join(
         f'<tr style="background:transparent"><td style="{cell}">{esc(r.part)}</td><td style="{num}">{esc(r.rank)}</td>'
-        f'<td style="{num}">{esc(r.value)}</td><td style="{cell}">{esc(r.note)}</td></tr>'
+        f'<td style="{num}">{esc(r.value)}</td><td style="{note}">{esc(r.note)}</td></tr>'
         for r in rows
     )
     return (
-        '<table class="memext-explain" style="table-layout:auto;width:auto;margin:4px 0 0 0;border-collapse:collapse;'
+        '<table class="memext-explain" style="table-layout:auto;width:auto;max-width:100%;margin:4px 0 0 0;border-collapse:collapse;'
         f'font-size:85%"><thead><tr style="background:transparent">{head}</tr></thead><tbody>{body}</tbody></table>'
     )
 

@@ -207,7 +207,11 @@ class StatusTable(TextView):
         blocks = []
         for r in self.rows():
             facts = "".join(
-                f'<span class="memext-fact" style="{"overflow-wrap:anywhere" if c == "search" else "white-space:nowrap"};margin-right:1.5em">'
+                # A fact that does not fit moves to the next line whole
+                # (flex: none); only one wider than the cell wraps inside.
+                f'<span class="memext-fact{" memext-wraps" if c == "search" else ""}" '
+                f'style="{"overflow-wrap:anywhere" if c == "search" else "white-space:nowrap"};'
+                'flex:none;max-width:100%;margin-right:1.5em">'
                 f'<span style="{label}">{esc(c)}</span>{esc(r[c])}</span>'
                 for c in ("files", "chunks", "search", "last sync")
             )

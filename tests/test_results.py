@@ -218,5 +218,5 @@ def test_status_says_plain_words_and_one_line_per_shared_reason(tmp_path):
     # One block per agent, whose short facts wrap between items (never
     # inside one) and whose folder wraps anywhere: nothing wider than the cell.
     assert html.count('class="memext-status-agent"') == 2 and "<table" not in html
-    assert "flex-wrap:wrap" in html and 'style="white-space:nowrap;margin-right:1.5em"><span' in html
+    assert "flex-wrap:wrap" in html and 'style="white-space:nowrap;flex:none;max-width:100%;margin-right:1.5em"><span' in html
     assert '<div class="memext-fact" style="overflow-wrap:anywhere">' in html

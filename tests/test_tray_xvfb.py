@@ -188,14 +188,23 @@ class NotificationSession:
                 p.kill()
 
 
-def submenu_shot(xsession: XSession, x: int, y: int, keys: list[str], name: str) -> None:
-    """Open the menu, walk to a submenu with ``keys``, keep a screenshot, close it."""
-    xsession.open_menu(x, y)
-    xsession.xdotool("key", *keys)
-    wait_for(lambda: len(xsession.popups()) >= 2, what="the submenu")
-    xsession.screenshot(name)
-    xsession.xdotool("key", "Escape", "Escape")
-    wait_for(lambda: not xsession.popups(), what="the menu to close")
+def menu_shot(xsession: XSession, x: int, y: int, keys: list[str], name: str) -> None:
+    """Open the menu, walk to a submenu with ``keys`` (none: the menu
+    itself), keep a screenshot, close it. A state change that redraws the
+    menu meanwhile closes it: then the shot is taken again."""
+    menus = 2 if keys else 1
+    for attempt in range(3):
+        xsession.open_menu(x, y)
+        if keys:
+            xsession.xdotool("key", *keys)
+        wait_for(lambda: len(xsession.popups()) >= menus, what="the menu")
+        xsession.screenshot(name)
+        shown = len(xsession.popups()) >= menus
+        xsession.xdotool("key", *["Escape"] * menus)
+        wait_for(lambda: not xsession.popups(), what="the menu to close")
+        if shown:
+            return
+    raise AssertionError(f"the menu kept closing before {name} was taken")
 
 
 def close_to(rgb: tuple[int, int, int], want: tuple[int, int, int], tol: int = 40) -> bool:
@@ -306,14 +315,14 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
         wait_for(lambda: "alpha: paused, memory changed" in latest_menu(log), timeout=30,
                  what="the menu to say memory changed while paused")
         assert "State: paused, memory changed since the last sync" in latest_menu(log)
-        submenu_shot(xsession, cx, cy, ["Down", "Right"], f"{prefix}-paused-changed.png")
+        menu_shot(xsession, cx, cy, ["Down", "Right"], f"{prefix}-paused-changed.png")
 
         # The agent whose folder is missing: said, and its actions are off.
         ghost = latest_menu(log).split("ghost: folder missing", 1)[1]
         assert "Watcher: off (no folder)" in ghost and "Watcher: on" not in ghost.split("Open memory folder")[0]
         for action in ("Sync now", "Rebuild index", "Open memory folder"):
             assert f"{action} (disabled)" in ghost.split("----\n", 2)[1], ghost
-        submenu_shot(xsession, cx, cy, ["Down", "Down", "Right"], f"{prefix}-missing-folder.png")
+        menu_shot(xsession, cx, cy, ["Down", "Down", "Right"], f"{prefix}-missing-folder.png")
 
         # A broken config: the menu keeps the error's line and column; the
         # notification carries the red icon (the icon is redrawn first).
@@ -324,10 +333,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
             lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR]),
             what="the icon to stay red",
         )
-        xsession.open_menu(cx, cy)
-        xsession.screenshot(f"{prefix}-config-error.png")
-        xsession.xdotool("key", "Escape")
-        wait_for(lambda: not xsession.popups(), what="the menu to close")
+        menu_shot(xsession, cx, cy, [], f"{prefix}-config-error.png")
         if notes is not None:
             shown = wait_for(lambda: [s for s, b in notes.shown() if s == "memext: config error"], what="the config error notification")
             assert shown

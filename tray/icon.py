@@ -239,11 +239,16 @@ class TrayApp:
         return title
 
     def _watch_paused(self) -> None:
-        """While paused no watcher reports edits: redraw now and then, so
-        the menu says when memory changed since the last sync."""
+        """While paused no watcher reports edits: look now and then, and
+        redraw when the menu would say something new (memory changed since
+        the last sync); a redraw for nothing would close an open submenu."""
         while not self._pause_poll.wait(PAUSED_CHECK_S):
-            if self.daemon.paused:
+            if self.daemon.paused and self._menu_would_change():
                 self.refresh()
+
+    def _menu_would_change(self) -> bool:
+        entries = build_menu(self.daemon.snapshot(), self, autostart=self.autostart.enabled)
+        return render_text(entries) != self._last_menu_text
 
     def picture(self, snap: DaemonSnapshot) -> Image.Image:
         """The icon for a snapshot, in this desktop's style."""

@@ -127,6 +127,19 @@ class XSession:
             img.save(ARTIFACTS / name)
         return img
 
+    def overlays(self) -> list[tuple[int, int, int, int, object]]:
+        """Mapped override-redirect windows wider than a dot: menus, tooltips."""
+        out = []
+        for c in self.root.query_tree().children:
+            try:
+                a = c.get_attributes()
+                g = c.get_geometry()
+            except Exception:
+                continue
+            if a.map_state == X.IsViewable and a.override_redirect and g.width > 50 and g.height > 10:
+                out.append((g.x, g.y, g.width, g.height, c))
+        return out
+
     def open_menu(self, x: int, y: int) -> list[tuple[int, int, int, int, object]]:
         """Right-click at (x, y) until a menu shows (a click that lands while
         a heavily loaded machine is still embedding the icon can be lost)."""
@@ -259,6 +272,14 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
             what="a green (idle) icon",
         )
         xsession.screenshot(f"{prefix}-icon.png")
+        if backend == "gtk":  # AppIndicator hosts have no tooltips; GTK's status icon has one
+            xsession.xdotool("mousemove", str(ix + iw // 2), str(iy + ih // 2))
+            tip = wait_for(lambda: [w for w in xsession.overlays() if w[3] < 60], timeout=15, what="the icon's tooltip")
+            tx, ty, tw, th, _ = tip[0]
+            xsession.screenshot().crop((max(0, tx - 10), max(0, ty - 10), tx + tw + 10, SCREEN[1])).save(
+                ARTIFACTS / f"{prefix}-tooltip.png")
+            xsession.xdotool("mousemove", "10", "10")
+            wait_for(lambda: not [w for w in xsession.overlays() if w[3] < 60], what="the tooltip to go")
 
         # Edit a memory file: the index and the menu follow.
         (ws / "memory" / "2026-01-02.md").write_text("# Jan 2\n- Repainted the greenhouse.\n")

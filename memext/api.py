@@ -53,10 +53,12 @@ def run_search(session: Session, query: str, *, agent: str | None = None, as_jso
 
 def run_get(session: Session, spec: str, *, agent: str | None = None, from_line: int | None = None,
             lines: int | None = None) -> FileLines:
-    """Read lines of a memory file: ``PATH``, ``PATH:FROM`` or ``PATH:FROM-TO``."""
+    """Read lines of a memory file: ``PATH``, ``PATH:FROM`` or ``PATH:FROM-TO``.
+
+    A missing file or a first line past the end raises the CLI's error."""
     path, start, count = parse_get_spec(spec)
     read = session.index(agent).get(path, from_line or start, lines or count)
-    return FileLines(read)
+    return FileLines(read.require_lines())
 
 
 def run_status(session: Session, agent: str | None = None) -> StatusTable:

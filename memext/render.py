@@ -131,9 +131,12 @@ def excerpt_text(ex: Excerpt, query: str, *, color: bool = False) -> list[str]:
 
 
 def _row(number: str, body: str, *, best: bool = False, width: int = 2, dim: bool = False) -> str:
-    """One line of a numbered block: a gutter that copying skips, then the text."""
+    """One line of a numbered block: a gutter that copying skips, then the
+    text. The two are grid columns, so a long line wraps under its text (a
+    hanging indent), never back under the line numbers."""
     mark = BEST_MARK if best else ""
-    style = "white-space:pre-wrap;overflow-wrap:anywhere;padding:0 6px 0 0"
+    gutter_ch = width + 1 + len(BEST_MARK)
+    style = f"display:grid;grid-template-columns:{gutter_ch}ch minmax(0,1fr);column-gap:1.5ch;padding:0 6px 0 0"
     if best:
         style += f";{PANEL_BG}"
     if dim:
@@ -142,11 +145,12 @@ def _row(number: str, body: str, *, best: bool = False, width: int = 2, dim: boo
     # text on the shaded row would fall below AA contrast in Lab's light theme.
     number_style = f"{TEXT};font-weight:600" if best else MUTED
     gutter = (
-        f'<span class="memext-lineno" style="{number_style};user-select:none;display:inline-block;min-width:{width + 2}ch;'
-        f'text-align:right;padding-right:1.5ch">{esc(mark)}{esc(number)}</span>'
+        f'<span class="memext-lineno" style="{number_style};user-select:none;white-space:nowrap;'
+        f'text-align:right">{esc(mark)}{esc(number)}</span>'
     )
+    text = f'<span class="memext-text" style="white-space:pre-wrap;overflow-wrap:anywhere">{body}</span>'
     cls = "memext-line memext-best" if best else "memext-line"
-    return f'<div class="{cls}" style="{style}">{gutter}{body}</div>'
+    return f'<div class="{cls}" style="{style}">{gutter}{text}</div>'
 
 
 def _block(rows: Iterable[str], cls: str) -> str:
@@ -204,14 +208,16 @@ def explain_html(rows: list[ExplainRow]) -> str:
     """How a score was made as a small table (the engine's ``explain_rows``)."""
     cell = f"padding:1px 10px 1px 0;text-align:left;white-space:nowrap;border:none;{MUTED};background:transparent"
     num = cell.replace("text-align:left", "text-align:right")
-    head = "".join(f'<th style="{c}">{h}</th>' for c, h in ((cell, "how it scored"), (num, "rank"), (num, "value"), (cell, "")))
+    # The note is the one long cell: it wraps, so the table fits a narrow notebook.
+    note = cell.replace("white-space:nowrap", "white-space:normal;overflow-wrap:anywhere")
+    head = "".join(f'<th style="{c}">{h}</th>' for c, h in ((cell, "how it scored"), (num, "rank"), (num, "value"), (note, "")))
     body = "".join(
         f'<tr style="background:transparent"><td style="{cell}">{esc(r.part)}</td><td style="{num}">{esc(r.rank)}</td>'
-        f'<td style="{num}">{esc(r.value)}</td><td style="{cell}">{esc(r.note)}</td></tr>'
+        f'<td style="{num}">{esc(r.value)}</td><td style="{note}">{esc(r.note)}</td></tr>'
         for r in rows
     )
     return (
-        '<table class="memext-explain" style="table-layout:auto;width:auto;margin:4px 0 0 0;border-collapse:collapse;'
+        '<table class="memext-explain" style="table-layout:auto;width:auto;max-width:100%;margin:4px 0 0 0;border-collapse:collapse;'
         f'font-size:85%"><thead><tr style="background:transparent">{head}</tr></thead><tbody>{body}</tbody></table>'
     )
 

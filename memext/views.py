@@ -199,31 +199,38 @@ class StatusTable(TextView):
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        # Lab lays tables out with table-layout: fixed, centred, right-aligned:
-        # every cell wrapped word by word. Short cells stay on one line here;
-        # only the workspace path may wrap (anywhere, it has no spaces).
-        cell = f"padding:3px 12px 3px 0;text-align:left;vertical-align:top;white-space:nowrap;{TEXT}"
-        wrap = cell.replace("white-space:nowrap", "white-space:normal;overflow-wrap:anywhere;min-width:16ch")
-        numeric = cell.replace("text-align:left", "text-align:right")
-        styles = {"files": numeric, "chunks": numeric, "workspace": wrap, "index": wrap}
-        columns = self.columns()
-        head = "".join(
-            f'<th style="{styles.get(c, cell)};border-bottom:1px solid {BORDER};font-weight:600">{esc(c)}</th>' for c in columns
-        )
-        body = "".join(
-            "<tr>" + "".join(f'<td style="{styles.get(c, cell)}">{esc(r[c])}</td>' for c in columns) + "</tr>"
-            for r in self.rows()
-        )
+        # One block per agent rather than a table: seven columns do not fit
+        # a narrow notebook, and Lab lays tables out fixed and centred. The
+        # short facts flow on one line and wrap between items; the folder
+        # wraps anywhere (it has no spaces).
+        label = f"{MUTED};margin-right:0.5ch"
+        blocks = []
+        for r in self.rows():
+            facts = "".join(
+                # A fact that does not fit moves to the next line whole
+                # (flex: none); only one wider than the cell wraps inside.
+                f'<span class="memext-fact{" memext-wraps" if c == "search" else ""}" '
+                f'style="{"overflow-wrap:anywhere" if c == "search" else "white-space:nowrap"};'
+                'flex:none;max-width:100%;margin-right:1.5em">'
+                f'<span style="{label}">{esc(c)}</span>{esc(r[c])}</span>'
+                for c in ("files", "chunks", "search", "last sync")
+            )
+            places = "".join(
+                f'<div class="memext-fact" style="overflow-wrap:anywhere"><span style="{label}">{esc(c)}</span>{esc(r[c])}</div>'
+                for c in self.columns() if c in ("workspace", "index")
+            )
+            blocks.append(
+                f'<div class="memext-status-agent" style="margin:0 0 6px 0;padding:2px 0 2px 8px;border-left:2px solid {BORDER}">'
+                f'<div><span class="memext-agent" style="font-weight:600">{esc(r["agent"])}</span>'
+                f'<span style="{MUTED}"> · </span><span class="memext-state">{esc(r["state"])}</span></div>'
+                f'<div style="display:flex;flex-wrap:wrap">{facts}</div>{places}</div>'
+            )
         notes = "".join(
             f'<div class="memext-problem" style="{ERROR_STYLE if msg.startswith("error") else NOTICE_STYLE}">'
             f"{esc(agent)}: {esc(msg)}</div>"
             for agent, msg in self._problems()
         )
-        return (
-            f'<div class="memext-status" style="{FONT};{TEXT};overflow-x:auto">'
-            '<table style="table-layout:auto;width:auto;max-width:100%;margin:0 0 6px 0;border-collapse:collapse">'
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}</div>"
-        )
+        return f'<div class="memext-status" style="{FONT};{TEXT};max-width:100%">{"".join(blocks)}{notes}</div>'
 
 
 class SyncSummary(TextView):

@@ -117,8 +117,10 @@ class SearchWidget(w.VBox):
         self._picker_muted = False
         self._pending: asyncio.TimerHandle | None = None
 
+        # The toolbar wraps on a narrow page: the box keeps a usable width
+        # and the pickers and the button move to a second line, never cut off.
         self.query_box = w.Text(value=query, placeholder="Search memory…", continuous_update=True,
-                                layout=w.Layout(flex="1 1 auto", width="auto"))
+                                layout=w.Layout(flex="1 1 16em", width="auto", min_width="12em"))
         self.query_box.add_class("memext-query")
         self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
         self.agent_picker = w.Dropdown(options=[], layout=w.Layout(width="auto"), description="agent",
@@ -135,8 +137,11 @@ class SearchWidget(w.VBox):
         self.results_box.add_class("memext-results-box")
         self.status_line = w.HTML()
         self.status_line.add_class("memext-status-line")
+        self.toolbar = w.HBox([self.query_box, self.since_picker, self.agent_picker, self.search_button],
+                              layout=w.Layout(flex_flow="row wrap", align_items="center", grid_gap="4px 0"))
+        self.toolbar.add_class("memext-toolbar")
         super().__init__([
-            w.HBox([self.query_box, self.since_picker, self.agent_picker, self.search_button]),
+            self.toolbar,
             self.notice,
             self.results_box,
             self.status_line,
@@ -273,7 +278,7 @@ class SearchWidget(w.VBox):
         if results.response.error:
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
         dated = f" ({esc(self.since_picker.label)})" if self.since else ""
-        counted = f'{len(results)} result{"s" if len(results) != 1 else ""} for {esc(results.query)}' if len(results) else esc(
+        counted = f'{len(results)} result{"s" if len(results) != 1 else ""} for {esc(repr(results.query))}' if len(results) else esc(
             f"no memory matches {results.query!r}")
         count = f'<div class="memext-count" style="{MUTED};font-size:90%">{counted}{dated}</div>'
         self.notice.value = count + "".join(notes)

@@ -12,8 +12,12 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
+from click.testing import CliRunner
+
+import memext
 from conftest import HashingProvider
-from memext.engine import MemoryIndex
+from memext.engine import MemextError, MemoryIndex
+from memext.engine.faces.cli.commands import cli as cli_group
 from memext import SearchResults, Session, StatusTable, SyncSummary
 from memext.magics import MemExt
 from memext.views import FileLines
@@ -115,7 +119,7 @@ def test_memsearch_returns_a_result_list_shown_as_html(ip):
     assert 'data-cite="memory/2026-10-05.md:4-10"' in html  # the copy button
     # The lines around the best-matching line (9), numbered, the best one marked.
     best = re.search(r'<div class="memext-line memext-best".*?</div>', html)
-    assert best and "›9</span>- Booked the <mark" in best.group(0)
+    assert best and "›9</span><span class=\"memext-text\" style=\"white-space:pre-wrap;overflow-wrap:anywhere\">- Booked the <mark" in best.group(0)
     assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark> for <mark class="memext-hit"[^>]*>Biscuit</mark>', best.group(0))
     assert 'class="memext-score-bar"' in html and 'width:100.0%' in html
     assert "keyword-only search" in html  # the notice is visible
@@ -311,11 +315,22 @@ def test_memget_forms(ip):
     assert ip.run_line_magic("memget", "-a small MEMORY.md:1").startswith("# Memory")
 
 
-def test_memget_missing_file_says_so(ip):
-    text = ip.run_line_magic("memget", "memory/2031-01-01.md")
-    assert text == "" and text.missing
-    assert "does not exist (yet)" in text.to_text()
-    assert "does not exist (yet)" in display_html(ip, text)
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("memory/nope.md", "memory/nope.md does not exist"),
+        ("MEMORY.md:99-120", "MEMORY.md has 33 line(s); line 99 is past the end"),
+    ],
+)
+def test_memget_gives_the_cli_error_for_a_missing_file_or_lines_past_the_end(ip, spec, message):
+    cli = CliRunner().invoke(cli_group, ["get", "-a", "example", spec])
+    assert cli.exit_code == 1 and cli.output.strip().endswith(message)
+    # An error (red, no result to keep), with the CLI's words.
+    with pytest.raises(UsageError) as refused:
+        ip.run_line_magic("memget", spec)
+    assert str(refused.value) == f"memext: {message}"
+    with pytest.raises(MemextError, match=re.escape(message)):
+        memext.get(spec)
 
 
 @pytest.mark.parametrize(
@@ -350,7 +365,7 @@ def test_memstatus_tables_every_agent(ip):
     assert text.splitlines()[0].split()[:3] == ["agent", "files", "chunks"]
     assert "example" in text and "small" in text
     html = display_html(ip, table)
-    assert html.count("<tr>") == 3 and "<td style" in html
+    assert html.count('class="memext-status-agent"') == 2 and "<table" not in html
     one = ip.run_line_magic("memstatus", "-a small")
     assert [s.agent for s in one] == ["small"]
     with pytest.raises(UsageError, match="no agent 'zzz'"):

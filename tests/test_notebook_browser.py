@@ -4,8 +4,11 @@ the widget. Real Lab, real kernel, Debian's chromium (see lab_helpers).
 
 For each theme the test measures, in the page, the contrast of every piece
 of memext text against what is behind it (WCAG AA: 4.5:1), checks that the
-status table does not wrap its cells, copies a citation with its button,
-and saves screenshots to ``test-artifacts/notebook-<theme>-*.png``.
+status's short facts do not wrap inside, copies a citation with its button,
+and saves screenshots to ``test-artifacts/notebook-<theme>-*.png``; then
+the same at 760 px wide (``notebook-<theme>-760-*.png``): nothing cut off or
+scrolled sideways (the widget's toolbar wraps, the status stacks), and a
+long note line wraps under its text, not under the line numbers.
 """
 
 from __future__ import annotations
@@ -36,7 +39,52 @@ CELLS = [
     "%memsearch -a notes green tea",
     "%memstatus",
     'w = memext.search_widget(agent="example")\nw.search("vet Biscuit")\nw.results_box.children[0].set_expanded(True)\nw',
+    "%memget memory/2026-11-21.md",
 ]
+#: A note line far longer than a cell is wide: it must wrap under its text.
+LONG_LINE = ("- Packing list for the long weekend in the hills: boots, two warm layers, the blue rain shell, "
+             "a thermos, maps of the northern ridge walks, the spare headlamp batteries, plasters, sun cream, "
+             "and the paper bus timetable because the valley has no signal after the second bridge.")
+#: A narrow notebook (a laptop with the file browser open, or a side-by-side split).
+NARROW = 760
+
+#: In the page: numbered lines under ``selector`` whose text wraps, with
+#: where each wrapped line starts and where the line-number gutter ends.
+HANGING_JS = r"""
+(selector) => {
+  const out = [];
+  for (const row of document.querySelectorAll(selector)) {
+    const text = row.querySelector('.memext-text');
+    const gutter = row.querySelector('.memext-lineno');
+    if (!text || !gutter) continue;
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const rects = [...range.getClientRects()].filter(r => r.width > 0);
+    const tops = new Set(rects.map(r => Math.round(r.top)));
+    if (tops.size < 2) continue;
+    out.push({lines: tops.size, left: Math.min(...rects.map(r => r.left)), gutterRight: gutter.getBoundingClientRect().right});
+  }
+  return out;
+}
+"""
+
+#: In the page: elements under ``selector`` that stick out of their output
+#: area on the right (cut off or scrolled sideways), or are not shown.
+OUTSIDE_JS = r"""
+(selector) => {
+  const out = [];
+  for (const el of document.querySelectorAll(selector)) {
+    const area = el.closest('.jp-OutputArea-output');
+    const r = el.getBoundingClientRect();
+    if (!area) continue;
+    const limit = area.getBoundingClientRect().right;
+    if (r.width === 0 || r.right > limit + 1 || el.scrollWidth > el.clientWidth + 1)
+      out.push({cls: String(el.className).slice(0, 60), right: Math.round(r.right), limit: Math.round(limit),
+                scroll: el.scrollWidth, client: el.clientWidth});
+  }
+  return out;
+}
+"""
 MEMEXT_TEXT = ".memext-results, .memext-status, .memext-search-widget, .memext-get, .memext-sync"
 AA = 4.5
 
@@ -45,6 +93,7 @@ AA = 4.5
 def lab(tmp_path, example_workspace, workspace):
     """Lab with two agents: ``example`` on the local model (hybrid) and
     ``notes`` keyword-only (so a notice shows)."""
+    (example_workspace / "memory" / "2026-11-21.md").write_text(f"# 2026-11-21\n\n{LONG_LINE}\n", encoding="utf-8")
     config = tmp_path / "memext" / "config.toml"
     config.parent.mkdir()
     config.write_text(
@@ -85,6 +134,9 @@ def test_results_status_and_widget_in_light_and_dark(lab):
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             widget = panel.locator(".memext-search-widget")
             expect(widget.locator(".memext-full-lines .memext-best")).to_be_visible(timeout=120_000)
+            expect(_output(panel, 6).locator(".memext-get")).to_be_visible(timeout=60_000)
+            # The widget's count line quotes the query.
+            expect(widget.locator(".memext-count")).to_contain_text("for 'vet Biscuit'")
 
             # Results: the matching line is on screen, numbered and marked.
             results = _output(panel, 1)
@@ -111,15 +163,29 @@ def test_results_status_and_widget_in_light_and_dark(lab):
                 page.evaluate(f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})")
                 expect(page.locator("body")).to_have_attribute("data-jp-theme-name", name, timeout=30_000)
                 page.wait_for_timeout(500)  # the theme's CSS variables apply
-                # Status: one line per cell (Lab lays tables out fixed, centred).
-                wrapped = page.evaluate(WRAPPED_CELLS_JS, ".memext-status td:not(:last-child), .memext-status th")
-                assert wrapped == [], f"{theme}: status cells wrap: {wrapped}"
-                low = [t for t in page.evaluate(CONTRAST_JS, MEMEXT_TEXT) if t["ratio"] < AA]
-                assert low == [], f"{theme}: text below {AA}:1: {low[:8]}"
-                for i, what in ((1, "results"), (2, "explain"), (3, "notice"), (4, "status")):
-                    _output(panel, i).screenshot(path=str(ARTIFACTS / f"notebook-{theme}-{what}.png"))
-                widget.screenshot(path=str(ARTIFACTS / f"notebook-{theme}-widget.png"))
-                page.screenshot(path=str(ARTIFACTS / f"notebook-{theme}-page.png"))
+                for width in (1300, NARROW):
+                    page.set_viewport_size({"width": width, "height": 1000})
+                    page.wait_for_timeout(500)  # Lab lays the notebook out again
+                    size = "" if width == 1300 else f"-{width}"
+                    for i, what in ((1, "results"), (2, "explain"), (3, "notice"), (4, "status"), (6, "long-line")):
+                        _output(panel, i).screenshot(path=str(ARTIFACTS / f"notebook-{theme}{size}-{what}.png"))
+                    widget.screenshot(path=str(ARTIFACTS / f"notebook-{theme}{size}-widget.png"))
+                    page.screenshot(path=str(ARTIFACTS / f"notebook-{theme}{size}-page.png"))
+                    # Status: each short fact on one line (the facts wrap between them;
+                    # how search runs may be wider than a narrow cell, and wraps then).
+                    wrapped = page.evaluate(WRAPPED_CELLS_JS, ".memext-status span.memext-fact:not(.memext-wraps)")
+                    assert wrapped == [], f"{theme} {width}px: status facts wrap inside: {wrapped}"
+                    # Nothing wider than the cell: the status, the results, the widget and its toolbar.
+                    outside = page.evaluate(OUTSIDE_JS, ".memext-status, .memext-results, .memext-search-widget, "
+                                            ".memext-toolbar > *, .memext-get")
+                    assert outside == [], f"{theme} {width}px: cut off or scrolled sideways: {outside}"
+                    # A long note line wraps under its text, not under the line numbers.
+                    hanging = page.evaluate(HANGING_JS, ".memext-get .memext-line")
+                    assert hanging, f"{theme} {width}px: the long line did not wrap"
+                    assert all(h["left"] >= h["gutterRight"] for h in hanging), hanging
+                    low = [t for t in page.evaluate(CONTRAST_JS, MEMEXT_TEXT) if t["ratio"] < AA]
+                    assert low == [], f"{theme} {width}px: text below {AA}:1: {low[:8]}"
+                page.set_viewport_size({"width": 1300, "height": 1000})
         except Exception:
             shutil.copy(lab["log"], ARTIFACTS / "notebook-lab.log")
             (ARTIFACTS / "notebook-console.log").write_text("\n".join(console), encoding="utf-8")
@@ -131,4 +197,5 @@ def test_results_status_and_widget_in_light_and_dark(lab):
         finally:
             browser.close()
     for theme in THEMES:
-        assert (ARTIFACTS / f"notebook-{theme}-widget.png").stat().st_size > 10_000
+        for size in ("", f"-{NARROW}"):
+            assert (ARTIFACTS / f"notebook-{theme}{size}-widget.png").stat().st_size > 10_000

@@ -174,7 +174,7 @@ def test_status_table_escapes_and_reports_problems(tmp_path):
         table = StatusTable([idx.status()], errors={"broken": "config <x> is bad"})
     html = table._repr_html_()
     assert "odd &lt;b&gt;name&lt;/b&gt;" in html and "config &lt;x&gt; is bad" in html
-    assert {t for t, _ in _tags(html)} <= {"div", "table", "thead", "tbody", "tr", "th", "td"}
+    assert {t for t, _ in _tags(html)} <= {"div", "span"}  # stacked, no table to overflow a narrow cell
     row = table.rows()[0]
     assert (row["agent"], row["files"], row["chunks"], row["state"]) == ("odd", 1, 1, "up to date")
     text = repr(table)
@@ -215,4 +215,8 @@ def test_status_says_plain_words_and_one_line_per_shared_reason(tmp_path):
     assert "dirty" not in text and "None" not in text
     assert text.count('keyword-only search') == 1 and 'one, two: no provider given: keyword-only search' in text
     html = table._repr_html_()
-    assert "table-layout:auto" in html and "white-space:nowrap" in html  # Lab's fixed layout wrapped every cell
+    # One block per agent, whose short facts wrap between items (never
+    # inside one) and whose folder wraps anywhere: nothing wider than the cell.
+    assert html.count('class="memext-status-agent"') == 2 and "<table" not in html
+    assert "flex-wrap:wrap" in html and 'style="white-space:nowrap;flex:none;max-width:100%;margin-right:1.5em"><span' in html
+    assert '<div class="memext-fact" style="overflow-wrap:anywhere">' in html

@@ -127,6 +127,19 @@ class XSession:
             img.save(ARTIFACTS / name)
         return img
 
+    def overlays(self) -> list[tuple[int, int, int, int, object]]:
+        """Mapped override-redirect windows wider than a dot: menus, tooltips."""
+        out = []
+        for c in self.root.query_tree().children:
+            try:
+                a = c.get_attributes()
+                g = c.get_geometry()
+            except Exception:
+                continue
+            if a.map_state == X.IsViewable and a.override_redirect and g.width > 50 and g.height > 10:
+                out.append((g.x, g.y, g.width, g.height, c))
+        return out
+
     def open_menu(self, x: int, y: int) -> list[tuple[int, int, int, int, object]]:
         """Right-click at (x, y) until a menu shows (a click that lands while
         a heavily loaded machine is still embedding the icon can be lost)."""
@@ -188,6 +201,25 @@ class NotificationSession:
                 p.kill()
 
 
+def menu_shot(xsession: XSession, x: int, y: int, keys: list[str], name: str) -> None:
+    """Open the menu, walk to a submenu with ``keys`` (none: the menu
+    itself), keep a screenshot, close it. A state change that redraws the
+    menu meanwhile closes it: then the shot is taken again."""
+    menus = 2 if keys else 1
+    for attempt in range(3):
+        xsession.open_menu(x, y)
+        if keys:
+            xsession.xdotool("key", *keys)
+        wait_for(lambda: len(xsession.popups()) >= menus, what="the menu")
+        xsession.screenshot(name)
+        shown = len(xsession.popups()) >= menus
+        xsession.xdotool("key", *["Escape"] * menus)
+        wait_for(lambda: not xsession.popups(), what="the menu to close")
+        if shown:
+            return
+    raise AssertionError(f"the menu kept closing before {name} was taken")
+
+
 def close_to(rgb: tuple[int, int, int], want: tuple[int, int, int], tol: int = 40) -> bool:
     return all(abs(a - b) <= tol for a, b in zip(rgb, want, strict=True))
 
@@ -240,6 +272,14 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
             what="a green (idle) icon",
         )
         xsession.screenshot(f"{prefix}-icon.png")
+        if backend == "gtk":  # AppIndicator hosts have no tooltips; GTK's status icon has one
+            xsession.xdotool("mousemove", str(ix + iw // 2), str(iy + ih // 2))
+            tip = wait_for(lambda: [w for w in xsession.overlays() if w[3] < 60], timeout=15, what="the icon's tooltip")
+            tx, ty, tw, th, _ = tip[0]
+            xsession.screenshot().crop((max(0, tx - 10), max(0, ty - 10), tx + tw + 10, SCREEN[1])).save(
+                ARTIFACTS / f"{prefix}-tooltip.png")
+            xsession.xdotool("mousemove", "10", "10")
+            wait_for(lambda: not [w for w in xsession.overlays() if w[3] < 60], what="the tooltip to go")
 
         # Edit a memory file: the index and the menu follow.
         (ws / "memory" / "2026-01-02.md").write_text("# Jan 2\n- Repainted the greenhouse.\n")
@@ -267,7 +307,7 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
 
         # An agent with a missing workspace: config reloaded, icon turns red.
         write_config(cfg, {"alpha": ws, "ghost": tmp_path / "nowhere"}, **auto)
-        wait_for(lambda: "ghost: error" in latest_menu(log), what="the new agent's error in the menu")
+        wait_for(lambda: "ghost: folder missing" in latest_menu(log), what="the new agent's missing folder in the menu")
         wait_for(
             lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR]),
             what="the icon to turn red",
@@ -290,6 +330,34 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
         )
         assert close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR])
         xsession.screenshot(f"{prefix}-error-paused.png")
+
+        # Paused, a memory file edited: the menu says memory changed since the last sync.
+        (ws / "memory" / "2026-01-03.md").write_text("# Jan 3\n- Watered the seedlings.\n")
+        wait_for(lambda: "alpha: paused, memory changed" in latest_menu(log), timeout=30,
+                 what="the menu to say memory changed while paused")
+        assert "State: paused, memory changed since the last sync" in latest_menu(log)
+        menu_shot(xsession, cx, cy, ["Down", "Right"], f"{prefix}-paused-changed.png")
+
+        # The agent whose folder is missing: said, and its actions are off.
+        ghost = latest_menu(log).split("ghost: folder missing", 1)[1]
+        assert "Watcher: off (no folder)" in ghost and "Watcher: on" not in ghost.split("Open memory folder")[0]
+        for action in ("Sync now", "Rebuild index", "Open memory folder"):
+            assert f"{action} (disabled)" in ghost.split("----\n", 2)[1], ghost
+        menu_shot(xsession, cx, cy, ["Down", "Down", "Right"], f"{prefix}-missing-folder.png")
+
+        # A broken config: the menu keeps the error's line and column; the
+        # notification carries the red icon (the icon is redrawn first).
+        cfg.write_text(cfg.read_text() + "\nbroken = \n")
+        wait_for(lambda: "Config: config.toml: not valid TOML" in latest_menu(log), what="the config error in the menu")
+        assert "column" in latest_menu(log).split("----", 1)[0]
+        wait_for(
+            lambda: close_to(xsession.screenshot().getpixel(probe), STATE_COLOURS[AgentState.ERROR]),
+            what="the icon to stay red",
+        )
+        menu_shot(xsession, cx, cy, [], f"{prefix}-config-error.png")
+        if notes is not None:
+            shown = wait_for(lambda: [s for s, b in notes.shown() if s == "memext: config error"], what="the config error notification")
+            assert shown
 
         # Quit from the menu (its last item), cleanly.
         xsession.open_menu(cx, cy)

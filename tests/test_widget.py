@@ -43,7 +43,9 @@ def test_typing_searches_and_shows_results(widget):
     first = widget.results_box.children[0]
     assert 'class="memext-citation"' in first.summary.value
     assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark>', first.summary.value)
-    assert "keyword-only search" in widget.notice.value and f"{len(widget.results)} results" in widget.notice.value
+    assert "keyword-only search" in widget.notice.value
+    # The count quotes the query, as the result list's header does.
+    assert f"{len(widget.results)} results for &#x27;vet Biscuit&#x27;" in widget.notice.value
     status = widget.status_line.value
     assert "agent <b>example</b> · 16 files · 17 chunks · keyword-only · last sync" in status
 
@@ -62,14 +64,14 @@ def test_expanding_a_result_reads_its_full_lines(widget):
     row.toggle.click()
     assert row.expanded and row.toggle.description == "hide lines"
     assert 'class="memext-lines"' in row.lines.value
-    assert ">10</span>- Dana wants to read" in row.lines.value  # numbered through get()
+    assert ">10</span><span class=\"memext-text\" style=\"white-space:pre-wrap;overflow-wrap:anywhere\">- Dana wants to read" in row.lines.value  # numbered through get()
     assert re.search(r'<mark class="memext-hit"[^>]*>Biscuit</mark>', row.lines.value)
     # More than the excerpt, in its place: the whole span (4-10) and the lines around it
     # (its headings, 1-3, dimmed), best line marked.
     assert row.lines.value.count('class="memext-lineno"') == 10 > excerpt
     assert 'class="memext-lineno"' not in row.summary.value and "memory/2026-10-05.md:4-10" in row.summary.value
     assert "memory/2026-10-05.md, lines 1-10 of 10 (the result: 4-10)" in row.lines.value
-    assert re.search(r'class="memext-line memext-best".*?›9</span>- Booked the', row.lines.value)
+    assert re.search(r'class="memext-line memext-best".*?›9</span><span class="memext-text"[^>]*>- Booked the', row.lines.value)
     row.toggle.click()
     assert not row.expanded and row.lines.layout.display == "none"
     assert row.summary.value.count('class="memext-lineno"') == excerpt
@@ -270,7 +272,7 @@ def test_the_since_picker_filters_by_date(config, example_workspace):
         assert w.since is None and len(w.results_box.children) == 2
         w.since_picker.value = "7d"  # choosing searches again
         assert [row.hit.path for row in w.results_box.children] == [f"memory/{date.today():%Y-%m-%d}.md"]
-        assert "1 result for ferret (past 7 days)" in w.notice.value
+        assert "1 result for &#x27;ferret&#x27; (past 7 days)" in w.notice.value
         w.since_picker.value = ""
         assert len(w.results_box.children) == 2
     finally:
@@ -290,3 +292,24 @@ def test_a_given_since_is_a_choice_and_a_bad_one_is_shown(config):
         assert bad.results_box.children == ()
     finally:
         bad.close()
+
+
+def test_the_toolbar_wraps_rather_than_cutting_off_the_pickers(widget):
+    # On a narrow page the pickers and the button move to a second line; the
+    # box keeps a usable width (test_notebook_browser.py measures it at 760 px).
+    bar = widget.toolbar
+    assert bar.layout.flex_flow == "row wrap" and "memext-toolbar" in bar._dom_classes
+    assert list(bar.children) == [widget.query_box, widget.since_picker, widget.agent_picker, widget.search_button]
+    assert widget.query_box.layout.min_width and widget.children[0] is bar
+
+
+def test_long_lines_wrap_under_their_text_not_under_the_numbers(widget):
+    widget.query_box.value = "vet Biscuit"
+    row = widget.results_box.children[0]
+    row.set_expanded(True)
+    line = re.search(r'<div class="memext-line[^"]*" style="([^"]*)"><span class="memext-lineno"[^>]*>[^<]*</span>'
+                     r'<span class="memext-text" style="([^"]*)">', row.lines.value)
+    assert line, row.lines.value[:400]
+    # Number and text are two grid columns: a wrapped line continues in the text's column.
+    assert "display:grid" in line.group(1) and "grid-template-columns" in line.group(1)
+    assert "white-space:pre-wrap" in line.group(2)

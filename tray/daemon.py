@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -24,6 +25,9 @@ log = logging.getLogger("memext.tray")
 
 Notifier = Callable[[str, str], None]
 Listener = Callable[[], None]
+
+#: How long a paused agent's "memory changed" answer is reused (seconds).
+PAUSED_CHECK_S = 5.0
 
 #: The menu's names for the engine's keeper state and snapshot.
 AgentState = KeeperState
@@ -38,6 +42,11 @@ class DaemonSnapshot:
     paused: bool
     config_file: Path
     config_error: str | None = None
+    #: Agents whose workspace folder does not exist (nothing to sync, watch or open).
+    missing_folders: frozenset[str] = frozenset()
+    #: While paused: agents whose memory changed since their last sync
+    #: (resuming syncs them).
+    changed_while_paused: frozenset[str] = frozenset()
 
     @property
     def overall(self) -> AgentState:
@@ -100,6 +109,8 @@ class TrayDaemon:
             lock_timeout=o.lock_timeout,
             paths=o.paths,
         )
+        #: agent id -> (when, whether its memory differed from its index).
+        self._pause_checks: dict[str, tuple[float, bool]] = {}
 
     @property
     def config_file(self) -> Path:
@@ -149,17 +160,47 @@ class TrayDaemon:
         return self.supervisor.paused
 
     def set_paused(self, paused: bool) -> None:
+        self._pause_checks.clear()  # what changed is measured from now on
         self.supervisor.set_paused(paused)
 
     # -- state --------------------------------------------------------------------------
 
     def snapshot(self) -> DaemonSnapshot:
+        agents = self.supervisor.snapshots()
+        paused = self.supervisor.paused
+        missing = frozenset(a.id for a in agents if not a.workspace.is_dir())
         return DaemonSnapshot(
-            agents=self.supervisor.snapshots(),
-            paused=self.supervisor.paused,
+            agents=agents,
+            paused=paused,
             config_file=self.config_file,
             config_error=self.supervisor.config_error,
+            missing_folders=missing,
+            changed_while_paused=self._changed_while_paused(agents, missing) if paused else frozenset(),
         )
+
+    def _changed_while_paused(self, agents: tuple[AgentSnapshot, ...], missing: frozenset[str]) -> frozenset[str]:
+        """The agents whose files differ from their index: a stat scan, so
+        each agent's answer is reused for PAUSED_CHECK_S (the menu asks for
+        a snapshot at every redraw)."""
+        now = time.monotonic()
+        changed = set()
+        for a in agents:
+            if a.id in missing:
+                continue
+            checked = self._pause_checks.get(a.id)
+            if checked is None or now - checked[0] > PAUSED_CHECK_S:
+                checked = (now, self._needs_sync(a.id))
+                self._pause_checks[a.id] = checked
+            if checked[1]:
+                changed.add(a.id)
+        return frozenset(changed)
+
+    def _needs_sync(self, agent_id: str) -> bool:
+        try:
+            return self.keeper(agent_id).index.needs_sync()
+        except Exception as exc:  # an index that cannot be opened: its error is shown already
+            log.debug("change check of %s failed: %s", agent_id, exc)
+            return False
 
     def wait_idle(self, timeout: float = 30) -> bool:
         """Wait until no agent has a sync running or queued (tests, benchmarks)."""

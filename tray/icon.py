@@ -23,12 +23,12 @@ from typing import Any, Mapping
 from PIL import Image
 
 from .autostart import AutostartEntry
-from .daemon import AgentState, DaemonSnapshot, TrayDaemon
+from .daemon import PAUSED_CHECK_S, AgentState, DaemonSnapshot, TrayDaemon
 from .icon_image import STATE_COLOURS, icon_image, icon_style
-from .menu import MenuEntry, build_menu, header_text, render_text
+from .menu import MenuEntry, build_menu, render_text, shorten, tooltip_text
 from .opener import ensure_config_file, open_path
 
-__all__ = ["STATE_COLOURS", "TrayApp", "icon_image", "icon_style", "menu_missing_warning", "to_pystray"]
+__all__ = ["STATE_COLOURS", "TrayApp", "icon_image", "icon_style", "menu_missing_warning", "to_pystray", "tooltip_icon_class"]
 
 log = logging.getLogger("memext.tray")
 
@@ -57,13 +57,14 @@ def menu_missing_warning(backend: str, *, platform: str | None = None, env: Mapp
     return f"the tray icon has no menu (pystray fell back to plain X: PyGObject is missing); {MENU_INSTALL_HINT}"
 
 
-def template_icon_class(pystray: Any) -> type:
+def template_icon_class(pystray: Any, base: type | None = None) -> type:
     """pystray's icon, with its macOS image marked as a template image
     (macOS then tints it for a light or dark menu bar). pystray has no
     option for it, so this marks the NSImage its ``_assert_image`` builds;
     where that image is missing (another backend) nothing changes."""
+    base = base or pystray.Icon
 
-    class TemplateIcon(pystray.Icon):
+    class TemplateIcon(base):  # type: ignore[misc, valid-type]
         def _assert_image(self) -> None:
             super()._assert_image()
             image = getattr(self, "_icon_image", None)
@@ -72,6 +73,33 @@ def template_icon_class(pystray: Any) -> type:
 
     TemplateIcon.__module__ = pystray.Icon.__module__  # the backend name the log and warnings use
     return TemplateIcon
+
+
+def tooltip_icon_class(pystray: Any) -> type:
+    """pystray's icon, whose title is also the hover tooltip. pystray's GTK
+    backend gives its status icon only a title, which no tray host shows
+    on hover; this sets the tooltip text to it too. Other backends show
+    the title already (X: the window name) or have no tooltip
+    (AppIndicator): nothing changes there."""
+
+    class TooltipIcon(pystray.Icon):
+        def _show(self) -> None:
+            super()._show()
+            self._set_tooltip()  # the title given at construction, never "updated"
+
+        def _update_title(self) -> None:
+            super()._update_title()
+            self._set_tooltip()
+
+        def _set_tooltip(self) -> None:
+            status_icon = getattr(self, "_status_icon", None)
+            if status_icon is not None and hasattr(status_icon, "set_tooltip_text"):
+                from gi.repository import GLib
+
+                GLib.idle_add(status_icon.set_tooltip_text, self.title)  # on GTK's main loop, as pystray's own update
+
+    TooltipIcon.__module__ = pystray.Icon.__module__
+    return TooltipIcon
 
 
 def _handler(fn):
@@ -116,6 +144,9 @@ class TrayApp:
         self._refresh_lock = threading.Lock()
         #: Appended to the icon's title (e.g. that there is no menu).
         self.title_note: str | None = None
+        #: The last thing the menu could not do (also a notification).
+        self.last_problem: str | None = None
+        self._pause_poll = threading.Event()
 
     # -- MenuActions ------------------------------------------------------------------------
 
@@ -129,19 +160,27 @@ class TrayApp:
         self.daemon.sync_all()
 
     def open_folder(self, agent_id: str) -> None:
-        open_path(self.daemon.snapshot().agent(agent_id).memory_folder)
+        open_path(self.daemon.snapshot().agent(agent_id).memory_folder, self._cannot_open)
 
     def open_config(self) -> None:
         try:
-            open_path(ensure_config_file(self.daemon.config_file))
+            open_path(ensure_config_file(self.daemon.config_file), self._cannot_open)
         except OSError as exc:
             log.error("cannot create %s: %s", self.daemon.config_file, exc)
+            self._cannot_open(f"cannot create {self.daemon.config_file}: {exc.strerror or exc}")
 
     def open_log(self) -> None:
         if self.log_file is None:
             log.error("no log file: the tray was started without one")
+            self._cannot_open("no log file: the tray was started without one")
             return
-        open_path(self.log_file)
+        open_path(self.log_file, self._cannot_open)
+
+    def _cannot_open(self, message: str) -> None:
+        """Say that a file or folder could not be opened (where it is, and
+        why): a notification, and the icon's tooltip until the next one."""
+        self.last_problem = message
+        self.notify("memext: cannot open", message)  # redraws: the tooltip says it too
 
     def toggle_pause(self) -> None:
         # Stopping watchers joins their threads: keep the UI thread free.
@@ -187,17 +226,39 @@ class TrayApp:
             if shown != self._shown:
                 self._shown = shown
                 icon.icon = self.picture(snap)
-            title = header_text(snap)
-            if self.title_note:
-                title += f" ({self.title_note})"
-            icon.title = title
+            icon.title = self.tooltip(snap)
             icon.update_menu()
+
+    def tooltip(self, snap: DaemonSnapshot) -> str:
+        """The icon's title, shown on hover: the state, and what needs doing."""
+        title = tooltip_text(snap)
+        if self.title_note:
+            title += f" ({self.title_note})"
+        if self.last_problem:
+            title += f"; {shorten(self.last_problem)}"
+        return title
+
+    def _watch_paused(self) -> None:
+        """While paused no watcher reports edits: look now and then, and
+        redraw when the menu would say something new (memory changed since
+        the last sync); a redraw for nothing would close an open submenu."""
+        while not self._pause_poll.wait(PAUSED_CHECK_S):
+            if self.daemon.paused and self._menu_would_change():
+                self.refresh()
+
+    def _menu_would_change(self) -> bool:
+        entries = build_menu(self.daemon.snapshot(), self, autostart=self.autostart.enabled)
+        return render_text(entries) != self._last_menu_text
 
     def picture(self, snap: DaemonSnapshot) -> Image.Image:
         """The icon for a snapshot, in this desktop's style."""
         return icon_image(snap.overall, style=self.style, paused=snap.paused)
 
     def notify(self, title: str, message: str) -> None:
+        """A desktop notification. The icon is redrawn first: the
+        notification carries the icon's image, which must show the new
+        state (red for an error), not the one before it."""
+        self.refresh()
         icon = self._icon
         if icon is not None and getattr(icon, "HAS_NOTIFICATION", False):
             try:
@@ -223,9 +284,12 @@ class TrayApp:
 
         import pystray  # needs a display: imported only now
 
-        icon_class = template_icon_class(pystray) if self.style == "template" else pystray.Icon
+        icon_class = tooltip_icon_class(pystray)
+        if self.style == "template":
+            icon_class = template_icon_class(pystray, icon_class)
+        first = self.daemon.snapshot()
         self._icon = icon_class(
-            "memext", self.picture(self.daemon.snapshot()), "memext",
+            "memext", self.picture(first), self.tooltip(first),
             menu=pystray.Menu(lambda: to_pystray(pystray, self.menu_entries())),
         )
         backend = type(self._icon).__module__
@@ -253,6 +317,7 @@ class TrayApp:
                 self.notify("memext: no tray menu", no_menu)  # once; plain X has no notifications, the title says it
 
         self.daemon.start()
+        threading.Thread(target=self._watch_paused, name="memext-paused-check", daemon=True).start()
         try:
             self._icon.run(setup=setup)
         except glib_error as exc:
@@ -260,6 +325,7 @@ class TrayApp:
             # daemon on the session bus that raises. Nothing is lost.
             log.debug("ignored at icon stop: %s", exc)
         finally:
+            self._pause_poll.set()
             log.info("stopping the agents")
             t0 = time.monotonic()
             self.daemon.stop()

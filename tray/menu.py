@@ -8,8 +8,11 @@ never from the engine's sentences.
 
 from __future__ import annotations
 
+import re
+import textwrap
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Protocol
 
 from memext.engine import SearchKind, SearchMode
@@ -76,20 +79,37 @@ def find(entries: tuple[MenuEntry, ...] | list[MenuEntry], text: str) -> MenuEnt
     raise KeyError(f"no menu entry starting with {text!r} in {[e.text for e in entries]}")
 
 
-def state_text(a: AgentSnapshot) -> str:
-    """``up to date``, ``syncing (indexing 3/9 files)``, ``error``, ``paused``,
-    ``read-only`` (an index that can be searched but not synced)."""
+#: Said of a paused agent whose memory changed (resuming syncs it): in
+#: full in its State line, short where a line names several things.
+CHANGED_WORDS = "memory changed since the last sync"
+CHANGED_SHORT = "memory changed"
+#: A TOML error's position, kept on one menu line.
+POSITION = re.compile(r"\(at line \d+, column \d+\)")
+#: The longest line of a wrapped config error.
+CONFIG_LINE_CHARS = 70
+#: A config error longer than this many lines keeps its first and last lines.
+CONFIG_LINES = 4
+
+
+def state_text(a: AgentSnapshot, snap: DaemonSnapshot | None = None, *, short: bool = False) -> str:
+    """``up to date``, ``syncing (indexing 3/9 files)``, ``error``, ``paused``
+    (``paused, memory changed since the last sync``), ``read-only`` (an index
+    that can be searched but not synced), ``folder missing``."""
+    if snap is not None and a.id in snap.missing_folders:
+        return "folder missing"
     if a.read_only and a.state in (AgentState.ERROR, AgentState.IDLE):
         return "read-only"
     word = STATE_WORDS[a.state]
     if a.state == AgentState.SYNCING and a.progress:
         word += f" ({a.progress})"
+    if a.state == AgentState.PAUSED and snap is not None and a.id in snap.changed_while_paused:
+        word += f", {CHANGED_SHORT if short else CHANGED_WORDS}"
     return word
 
 
-def agent_title(a: AgentSnapshot) -> str:
+def agent_title(a: AgentSnapshot, snap: DaemonSnapshot | None = None) -> str:
     """The agent's line in the main menu, e.g. ``work: syncing (indexing 3/9 files)``."""
-    return f"{a.id}: {state_text(a)}"
+    return f"{a.id}: {state_text(a, snap, short=True)}"
 
 
 def search_text(mode: SearchMode) -> str:
@@ -130,9 +150,26 @@ def shorten(text: str, limit: int = ERROR_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[MenuEntry, ...]:
+def config_error_lines(error: str, config_file: Path) -> list[str]:
+    """A config error as menu lines: the config file named by its name
+    ("Open config" opens it), wrapped rather than cut, so the position at
+    its end (``at line 2, column 12``) stays; a very long one loses lines
+    from its middle, never its first or last."""
+    text = " ".join(error.split())
+    for where in (str(config_file), str(config_file.expanduser())):
+        text = text.replace(where, config_file.name)
+    # No-break spaces inside the position: wrapping never splits it.
+    text = POSITION.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
+    lines = textwrap.wrap(f"Config: {text}", CONFIG_LINE_CHARS, subsequent_indent="    ", break_on_hyphens=False)
+    if len(lines) > CONFIG_LINES:
+        lines = [*lines[:1], "    …", *lines[-(CONFIG_LINES - 2):]]
+    return lines
+
+
+def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float, snap: DaemonSnapshot | None = None) -> tuple[MenuEntry, ...]:
+    missing = snap is not None and a.id in snap.missing_folders
     info = [
-        MenuEntry(f"State: {state_text(a)}", enabled=False),
+        MenuEntry(f"State: {state_text(a, snap)}", enabled=False),
         MenuEntry(f"Files: {a.files}, chunks: {a.chunks}", enabled=False),
         MenuEntry(last_sync_text(a, now), enabled=False),
     ]
@@ -141,20 +178,28 @@ def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float) -> tuple[Menu
     if a.server:
         info.append(MenuEntry(f"Index: {a.server}", enabled=False))
     watching = {"native": "on", "polling": "polling"}.get(a.watch_mode, "off")
-    info.append(MenuEntry(f"Watcher: {watching}", enabled=False))
-    if a.read_only:
+    if missing:
+        # Nothing to watch, sync or open until the folder is back (or the config names another).
+        info.append(MenuEntry("Watcher: off (no folder)", enabled=False))
+        info.append(MenuEntry(f"Folder missing: {shorten(str(a.workspace))}", enabled=False))
+        info.append(MenuEntry("Create it, or fix the workspace in the config", enabled=False))
+    else:
+        info.append(MenuEntry(f"Watcher: {watching}", enabled=False))
+    if a.state == AgentState.PAUSED and snap is not None and a.id in snap.changed_while_paused:
+        info.append(MenuEntry("Resume watching to sync the changes", enabled=False))
+    if a.read_only and not missing:
         # Not an error to chase in the log: what it means and why, in words.
         info.append(MenuEntry("Index is read-only: searches work, syncing is off", enabled=False))
         info.append(MenuEntry(f"Why: {shorten(a.read_only)}", enabled=False))
-    elif a.error:
+    elif a.error and not missing:  # its error only says what the lines above say
         info.append(MenuEntry(f"Error: {shorten(a.error)}", enabled=False))
-    busy = a.state == AgentState.SYNCING
+    can_sync = a.state != AgentState.SYNCING and not missing
     return (
         *info,
         SEPARATOR,
-        MenuEntry("Sync now", lambda: actions.sync_now(a.id), enabled=not busy),
-        MenuEntry("Rebuild index", lambda: actions.rebuild(a.id), enabled=not busy),
-        MenuEntry("Open memory folder", lambda: actions.open_folder(a.id)),
+        MenuEntry("Sync now", lambda: actions.sync_now(a.id), enabled=can_sync),
+        MenuEntry("Rebuild index", lambda: actions.rebuild(a.id), enabled=can_sync),
+        MenuEntry("Open memory folder", lambda: actions.open_folder(a.id), enabled=not missing),
     )
 
 
@@ -169,6 +214,8 @@ def header_text(snap: DaemonSnapshot) -> str:
     # Paused shows whatever else is going on (an agent failing, a sync
     # finishing): both are said.
     paused = ", watching paused" if snap.paused and overall != AgentState.PAUSED else ""
+    if snap.paused and snap.changed_while_paused:
+        paused += f", {CHANGED_SHORT}"
     if overall == AgentState.ERROR:
         bad = [a for a in snap.agents if a.state == AgentState.ERROR]
         what = "read-only" if all(a.read_only for a in bad) else "failing"
@@ -176,15 +223,24 @@ def header_text(snap: DaemonSnapshot) -> str:
     return f"memext: {agents}, {STATE_WORDS[overall]}{paused}"
 
 
+def tooltip_text(snap: DaemonSnapshot) -> str:
+    """What hovering over the icon says: the header, and each agent's
+    state when there are several (one line: some tray hosts show one)."""
+    head = header_text(snap)
+    if len(snap.agents) < 2:
+        return head
+    return f"{head} ({'; '.join(agent_title(a, snap) for a in snap.agents)})"
+
+
 def build_menu(snap: DaemonSnapshot, actions: MenuActions, *, autostart: bool, now: float | None = None) -> tuple[MenuEntry, ...]:
     """The whole menu for a snapshot."""
     now = time.time() if now is None else now
     entries: list[MenuEntry] = [MenuEntry(header_text(snap), enabled=False)]
     if snap.config_error:
-        entries.append(MenuEntry(f"Config: {shorten(snap.config_error)}", enabled=False))
+        entries += [MenuEntry(line, enabled=False) for line in config_error_lines(snap.config_error, snap.config_file)]
     entries.append(SEPARATOR)
     for a in snap.agents:
-        entries.append(MenuEntry(agent_title(a), submenu=agent_menu(a, actions, now)))
+        entries.append(MenuEntry(agent_title(a, snap), submenu=agent_menu(a, actions, now, snap)))
     if not snap.agents:
         entries.append(MenuEntry("No agents configured", enabled=False))
     entries += [

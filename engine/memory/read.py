@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .chunking import split_lines
-from ..errors import AccessDenied, BadLineRange, BadPath
+from ..errors import AccessDenied, BadLineRange, BadPath, MemextError
 from .discovery import MemoryRoots
 
 MAX_LINES = 2000
@@ -51,6 +51,15 @@ class ReadResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def require_lines(self) -> "ReadResult":
+        """This read, or the error every face gives for it (``memext get``,
+        ``%memget``): a missing file, or a first line past the end."""
+        if self.missing:
+            raise MemextError(f"{self.path} does not exist")
+        if self.from_line > max(self.total_lines, 1):
+            raise BadLineRange(f"{self.path} has {self.total_lines} line(s); line {self.from_line} is past the end")
+        return self
 
 
 def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> tuple[Path, str]:

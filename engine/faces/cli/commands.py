@@ -353,11 +353,7 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     path, start, count = parse_get_spec(spec)
     picked = _pick(ctx, agent)
     with _open(ctx, picked) as idx:
-        res = idx.get(path, from_line or start, lines or count)
-    if res.missing:
-        raise MemextError(f"{res.path} does not exist")
-    if res.from_line > max(res.total_lines, 1):
-        raise MemextError(f"{res.path} has {res.total_lines} line(s); line {res.from_line} is past the end")
+        res = idx.get(path, from_line or start, lines or count).require_lines()
     if as_json:
         _print_json({"agent": picked.agent.id, **res.to_dict()})
         return

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import backend_store, make_agent
 from memext.engine import MemoryIndex
+from memext.engine.config import BatchSettings
 from memext.engine.errors import LockTimeout, ProviderTimeout
 from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
 from memext.engine.providers.gemini import GeminiProvider
@@ -92,9 +93,26 @@ def test_retries_do_not_extend_a_deadline(api_server, kind):
     assert 2 <= len(attempts) <= 5 and all(r.at < started + DEADLINE_S for r in attempts)
 
 
+@pytest.mark.parametrize("wait", [True, False], ids=["wait", "no wait"])
+def test_a_trickled_batch_api_request_ends_with_the_call(api_server, tmp_path, wait):
+    """Batch API requests (upload, create, poll, download) end with the
+    call's deadline: ``remote.batch.timeout_minutes`` when the sync waits for
+    the job, the embedding deadline when it only submits it. The failed
+    batch goes inline, as a failed job does."""
+    api_server.add_fault("openai.files.create", status=None, times=None, trickle_s=1.0)
+    settings = BatchSettings(enabled=True, wait=wait, poll_interval_ms=20, timeout_minutes=DEADLINE_S / 60)
+    p = openai_provider(api_server, batch=settings, batch_state_file=None if wait else tmp_path / "batches.json")
+    elapsed, vectors, err = timed(lambda: p.embed_batch(["alpha", "beta"]))
+    print(f"\nbatch upload trickled ({'wait' if wait else 'no wait'}): inline after {elapsed:.2f} s")
+    assert err is None and len(vectors) == 2 and elapsed < DEADLINE_S + SLACK_S + 1.0
+    last = p.batch_status().last_error or ""
+    assert "batch input upload" in last and ("timeout_minutes" if wait else "embedding deadline") in last
+
+
 SYNC_CHILD = """
 import json, sys
 from memext.engine import MemoryIndex
+from memext.engine.config import BatchSettings
 from memext.engine.config import parse_config
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget

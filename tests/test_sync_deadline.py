@@ -20,6 +20,7 @@ import pytest
 
 from conftest import backend_store, make_agent
 from memext.engine import MemoryIndex
+from memext.engine.agents.hosts import SyncWhenNeeded
 from memext.engine.config import BatchSettings
 from memext.engine.errors import LockTimeout, ProviderTimeout
 from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
@@ -73,6 +74,29 @@ def test_a_search_answers_within_the_query_deadline(workspace, tmp_path, api_ser
         assert all(r.at < started + DEADLINE_S for r in api_server.requests("openai.embeddings"))
 
 
+def test_a_search_that_syncs_first_waits_for_the_provider_once(workspace, tmp_path, api_server):
+    """A search that brings the index up to date first (``sync.on_search``)
+    against a provider that stopped answering: the sync's size probe runs
+    out the query deadline, the edited file is written keyword-only, and the
+    query is not sent to the same silent provider again (the old code
+    waited for the probe, an embedding deadline and a query deadline)."""
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", provider="openai")
+    with MemoryIndex(agent, provider=openai_provider(api_server)) as idx:
+        idx.sync()
+    (workspace / "memory" / "2026-11-27.md").write_text("# Friday\n\nCarla moved the billing review to Monday.\n", encoding="utf-8")
+    api_server.add_fault("openai.embeddings", status=None, times=None, delay_s=120.0)
+    api_server.reset_log()
+    with MemoryIndex(agent, provider=openai_provider(api_server)) as idx:  # as a new process: it probes the vector size
+        host = SyncWhenNeeded(lambda _: idx)
+        elapsed, answered, err = timed(lambda: host.search(agent.id, lambda i: i.search("Carla billing review")))
+    print(f"\nsearch syncing first, server hanging: answered after {elapsed:.2f} s ({DEADLINE_S:g} s deadlines)")
+    assert err is None and elapsed < DEADLINE_S + SLACK_S + 1.0
+    response, notice = answered
+    assert notice is None and response.mode == "keyword" and "provider failed" in (response.notice or "")
+    assert any("2026-11-27" in r.path for r in response.results)
+    assert len(api_server.requests("openai.embeddings")) == 1  # the probe; neither the file nor the query was sent
+
+
 @pytest.mark.parametrize("kind", ["openai", "gemini"])
 def test_retries_do_not_extend_a_deadline(api_server, kind):
     """Slow 500s with retries to spare: the attempts stop at the deadline
@@ -112,6 +136,7 @@ def test_a_trickled_batch_api_request_ends_with_the_call(api_server, tmp_path, w
 SYNC_CHILD = """
 import json, sys
 from memext.engine import MemoryIndex
+from memext.engine.agents.hosts import SyncWhenNeeded
 from memext.engine.config import BatchSettings
 from memext.engine.config import parse_config
 from memext.engine.providers.openai import OpenAIProvider

@@ -94,6 +94,8 @@ class SyncReport:
     files_unverified: int = 0
     #: When that later sync can verify them (seconds from now), if any.
     recheck_after_s: float | None = None
+    #: Set when a provider call ran out its deadline: nothing more was asked of it (DESIGN.md §6).
+    provider_gone: str | None = None
 
 
 @dataclass
@@ -154,8 +156,6 @@ class Syncer:
         self.report = SyncReport()
         self._started = time.monotonic()
         self._provider_dead = False
-        # A call ran out its deadline: nothing more is asked (DESIGN.md §6).
-        self.provider_gone: str | None = None
         # Paths written by this sync: a file new to the index is new only
         # the first time it is written.
         self._written: set[str] = set()
@@ -187,7 +187,7 @@ class Syncer:
         try:
             return provider_dims(self.provider, self.store)
         except ProviderTimeout as exc:
-            self.provider_gone = f"{self.provider.id if self.provider else 'provider'}: {exc}"
+            self.report.provider_gone = f"{self.provider.id if self.provider else 'provider'}: {exc} (asking the model its vector size)"
             return None
 
     def _rebuild(self, fp: dict) -> None:
@@ -417,8 +417,8 @@ class Syncer:
         missing = [h for h in texts if h not in found]
         if not missing or self._provider_dead:
             return found
-        if self.provider_gone is not None:  # it stopped answering earlier in this sync
-            return self._provider_failed(self.provider_gone, rebuild, found, None)
+        if self.report.provider_gone is not None:  # it stopped answering earlier in this sync
+            return self._provider_failed(self.report.provider_gone, rebuild, found, None)
 
         def on_progress(done: int, total: int) -> None:
             self._emit("embed", files_done, files_total, chunks_done + done, chunks_total, rebuild)
@@ -441,7 +441,7 @@ class Syncer:
         except Exception as exc:
             message = f"{self.provider.id}: {str(exc) or type(exc).__name__}"
             if isinstance(exc, ProviderTimeout):
-                self.provider_gone = message
+                self.report.provider_gone = message
             return self._provider_failed(message, rebuild, found, exc)
         self.report.embed_calls += 1
         self.report.texts_embedded += len(missing)

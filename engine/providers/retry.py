@@ -13,7 +13,10 @@ plus jitter; every other error fails at once with the server's message.
   costs a search one timeout, not one per attempt; one call embedding
   documents (a sync's batch) has one too (the embedding deadline), besides
   its timeout per attempt. :mod:`engine.providers.deadline` makes each
-  attempt end at the deadline even when the server trickles its answer.
+  attempt end at the deadline even when the server trickles its answer;
+  no retry starts past it, and a call that runs out its deadline raises
+  :class:`~engine.errors.ProviderTimeout` (a sync asks that provider
+  nothing more, DESIGN.md §6).
 - Messages (raised and logged) pass through the provider's redactor, so a
   server that echoes the API key does not put it in a log or the index.
 

@@ -12,8 +12,10 @@ options (the defaults are 60 s for a query, 300 s for an embedding call).
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -95,6 +97,42 @@ def test_a_search_that_syncs_first_waits_for_the_provider_once(workspace, tmp_pa
     assert notice is None and response.mode == "keyword" and "provider failed" in (response.notice or "")
     assert any("2026-11-27" in r.path for r in response.results)
     assert len(api_server.requests("openai.embeddings")) == 1  # the probe; neither the file nor the query was sent
+
+
+@pytest.fixture
+def silent_server():
+    """A TCP server on 127.0.0.1 that accepts connections and never reads
+    from them nor answers (a wedged process behind an open port)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return  # closed
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+    for conn in held:
+        conn.close()
+
+
+@pytest.mark.parametrize("kind", ["openai", "gemini"])
+def test_a_server_that_accepts_and_never_answers_costs_one_deadline(silent_server, kind):
+    if kind == "openai":
+        p = OpenAIProvider(RemoteTarget(OPENAI_KEY, silent_server + "/v1", "text-embedding-3-small"), retry=FAST,
+                           query_timeout_s=DEADLINE_S, embedding_deadline_s=DEADLINE_S)
+    else:
+        p = GeminiProvider(RemoteTarget(GEMINI_KEY, silent_server + "/v1beta", GEMINI_MODEL), retry=FAST,
+                           query_timeout_s=DEADLINE_S, embedding_deadline_s=DEADLINE_S)
+    for call, label in ((lambda: p.embed_query("hello"), "query timeout"), (lambda: p.embed_batch(["a", "b"]), "embedding deadline")):
+        elapsed, _, err = timed(call)
+        print(f"\n{kind}, server silent: {label} call gave up after {elapsed:.2f} s")
+        assert isinstance(err, ProviderTimeout) and label in str(err)
+        assert DEADLINE_S - 0.2 < elapsed < DEADLINE_S + SLACK_S
 
 
 @pytest.mark.parametrize("kind", ["openai", "gemini"])

@@ -50,6 +50,12 @@ class ProviderError(MemextError):
     """An embedding provider failed (unreachable, bad key, bad response)."""
 
 
+class ProviderTimeout(ProviderError):
+    """The provider did not answer within a call's deadline: it hangs,
+    trickles its answer, or kept failing until the time was up. A sync
+    stops asking it for the rest of that sync (DESIGN.md §6)."""
+
+
 class BadEmbeddings(ProviderError):
     """The provider answered, but with vectors that must not be used (the
     wrong size, NaN or infinite values, all zero): rejected, nothing stored.

@@ -328,6 +328,8 @@ class MemoryIndex:
                 self._syncing = False
         clear_failure(self.db_path)
         self._last_error = report.provider_error
+        if report.provider_gone:  # the provider in force stopped answering: searches need not wait for it too
+            self._queries.provider_failed(report.provider_gone)
         self._store.refresh()
         return report
 
@@ -686,7 +688,7 @@ class MemoryIndex:
             return f"the index has no vectors ({error})" if error else "the index has no vectors yet"
         failing = self._queries.backing_off()
         if failing:
-            return f"embedding queries failed ({failing})"
+            return f"the embedding provider failed ({failing})"
         return None
 
     def _query_vector(self, provider: EmbeddingProvider, query: str):

@@ -49,10 +49,19 @@ def prepare_index_folder(db_path: Path, paths: AppPaths) -> None:
         pass  # a read-only or missing place: opening the index says what is wrong
 
 
+def check_workspace(agent: AgentConfig) -> None:
+    """Raise WorkspaceMissing unless the workspace is a folder: syncing a
+    missing one would report "0 files" and empty the index (e.g. while a
+    drive is unmounted)."""
+    ws = agent.workspace
+    if not ws.exists():
+        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} does not exist (create it or fix `workspace` in the config)")
+    if not ws.is_dir():
+        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} is not a folder (fix `workspace` in the config)")
+
+
 def workspace_problem(agent: AgentConfig) -> str | None:
     """Why the workspace cannot be synced (missing, not a folder), or None."""
-    from .sync import check_workspace
-
     try:
         check_workspace(agent)
     except WorkspaceMissing as exc:

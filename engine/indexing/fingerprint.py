@@ -5,6 +5,7 @@ configuration, provider, model or the model's vector size changed since."""
 from __future__ import annotations
 
 from ..config import AgentConfig
+from ..errors import ProviderTimeout
 from ..providers import EmbeddingProvider
 from ..store import IndexStore
 from ..store.drivers import driver_of
@@ -60,7 +61,9 @@ def provider_dims(provider: EmbeddingProvider | None, store: IndexStore) -> int 
     vector of the new size rejected, fell back to keyword). A size other
     than the index's must come twice: one wrong-size answer is a bad answer,
     not a new model (DESIGN.md §6). A provider that fails here fails the
-    sync's own calls too, which report it.
+    sync's own calls too, which report it; one that does not answer within
+    the query deadline raises :class:`ProviderTimeout`, so the sync does
+    not wait for it again.
     """
     if provider is None:
         return None
@@ -78,5 +81,7 @@ def _answer_size(provider: EmbeddingProvider, text: str) -> int | None:
     provider.expected_dims = None
     try:
         return len(provider.embed_query(text))
+    except ProviderTimeout:
+        raise
     except Exception:  # noqa: BLE001 - the sync's own calls say what is wrong
         return None

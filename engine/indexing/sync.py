@@ -35,8 +35,9 @@ from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from ..config import AgentConfig
 from ..memory.dates import content_date
 from .fingerprint import fingerprint, needs_rebuild, provider_dims
-from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, WorkspaceMissing, is_disk_full
+from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, ProviderTimeout, is_disk_full
 from ..providers import EmbeddingProvider
+from .checks import check_workspace
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
 from ..memory.transcripts import parse_transcript
 from ..memory.discovery import NotText, SourceFile, Skipped, read_file
@@ -93,6 +94,8 @@ class SyncReport:
     files_unverified: int = 0
     #: When that later sync can verify them (seconds from now), if any.
     recheck_after_s: float | None = None
+    #: Set when a provider call ran out its deadline: nothing more was asked of it (DESIGN.md §6).
+    provider_gone: str | None = None
 
 
 @dataclass
@@ -134,17 +137,6 @@ def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def check_workspace(agent: AgentConfig) -> None:
-    """Raise WorkspaceMissing unless the workspace is a folder: syncing a
-    missing one would report "0 files" and empty the index (e.g. while a
-    drive is unmounted)."""
-    ws = agent.workspace
-    if not ws.exists():
-        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} does not exist (create it or fix `workspace` in the config)")
-    if not ws.is_dir():
-        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} is not a folder (fix `workspace` in the config)")
-
-
 class Syncer:
     """Runs one sync of one agent's index. The caller holds the writer lock."""
 
@@ -173,7 +165,7 @@ class Syncer:
     def run(self, *, force: bool = False, sessions_all: bool = False) -> SyncReport:
         check_workspace(self.agent)
         fp = fingerprint(self.agent, self.provider, self.store.vector_store)
-        if force or needs_rebuild(self.store, fp, provider_dims(self.provider, self.store)):
+        if force or needs_rebuild(self.store, fp, self._provider_size()):
             self._expect_dims(None)  # a rebuild starts empty: the model's own size
             self._rebuild(fp)
         else:
@@ -189,6 +181,14 @@ class Syncer:
         self._finish_meta()
         self._emit("done", self.report.files_seen, self.report.files_seen, self.report.chunks_written, self.report.chunks_written)
         return self.report
+
+    def _provider_size(self) -> int | None:
+        """:func:`provider_dims`; a provider that does not answer it in time is asked nothing more."""
+        try:
+            return provider_dims(self.provider, self.store)
+        except ProviderTimeout as exc:
+            self.report.provider_gone = f"{self.provider.id if self.provider else 'provider'}: {exc} (asking the model its vector size)"
+            return None
 
     def _rebuild(self, fp: dict) -> None:
         self.report.rebuilt = True
@@ -417,6 +417,8 @@ class Syncer:
         missing = [h for h in texts if h not in found]
         if not missing or self._provider_dead:
             return found
+        if self.report.provider_gone is not None:  # it stopped answering earlier in this sync
+            return self._provider_failed(self.report.provider_gone, rebuild, found, None)
 
         def on_progress(done: int, total: int) -> None:
             self._emit("embed", files_done, files_total, chunks_done + done, chunks_total, rebuild)
@@ -437,18 +439,25 @@ class Syncer:
             self.report.embeddings_pending = str(exc)
             return found
         except Exception as exc:
-            message = str(exc) or type(exc).__name__
-            if rebuild:
-                raise ProviderFailed(self.provider.id, message) from exc
-            self._provider_dead = True
-            self.report.provider_error = f"{self.provider.id}: {message}"
-            return found
+            message = f"{self.provider.id}: {str(exc) or type(exc).__name__}"
+            if isinstance(exc, ProviderTimeout):
+                self.report.provider_gone = message
+            return self._provider_failed(message, rebuild, found, exc)
         self.report.embed_calls += 1
         self.report.texts_embedded += len(missing)
         fresh = {h: normalize(v) for h, v in zip(missing, raw)}
         if cache_on:
             store.cache_put(key, fresh)
         found.update(fresh)
+        return found
+
+    def _provider_failed(self, message: str, rebuild: bool, found: dict[str, np.ndarray], exc: Exception | None) -> dict[str, np.ndarray]:
+        """A rebuild stops (the caller falls back); a sync writes the rest keyword-only."""
+        if rebuild:
+            name = self.provider.id if self.provider is not None else "provider"
+            raise ProviderFailed(name, message.removeprefix(f"{name}: ")) from exc
+        self._provider_dead = True
+        self.report.provider_error = message
         return found
 
     # -- bookkeeping -----------------------------------------------------------

@@ -152,6 +152,7 @@ class OpenAIProvider(EmbeddingProvider):
                 state_file=batch_state_file,
                 sleep=sleep,
                 redact=self.redact,
+                request_deadline_s=embedding_deadline_s,
                 **dict(batch_options or {}),
             )
 

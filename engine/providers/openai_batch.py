@@ -5,7 +5,9 @@ One sync is one job, whatever the number of files: the provider sets
 embedding in one call. The texts become one JSONL file (one
 ``/v1/embeddings`` request per text, ``custom_id`` = a hash of model and
 text), which is uploaded; a batch is created, polled with growing intervals
-(``poll_interval_ms``) until it ends or ``timeout_minutes`` pass, and its
+(``poll_interval_ms``) until it ends or ``timeout_minutes`` pass (one
+deadline for the whole call, its requests included; with ``wait = false``
+the submitting and collecting requests get the embedding deadline), and its
 output file is downloaded and mapped back by ``custom_id`` (output order is
 not the input order). Above the Batch API's limits (50,000 requests or
 about 200 MB per file) the texts are split into several jobs, at most
@@ -42,6 +44,7 @@ from ..errors import EmbeddingsPending, ProviderError
 from ..paths import private_dir, write_private_text
 from ..status import BatchJob, BatchStatus
 from .base import EmbedProgress
+from .retry import Deadline
 
 log = logging.getLogger("memext")
 
@@ -56,10 +59,13 @@ MAX_JOB_BYTES = 190 * 1024 * 1024
 #: MAX_POLL_INTERVAL_S (never below the configured interval).
 POLL_BACKOFF = 1.5
 MAX_POLL_INTERVAL_S = 60.0
+#: Cancelling a job that ran out its time gets this long.
+CANCEL_DEADLINE_S = 30.0
 _ENDED_BADLY = ("failed", "expired", "cancelled", "cancelling")
 
-#: ``call(fn, what)`` runs one API call under the provider's retry policy.
-Caller = Callable[[Callable[[], Any], str], Any]
+#: ``call(fn, what, deadline)`` runs one API call under the provider's
+#: retry policy, ending when ``deadline`` passes however the server answers.
+Caller = Callable[[Callable[[], Any], str, Deadline], Any]
 
 
 class BatchFailed(ProviderError):
@@ -117,8 +123,12 @@ class OpenAIBatchEmbedder:
         max_poll_interval_s: float = MAX_POLL_INTERVAL_S,
         failure_limit: int = FAILURE_LIMIT,
         redact: Callable[[str], str] = str,
+        request_deadline_s: float = 300.0,
     ):
         self._client = client
+        #: With ``wait = false`` an embed call only submits and collects
+        #: jobs: its requests together get this long (the embedding deadline).
+        self._request_deadline_s = request_deadline_s
         self._redact = redact
         self.model = model
         self.settings = settings
@@ -146,13 +156,19 @@ class OpenAIBatchEmbedder:
         """One vector per text, in order. Raises BatchFailed (counted) or BatchPending."""
         ids = [custom_id(self.model, t) for t in texts]
         todo = dict(zip(ids, texts))
+        # One deadline for the whole call, its requests included (a server
+        # trickling an upload's answer must not hold the sync past it).
+        if self.settings.wait:
+            deadline = Deadline(self.settings.timeout_minutes * 60.0, "batch timeout (remote.batch.timeout_minutes)", self._clock)
+        else:
+            deadline = Deadline(self._request_deadline_s, "embedding deadline", self._clock)
         try:
-            vectors = self._collect_pending(todo) if not self.settings.wait else {}
+            vectors = self._collect_pending(todo, deadline) if not self.settings.wait else {}
             missing = {cid: t for cid, t in todo.items() if cid not in vectors}
             if missing and self.settings.wait:
-                vectors.update(self._run_jobs(missing, len(todo) - len(missing), len(todo), progress))
+                vectors.update(self._run_jobs(missing, len(todo) - len(missing), len(todo), progress, deadline))
             elif missing:
-                self._submit_pending(missing)
+                self._submit_pending(missing, deadline)
         except (BatchPending, BatchClosed):
             raise
         except Exception as exc:
@@ -227,9 +243,10 @@ class OpenAIBatchEmbedder:
             jobs.append(current)
         return jobs
 
-    def _run_jobs(self, todo: dict[str, str], already: int, total: int, progress: EmbedProgress | None) -> dict[str, list[float]]:
+    def _run_jobs(
+        self, todo: dict[str, str], already: int, total: int, progress: EmbedProgress | None, deadline: Deadline
+    ) -> dict[str, list[float]]:
         jobs = self._split(todo)
-        deadline = self._clock() + self.settings.timeout_minutes * 60.0
         done_per_job = [0] * len(jobs)
         with self._lock:
             self._jobs = []
@@ -242,9 +259,9 @@ class OpenAIBatchEmbedder:
                 progress(min(done, total), total)
 
         def one(k: int) -> dict[str, list[float]]:
-            job = self._submit(jobs[k])
+            job = self._submit(jobs[k], deadline)
             job = self._wait(job, deadline, lambda n: report(k, n))
-            out = self._results(job, {cid for cid, _ in jobs[k]})
+            out = self._results(job, {cid for cid, _ in jobs[k]}, deadline)
             report(k, len(jobs[k]))
             return out
 
@@ -257,11 +274,12 @@ class OpenAIBatchEmbedder:
                     vectors.update(part)
         return vectors
 
-    def _submit(self, lines: list[tuple[str, bytes]]):
+    def _submit(self, lines: list[tuple[str, bytes]], deadline: Deadline):
         payload = b"".join(line for _, line in lines)
         uploaded = self._call(
             lambda: self._client.files.create(file=("memext-embeddings.jsonl", payload, "application/jsonl"), purpose="batch"),
             "batch input upload",
+            deadline,
         )
         batch = self._call(
             lambda: self._client.batches.create(
@@ -271,6 +289,7 @@ class OpenAIBatchEmbedder:
                 metadata={"source": "memext", "requests": str(len(lines))},
             ),
             "batch create",
+            deadline,
         )
         log.info("OpenAI batch %s submitted: %d embedding requests", batch.id, len(lines))
         with self._lock:
@@ -286,7 +305,7 @@ class OpenAIBatchEmbedder:
                     if counts is not None:
                         j.completed, j.failed = counts.completed, counts.failed
 
-    def _wait(self, batch, deadline: float, on_count: Callable[[int], None]):
+    def _wait(self, batch, deadline: Deadline, on_count: Callable[[int], None]):
         interval = self.settings.poll_interval_ms / 1000.0
         while True:
             self._track(batch)
@@ -298,37 +317,41 @@ class OpenAIBatchEmbedder:
                 return batch
             if batch.status in _ENDED_BADLY:
                 raise BatchFailed(f"OpenAI batch {batch.id} {batch.status}{_batch_errors(batch)}")
-            if self._clock() >= deadline:
-                self._cancel(batch.id)
-                raise BatchFailed(
-                    f"OpenAI batch {batch.id} did not finish within {self.settings.timeout_minutes:g} minutes "
-                    f"(remote.batch.timeout_minutes; it was {batch.status}); it was cancelled"
-                )
-            self._sleep(min(interval, max(deadline - self._clock(), 0.0)))
+            if deadline.passed:
+                raise self._timed_out(batch)
+            self._sleep(min(interval, deadline.remaining()))
             if self._closed.is_set():
                 raise BatchClosed(f"stopped waiting for OpenAI batch {batch.id}: the index is closing")
+            if deadline.passed:  # no status request past the deadline
+                raise self._timed_out(batch)
             interval = min(interval * POLL_BACKOFF, self._max_poll)
             batch_id = batch.id
-            batch = self._call(lambda: self._client.batches.retrieve(batch_id), "batch status")
+            batch = self._call(lambda: self._client.batches.retrieve(batch_id), "batch status", deadline)
 
-    def _cancel(self, batch_id: str) -> None:
+    def _timed_out(self, batch) -> BatchFailed:
+        """The job ran out its time: cancelled (with a short deadline of its own), and the error to raise."""
+        cancel = Deadline(CANCEL_DEADLINE_S, "cancel deadline", self._clock)
         try:
-            self._call(lambda: self._client.batches.cancel(batch_id), "batch cancel")
+            self._call(lambda: self._client.batches.cancel(batch.id), "batch cancel", cancel)
         except ProviderError as exc:  # the timeout is the error to report
-            log.warning("could not cancel OpenAI batch %s: %s", batch_id, exc)
+            log.warning("could not cancel OpenAI batch %s: %s", batch.id, exc)
+        return BatchFailed(
+            f"OpenAI batch {batch.id} did not finish within {self.settings.timeout_minutes:g} minutes "
+            f"(remote.batch.timeout_minutes; it was {batch.status}); it was cancelled"
+        )
 
-    def _download(self, file_id: str) -> str:
-        return self._call(lambda: self._client.files.content(file_id).text, "batch output download")
+    def _download(self, file_id: str, deadline: Deadline) -> str:
+        return self._call(lambda: self._client.files.content(file_id).text, "batch output download", deadline)
 
-    def _results(self, batch, wanted: set[str]) -> dict[str, list[float]]:
+    def _results(self, batch, wanted: set[str], deadline: Deadline) -> dict[str, list[float]]:
         """Vectors by custom_id from the output file; missing ones fail the job."""
         vectors: dict[str, list[float]] = {}
         errors: dict[str, str] = {}
         if batch.output_file_id:
-            _parse_output(self._download(batch.output_file_id), vectors, errors)
+            _parse_output(self._download(batch.output_file_id, deadline), vectors, errors)
         missing = wanted - vectors.keys()
         if missing and batch.error_file_id:
-            _parse_output(self._download(batch.error_file_id), vectors, errors)
+            _parse_output(self._download(batch.error_file_id, deadline), vectors, errors)
         missing = wanted - vectors.keys()
         if missing:
             first = next((errors[c] for c in sorted(missing) if c in errors), "no output line for them")
@@ -351,17 +374,17 @@ class OpenAIBatchEmbedder:
         private_dir(self._state_file.parent)
         write_private_text(self._state_file, json.dumps({"jobs": jobs}))
 
-    def _collect_pending(self, todo: dict[str, str]) -> dict[str, list[float]]:
+    def _collect_pending(self, todo: dict[str, str], deadline: Deadline) -> dict[str, list[float]]:
         """Vectors from earlier jobs that have finished; still-running ones stay listed."""
         vectors: dict[str, list[float]] = {}
         keep: list[dict] = []
         for entry in self._load_state():
-            batch = self._call(lambda: self._client.batches.retrieve(entry["id"]), "batch status")
+            batch = self._call(lambda: self._client.batches.retrieve(entry["id"]), "batch status", deadline)
             if batch.status == "completed":
                 errors: dict[str, str] = {}
                 found: dict[str, list[float]] = {}
                 if batch.output_file_id:
-                    _parse_output(self._download(batch.output_file_id), found, errors)
+                    _parse_output(self._download(batch.output_file_id, deadline), found, errors)
                 vectors.update({cid: v for cid, v in found.items() if cid in todo})
                 with self._lock:
                     self.jobs_completed += 1
@@ -372,12 +395,12 @@ class OpenAIBatchEmbedder:
         self._save_state(keep)
         return vectors
 
-    def _submit_pending(self, missing: dict[str, str]) -> None:
+    def _submit_pending(self, missing: dict[str, str], deadline: Deadline) -> None:
         state = self._load_state()
         running = {cid for entry in state for cid in entry.get("ids", [])}
         new = {cid: t for cid, t in missing.items() if cid not in running}
         for lines in self._split(new) if new else []:
-            batch = self._submit(lines)
+            batch = self._submit(lines, deadline)
             state.append({"id": batch.id, "ids": [cid for cid, _ in lines]})
             self._save_state(state)
         waiting = [e["id"] for e in state]

@@ -13,7 +13,10 @@ plus jitter; every other error fails at once with the server's message.
   costs a search one timeout, not one per attempt; one call embedding
   documents (a sync's batch) has one too (the embedding deadline), besides
   its timeout per attempt. :mod:`engine.providers.deadline` makes each
-  attempt end at the deadline even when the server trickles its answer.
+  attempt end at the deadline even when the server trickles its answer;
+  no retry starts past it, and a call that runs out its deadline raises
+  :class:`~engine.errors.ProviderTimeout` (a sync asks that provider
+  nothing more, DESIGN.md §6).
 - Messages (raised and logged) pass through the provider's redactor, so a
   server that echoes the API key does not put it in a log or the index.
 
@@ -31,7 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, TypeVar
 
-from ..errors import ProviderError
+from ..errors import ProviderError, ProviderTimeout
 
 log = logging.getLogger("memext")
 
@@ -151,10 +154,11 @@ def call_with_retries(
     """Run ``fn``; retry what ``classify`` calls retryable, per ``policy``.
 
     Raises :class:`ProviderError` carrying the server's message once the
-    error is not retryable, the retries are spent, the server asks for a
-    wait above ``policy.max_retry_after_s``, or the next attempt would start
-    after ``deadline`` (``fn`` itself should bound each attempt by
-    ``deadline.timeout(...)``). Exceptions that ``classify`` does not
+    error is not retryable, the retries are spent, or the server asks for a
+    wait above ``policy.max_retry_after_s``; :class:`ProviderTimeout` once
+    ``deadline`` passes during an attempt or the next attempt would start
+    after it (``fn`` itself should bound each attempt by
+    ``deadline.timeout(...)``, so the last attempt gets what is left). Exceptions that ``classify`` does not
     recognise (returns None) propagate unchanged: they are bugs, not
     provider trouble. ``redact`` masks secrets in every message.
     """
@@ -163,7 +167,7 @@ def call_with_retries(
         try:
             return fn()
         except DeadlineExceeded as exc:
-            raise ProviderError(f"{what} failed: the request timed out ({exc})") from None
+            raise ProviderTimeout(f"{what} failed: the request timed out ({exc})") from None
         except Exception as exc:
             failure = classify(exc)
             if failure is None:
@@ -180,12 +184,12 @@ def call_with_retries(
                 ) from exc
             wait = policy.delay(attempt, ra)
             if deadline is not None and deadline.remaining() <= wait:
+                # No retry starts past the deadline: the call ends here.
                 limit = f"the {deadline.seconds:g} s {deadline.label}"
                 if ra is not None and ra > deadline.remaining():
                     why = f"the server asks to retry after {_duration(ra)}, beyond {limit}"
-                else:
-                    why = f"{limit} passed"
-                raise ProviderError(f"{what} failed: {failure.message}{_note(tries, why)}") from exc
+                    raise ProviderError(f"{what} failed: {failure.message}{_note(tries, why)}") from exc
+                raise ProviderTimeout(f"{what} failed: {failure.message}{_note(tries, f'{limit} passed')}") from exc
             log.info("%s failed (%s); retry %d of %d in %.2f s", what, failure.message, attempt + 1, policy.retries, wait)
             sleep(wait)
             attempt += 1

@@ -1,7 +1,8 @@
 """Embedding a search query, with a back-off after failures.
 
 After a query embedding fails (a timeout, a server that is down or
-refuses), the provider is left alone for :data:`QUERY_RETRY_AFTER_S`, so
+refuses), or a sync's call to the provider ran out its deadline, the
+provider is left alone for :data:`QUERY_RETRY_AFTER_S`, so
 that during an outage every search is keyword-only at once instead of
 waiting through the provider's retries each time (DESIGN.md §6). A bad
 answer (a vector of the wrong size, NaN: :class:`BadEmbeddings`) came back
@@ -38,6 +39,11 @@ class QueryEmbedder:
             return self._error
         return None
 
+    def provider_failed(self, error: str) -> None:
+        """Back off from the provider as after a failed query: a sync's
+        call to it just ran out its deadline."""
+        self._error, self._failed_at = error, time.monotonic()
+
     def vector(self, provider: EmbeddingProvider, query: str, dims: int | None) -> tuple[np.ndarray | None, str | None, str | None]:
         """``(vector, error, notice)`` for a query against an index of
         ``dims`` (the provider is told the size, so a wrong-size answer is
@@ -45,7 +51,7 @@ class QueryEmbedder:
         error = self.backing_off()
         if error:
             since = time.monotonic() - self._failed_at
-            return None, error, f"embedding queries failed {since:.0f} s ago ({error}): keyword-only results"
+            return None, error, f"the embedding provider failed {since:.0f} s ago ({error}): keyword-only results"
         try:
             provider.expected_dims = dims
             qvec = normalize(provider.embed_query(query))

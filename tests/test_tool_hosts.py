@@ -112,7 +112,8 @@ def test_the_cli_and_an_agent_loop_sync_before_a_search_by_one_policy(workspace,
         assert isinstance(tools.host, SyncWhenNeeded)
         assert _search(tools, "green tea")["results"][0]["path"] == "MEMORY.md"  # the first search builds it
         (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
-        assert _cli_search(config, "oolong", "--no-sync").stdout.strip() == "no results"
+        stale = _cli_search(config, "oolong", "--no-sync")
+        assert stale.exit_code == 1 and stale.stdout.strip() == "no memory matches 'oolong'"
         assert tools.index().needs_sync()  # --no-sync left it stale
         found = _cli_search(config, "oolong")
         assert found.exit_code == 0 and "memory/2026-01-07.md:1-1" in found.stdout
@@ -123,16 +124,18 @@ def test_the_cli_and_an_agent_loop_sync_before_a_search_by_one_policy(workspace,
         with writer_lock(index.agent, index.db_path, timeout=1):  # another process's sync (the tray's, say)
             by_cli = _cli_search(config, "kayak")
             by_tool = _search(tools, "kayak")
-    assert by_cli.exit_code == 0 and by_tool["stale"] is True and by_tool["results"] == []
-    # The tool joins the search's own notice (keyword-only here) to the policy's.
+    assert by_cli.exit_code == 1 and by_tool["stale"] is True and by_tool["results"] == []
+    # Both say the policy's notice first; the tool joins the search's own
+    # (keyword-only, nothing matches) to it, which the CLI says elsewhere.
     notes = [line.removeprefix("note: ") for line in by_cli.stderr.splitlines() if line.startswith("note: ")]
-    assert "; ".join(notes) == by_tool["notice"] and notes[0].startswith("another process is syncing this index")
+    assert notes[0].startswith("another process is syncing this index") and by_tool["notice"].startswith(notes[0])
+    assert "no memory matches 'kayak'" in by_cli.stdout and "no memory matches 'kayak'" in by_tool["notice"]
 
 
 def test_sync_on_search_off_holds_for_the_cli_and_the_tools_alike(workspace, tmp_path):
     config = write_config(tmp_path / "cfg", {"work": workspace}, extra="[memory_search.sync]\non_search = false\n")
     assert "MEMORY.md" in _cli_search(config, "green tea").stdout  # an index never built is built
     (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
-    assert _cli_search(config, "oolong").stdout.strip() == "no results"
+    assert _cli_search(config, "oolong").stdout.strip() == "no memory matches 'oolong'"
     with MemoryTools.from_config(load_config(config)) as tools:
         assert _search(tools, "oolong")["results"] == [] and tools.index().needs_sync()

@@ -286,7 +286,7 @@ def test_colour_follows_the_terminal_no_color_force_color_and_the_flag(tmp_path)
 def test_shell_completion_offers_the_commands_as_the_docs_say(tmp_path):
     import os
 
-    docs = (ROOT / "README.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     for shell in ("bash", "zsh", "fish"):
         assert f"_MEMEXT_COMPLETE={shell}_source memext" in docs, shell
     env = {**os.environ, "_MEMEXT_COMPLETE": "bash_complete", "COMP_WORDS": "memext ", "COMP_CWORD": "1"}

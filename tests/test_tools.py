@@ -161,7 +161,11 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_search", ["query"], "must be a JSON object, not list"),
         ("memory_search", {"query": 3}, "query must be string, got 3"),
         ("memory_search", {"query": "tea", "limit": 3}, "'limit' was unexpected); the arguments are query, max_results"),
-        ("memory_search", {"query": "tea", "max_results": "3"}, 'max_results must be integer or null, got "3"'),
+        ("memory_search", {"query": "tea", "max_results": "three"}, 'max_results must be a whole number (such as 3), got "three"'),
+        ("memory_search", {"query": "tea", "max_results": "2.5"}, 'max_results must be a whole number (such as 3), got "2.5"'),
+        ("memory_search", {"query": "tea", "max_results": "0"}, "max_results: 0 is less than the minimum of 1"),
+        ("memory_search", {"query": "tea", "min_score": "high"}, 'min_score must be a number (such as 3), got "high"'),
+        ("memory_search", {"query": "tea", "min_score": "nan"}, 'min_score must be a number (such as 3), got "nan"'),
         ("memory_search", {"query": "tea", "max_results": 0}, "max_results: 0 is less than the minimum of 1"),
         ("memory_search", {"query": "tea", "max_results": 51}, "greater than the maximum of 50"),
         ("memory_search", {"query": "tea", "min_score": 1.5}, "min_score: 1.5 is greater than the maximum of 1"),
@@ -179,6 +183,7 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_get", {"path": "MEMORY.md\x00.md"}, "NUL"),
         ("memory_get", {"path": "MEMORY.md", "from": 0}, "from: 0 is less than the minimum of 1"),
         ("memory_get", {"path": "MEMORY.md", "lines": True}, "lines must be integer or null, got true"),
+        ("memory_get", {"path": "MEMORY.md", "from": "line 3"}, 'from must be a whole number (such as 3), got "line 3"'),
         ("memory_get", {"path": ""}, "no path given"),
         ("memory_append", {"text": ""}, "the note is empty"),
         ("memory_append", {"text": "x" * 100_001}, "the limit is 100,000"),
@@ -196,6 +201,19 @@ def test_errors_are_tool_errors_an_agent_can_act_on(tools, workspace, name, argu
     assert message in str(err.value)
     assert "Traceback" not in str(err.value)
     assert sorted((p, p.stat().st_size) for p in workspace.rglob("*")) == before  # nothing written
+
+
+def test_numbers_sent_as_text_are_read_as_numbers(tools):
+    """Form-based clients (the MCP Inspector) and models send "3" for 3."""
+    assert tools.call_tool("memory_search", {"query": "tea", "max_results": 1}) == tools.call_tool(
+        "memory_search", {"query": "tea", "max_results": " 1 ", "min_score": "0", "max_lines": "", "after": None}
+    )
+    assert len(tools.call_tool("memory_search", {"query": "Anna tea", "max_results": "1.0", "min_score": "0.0"})["results"]) == 1
+    got = tools.call_tool("memory_get", {"path": "MEMORY.md", "from": "5", "lines": "1"})
+    assert got == tools.call_tool("memory_get", {"path": "MEMORY.md", "from": 5, "lines": 1})
+    assert got["text"] == "- Bob prefers green tea."
+    # Text stays text where text is asked for: a query "3" is a query.
+    assert tools.call_tool("memory_search", {"query": "3"})["results"] == []
 
 
 def test_symlinks_and_folders_are_refused(tools, workspace, tmp_path):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import threading
 from dataclasses import dataclass, is_dataclass
 from pathlib import Path
@@ -413,6 +414,9 @@ class MemoryTools:
         props = spec.parameters["properties"]
         args = {k: None for k, p in props.items() if _nullable(p)}
         args.update(arguments)
+        for key, value in args.items():
+            if isinstance(value, str) and key in props:
+                args[key] = _typed_text(spec.name, key, value, props[key])
         errors = sorted(self._validators[spec.name].iter_errors(args), key=lambda e: list(e.absolute_path))
         if errors:
             raise ToolError(f"{spec.name}: bad arguments: {_describe(errors[0], props)}")
@@ -447,6 +451,37 @@ def _reloaded_agents(supervisor: "Supervisor") -> list[str]:
     """The supervisor's agents after reloading a config file that changed."""
     supervisor.reload_if_changed()
     return supervisor.agent_ids()
+
+
+def _typed_text(tool: str, key: str, value: str, prop: Mapping[str, Any]) -> Any:
+    """``value`` as the number or boolean ``prop`` asks for, when it is sent
+    as text: form-based clients (the MCP Inspector) and models send
+    ``"3"`` for 3, and an empty field for one left out. Text where text is allowed stays text; text that is not
+    a number where one is expected is a ToolError naming the argument."""
+    kinds = prop.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
+    if "string" in kinds:
+        return value
+    word = value.strip()
+    if "null" in kinds and word.lower() in ("", "null"):  # an empty form field: left out
+        return None
+    if "boolean" in kinds and word.lower() in ("true", "false"):
+        return word.lower() == "true"
+    if "integer" in kinds or "number" in kinds:
+        try:
+            number = float(word)
+        except ValueError:
+            number = None
+        if number is not None and math.isfinite(number):
+            if number.is_integer() and "integer" in kinds:
+                return int(number)
+            if "number" in kinds:
+                return number
+        want = "a whole number" if "integer" in kinds else "a number"
+        raise ToolError(f"{tool}: bad arguments: {key} must be {want} (such as 3), got {json.dumps(value)}")
+    if "boolean" in kinds:
+        raise ToolError(f"{tool}: bad arguments: {key} must be true or false, got {json.dumps(value)}")
+    return value
 
 
 def _describe(error: "jsonschema.ValidationError", props: Mapping[str, Any]) -> str:

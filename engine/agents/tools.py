@@ -32,7 +32,7 @@ from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
 from ..memory.read import ReadResult
-from ..search.pipeline import SearchResponse
+from ..search.pipeline import SearchResponse, SearchResult
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
 
@@ -156,13 +156,17 @@ MEMORY_GET = ToolSpec(
     description=(
         "Read lines of a memory file (MEMORY.md, memory/**/*.md), e.g. around a memory_search citation "
         "path:start-end. Paths outside the agent's memory are refused. Long files come in windows: when "
-        "`truncated` is true, call again with `from` set to `to` + 1."
+        "`truncated` is true, call again with `from` set to `to_line` + 1."
     ),
     parameters=_object(
         {
             "path": {"type": "string", "description": "Workspace-relative memory file, e.g. MEMORY.md or memory/2026-03-04.md."},
             "from": {"type": ["integer", "null"], "minimum": 1, "description": "First line, 1-based (null: line 1)."},
             "lines": {"type": ["integer", "null"], "minimum": 1, "description": "How many lines (null: to the end, within the output limit)."},
+            "numbered": {
+                "type": ["boolean", "null"],
+                "description": "Prefix each line with its number in the file, as search snippets are (null: false, the text as it is).",
+            },
             "agent": _AGENT,
         }
     ),
@@ -440,7 +444,7 @@ class MemoryTools:
 
     def _get(self, args: dict[str, Any]) -> dict:
         res = self.index(args["agent"]).get(args["path"], args["from"], args["lines"])
-        return get_result(res)
+        return get_result(res, numbered=bool(args["numbered"]))
 
     def _append(self, args: dict[str, Any]) -> dict:
         agent = self._served(args["agent"])
@@ -507,53 +511,76 @@ def _plain(value: Any) -> Any:
 
 
 def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict:
-    """The memory_search result for a search response."""
+    """The memory_search result for a search response, in the compact form
+    a model reads (docs/agents.md, "What a search returns"): each hit is its
+    citation, score and numbered snippet, nothing the citation already says
+    (path, lines; transcripts are under ``sessions/``) said again, and a
+    key with no value (no fallback, no notice) left out."""
     fallback = _plain(resp.fallback)
     if fallback is not None and "from_provider" in fallback:
         fallback = {"from": fallback["from_provider"], "reason": fallback.get("reason")}
     notices = [n for n in (stale_notice, resp.notice) if n]
-    return {
-        "results": [
-            {
-                "path": r.path,
-                "start_line": r.start_line,
-                "end_line": r.end_line,
-                "score": round(float(r.score), 4),
-                # The lines around the best-matching line, numbered as in the
-                # file: an agent sees why it matched and where to read on.
-                "snippet": r.excerpt.to_text() if r.excerpt is not None and r.excerpt.lines else r.snippet,
-                "best_line": r.best_line,
-                "source": r.source,
-                "citation": r.citation,
-            }
-            for r in resp.results
-        ],
+    result: dict[str, Any] = {
+        "results": [_hit(r) for r in resp.results],
         "provider": resp.provider,
         "model": resp.model,
-        "fallback": fallback,
         "stale": stale_notice is not None,
-        "notice": "; ".join(notices) or None,
+    }
+    if fallback is not None:
+        result["fallback"] = fallback
+    if notices:
+        result["notice"] = "; ".join(notices)
+    return result
+
+
+def _hit(r: SearchResult) -> dict[str, Any]:
+    """One memory_search hit: what a model cites and why it matched."""
+    return {
+        "citation": r.citation,
+        "score": round(float(r.score), 3),
+        # The lines around the best-matching line, numbered as in the file
+        # (``>`` marks it): an agent sees why it matched and where to read on.
+        "snippet": r.excerpt.to_text() if r.excerpt is not None and r.excerpt.lines else r.snippet,
     }
 
 
-def get_result(res: ReadResult) -> dict:
-    """The memory_get result for a read."""
+def get_result(res: ReadResult, *, numbered: bool = False) -> dict:
+    """The memory_get result for a read: its lines ``from_line``..``to_line``
+    (the names of ``memext get --json``), numbered as in the file when
+    ``numbered`` (the layout of a search snippet), and a notice when the file
+    is missing or the read stopped early."""
     notice = None
     if res.missing:
         notice = f"{res.path} does not exist yet (memory_append creates it)"
     elif res.truncated:
         notice = f"stopped at line {res.to_line} of {res.total_lines}; call again with from={res.to_line + 1}"
-    return {
+    result: dict[str, Any] = {
         "path": res.path,
-        "from": res.from_line,
-        "to": res.to_line,
-        "text": res.text,
+        "from_line": res.from_line,
+        "to_line": res.to_line,
+        "text": numbered_lines(res.text, res.from_line) if numbered and res.to_line >= res.from_line else res.text,
         "truncated": res.truncated,
         "total_lines": res.total_lines,
-        "notice": notice,
     }
+    if notice:
+        result["notice"] = notice
+    return result
+
+
+def numbered_lines(text: str, first: int) -> str:
+    """``text`` with each line prefixed by its number in the file, from
+    ``first``: the layout of a search snippet's lines (engine/search/excerpt.py,
+    ``Excerpt.to_text``), without its ``>`` mark, so a model reads both alike."""
+    lines = text.split("\n")
+    width = len(str(first + len(lines) - 1))
+    return "\n".join(f"  {n:>{width}}  {line}".rstrip() for n, line in enumerate(lines, start=first))
 
 
 def append_result(written: AppendResult) -> dict:
-    """The memory_append result for a written entry."""
-    return written.to_dict()
+    """The memory_append result for a written entry: its citation (the
+    entry's own text lines, heading left out), whether the file was created
+    and whether the entry is searchable yet (else a notice says why)."""
+    result: dict[str, Any] = {"citation": written.citation, "created": written.created, "indexed": written.indexed}
+    if written.notice:
+        result["notice"] = written.notice
+    return result

@@ -10,7 +10,9 @@ non-nullable properties required, the form MCP and Anthropic clients expect
 tool definitions for either side; tests/test_tools.py checks the rules.
 
 :class:`MemoryTools` answers calls: it validates the arguments against the
-schema (omitted optional ones count as null) and turns every failure,
+schema (omitted optional ones count as null, numbers sent as text count as
+numbers: :mod:`.tool_arguments`), shapes what it returns in one place
+(:mod:`.tool_results`) and turns every failure,
 whatever its cause, into a :class:`ToolError` whose message tells the agent
 what to do, never a traceback. What a model reads (errors, notices) leaves
 out the absolute index path and the pid and host of a process holding the
@@ -21,34 +23,27 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import threading
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
-from ..memory.append import AppendResult
 from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
-from ..memory.read import ReadResult
-from ..search.pipeline import SearchResponse, SearchResult
+from ..search.pipeline import SearchResponse
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
+from .tool_arguments import ToolError, describe_error, typed_text
+from .tool_results import append_result, get_result, search_result
 
 if TYPE_CHECKING:
-    import jsonschema
-
     from ..freshness.supervisor import Supervisor
 
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50
 #: The largest reading budget an agent may ask for in one search.
 MAX_LINES_LIMIT = 2000
-
-
-class ToolError(MemextError):
-    """A tool call failed; the message is meant for the agent that made it."""
 
 
 @dataclass(frozen=True)
@@ -420,10 +415,10 @@ class MemoryTools:
         args.update(arguments)
         for key, value in args.items():
             if isinstance(value, str) and key in props:
-                args[key] = _typed_text(spec.name, key, value, props[key])
+                args[key] = typed_text(spec.name, key, value, props[key])
         errors = sorted(self._validators[spec.name].iter_errors(args), key=lambda e: list(e.absolute_path))
         if errors:
-            raise ToolError(f"{spec.name}: bad arguments: {_describe(errors[0], props)}")
+            raise ToolError(f"{spec.name}: bad arguments: {describe_error(errors[0], props)}")
         return args
 
     def _search(self, args: dict[str, Any]) -> dict:
@@ -455,132 +450,3 @@ def _reloaded_agents(supervisor: "Supervisor") -> list[str]:
     """The supervisor's agents after reloading a config file that changed."""
     supervisor.reload_if_changed()
     return supervisor.agent_ids()
-
-
-def _typed_text(tool: str, key: str, value: str, prop: Mapping[str, Any]) -> Any:
-    """``value`` as the number or boolean ``prop`` asks for, when it is sent
-    as text: form-based clients (the MCP Inspector) and models send
-    ``"3"`` for 3, and an empty field for one left out. Text where text is allowed stays text; text that is not
-    a number where one is expected is a ToolError naming the argument."""
-    kinds = prop.get("type")
-    kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
-    if "string" in kinds:
-        return value
-    word = value.strip()
-    if "null" in kinds and word.lower() in ("", "null"):  # an empty form field: left out
-        return None
-    if "boolean" in kinds and word.lower() in ("true", "false"):
-        return word.lower() == "true"
-    if "integer" in kinds or "number" in kinds:
-        try:
-            number = float(word)
-        except ValueError:
-            number = None
-        if number is not None and math.isfinite(number):
-            if number.is_integer() and "integer" in kinds:
-                return int(number)
-            if "number" in kinds:
-                return number
-        want = "a whole number" if "integer" in kinds else "a number"
-        raise ToolError(f"{tool}: bad arguments: {key} must be {want} (such as 3), got {json.dumps(value)}")
-    if "boolean" in kinds:
-        raise ToolError(f"{tool}: bad arguments: {key} must be true or false, got {json.dumps(value)}")
-    return value
-
-
-def _describe(error: "jsonschema.ValidationError", props: Mapping[str, Any]) -> str:
-    """One validation error in words an agent can act on."""
-    where = "/".join(str(p) for p in error.absolute_path)
-    if error.validator == "additionalProperties":
-        return f"{error.message}; the arguments are {', '.join(props)}"
-    if error.validator == "required":
-        return error.message
-    if error.validator == "type":
-        want = error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value)
-        return f"{where} must be {want}, got {json.dumps(error.instance)}"
-    return f"{where}: {error.message}"
-
-
-def _plain(value: Any) -> Any:
-    """A dataclass (typed status) or a dict as a JSON-ready dict."""
-    if value is None or isinstance(value, dict):
-        return value
-    if is_dataclass(value):
-        return {k: v for k, v in vars(value).items()}
-    return value
-
-
-def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict:
-    """The memory_search result for a search response, in the compact form
-    a model reads (docs/agents.md, "What a search returns"): each hit is its
-    citation, score and numbered snippet, nothing the citation already says
-    (path, lines; transcripts are under ``sessions/``) said again, and a
-    key with no value (no fallback, no notice) left out."""
-    fallback = _plain(resp.fallback)
-    if fallback is not None and "from_provider" in fallback:
-        fallback = {"from": fallback["from_provider"], "reason": fallback.get("reason")}
-    notices = [n for n in (stale_notice, resp.notice) if n]
-    result: dict[str, Any] = {
-        "results": [_hit(r) for r in resp.results],
-        "provider": resp.provider,
-        "model": resp.model,
-        "stale": stale_notice is not None,
-    }
-    if fallback is not None:
-        result["fallback"] = fallback
-    if notices:
-        result["notice"] = "; ".join(notices)
-    return result
-
-
-def _hit(r: SearchResult) -> dict[str, Any]:
-    """One memory_search hit: what a model cites and why it matched."""
-    return {
-        "citation": r.citation,
-        "score": round(float(r.score), 3),
-        # The lines around the best-matching line, numbered as in the file
-        # (``>`` marks it): an agent sees why it matched and where to read on.
-        "snippet": r.excerpt.to_text() if r.excerpt is not None and r.excerpt.lines else r.snippet,
-    }
-
-
-def get_result(res: ReadResult, *, numbered: bool = False) -> dict:
-    """The memory_get result for a read: its lines ``from_line``..``to_line``
-    (the names of ``memext get --json``), numbered as in the file when
-    ``numbered`` (the layout of a search snippet), and a notice when the file
-    is missing or the read stopped early."""
-    notice = None
-    if res.missing:
-        notice = f"{res.path} does not exist yet (memory_append creates it)"
-    elif res.truncated:
-        notice = f"stopped at line {res.to_line} of {res.total_lines}; call again with from={res.to_line + 1}"
-    result: dict[str, Any] = {
-        "path": res.path,
-        "from_line": res.from_line,
-        "to_line": res.to_line,
-        "text": numbered_lines(res.text, res.from_line) if numbered and res.to_line >= res.from_line else res.text,
-        "truncated": res.truncated,
-        "total_lines": res.total_lines,
-    }
-    if notice:
-        result["notice"] = notice
-    return result
-
-
-def numbered_lines(text: str, first: int) -> str:
-    """``text`` with each line prefixed by its number in the file, from
-    ``first``: the layout of a search snippet's lines (engine/search/excerpt.py,
-    ``Excerpt.to_text``), without its ``>`` mark, so a model reads both alike."""
-    lines = text.split("\n")
-    width = len(str(first + len(lines) - 1))
-    return "\n".join(f"  {n:>{width}}  {line}".rstrip() for n, line in enumerate(lines, start=first))
-
-
-def append_result(written: AppendResult) -> dict:
-    """The memory_append result for a written entry: its citation (the
-    entry's own text lines, heading left out), whether the file was created
-    and whether the entry is searchable yet (else a notice says why)."""
-    result: dict[str, Any] = {"citation": written.citation, "created": written.created, "indexed": written.indexed}
-    if written.notice:
-        result["notice"] = written.notice
-    return result

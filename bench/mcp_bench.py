@@ -89,7 +89,7 @@ async def _interleaved(config: Path, runs: int) -> tuple[list[float], list[float
                     t0 = time.perf_counter()
                     r = await client.call_tool("memory_search", {"query": q})
                     mcp.append(time.perf_counter() - t0)
-                    assert not r.is_error and r.structured_content["stale"] is False
+                    assert not r.is_error and json.loads(r.content[0].text)["stale"] is False
                 for q in questions:
                     t0 = time.perf_counter()
                     idx.search(q)

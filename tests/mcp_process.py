@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -78,3 +79,16 @@ def http_client(token: str | None) -> httpx2.AsyncClient:
     """An HTTP client sending the server's bearer token (None: no token)."""
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
     return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+
+
+def payload(result) -> dict:
+    """A tool result's JSON, sent once: as its text content, with no
+    structured content repeating it."""
+    assert result.structured_content is None, "the payload is sent twice"
+    assert len(result.content) == 1, result.content
+    return json.loads(result.content[0].text)
+
+
+def cited_path(hit: dict) -> str:
+    """The file a search hit cites (its citation is ``path:start-end``)."""
+    return hit["citation"].rsplit(":", 1)[0]

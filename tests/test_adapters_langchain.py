@@ -157,10 +157,11 @@ def test_search_get_and_append_through_langchain(writable_tools):
     found = search.invoke({"query": "Biscuit vet"})
     assert found == tools.call_tool("memory_search", {"query": "Biscuit vet"})
     top = found["results"][0]
-    assert top["citation"] == f"{top['path']}:{top['start_line']}-{top['end_line']}"
-    read = get.invoke({"path": top["path"], "from": top["start_line"], "lines": 2})
-    lines = (example_workspace / top["path"]).read_text(encoding="utf-8").splitlines()
-    assert read["text"] == "\n".join(lines[top["start_line"] - 1 : top["start_line"] + 1])
+    path, span = top["citation"].rsplit(":", 1)
+    start = int(span.split("-")[0])
+    read = get.invoke({"path": path, "from": start, "lines": 2})
+    lines = (example_workspace / path).read_text(encoding="utf-8").splitlines()
+    assert read["text"] == "\n".join(lines[start - 1 : start + 1])
     written = append.invoke({"text": "The spare office key is in the blue drawer.", "heading": "Keys"})
     assert written
     again = search.invoke({"query": "spare office key blue drawer", "max_results": 1, "agent": None})

@@ -163,7 +163,7 @@ def test_path_fuzz_writes_nothing_outside_memory(workspace, tmp_path):
                 assert str(exc) and "Traceback" not in str(exc)
                 refused += 1
                 continue
-            written.add(r["path"])
+            written.add(r["citation"].rsplit(":", 1)[0])
     after = _snapshot(tmp_path)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     ws = workspace.relative_to(tmp_path)

@@ -299,7 +299,7 @@ def test_note_appends_and_indexes(config, workspace):
         f"\n\n## People <!-- memext origin=person via=cli date={datetime.now():%Y-%m-%d} -->\n- Carol is the new designer.\n"
     )
     r = CliRunner().invoke(cli, ["note", "-", "--file", "memory/projects/x.md"], input="From stdin.")
-    assert r.exit_code == 0 and "memory/projects/x.md:1-2 (new file)" in r.output
+    assert r.exit_code == 0 and "noted in memory/projects/x.md:2 (new file)" in r.output  # the text's line, not its heading's
 
 
 @pytest.mark.parametrize(

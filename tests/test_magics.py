@@ -394,14 +394,14 @@ def test_memnote_appends_to_todays_log_and_search_finds_it(ip, example_workspace
     lines = log.read_text(encoding="utf-8").splitlines()
     assert lines[0] == f"# {today:%Y-%m-%d}" and lines[2].startswith("## ")
     assert lines[3:] == ["Biscuit now eats Orijen kibble.", "Vet approved it."]
-    assert f"noted in memory/{today:%Y-%m-%d}.md:3-5 (new file)" in capsys.readouterr().out
+    assert f"noted in memory/{today:%Y-%m-%d}.md:4-5 (new file)" in capsys.readouterr().out
     # The index picks the note up in the background; the next search sees it.
     r = ip.run_line_magic("memsearch", "Orijen kibble")
     assert r[0].path == f"memory/{today:%Y-%m-%d}.md"
     ip.run_cell_magic("memnote", "", "Second note about Orijen.")
     lines = log.read_text(encoding="utf-8").splitlines()
     assert lines[5] == "" and lines[6].startswith("## ") and lines[7] == "Second note about Orijen."
-    assert f"noted in memory/{today:%Y-%m-%d}.md:7-8\n" in capsys.readouterr().out
+    assert f"noted in memory/{today:%Y-%m-%d}.md:8\n" in capsys.readouterr().out
 
 
 def test_memnote_long_term_and_other_files(ip, example_workspace):

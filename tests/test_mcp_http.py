@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_process import INITIALIZE, POST_HEADERS, http_client, http_server
+from mcp_process import INITIALIZE, POST_HEADERS, http_client, http_server, payload
 from memext_helpers import write_config
 
 NOBODY = 65534
@@ -34,7 +34,7 @@ async def _served(url: str, token: str) -> None:
     async with http_client(token) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
             found = await client.call_tool("memory_search", {"query": "How much food does Biscuit get per day?"})
-            assert not found.is_error and "55 g" in found.structured_content["results"][0]["snippet"]
+            assert not found.is_error and "55 g" in payload(found)["results"][0]["snippet"]
 
 
 @pytest.fixture

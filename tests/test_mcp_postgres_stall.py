@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mcp_process import server_env
+from mcp_process import payload, server_env
 from pg_server import PASSWORD
 
 CALL_TIMEOUT_S = 5
@@ -53,9 +53,9 @@ def test_a_frozen_postgres_does_not_hang_the_server(example_workspace, workspace
     async def main() -> None:
         async with Client(params) as client:
             shared = await client.call_tool("memory_search", {"query": "How much food does Biscuit get per day?", "agent": "shared"})
-            assert not shared.is_error and "55 g" in shared.structured_content["results"][0]["snippet"]
+            assert not shared.is_error and "55 g" in payload(shared)["results"][0]["snippet"]
             local = await client.call_tool("memory_search", {"query": "Bob", "agent": "local"})
-            assert not local.is_error and local.structured_content["results"]
+            assert not local.is_error and payload(local)["results"]
 
             pg_server.freeze()
             try:
@@ -69,7 +69,7 @@ def test_a_frozen_postgres_does_not_hang_the_server(example_workspace, workspace
                     await anyio.sleep(1)  # while the shared agent's calls are stalled
                     for _ in range(3):
                         took, result = await _timed(client, "memory_search", {"query": "Bob", "agent": "local"})
-                        assert not result.is_error and result.structured_content["results"], result
+                        assert not result.is_error and payload(result)["results"], result
                         local_times.append(took)
 
                 with anyio.fail_after(CALL_TIMEOUT_S * 3 + 30):
@@ -102,7 +102,7 @@ def test_a_frozen_postgres_does_not_hang_the_server(example_workspace, workspace
                     break
                 assert time.monotonic() < deadline, result.content[0].text
                 await anyio.sleep(1)
-            assert "55 g" in result.structured_content["results"][0]["snippet"]
+            assert "55 g" in payload(result)["results"][0]["snippet"]
 
     try:
         anyio.run(main)

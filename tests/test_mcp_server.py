@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from memext.engine import TOOLS, MemoryIndex, load_config
 from memext.engine.faces.mcp_server import INSTRUCTIONS
-from mcp_process import http_client, http_server, server_env
+from mcp_process import cited_path, http_client, http_server, payload, server_env
 from memext_helpers import write_config
 
 TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
@@ -61,43 +61,60 @@ async def _scenario(client: Client, workspace: Path) -> None:
 
     found = await client.call_tool("memory_search", {"query": "How much food does Biscuit get per day?"})
     assert not found.is_error, _text(found)
-    hits = found.structured_content["results"]
-    assert hits and hits[0]["path"].startswith("memory/") and "55 g" in hits[0]["snippet"]
-    assert found.structured_content["stale"] is False
-    assert found.structured_content["confident"] is True and hits[0]["confident"] is True
+    hits = payload(found)["results"]
+    assert hits and cited_path(hits[0]).startswith("memory/") and "55 g" in hits[0]["snippet"]
+    assert payload(found)["stale"] is False
+    assert payload(found)["confident"] is True and hits[0]["confident"] is True
 
     # Nothing in memory: an empty answer with a notice, which the tool's
     # description explains; include_weak shows what matched weakly.
     assert "empty `results`" in listed["memory_search"].description
     absent = await client.call_tool("memory_search", {"query": "deadbeef12"})
     assert not absent.is_error, _text(absent)
-    assert absent.structured_content["results"] == []
-    assert "no memory matches 'deadbeef12'" in absent.structured_content["notice"]
-    assert absent.structured_content["confident"] is False
+    assert payload(absent)["results"] == []
+    assert "no memory matches 'deadbeef12'" in payload(absent)["notice"]
+    assert payload(absent)["confident"] is False
 
     # Time filters: only memory dated in the range, filtered before ranking.
     dated = await client.call_tool("memory_search", {"query": "Biscuit", "after": "2026-10-06", "before": "2026-11-01"})
     assert not dated.is_error, _text(dated)
-    assert {h["path"] for h in dated.structured_content["results"]} == {"memory/2026-10-09.md"}
+    assert {cited_path(h) for h in payload(dated)["results"]} == {"memory/2026-10-09.md"}
     late = await client.call_tool("memory_search", {"query": "Biscuit", "after": "2026-11-01", "before": "2026-11-03"})
-    assert [h["path"] for h in late.structured_content["results"]] == ["memory/2026-11-02.md"]
+    assert [cited_path(h) for h in payload(late)["results"]] == ["memory/2026-11-02.md"]
+
+    # Each hit is what a model cites and reads, nothing the citation says again.
+    assert set(hits[0]) == {"citation", "score", "snippet"}
+    assert set(payload(found)) - {"notice"} == {"results", "provider", "model", "stale"}  # no fallback: left out
+
+    # Numbers typed into a form (the MCP Inspector) or sent by a model as text.
+    three = await client.call_tool("memory_search", {"query": "Biscuit", "max_results": "3", "min_score": "0"})
+    assert not three.is_error, _text(three)
+    assert len(payload(three)["results"]) == 3
 
     first = hits[0]
-    got = await client.call_tool("memory_get", {"path": first["path"], "from": first["start_line"], "lines": 3})
-    assert not got.is_error and got.structured_content["from"] == first["start_line"]
-    assert got.structured_content["text"].splitlines()[0] == (workspace / first["path"]).read_text(encoding="utf-8").splitlines()[first["start_line"] - 1]
+    start = int(first["citation"].rsplit(":", 1)[1].split("-")[0])
+    got = await client.call_tool("memory_get", {"path": cited_path(first), "from": str(start), "lines": "3"})
+    assert not got.is_error and payload(got)["from_line"] == start and payload(got)["to_line"] == start + 2
+    assert payload(got)["text"].splitlines()[0] == (workspace / cited_path(first)).read_text(encoding="utf-8").splitlines()[start - 1]
+    numbered = await client.call_tool("memory_get", {"path": cited_path(first), "from": start, "lines": 3, "numbered": True})
+    assert [line.split()[0] for line in payload(numbered)["text"].splitlines()] == [str(start + i) for i in range(3)]
 
     wrote = await client.call_tool("memory_append", {"text": "Biscuit's new vet is Dr. Quillfeather.", "heading": "Vet"})
     assert not wrote.is_error, _text(wrote)
-    assert wrote.structured_content["path"] == TODAY and wrote.structured_content["indexed"]
+    assert payload(wrote)["indexed"]
+    # A one-line fact is cited as its own line: the entry's heading is the line before.
+    line = len((workspace / TODAY).read_text(encoding="utf-8").splitlines())
+    assert payload(wrote)["citation"] == f"{TODAY}:{line}"
     again = await client.call_tool("memory_search", {"query": "Quillfeather"})
-    assert again.structured_content["results"][0]["path"] == TODAY
+    assert cited_path(payload(again)["results"][0]) == TODAY
 
     for name, args, message in [
         ("memory_get", {"path": "../outside.md"}, "'..' may not leave"),
         ("memory_get", {"path": "/etc/passwd"}, "only Markdown"),
         ("memory_append", {"text": "x", "file": "/tmp/evil.md"}, "not part of this agent's memory"),
-        ("memory_search", {"query": "x", "max_results": "many"}, "max_results must be integer or null"),
+        ("memory_search", {"query": "x", "max_results": "many"}, 'max_results must be a whole number (such as 3), got "many"'),
+        ("memory_get", {"path": "MEMORY.md", "lines": "a few"}, 'lines must be a whole number (such as 3), got "a few"'),
+        ("memory_append", {"text": "x", "file": "notes.txt"}, "only Markdown (.md) memory files can be written"),
         ("memory_search", {"query": "x", "colour": "red"}, "'colour' was unexpected"),
         ("memory_search", {}, "'query' is a required property"),
         ("memory_search", {"query": "x", "after": "someday"}, "cannot read 'someday' as a date: use an ISO date"),
@@ -109,7 +126,7 @@ async def _scenario(client: Client, workspace: Path) -> None:
         assert bad.is_error and message in _text(bad), (name, args, _text(bad))
     assert not Path("/tmp/evil.md").exists()
     # The server is still there and still answers.
-    assert (await client.call_tool("memory_search", {"query": "Biscuit"})).structured_content["results"]
+    assert payload(await client.call_tool("memory_search", {"query": "Biscuit"}))["results"]
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -131,16 +148,16 @@ def test_all_agents_or_one(example_workspace, workspace, tmp_path):
             tool = (await client.list_tools()).tools[0]
             assert "'home', 'work'" in tool.description
             work = await client.call_tool("memory_search", {"query": "Bob", "agent": "work"})
-            assert work.structured_content["results"][0]["path"] == "MEMORY.md"
+            assert cited_path(payload(work)["results"][0]) == "MEMORY.md"
             home = await client.call_tool("memory_search", {"query": "Bob"})  # the first agent
-            assert home.structured_content["results"] == []
+            assert payload(home)["results"] == []
             wrote = await client.call_tool("memory_append", {"text": "Dana likes rooibos.", "agent": "work", "file": "MEMORY.md"})
             assert not wrote.is_error
         assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith("Dana likes rooibos.\n")
         async with connect("stdio", config, "-a", "work") as client:
             refused = await client.call_tool("memory_search", {"query": "Biscuit", "agent": "home"})
             assert refused.is_error and "this memory serves 'work'" in _text(refused)
-            assert (await client.call_tool("memory_search", {"query": "rooibos"})).structured_content["results"]
+            assert payload(await client.call_tool("memory_search", {"query": "rooibos"}))["results"]
 
     anyio.run(main)
 
@@ -160,12 +177,12 @@ def test_agents_added_or_removed_while_it_runs(example_workspace, workspace, tmp
             write_config(tmp_path / "cfg", {"home": example_workspace, "work": workspace})
             work = await client.call_tool("memory_search", {"query": "Bob", "agent": "work"})
             assert not work.is_error, _text(work)
-            assert work.structured_content["results"][0]["path"] == "MEMORY.md"
+            assert cited_path(payload(work)["results"][0]) == "MEMORY.md"
             assert "'home', 'work'" in (await client.list_tools()).tools[0].description
             # The new agent is kept fresh like the others: a note is searchable.
             wrote = await client.call_tool("memory_append", {"text": "Dana likes rooibos.", "agent": "work"})
-            assert not wrote.is_error and wrote.structured_content["indexed"], _text(wrote)
-            assert (await client.call_tool("memory_search", {"query": "rooibos", "agent": "work"})).structured_content["results"]
+            assert not wrote.is_error and payload(wrote)["indexed"], _text(wrote)
+            assert payload(await client.call_tool("memory_search", {"query": "rooibos", "agent": "work"}))["results"]
 
             config.write_text("[memory_search\nbroken", encoding="utf-8")  # not TOML
             still = await client.call_tool("memory_search", {"query": "Bob", "agent": "work"})
@@ -206,7 +223,7 @@ def _last_sync(idx: MemoryIndex) -> float | None:
 async def _search(client: Client, query: str) -> dict:
     r = await client.call_tool("memory_search", {"query": query})
     assert not r.is_error, _text(r)
-    return r.structured_content
+    return payload(r)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -230,7 +247,7 @@ def test_an_edit_is_indexed_by_the_watcher_not_by_calls(transport, example_works
                     await anyio.sleep(0.05)
                 assert _last_sync(idx) != synced_at
             found = await _search(client, "kayak")
-            assert found["stale"] is False and found["results"][0]["path"] == "memory/2026-11-20.md"
+            assert found["stale"] is False and cited_path(found["results"][0]) == "memory/2026-11-20.md"
 
     anyio.run(main)
 
@@ -252,22 +269,23 @@ def test_stale_says_when_the_index_did_not_match_the_files(transport, example_wo
             while not (found := await _search(client, "kayak"))["results"]:
                 assert time.monotonic() < deadline, "the stale index was never synced"
                 await anyio.sleep(0.1)
-            assert found["stale"] is False and "changed" not in (found["notice"] or "")
+            assert found["stale"] is False and "changed" not in (found.get("notice") or "")
 
     anyio.run(main)
 
 
 def test_without_a_config_the_current_folder_is_served(example_workspace):
     # As `memext search` does: no config file, so the folder it runs in is the agent.
-    env = {k: v for k, v in os.environ.items() if k.startswith("XDG_")}
+    # PYTHONPATH kept: run elsewhere than the checkout, the server still imports the memext under test.
+    env = {k: v for k, v in os.environ.items() if k.startswith("XDG_") or k == "PYTHONPATH"}
     params = StdioServerParameters(command=sys.executable, args=["-m", "memext", "mcp"], env=env, cwd=str(example_workspace))
 
     async def main():
         async with Client(params) as client:
             found = await _search(client, "How much food does Biscuit get per day?")
-            assert found["results"][0]["path"] == "memory/2026-10-09.md" and found["stale"] is False
+            assert cited_path(found["results"][0]) == "memory/2026-10-09.md" and found["stale"] is False
             wrote = await client.call_tool("memory_append", {"text": "Biscuit likes the new food."})
-            assert not wrote.is_error and wrote.structured_content["indexed"]
+            assert not wrote.is_error and payload(wrote)["indexed"]
         assert (example_workspace / TODAY).read_text(encoding="utf-8").endswith("Biscuit likes the new food.\n")
 
     anyio.run(main)

@@ -149,7 +149,7 @@ def test_the_notebook_on_a_postgres_agent(example_workspace, tmp_path, pg_url, m
         hits = ip.run_line_magic("memsearch", "vet Biscuit")
         assert hits[0].citation == "memory/2026-10-05.md:4-10" and hits.agent == "team"
         ip.run_cell_magic("memnote", "", "The lighthouse keeper is called Ottoline.\n")
-        assert f"noted in {TODAY}:3-4 (new file)" in capsys.readouterr().out
+        assert f"noted in {TODAY}:4 (new file)" in capsys.readouterr().out
         found = ip.run_line_magic("memsearch", "Ottoline lighthouse")
         assert [h.path for h in found] == [TODAY]
         # The plain function shares the magics' session.

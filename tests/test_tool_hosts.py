@@ -35,7 +35,7 @@ def unwatched(workspace, tmp_path):
 def test_searches_do_not_sync_and_stale_is_truthful(unwatched, workspace):
     sup, tools = unwatched
     first = _search(tools, "green tea")  # waits for the first build
-    assert first["stale"] is False and first["results"][0]["path"] == "MEMORY.md"
+    assert first["stale"] is False and first["results"][0]["citation"].startswith("MEMORY.md:")
     synced_at = _last_sync(tools)
     for _ in range(5):
         assert _search(tools, "tea")["stale"] is False
@@ -49,14 +49,14 @@ def test_searches_do_not_sync_and_stale_is_truthful(unwatched, workspace):
     # The search asked the keeper to catch up in the background.
     assert sup.keeper("work").wait_fresh(30)
     fresh = _search(tools, "oolong")
-    assert fresh["stale"] is False and fresh["results"][0]["path"] == "memory/2026-01-07.md"
+    assert fresh["stale"] is False and fresh["results"][0]["citation"].startswith("memory/2026-01-07.md:")
 
 
 def test_an_append_is_searchable_on_return(unwatched, workspace):
     sup, tools = unwatched
     _search(tools, "tea")
     wrote = tools.call_tool("memory_append", {"text": "Carol joined the billing team.", "file": "MEMORY.md"})
-    assert wrote["indexed"] is True and wrote["notice"] is None
+    assert wrote["indexed"] is True and "notice" not in wrote
     found = _search(tools, "Carol billing")
     assert found["stale"] is False and "Carol joined" in found["results"][0]["snippet"]
 
@@ -72,7 +72,7 @@ def test_a_watched_edit_is_found_without_a_search_syncing(workspace, tmp_path):
             assert time.monotonic() < deadline, "the watcher did not sync the edit"
             time.sleep(0.05)
         found = _search(tools, "kayak")
-        assert found["stale"] is False and found["results"][0]["path"] == "memory/2026-01-08.md"
+        assert found["stale"] is False and found["results"][0]["citation"].startswith("memory/2026-01-08.md:")
 
 
 def test_served_agents_and_closing(workspace, example_workspace, tmp_path):
@@ -110,7 +110,7 @@ def test_the_cli_and_an_agent_loop_sync_before_a_search_by_one_policy(workspace,
     config = write_config(tmp_path / "cfg", {"work": workspace})
     with MemoryTools.from_config(load_config(config)) as tools:
         assert isinstance(tools.host, SyncWhenNeeded)
-        assert _search(tools, "green tea")["results"][0]["path"] == "MEMORY.md"  # the first search builds it
+        assert _search(tools, "green tea")["results"][0]["citation"].startswith("MEMORY.md:")  # the first search builds it
         (workspace / "memory" / "2026-01-07.md").write_text("- Bought oolong tea.\n", encoding="utf-8")
         stale = _cli_search(config, "oolong", "--no-sync")
         assert stale.exit_code == 1 and stale.stdout.strip() == "no memory matches 'oolong'"

@@ -97,37 +97,68 @@ def tools(workspace, tmp_path):
 
 def test_search_get_append_results(tools, workspace):
     r = tools.call_tool("memory_search", {"query": "green tea"})
-    assert set(r) == {"results", "provider", "model", "fallback", "stale", "notice", "confidence", "confident"}
+    # What a model reads: no key without a value (no fallback here).
+    assert set(r) == {"results", "provider", "model", "stale", "notice", "confidence", "confident"}
     top = r["results"][0]
-    assert set(top) == {"path", "start_line", "end_line", "score", "snippet", "best_line", "source", "citation", "confidence",
-                        "confident", "date", "origin", "status", "untrusted"}
-    assert (top["origin"], top["status"], top["untrusted"]) == (None, "live", False)  # written by hand: no metadata
-    assert top["path"] == "MEMORY.md" and "green tea" in top["snippet"]
+    # A hit is its citation, score, confidence and snippet: nothing the
+    # citation says twice, and no provenance or mark that says nothing
+    # (written by hand: no metadata; no date in the file's name).
+    assert set(top) == {"citation", "score", "confidence", "confident", "snippet"}
+    path, lines = top["citation"].rsplit(":", 1)
+    start, end = (int(n) for n in lines.split("-"))
+    assert path == "MEMORY.md" and "green tea" in top["snippet"]
     # The snippet shows why it matched: the best line, numbered as in the file, marked.
     best = next(line for line in top["snippet"].splitlines() if line.startswith(">"))
-    assert best.split()[1] == str(top["best_line"]) and "green tea" in best
-    assert top["start_line"] <= top["best_line"] <= top["end_line"]
-    assert top["citation"] == f"MEMORY.md:{top['start_line']}-{top['end_line']}"
-    assert r["provider"] == "none" and r["fallback"] is None and r["stale"] is False
+    assert start <= int(best.split()[1]) <= end and "green tea" in best
+    assert r["provider"] == "none" and r["stale"] is False
 
     g = tools.call_tool("memory_get", json.dumps({"path": "MEMORY.md", "from": 5, "lines": 1}))  # JSON text, as OpenAI sends it
-    assert g == {"path": "MEMORY.md", "from": 5, "to": 5, "text": "- Bob prefers green tea.", "truncated": False,
-                 "total_lines": 8, "notice": None}
+    assert g == {"path": "MEMORY.md", "from_line": 5, "to_line": 5, "text": "- Bob prefers green tea.", "truncated": False,
+                 "total_lines": 8}
     assert "does not exist yet" in tools.call_tool("memory_get", {"path": "memory/later.md"})["notice"]
 
     a = tools.call_tool("memory_append", {"text": "Carol joined the billing team.", "heading": "Team news", "file": "MEMORY.md"})
-    assert a["path"] == "MEMORY.md" and a["citation"] == f"MEMORY.md:{a['start_line']}-{a['end_line']}"
-    assert a["indexed"] and not a["created"]
+    assert a == {"citation": "MEMORY.md:11", "created": False, "indexed": True}  # the fact's own line, not its heading's
     today = datetime.now().date().isoformat()
     assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith(
         f"\n\n## Team news <!-- memext origin=agent via=tool date={today} -->\nCarol joined the billing team.\n"
     )
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").splitlines()[10] == "Carol joined the billing team."
     hit = tools.call_tool("memory_search", {"query": "Carol billing", "max_results": 1})["results"]
     assert hit[0]["origin"] == "agent" and "memext" not in hit[0]["snippet"]  # the comment is not indexed
-    assert hit[0]["path"] == "MEMORY.md" and "Carol joined" in hit[0]["snippet"]  # searchable at once
-    assert hit[0]["start_line"] <= a["start_line"] <= a["end_line"] <= hit[0]["end_line"]
+    assert hit[0]["citation"].startswith("MEMORY.md:") and "Carol joined" in hit[0]["snippet"]  # searchable at once
     budget = tools.call_tool("memory_search", {"query": "tea Carol billing", "max_lines": 20, "min_score": 0})["results"]
-    assert budget and sum(r["end_line"] - r["start_line"] + 1 for r in budget) <= 20
+    spans = [[int(n) for n in h["citation"].rsplit(":", 1)[1].split("-")] for h in budget]
+    assert budget and sum(b - a + 1 for a, b in spans) <= 20
+
+
+def test_get_numbers_lines_as_search_snippets_do(tools, workspace):
+    got = tools.call_tool("memory_get", {"path": "MEMORY.md", "from": 4, "lines": 7, "numbered": True})
+    file_lines = (workspace / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    assert (got["from_line"], got["to_line"]) == (4, 8)  # the file has 8 lines
+    # Each line: its number in the file, two spaces, the line as it is
+    # (an empty line: the number alone); the gutter of a search snippet.
+    for n, line in zip(range(4, 9), got["text"].split("\n"), strict=True):
+        assert line == f"  {n}  {file_lines[n - 1]}".rstrip()
+    snippet = tools.call_tool("memory_search", {"query": "green tea"})["results"][0]["snippet"]
+    tea = next(line for line in snippet.splitlines() if "green tea" in line)
+    assert " " + tea[1:] in got["text"].splitlines()  # the same line, less the snippet's `>` mark
+    plain = tools.call_tool("memory_get", {"path": "MEMORY.md", "from": 4, "lines": 7, "numbered": "false"})
+    assert plain["text"] == "\n".join(file_lines[3:8])
+
+
+def test_an_entry_is_cited_by_its_own_lines(tools, workspace):
+    """A one-line fact is cited as its line (path:N), a longer one as its
+    text's lines; never its heading's or the whole chunk's."""
+    one = tools.call_tool("memory_append", {"text": "Dana's sister lives in Porto."})
+    path, line = one["citation"].rsplit(":", 1)
+    assert (workspace / path).read_text(encoding="utf-8").splitlines()[int(line) - 1] == "Dana's sister lives in Porto."
+    two = tools.call_tool("memory_append", {"text": "\n- Bought oolong.\n- Bought sencha.\n\n"})
+    path, lines = two["citation"].rsplit(":", 1)
+    first, last = (int(n) for n in lines.split("-"))
+    assert (workspace / path).read_text(encoding="utf-8").splitlines()[first - 1 : last] == ["- Bought oolong.", "- Bought sencha."]
+    got = tools.call_tool("memory_get", {"path": path, "from": first, "lines": last - first + 1})
+    assert got["text"] == "- Bought oolong.\n- Bought sencha."
 
 
 def test_search_after_and_before(tools):
@@ -154,7 +185,7 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
             r = t.call_tool("memory_search", {"query": "oolong"})
         assert r["stale"] is True and "another process is syncing" in r["notice"] and r["results"] == []
         r = t.call_tool("memory_search", {"query": "oolong"})
-        assert r["stale"] is False and r["results"][0]["path"] == "memory/2026-01-07.md"
+        assert r["stale"] is False and r["results"][0]["citation"].startswith("memory/2026-01-07.md:")
 
 
 @pytest.mark.parametrize(
@@ -168,7 +199,11 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_search", ["query"], "must be a JSON object, not list"),
         ("memory_search", {"query": 3}, "query must be string, got 3"),
         ("memory_search", {"query": "tea", "limit": 3}, "'limit' was unexpected); the arguments are query, max_results"),
-        ("memory_search", {"query": "tea", "max_results": "3"}, 'max_results must be integer or null, got "3"'),
+        ("memory_search", {"query": "tea", "max_results": "three"}, 'max_results must be a whole number (such as 3), got "three"'),
+        ("memory_search", {"query": "tea", "max_results": "2.5"}, 'max_results must be a whole number (such as 3), got "2.5"'),
+        ("memory_search", {"query": "tea", "max_results": "0"}, "max_results: 0 is less than the minimum of 1"),
+        ("memory_search", {"query": "tea", "min_score": "high"}, 'min_score must be a number (such as 3), got "high"'),
+        ("memory_search", {"query": "tea", "min_score": "nan"}, 'min_score must be a number (such as 3), got "nan"'),
         ("memory_search", {"query": "tea", "max_results": 0}, "max_results: 0 is less than the minimum of 1"),
         ("memory_search", {"query": "tea", "max_results": 51}, "greater than the maximum of 50"),
         ("memory_search", {"query": "tea", "min_score": 1.5}, "min_score: 1.5 is greater than the maximum of 1"),
@@ -186,11 +221,14 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_get", {"path": "MEMORY.md\x00.md"}, "NUL"),
         ("memory_get", {"path": "MEMORY.md", "from": 0}, "from: 0 is less than the minimum of 1"),
         ("memory_get", {"path": "MEMORY.md", "lines": True}, "lines must be integer or null, got true"),
+        ("memory_get", {"path": "MEMORY.md", "from": "line 3"}, 'from must be a whole number (such as 3), got "line 3"'),
         ("memory_get", {"path": ""}, "no path given"),
         ("memory_append", {"text": ""}, "the note is empty"),
         ("memory_append", {"text": "x" * 100_001}, "the limit is 100,000"),
         ("memory_append", {"text": "x", "heading": " ## "}, "the heading is empty"),
-        ("memory_append", {"text": "x", "file": "memory/notes.txt"}, "only Markdown"),
+        ("memory_append", {"text": "x", "file": "memory/notes.txt"}, "memory/notes.txt: only Markdown (.md) memory files can be written"),
+        ("memory_append", {"text": "x", "file": "notes.txt"}, "notes.txt: only Markdown (.md) memory files can be written"),
+        ("memory_get", {"path": "notes.txt"}, "notes.txt: only Markdown (.md) memory files can be read"),
         ("memory_append", {"text": "x", "file": "memory"}, "only Markdown"),
         ("memory_append", {"text": "x", "file": "x" * 300 + ".md"}, "is too long"),
         ("memory_append", {"text": "x", "file": "memory/" + "x" * 300 + ".md"}, "is too long"),
@@ -205,12 +243,25 @@ def test_errors_are_tool_errors_an_agent_can_act_on(tools, workspace, name, argu
     assert sorted((p, p.stat().st_size) for p in workspace.rglob("*")) == before  # nothing written
 
 
+def test_numbers_sent_as_text_are_read_as_numbers(tools):
+    """Form-based clients (the MCP Inspector) and models send "3" for 3."""
+    assert tools.call_tool("memory_search", {"query": "tea", "max_results": 1}) == tools.call_tool(
+        "memory_search", {"query": "tea", "max_results": " 1 ", "min_score": "0", "max_lines": "", "after": None}
+    )
+    assert len(tools.call_tool("memory_search", {"query": "Anna tea", "max_results": "1.0", "min_score": "0.0"})["results"]) == 1
+    got = tools.call_tool("memory_get", {"path": "MEMORY.md", "from": "5", "lines": "1"})
+    assert got == tools.call_tool("memory_get", {"path": "MEMORY.md", "from": 5, "lines": 1})
+    assert got["text"] == "- Bob prefers green tea."
+    # Text stays text where text is asked for: a query "3" is a query.
+    assert tools.call_tool("memory_search", {"query": "3"})["results"] == []
+
+
 def test_symlinks_and_folders_are_refused(tools, workspace, tmp_path):
     outside = tmp_path / "outside.md"
     outside.write_text("keep\n", encoding="utf-8")
     os.symlink(outside, workspace / "memory" / "link.md")
     (workspace / "memory" / "dir.md").mkdir()
-    with pytest.raises(ToolError, match="symlink"):
+    with pytest.raises(ToolError, match="symlink; memory files are written only where they are"):
         tools.call_tool("memory_append", {"text": "x", "file": "memory/link.md"})
     with pytest.raises(ToolError, match="not a file"):
         tools.call_tool("memory_append", {"text": "x", "file": "memory/dir.md"})
@@ -269,10 +320,11 @@ def test_search_snippets_show_the_matching_line_of_a_long_result(workspace, tmp_
     agent = make_agent(workspace, db_path=tmp_path / "index" / "test.sqlite")
     with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as tools:
         top = tools.call_tool("memory_search", {"query": "PAYMENTS_API_KEY"})["results"][0]
-    assert top["path"] == "MEMORY.md" and top["best_line"] == 16
+    path, lines = top["citation"].rsplit(":", 1)
+    assert path == "MEMORY.md"
     shown = top["snippet"].splitlines()
     assert any(line.startswith(">") and " 16 " in line and "PAYMENTS_API_KEY" in line for line in shown)
-    if top["start_line"] < 16 - 3:
+    if int(lines.split("-")[0]) < 16 - 3:
         assert shown[0].strip() == "⋮"  # lines before the window are marked as left out
     assert "Note 1:" not in top["snippet"]
 

@@ -10,7 +10,9 @@ non-nullable properties required, the form MCP and Anthropic clients expect
 tool definitions for either side; tests/test_tools.py checks the rules.
 
 :class:`MemoryTools` answers calls: it validates the arguments against the
-schema (omitted optional ones count as null) and turns every failure,
+schema (omitted optional ones count as null, numbers sent as text count as
+numbers: :mod:`.tool_arguments`), shapes what it returns in one place
+(:mod:`.tool_results`) and turns every failure,
 whatever its cause, into a :class:`ToolError` whose message tells the agent
 what to do, never a traceback. What a model reads (errors, notices) leaves
 out the absolute index path and the pid and host of a process holding the
@@ -22,23 +24,21 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
-from ..memory.append import AppendResult
 from ..memory.entries import EntryMeta
 from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
-from ..memory.read import ReadResult
 from ..search.pipeline import SearchResponse
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
+from .tool_arguments import ToolError, describe_error, typed_text
+from .tool_results import append_result, get_result, search_result
 
 if TYPE_CHECKING:
-    import jsonschema
-
     from ..freshness.supervisor import Supervisor
 
 #: What memory_append records as an entry's origin (DESIGN.md §17).
@@ -47,10 +47,6 @@ AGENT_ORIGIN = EntryMeta(origin="agent", via="tool")
 MAX_RESULTS_LIMIT = 50
 #: The largest reading budget an agent may ask for in one search.
 MAX_LINES_LIMIT = 2000
-
-
-class ToolError(MemextError):
-    """A tool call failed; the message is meant for the agent that made it."""
 
 
 @dataclass(frozen=True)
@@ -166,13 +162,17 @@ MEMORY_GET = ToolSpec(
     description=(
         "Read lines of a memory file (MEMORY.md, memory/**/*.md), e.g. around a memory_search citation "
         "path:start-end. Paths outside the agent's memory are refused. Long files come in windows: when "
-        "`truncated` is true, call again with `from` set to `to` + 1."
+        "`truncated` is true, call again with `from` set to `to_line` + 1."
     ),
     parameters=_object(
         {
             "path": {"type": "string", "description": "Workspace-relative memory file, e.g. MEMORY.md or memory/2026-03-04.md."},
             "from": {"type": ["integer", "null"], "minimum": 1, "description": "First line, 1-based (null: line 1)."},
             "lines": {"type": ["integer", "null"], "minimum": 1, "description": "How many lines (null: to the end, within the output limit)."},
+            "numbered": {
+                "type": ["boolean", "null"],
+                "description": "Prefix each line with its number in the file, as search snippets are (null: false, the text as it is).",
+            },
             "agent": _AGENT,
         }
     ),
@@ -436,9 +436,12 @@ class MemoryTools:
         props = spec.parameters["properties"]
         args = {k: None for k, p in props.items() if _nullable(p)}
         args.update(arguments)
+        for key, value in args.items():
+            if isinstance(value, str) and key in props:
+                args[key] = typed_text(spec.name, key, value, props[key])
         errors = sorted(self._validators[spec.name].iter_errors(args), key=lambda e: list(e.absolute_path))
         if errors:
-            raise ToolError(f"{spec.name}: bad arguments: {_describe(errors[0], props)}")
+            raise ToolError(f"{spec.name}: bad arguments: {describe_error(errors[0], props)}")
         return args
 
     def _search(self, args: dict[str, Any]) -> dict:
@@ -461,7 +464,7 @@ class MemoryTools:
 
     def _get(self, args: dict[str, Any]) -> dict:
         res = self.index(args["agent"]).get(args["path"], args["from"], args["lines"])
-        return get_result(res)
+        return get_result(res, numbered=bool(args["numbered"]))
 
     def _append(self, args: dict[str, Any]) -> dict:
         agent = self._served(args["agent"])
@@ -475,84 +478,3 @@ def _reloaded_agents(supervisor: "Supervisor") -> list[str]:
     """The supervisor's agents after reloading a config file that changed."""
     supervisor.reload_if_changed()
     return supervisor.agent_ids()
-
-
-def _describe(error: "jsonschema.ValidationError", props: Mapping[str, Any]) -> str:
-    """One validation error in words an agent can act on."""
-    where = "/".join(str(p) for p in error.absolute_path)
-    if error.validator == "additionalProperties":
-        return f"{error.message}; the arguments are {', '.join(props)}"
-    if error.validator == "required":
-        return error.message
-    if error.validator == "type":
-        want = error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value)
-        return f"{where} must be {want}, got {json.dumps(error.instance)}"
-    return f"{where}: {error.message}"
-
-
-def _plain(value: Any) -> Any:
-    """A dataclass (typed status) or a dict as a JSON-ready dict."""
-    if value is None or isinstance(value, dict):
-        return value
-    if is_dataclass(value):
-        return {k: v for k, v in vars(value).items()}
-    return value
-
-
-def search_result(resp: SearchResponse, stale_notice: str | None = None) -> dict:
-    """The memory_search result for a search response."""
-    fallback = _plain(resp.fallback)
-    if fallback is not None and "from_provider" in fallback:
-        fallback = {"from": fallback["from_provider"], "reason": fallback.get("reason")}
-    notices = [n for n in (stale_notice, resp.notice) if n]
-    return {
-        "results": [
-            {
-                "path": r.path,
-                "start_line": r.start_line,
-                "end_line": r.end_line,
-                "score": round(float(r.score), 4),
-                # The lines around the best-matching line, numbered as in the
-                # file: an agent sees why it matched and where to read on.
-                "snippet": r.excerpt.to_text() if r.excerpt is not None and r.excerpt.lines else r.snippet,
-                "best_line": r.best_line,
-                "source": r.source,
-                "citation": r.citation,
-                "confidence": r.confidence,
-                "confident": r.confident,
-                "date": r.date,
-                "origin": r.origin, "status": r.status, "untrusted": r.untrusted,
-            }
-            for r in resp.results
-        ],
-        "confidence": resp.confidence,
-        "confident": resp.confident,
-        "provider": resp.provider,
-        "model": resp.model,
-        "fallback": fallback,
-        "stale": stale_notice is not None,
-        "notice": "; ".join(notices) or None,
-    }
-
-
-def get_result(res: ReadResult) -> dict:
-    """The memory_get result for a read."""
-    notice = None
-    if res.missing:
-        notice = f"{res.path} does not exist yet (memory_append creates it)"
-    elif res.truncated:
-        notice = f"stopped at line {res.to_line} of {res.total_lines}; call again with from={res.to_line + 1}"
-    return {
-        "path": res.path,
-        "from": res.from_line,
-        "to": res.to_line,
-        "text": res.text,
-        "truncated": res.truncated,
-        "total_lines": res.total_lines,
-        "notice": notice,
-    }
-
-
-def append_result(written: AppendResult) -> dict:
-    """The memory_append result for a written entry."""
-    return written.to_dict()

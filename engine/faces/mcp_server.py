@@ -4,7 +4,8 @@ Built on the SDK's low-level ``Server`` so the tools it lists are
 :data:`~.tools.TOOLS` as they are (names, descriptions, JSON Schemas), not
 restated as Python signatures; calls go to :meth:`MemoryTools.call_tool`,
 whose ToolErrors come back as tool results with ``isError`` set, so the
-model reads the message and the server keeps running.
+model reads the message and the server keeps running. A result is one
+text content, compact JSON (:func:`result_text`).
 
 Transports: stdio (what Claude Desktop, Claude Code and Cursor launch;
 lines that are not JSON-RPC are answered with an error, :mod:`.mcp_stdio`)
@@ -89,8 +90,7 @@ def build_server(tools: MemoryTools, call_timeout: float = CALL_TIMEOUT_S) -> Se
             return _error(str(exc))
         except TimeoutError:
             return _error(_overdue(params.name, call_timeout))
-        text = json.dumps(result, ensure_ascii=False)
-        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
+        return types.CallToolResult(content=[types.TextContent(text=result_text(result))])
 
     from importlib.metadata import version
 
@@ -102,6 +102,14 @@ def build_server(tools: MemoryTools, call_timeout: float = CALL_TIMEOUT_S) -> Se
         on_call_tool=call_tool,
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools.specs if t.name == name), None),
     )
+
+
+def result_text(result: dict) -> str:
+    """A tool result as the one text a client hands its model: compact JSON.
+    Sent once, as text content only: structured content would repeat the
+    same payload (the spec asks for both together), and a client that
+    shows its model both would read every search twice."""
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
 
 def _error(message: str) -> types.CallToolResult:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -48,7 +48,8 @@ _OPEN_FLAGS = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0
 
 @dataclass(frozen=True)
 class AppendResult:
-    """Where an entry went: ``path:start_line-end_line`` like a search citation.
+    """Where an entry went: lines ``start_line``..``end_line`` of ``path``,
+    its heading included; its text starts at ``text_line``.
 
     ``indexed`` is False when the sync after the write failed (the entry is
     on disk all the same; ``notice`` says why it is not searchable yet).
@@ -57,6 +58,7 @@ class AppendResult:
     path: str
     start_line: int
     end_line: int
+    text_line: int
     created: bool
     indexed: bool = True
     notice: str | None = None
@@ -65,7 +67,12 @@ class AppendResult:
 
     @property
     def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        """The entry's own text as a citation, its heading (often just a
+        time) left out: ``path:LINE`` for a one-line fact, else
+        ``path:FIRST-LAST``, forms ``memext get`` and memory_get read."""
+        if self.text_line == self.end_line:
+            return f"{self.path}:{self.end_line}"
+        return f"{self.path}:{self.text_line}-{self.end_line}"
 
     def to_dict(self) -> dict:
         return {**asdict(self), "citation": self.citation}
@@ -78,7 +85,7 @@ def daily_log_path(now: datetime) -> str:
 
 def entry_target(agent: AgentConfig, file: str | None, now: datetime) -> tuple[Path, str]:
     """The real and display path an entry goes to (AccessDenied outside memory)."""
-    return resolve_memory_path(file or daily_log_path(now), agent.workspace, agent.extra_path_list())
+    return resolve_memory_path(file or daily_log_path(now), agent.workspace, agent.extra_path_list(), writing=True)
 
 
 def format_entry(text: str, now: datetime, *, heading: str | None = None, dated: bool = True, meta: EntryMeta | None = None) -> str:
@@ -127,11 +134,14 @@ def append_entry(
     entry = format_entry(text, now, heading=heading, dated=not is_daily, meta=meta)
     try:
         with writer_lock(agent, db_path, timeout=lock_timeout):
-            return _write_locked(real, shown, entry, title=f"# {now:%Y-%m-%d}\n\n" if is_daily else "")
+            written = _write_locked(real, shown, entry, title=f"# {now:%Y-%m-%d}\n\n" if is_daily else "")
     except OSError as exc:
         if is_disk_full(exc):
             raise DiskFull(f"cannot write {shown}: the disk is full (nothing was written; free some space and try again)") from exc
         raise MemextError(f"cannot write {shown}: {exc.strerror or exc}") from exc
+    # The entry ends with its text: count its lines back from the end.
+    text_lines = text.strip("\n").rstrip().count("\n") + 1
+    return replace(written, text_line=max(written.start_line, written.end_line - text_lines + 1))
 
 
 def _write_locked(real: Path, shown: str, entry: str, *, title: str) -> AppendResult:
@@ -164,7 +174,7 @@ def _write_locked(real: Path, shown: str, entry: str, *, title: str) -> AppendRe
         raise
     os.close(fd)
     end = start + entry.count("\n") - 1
-    return AppendResult(shown, start, end, created)
+    return AppendResult(shown, start, end, start, created)
 
 
 def _write_whole(fd: int, data: bytes, size_before: int) -> None:

@@ -62,19 +62,21 @@ class ReadResult:
         return self
 
 
-def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path]) -> tuple[Path, str]:
-    """Check ``raw`` against the rules; return (real path, display path)."""
+def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path], *, writing: bool = False) -> tuple[Path, str]:
+    """Check ``raw`` against the rules; return (real path, display path).
+    ``writing``: the path is to be written (appended to), which a refusal
+    says instead of read."""
     _check_path_text(raw)
     try:
-        return _resolve(raw, workspace, extra_paths)
+        return _resolve(raw, workspace, extra_paths, "written" if writing else "read")
     except (OSError, ValueError) as exc:  # what the checks above cannot foresee
         raise BadPath(f"{raw!r}: not a usable path ({exc})") from None
 
 
-def _resolve(raw: str, workspace: Path, extra_paths: list[Path]) -> tuple[Path, str]:
+def _resolve(raw: str, workspace: Path, extra_paths: list[Path], done: str) -> tuple[Path, str]:
     roots = MemoryRoots.of(workspace, extra_paths)
     if not raw.lower().endswith(".md"):
-        raise AccessDenied(f"{raw}: only Markdown (.md) memory files can be read")
+        raise AccessDenied(f"{raw}: only Markdown (.md) memory files can be {done}")
     given = Path(os.path.expanduser(raw))
     lexical = Path(os.path.normpath(given if given.is_absolute() else roots.workspace / given))
     lexical = _rebase(lexical, workspace, extra_paths, roots)
@@ -85,7 +87,7 @@ def _resolve(raw: str, workspace: Path, extra_paths: list[Path]) -> tuple[Path, 
         raise AccessDenied(f"{raw}: hidden files are not memory")
     real = Path(os.path.realpath(lexical))
     if real != lexical:
-        raise AccessDenied(f"{raw}: is or passes through a symlink, which get() does not follow")
+        raise AccessDenied(f"{raw}: is or passes through a symlink; memory files are {done} only where they are, not through links")
     if not roots.allows(real):
         raise AccessDenied(
             f"{raw}: not part of this agent's memory (MEMORY.md, memory.md, memory/**/*.md or extra_paths)"
@@ -150,7 +152,7 @@ def _read_checked(real: Path, raw: str) -> bytes | None:
         return None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's O_NOFOLLOW answer
-            raise AccessDenied(f"{raw}: is or passes through a symlink, which get() does not follow") from None
+            raise AccessDenied(f"{raw}: is or passes through a symlink; memory files are read only where they are, not through links") from None
         if exc.errno == errno.ENOTDIR:
             return None  # a folder on the way is a file: no such memory file
         if exc.errno == errno.ENAMETOOLONG:

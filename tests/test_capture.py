@@ -178,7 +178,7 @@ def test_a_change_supersedes_what_it_changes(workspace, tmp_path):
         old = first.written[0].citation
         changed = capture([{"role": "user", "content": "Actually I prefer working in the evenings now."}], index=idx)
         (entry,) = changed.written
-        assert entry.supersedes == f"MEMORY.md:{int(old.split(':')[1].split('-')[0]) + 1}"  # the text line of the old entry
+        assert entry.supersedes == old  # the old entry's text line, as its citation says
         assert idx.search("working in the mornings").results == []
         assert idx.search("working in the evenings").results[0].status == "live"
         # A new statement that changes nothing supersedes nothing.

@@ -26,11 +26,11 @@ def test_forget_and_supersede_through_the_engine(workspace, tmp_path):
         before = (workspace / "MEMORY.md").read_text(encoding="utf-8").splitlines()
 
         new = idx.append("Bob prefers oolong now.", file="MEMORY.md", supersedes="MEMORY.md:5")
-        assert new.superseded == ("MEMORY.md:5-5",)
+        assert new.superseded == ("MEMORY.md:5",)
         lines = (workspace / "MEMORY.md").read_text(encoding="utf-8").splitlines()
         assert lines[:len(before)][4] == f"- Bob prefers green tea. <!-- memext superseded={TODAY} by={new.citation} -->"
         assert [a for i, a in enumerate(lines[:len(before)]) if i != 4] == [b for i, b in enumerate(before) if i != 4]
-        assert "supersedes=MEMORY.md:5-5" in lines[new.start_line - 1]
+        assert "supersedes=MEMORY.md:5" in lines[new.start_line - 1]
 
         # The line that matched decides: the old preference is left out, the new one found.
         assert idx.search("green tea").results == []
@@ -40,12 +40,12 @@ def test_forget_and_supersede_through_the_engine(workspace, tmp_path):
         assert (oolong.status, oolong.origin) == ("live", "person")
 
         gone = idx.forget("memory/2026-01-05.md:3", reason="it was commit b17")
-        assert gone.marked == ("memory/2026-01-05.md:3-3",) and gone.status == "forgotten"
+        assert gone.marked == ("memory/2026-01-05.md:3",) and gone.status == "forgotten"
         assert idx.search("a828e60").results == []
         assert idx.search("Deploy went fine").results  # the next line is not forgotten
         # Forgetting it again leaves the first mark as it is.
         again = idx.forget("memory/2026-01-05.md:3")
-        assert again.marked == () and again.already == ("memory/2026-01-05.md:3-3",)
+        assert again.marked == () and again.already == ("memory/2026-01-05.md:3",)
         assert idx.get("memory/2026-01-05.md", 3, 1).text.endswith(f'forgotten={TODAY} reason="it was commit b17" -->')
 
         for bad, message in [("MEMORY.md", "PATH:LINE"), ("MEMORY.md:99", "past the end"), ("../x.md:1", "may not leave"),
@@ -77,7 +77,7 @@ def test_instruction_like_text_is_refused_or_stored_untrusted(workspace, tmp_pat
         assert "IGNORE" not in "".join(p.read_text(encoding="utf-8") for p in workspace.rglob("*.md"))
         wrote = tools.call_tool("memory_append", {"text": "Dana switched to decaf.", "file": "MEMORY.md"})
         hit = tools.call_tool("memory_search", {"query": "decaf"})["results"][0]
-        assert (hit["origin"], hit["status"], hit["untrusted"]) == ("agent", "live", False)
+        assert hit["origin"] == "agent" and "status" not in hit and "untrusted" not in hit  # live and trusted: not said
         forgot = tools.call_tool("memory_forget", {"citation": wrote["citation"], "reason": "wrong person"})
         assert forgot["marked"] == [wrote["citation"]]
         assert tools.call_tool("memory_search", {"query": "decaf"})["results"] == []
@@ -99,7 +99,7 @@ def run(*args: str, input: str | None = None):
 def test_forget_and_supersede_through_the_cli(config, workspace):
     r = run("note", "--long-term", "Bob drinks oolong now.", "--supersedes", "MEMORY.md:5")
     assert r.exit_code == 0, r.output
-    assert "marked MEMORY.md:5-5 superseded" in r.output
+    assert "marked MEMORY.md:5 superseded" in r.output
     found = json.loads(run("search", "green tea", "--json").output)["results"]
     assert found == []
     everything = json.loads(run("search", "green tea", "--all", "--json").output)["results"]
@@ -108,12 +108,12 @@ def test_forget_and_supersede_through_the_cli(config, workspace):
     assert "[superseded]" in shown
 
     r = run("forget", "MEMORY.md:8", "--reason", "we ship on Thursdays")
-    assert r.exit_code == 0 and r.output.strip() == "forgot MEMORY.md:8-8 (we ship on Thursdays)"
+    assert r.exit_code == 0 and r.output.strip() == "forgot MEMORY.md:8 (we ship on Thursdays)"
     assert "no memory matches" in run("search", "Tuesdays").output
     got = run("get", "MEMORY.md:8").output  # still there, marked
     assert got.startswith("- We ship on Tuesdays. <!-- memext forgotten=") and "we ship on Thursdays" in got
     r = run("forget", "MEMORY.md:8", "--json")
-    assert json.loads(r.output)["already"] == ["MEMORY.md:8-8"]
+    assert json.loads(r.output)["already"] == ["MEMORY.md:8"]
     r = CliRunner().invoke(cli, ["forget", "MEMORY.md"])
     assert r.exit_code == 1 and "PATH:LINE" in r.output
 

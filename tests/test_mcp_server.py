@@ -83,8 +83,8 @@ async def _scenario(client: Client, workspace: Path) -> None:
     assert [cited_path(h) for h in payload(late)["results"]] == ["memory/2026-11-02.md"]
 
     # Each hit is what a model cites and reads, nothing the citation says again.
-    assert set(hits[0]) == {"citation", "score", "snippet"}
-    assert set(payload(found)) - {"notice"} == {"results", "provider", "model", "stale"}  # no fallback: left out
+    assert set(hits[0]) - {"date", "origin"} == {"citation", "score", "confidence", "confident", "snippet"}
+    assert set(payload(found)) - {"notice"} == {"results", "confidence", "confident", "provider", "model", "stale"}  # no fallback
 
     # Numbers typed into a form (the MCP Inspector) or sent by a model as text.
     three = await client.call_tool("memory_search", {"query": "Biscuit", "max_results": "3", "min_score": "0"})

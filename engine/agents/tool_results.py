@@ -110,9 +110,12 @@ def numbered_lines(text: str, first: int) -> str:
 
 def append_result(written: AppendResult) -> dict:
     """The memory_append result for a written entry: its citation (the
-    entry's own text lines, heading left out), whether the file was created
-    and whether the entry is searchable yet (else a notice says why)."""
+    entry's own text lines, heading left out), whether the file was created,
+    the entries it superseded, and whether the entry is searchable yet (else
+    a notice says why)."""
     result: dict[str, Any] = {"citation": written.citation, "created": written.created, "indexed": written.indexed}
+    if written.superseded:  # the entries ``supersedes`` marked (DESIGN.md §17)
+        result["superseded"] = list(written.superseded)
     if written.notice:
         result["notice"] = written.notice
     return result

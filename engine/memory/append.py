@@ -36,7 +36,7 @@ from ..config import AgentConfig
 from ..errors import AccessDenied, DiskFull, MemextError, is_disk_full
 from ..store.drivers import writer_lock
 from .entries import EntryMeta, split_meta, with_meta
-from .read import resolve_memory_path
+from .read import cite_lines, resolve_memory_path
 
 LONG_TERM_FILE = "MEMORY.md"
 #: The longest entry accepted: memory is notes, not a place to dump files.
@@ -70,9 +70,7 @@ class AppendResult:
         """The entry's own text as a citation, its heading (often just a
         time) left out: ``path:LINE`` for a one-line fact, else
         ``path:FIRST-LAST``, forms ``memext get`` and memory_get read."""
-        if self.text_line == self.end_line:
-            return f"{self.path}:{self.end_line}"
-        return f"{self.path}:{self.text_line}-{self.end_line}"
+        return cite_lines(self.path, self.text_line, self.end_line)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "citation": self.citation}

@@ -22,7 +22,7 @@ from ..errors import BadLineRange, MemextError
 from ..store.drivers import writer_lock
 from .append import APPEND_LOCK_TIMEOUT_S
 from .entries import FileEntries, Mark, Unit, mark_lines, parse_entries
-from .read import parse_get_spec, resolve_memory_path
+from .read import cite_lines, parse_get_spec, resolve_memory_path
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,8 @@ def retire(
     return RetireResult(
         path=shown,
         status="superseded" if by else "forgotten",
-        marked=tuple(f"{shown}:{u.start}-{u.end}" for u in fresh),
-        already=tuple(f"{shown}:{u.start}-{u.end}" for u in done),
+        marked=tuple(cite_lines(shown, u.start, u.end) for u in fresh),
+        already=tuple(cite_lines(shown, u.start, u.end) for u in done),
         reason=reason,
         by=by,
     )

@@ -13,6 +13,7 @@ from .append import APPEND_LOCK_TIMEOUT_S, AppendResult, append_entry
 from .entries import EntryMeta
 from .forget import entries_at, retire
 from .hostile import refuse_instructions
+from .read import cite_lines
 
 #: Who wrote an entry when the caller does not say: a person, through the Python API.
 API_ORIGIN = EntryMeta(origin="person", via="api")
@@ -42,7 +43,7 @@ def append_superseding(
         refuse_instructions(text if heading is None else f"{heading}\n{text}")
     if supersedes:
         _, shown, _, units = entries_at(agent, supersedes)  # a bad citation fails before the write
-        supersedes = f"{shown}:{units[0].start}-{units[-1].end}"
+        supersedes = cite_lines(shown, units[0].start, units[-1].end)
         meta = dataclasses.replace(meta, supersedes=supersedes)
     written = append_entry(agent, db_path, text, file=file, heading=heading, now=now, lock_timeout=lock_timeout, meta=meta)
     if not supersedes:

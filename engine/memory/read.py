@@ -62,6 +62,12 @@ class ReadResult:
         return self
 
 
+def cite_lines(path: str, first: int, last: int) -> str:
+    """An entry's citation: ``path:LINE`` for one line, else
+    ``path:FIRST-LAST`` (forms ``memext get`` and memory_get read)."""
+    return f"{path}:{first}" if first == last else f"{path}:{first}-{last}"
+
+
 def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path], *, writing: bool = False) -> tuple[Path, str]:
     """Check ``raw`` against the rules; return (real path, display path).
     ``writing``: the path is to be written (appended to), which a refusal

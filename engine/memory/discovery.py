@@ -94,18 +94,29 @@ def memory_files_match(
     workspace: Path, extra_paths: list[Path], max_bytes: int, indexed: Mapping[str, IndexedStat]
 ) -> int | None:
     """How many memory files on disk have the stat ``indexed`` holds for
-    them, or None as soon as one does not (added or changed): the change
-    check's scan, with the rules of :func:`discover_memory_files` (files it
-    would skip, binary ones included, count as neither) but no list built.
+    them, or None when one does not (added or changed): the change check's
+    scan, with the rules of :func:`discover_memory_files` (files it would
+    skip, binary ones included, count as neither) but no list built.
 
     A caller compares the count with the number of indexed memory files to
-    see removals."""
-    scan = _MatchScan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed)
-    try:
-        scan.run(workspace, extra_paths)
-    except _Differs:
-        return None
-    return scan.matched
+    see removals.
+
+    The scan first takes folder entries in the order the file system gives
+    them: the order decides only which of two names of one file (hard links,
+    ``MEMORY.md`` and ``memory.md`` on a case-insensitive file system) a
+    sync indexes, so only when a file turns up under two names is the scan
+    made again in a sync's sorted order."""
+    roots = MemoryRoots.of(workspace, extra_paths)
+    for ordered in (False, True):
+        scan = _MatchScan(roots, max_bytes, indexed, ordered)
+        try:
+            scan.run(workspace, extra_paths)
+        except _Differs:
+            return None
+        except _OrderMatters:
+            continue
+        return scan.matched
+    raise AssertionError("a scan in sorted order does not depend on order")
 
 
 class _Scan:
@@ -118,6 +129,10 @@ class _Scan:
     file's path is already its real path. Symlinks and the single files
     take the general path (:meth:`consider`).
     """
+
+    #: Whether each folder's entries are taken sorted by name (see
+    #: :func:`memory_files_match` for when the order cannot matter).
+    ordered = True
 
     def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat], sniff: bool = True):
         self.roots = roots
@@ -161,7 +176,7 @@ class _Scan:
                 continue
             try:
                 with os.scandir(current) as it:
-                    entries = sorted(it, key=_entry_name)
+                    entries = sorted(it, key=_entry_name) if self.ordered else list(it)
             except OSError as exc:
                 self.skipped.append(Skipped(roots.display_path(current), f"cannot list folder: {exc.strerror or exc}"))
                 continue
@@ -260,19 +275,35 @@ class _Differs(Exception):
     """A file differs from the index: the rest of the scan cannot change the answer."""
 
 
+class _OrderMatters(Exception):
+    """A file turned up under two names: which one a sync keeps depends on the order of the scan."""
+
+
 class _MatchScan(_Scan):
     """A :class:`_Scan` that counts the files matching the index instead of
     listing them (a ``SourceFile`` per file and a sort of them made the
-    scan 1.3x slower at 10k files)."""
+    scan 1.3x slower at 10k files).
 
-    def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat]):
+    Unordered (``ordered=False``) it raises :class:`_OrderMatters` as soon
+    as the verdict could depend on the order of the scan: a file met under
+    a second name. A name the index lacks is then only a change once the
+    whole scan has not met its file under another name."""
+
+    def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat], ordered: bool = True):
         super().__init__(roots, max_bytes, indexed)
-        self.seen: set[tuple[int, int]] = set()
+        self.ordered = ordered
+        self.seen: dict[tuple[int, int], str] = {}  # file identity -> the name it was counted under
+        self.unknown: set[tuple[int, int]] = set()  # files met under a name the index lacks (unordered)
         self.matched = 0
+
+    def run(self, workspace: Path, extra_paths: list[Path]) -> None:
+        super().run(workspace, extra_paths)
+        if self.unknown:
+            raise _Differs  # a file met under no other name: a sync adds it
 
     def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
         # The common case inline (stat, lookup, compare); anything else takes _add.
-        indexed, seen, max_bytes = self.indexed, self.seen, self.max_bytes
+        indexed, seen, unknown, max_bytes = self.indexed, self.seen, self.unknown, self.max_bytes
         for entry in entries:
             shown = shown_dir + entry.name
             try:
@@ -281,21 +312,31 @@ class _MatchScan(_Scan):
                 continue  # a sync skips it too
             known = indexed.get(shown)
             key = (st.st_dev, st.st_ino)
-            if known is None or known.mtime_ns != st.st_mtime_ns or known.size != st.st_size or key in seen or st.st_size > max_bytes:
+            if known is None or known.mtime_ns != st.st_mtime_ns or known.size != st.st_size or key in seen or key in unknown or st.st_size > max_bytes:
                 self._add(entry.path, shown, st)
             else:
-                seen.add(key)
+                seen[key] = shown
                 self.matched += 1
 
     def _add(self, real: str, shown: str, st: os.stat_result) -> None:
         key = (st.st_dev, st.st_ino)
-        if key in self.seen or st.st_size > self.max_bytes:
-            return  # a second name of a file, or a file a sync skips
+        if st.st_size > self.max_bytes:
+            return  # a file a sync skips, under any name
+        counted = self.seen.get(key)
+        if counted is not None or key in self.unknown:
+            if counted == shown:
+                return  # the same name again (a symlink to a file counted)
+            if self.ordered:
+                return  # a second name of a file: the sync keeps the first
+            raise _OrderMatters
         if not self._unchanged(shown, st):
             if _starts_binary(real):
                 return  # skipped by every sync
-            raise _Differs
-        self.seen.add(key)
+            if self.ordered or shown in self.indexed:
+                raise _Differs  # changed, or new with no name met before it
+            self.unknown.add(key)
+            return
+        self.seen[key] = shown
         self.matched += 1
 
 

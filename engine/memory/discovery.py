@@ -292,7 +292,8 @@ class _MatchScan(_Scan):
     def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat], ordered: bool = True):
         super().__init__(roots, max_bytes, indexed)
         self.ordered = ordered
-        self.seen: dict[tuple[int, int], str] = {}  # file identity -> the name it was counted under
+        self.names: set[str] = set()  # the names counted
+        self.seen: dict[tuple[int, int], str] = {}  # file identity -> its name counted (files that may have others)
         self.unknown: set[tuple[int, int]] = set()  # files met under a name the index lacks (unordered)
         self.matched = 0
 
@@ -302,8 +303,11 @@ class _MatchScan(_Scan):
             raise _Differs  # a file met under no other name: a sync adds it
 
     def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
-        # The common case inline (stat, lookup, compare); anything else takes _add.
-        indexed, seen, unknown, max_bytes = self.indexed, self.seen, self.unknown, self.max_bytes
+        # The common case inline: an indexed, unchanged file of one hard link
+        # (met under another name only through a symlink, whose real path is
+        # this name). Anything else takes _add, which tracks file identities.
+        indexed, names, max_bytes = self.indexed, self.names, self.max_bytes
+        matched = 0
         for entry in entries:
             shown = shown_dir + entry.name
             try:
@@ -311,21 +315,25 @@ class _MatchScan(_Scan):
             except OSError:
                 continue  # a sync skips it too
             known = indexed.get(shown)
-            key = (st.st_dev, st.st_ino)
-            if known is None or known.mtime_ns != st.st_mtime_ns or known.size != st.st_size or key in seen or key in unknown or st.st_size > max_bytes:
-                self._add(entry.path, shown, st)
+            if (
+                known is not None
+                and known.mtime_ns == st.st_mtime_ns
+                and known.size == st.st_size
+                and st.st_nlink == 1
+                and st.st_size <= max_bytes
+                and shown not in names
+            ):
+                names.add(shown)
+                matched += 1
             else:
-                seen[key] = shown
-                self.matched += 1
+                self._add(entry.path, shown, st)
+        self.matched += matched
 
     def _add(self, real: str, shown: str, st: os.stat_result) -> None:
+        if st.st_size > self.max_bytes or shown in self.names:
+            return  # a file a sync skips under any name, or a name counted (a symlink to it)
         key = (st.st_dev, st.st_ino)
-        if st.st_size > self.max_bytes:
-            return  # a file a sync skips, under any name
-        counted = self.seen.get(key)
-        if counted is not None or key in self.unknown:
-            if counted == shown:
-                return  # the same name again (a symlink to a file counted)
+        if key in self.seen or key in self.unknown:
             if self.ordered:
                 return  # a second name of a file: the sync keeps the first
             raise _OrderMatters
@@ -337,6 +345,7 @@ class _MatchScan(_Scan):
             self.unknown.add(key)
             return
         self.seen[key] = shown
+        self.names.add(shown)
         self.matched += 1
 
 

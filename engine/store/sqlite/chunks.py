@@ -8,7 +8,6 @@ methods run inside a transaction the caller opened.
 from __future__ import annotations
 
 import json
-from types import MappingProxyType
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from ...memory.dates import name_date
@@ -170,10 +169,11 @@ class ChunkTable:
         return {r[0]: FileRow(*r) for r in rows}
 
     def file_stats(self) -> Mapping[str, FileStat]:
-        # Kept until the data changes: the freshness keeper and a long-lived
-        # process check for changes again and again on an unchanged index.
+        # Kept until the data changes (the freshness keeper and a long-lived
+        # process check again and again on an unchanged index); handed out
+        # as is, not copied: callers only read it (a Mapping).
         with self.db.lock:
-            return MappingProxyType(self.db.cached("file_stats", self._read_file_stats))
+            return self.db.cached("file_stats", self._read_file_stats)
 
     def _read_file_stats(self) -> dict[str, FileStat]:
         rows = self.db.conn.execute("SELECT path, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()

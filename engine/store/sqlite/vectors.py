@@ -150,8 +150,9 @@ class VectorTable:
         """
         if self.dims is None or k <= 0:
             return []
-        # BLAS threads by index size (bench/blas_threads.py), for this call only.
-        with search_blas_threads(self._chunk_count()):
+        # BLAS threads by the rows of the product (bench/blas_threads.py), for this call only.
+        mapped = self._mapped_ready()
+        with search_blas_threads(mapped.dense_rows if mapped is not None else self._chunk_count()):
             return self._search(query, k, sources, paths)
 
     def _search(

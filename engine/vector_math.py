@@ -49,13 +49,17 @@ def l2_to_similarity(distance: float) -> float:
 
 #: Below this many rows a search's matrix-vector product runs on one BLAS
 #: thread; from it up, on every core (BLAS's own default). Measured with
-#: bench/blas_threads.py (docs/benchmarks.md): below it, waking the other
-#: threads costs more than they save, and far more on a busy machine.
-BLAS_ONE_THREAD_BELOW = 200_000
+#: bench/blas_threads.py on 2 cores (docs/benchmarks.md): up to 50,000 rows
+#: one thread is as fast on a quiet machine and up to 1.7x faster on a busy
+#: one (waking the other thread costs more than it saves); from 100,000
+#: rows the second thread wins 1.2x on a busy machine. Above the sidecar's
+#: quantised threshold the product is a rescored pool of a few thousand
+#: rows, so one thread again.
+BLAS_ONE_THREAD_BELOW = 100_000
 
 
 def blas_threads_for(rows: int) -> int:
-    """How many BLAS threads a search over ``rows`` vectors uses."""
+    """How many BLAS threads a search's product over ``rows`` vectors uses."""
     cores = os.cpu_count() or 1
     return 1 if rows < BLAS_ONE_THREAD_BELOW else cores
 

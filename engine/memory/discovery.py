@@ -183,6 +183,8 @@ class _Scan:
             # Asked once per folder: the same for every plain .md file in it.
             allowed = roots.allows_all_in(current) if real else None
             shown_dir = "" if current == workspace else roots.display_path(current) + "/"
+            if allowed:
+                entries = self._take_plain(entries, shown_dir)
             plain: list[os.DirEntry] = []  # taken in one go below (the change check's tight loop)
             for entry in entries:
                 name = entry.name
@@ -213,6 +215,12 @@ class _Scan:
                     continue
             if plain:
                 self._plain_files(plain, shown_dir)
+
+    def _take_plain(self, entries: list[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
+        """A hook for a folder whose files are memory (see the class): the
+        entries left for the walk's general loop. Here all of them; the
+        change check's unordered scan takes the regular files in one pass."""
+        return entries
 
     def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
         """Regular files met by the walk in a real folder whose files are
@@ -269,6 +277,8 @@ class _Scan:
 
 
 _entry_name = operator.attrgetter("name")
+#: ``.md`` in any case, for ``str.endswith`` (no lowered copy of each name).
+_MD_SUFFIXES = (".md", ".MD", ".Md", ".mD")
 
 
 class _Differs(Exception):
@@ -301,6 +311,49 @@ class _MatchScan(_Scan):
         super().run(workspace, extra_paths)
         if self.unknown:
             raise _Differs  # a file met under no other name: a sync adds it
+
+    def _take_plain(self, entries: list[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
+        if self.ordered:
+            return entries  # regular files after the folder's other entries, as a sync takes them
+        # Filter and match in one pass (the check's tight loop): an indexed,
+        # unchanged file of one hard link (met under another name only
+        # through a symlink, whose real path is this name) is counted here;
+        # other files take _add, which tracks file identities. Folders,
+        # symlinks and the rest go back to the walk.
+        indexed, names, max_bytes = self.indexed, self.names, self.max_bytes
+        rest = []
+        matched = 0
+        for entry in entries:
+            try:
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError:
+                continue
+            if not regular:
+                rest.append(entry)
+                continue
+            name = entry.name
+            if not name.endswith(_MD_SUFFIXES) or name.startswith("."):
+                continue
+            shown = shown_dir + name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # a sync skips it too
+            known = indexed.get(shown)
+            if (
+                known is not None
+                and known.mtime_ns == st.st_mtime_ns
+                and known.size == st.st_size
+                and st.st_nlink == 1
+                and st.st_size <= max_bytes
+                and shown not in names
+            ):
+                names.add(shown)
+                matched += 1
+            else:
+                self._add(entry.path, shown, st)
+        self.matched += matched
+        return rest
 
     def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
         # The common case inline: an indexed, unchanged file of one hard link

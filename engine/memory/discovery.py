@@ -15,7 +15,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, NamedTuple, Protocol
+from typing import Iterable, Mapping, NamedTuple, Protocol
 
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 from ..units import human_size
@@ -145,17 +145,20 @@ class Scan:
             current, real = stack.pop()
             if not _first_visit(current, visited):
                 continue
-            try:
-                with os.scandir(current) as it:
-                    entries = sorted(it, key=_entry_name) if self.ordered else list(it)
-            except OSError as exc:
-                self.skipped.append(Skipped(roots.display_path(current), f"cannot list folder: {exc.strerror or exc}"))
-                continue
             # Asked once per folder: the same for every plain .md file in it.
             allowed = roots.allows_all_in(current) if real else None
             shown_dir = "" if current == workspace else roots.display_path(current) + "/"
-            if allowed:
-                entries = self._take_plain(entries, shown_dir)
+            try:
+                with os.scandir(current) as it:
+                    if self.ordered:
+                        entries = sorted(it, key=_entry_name)
+                    elif allowed:
+                        entries = self._take_plain(it, shown_dir)  # as listed, no list of every entry
+                    else:
+                        entries = list(it)
+            except OSError as exc:
+                self.skipped.append(Skipped(roots.display_path(current), f"cannot list folder: {exc.strerror or exc}"))
+                continue
             plain: list[os.DirEntry] = []  # taken in one go below (the change check's tight loop)
             for entry in entries:
                 name = entry.name
@@ -187,11 +190,12 @@ class Scan:
             if plain:
                 self._plain_files(plain, shown_dir)
 
-    def _take_plain(self, entries: list[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
-        """A hook for a folder whose files are memory (see the class): the
-        entries left for the walk's general loop. Here all of them; the
-        change check's unordered scan takes the regular files in one pass."""
-        return entries
+    def _take_plain(self, entries: Iterable[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
+        """For an unordered scan (:attr:`ordered` False) of a folder whose
+        files are memory (see the class): the entries left for the walk's
+        general loop. The change check's scan takes the regular files here,
+        in one pass over the listing."""
+        return list(entries)
 
     def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
         """Regular files met by the walk in a real folder whose files are

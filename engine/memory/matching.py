@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from .discovery import IndexedStat, Scan, starts_binary
 from .roots import MemoryRoots
@@ -78,9 +78,7 @@ class _MatchScan(Scan):
         if self.unknown:
             raise _Differs  # a file met under no other name: a sync adds it
 
-    def _take_plain(self, entries: list[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
-        if self.ordered:
-            return entries  # regular files after the folder's other entries, as a sync takes them
+    def _take_plain(self, entries: Iterable[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
         # Filter and match in one pass (the check's tight loop): an indexed,
         # unchanged file of one hard link (met under another name only
         # through a symlink, whose real path is this name) is counted here;

@@ -68,8 +68,9 @@ class _BlasLimit:
     """One BLAS thread for the searches running now, and the user's own
     setting back once the last of them is done.
 
-    The thread count of OpenBLAS is process-wide, so concurrent searches
-    share one limit (counted) rather than each restoring what another set.
+    The thread count of OpenBLAS is process-wide, so searches inside one
+    another (a search's own helpers) share one limit (counted) rather than
+    each restoring what another set.
     ``threadpoolctl`` is imported and its library scan (about 10 ms) made on
     the first search that needs the limit: keyword-only work never pays it.
     """

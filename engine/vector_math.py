@@ -11,8 +11,10 @@ of 384 dims). The matrix is refreshed incrementally: chunk rowids only grow
 
 from __future__ import annotations
 
+import os
 import threading
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
@@ -43,6 +45,94 @@ def normalize(vector: Sequence[float] | np.ndarray) -> np.ndarray:
 def l2_to_similarity(distance: float) -> float:
     """Cosine similarity from the L2 distance of two unit vectors."""
     return 1.0 - (distance * distance) / 2.0
+
+
+#: Below this many rows a search's matrix-vector product runs on one BLAS
+#: thread; from it up, on every core (BLAS's own default). Measured with
+#: bench/blas_threads.py on 2 cores (docs/benchmarks.md): up to 50,000 rows
+#: one thread is as fast on a quiet machine and up to 1.7x faster on a busy
+#: one (waking the other thread costs more than it saves); from 100,000
+#: rows the second thread wins 1.2x on a busy machine. Above the sidecar's
+#: quantised threshold the product is a rescored pool of a few thousand
+#: rows, so one thread again.
+BLAS_ONE_THREAD_BELOW = 100_000
+
+
+def blas_threads_for(rows: int) -> int:
+    """How many BLAS threads a search's product over ``rows`` vectors uses."""
+    cores = os.cpu_count() or 1
+    return 1 if rows < BLAS_ONE_THREAD_BELOW else cores
+
+
+class _BlasLimit:
+    """One BLAS thread for the searches running now, and the user's own
+    setting back once the last of them is done.
+
+    The thread count of OpenBLAS is process-wide, so searches inside one
+    another (a search's own helpers) share one limit (counted) rather than
+    each restoring what another set.
+    ``threadpoolctl`` is imported and its library scan (about 10 ms) made on
+    the first search that needs the limit: keyword-only work never pays it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active = 0
+        self._blas: Any = None  # threadpoolctl's controller of the BLAS libraries, or False: none found
+        self._saved: Any = None
+
+    def _libraries(self) -> Any:
+        if self._blas is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+            except ImportError:
+                self._blas = False
+            else:
+                found = ThreadpoolController().select(user_api="blas")
+                self._blas = found if found.lib_controllers else False
+        return self._blas
+
+    def enter(self) -> None:
+        with self._lock:
+            self._active += 1
+            if self._active == 1:
+                blas = self._libraries()
+                if blas:
+                    self._saved = [(lib, lib.num_threads) for lib in blas.lib_controllers]
+                    for lib, _ in self._saved:
+                        lib.set_num_threads(1)
+
+    def exit(self) -> None:
+        with self._lock:
+            self._active -= 1
+            if self._active == 0 and self._saved:
+                for lib, threads in self._saved:
+                    lib.set_num_threads(threads)
+                self._saved = None
+
+
+_BLAS_LIMIT = _BlasLimit()
+
+
+@contextmanager
+def search_blas_threads(rows: int) -> Iterator[None]:
+    """Run a search over ``rows`` vectors with the BLAS threads
+    :func:`blas_threads_for` picks; other numpy work keeps its own setting
+    (only while a search runs does numpy code in another thread of the same
+    process share the limit).
+
+    Only on the main thread (a one-shot search, a notebook): once the main
+    thread has set OpenBLAS's thread count, OpenBLAS ignores the calls of
+    other threads, so a search on one of them could lower the count and
+    fail to put it back."""
+    if blas_threads_for(rows) > 1 or (os.cpu_count() or 1) == 1 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _BLAS_LIMIT.enter()
+    try:
+        yield
+    finally:
+        _BLAS_LIMIT.exit()
 
 
 class MatrixIndex:

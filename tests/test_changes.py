@@ -183,6 +183,30 @@ def test_the_cli_converges(tmp_path):
     assert "[x] ship" in json.dumps(json.loads(found.stdout)["results"])
 
 
+def test_a_second_name_of_a_file_is_a_change_only_when_a_sync_would_index_it(workspace, tmp_path):
+    """A sync indexes the first name of a file in sorted order; the change
+    check takes folders in the file system's order, so it must still agree
+    with the sync on which name counts, whichever order the disk gives."""
+    mem = workspace / "memory"
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", provider="none")
+    with MemoryIndex(agent) as idx:
+        idx.sync()
+        assert not idx.needs_sync()
+        for i in range(20):  # names sorting after the indexed one, listed in whatever order the folder has
+            os.link(mem / "2026-01-05.md", mem / f"later-{i:02}.md")
+        assert not idx.needs_sync()
+        assert idx.sync().files_indexed == 0
+        os.link(mem / "2026-01-05.md", mem / "0-first.md")  # sorts first: a sync indexes this name instead
+        assert idx.needs_sync()
+        report = idx.sync()
+        assert (report.files_indexed, report.files_deleted) == (1, 1)
+        assert not idx.needs_sync()
+        (mem / "0-first.md").unlink()
+        assert idx.needs_sync()
+        idx.sync()
+        assert not idx.needs_sync()
+
+
 def test_the_change_check_agrees_with_a_sync_on_every_kind_of_file(workspace, tmp_path):
     """The check counts matching files instead of listing them: it must
     see exactly what a sync would index (files a sync skips are no change)."""

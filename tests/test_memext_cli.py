@@ -57,6 +57,7 @@ NOT_FOR_A_SEARCH = (
     "memext.engine.indexing.sync",
     "memext.engine.store.postgres",
     "numpy",
+    "threadpoolctl",
     "psycopg",
 )
 

@@ -90,3 +90,45 @@ def test_a_swapped_in_index_replaces_a_loaded_matrix(tmp_path):
         assert store.chunks([4])[4].path == "memory/g53.md"
     finally:
         store.close()
+
+
+def blas_threads() -> int:
+    from threadpoolctl import threadpool_info
+
+    return max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+
+
+def test_a_small_index_searches_on_one_blas_thread_and_leaves_the_users_setting(tmp_path, monkeypatch):
+    """Below BLAS_ONE_THREAD_BELOW rows the product runs on one thread
+    (waking the others costs more than they save); the process's own BLAS
+    setting is back after every search. Searches on other threads leave
+    BLAS as it is (OpenBLAS ignores their calls once the main thread set it)."""
+    from threadpoolctl import threadpool_limits
+
+    from memext.engine import vector_math
+
+    seen: list[int] = []
+    search = vector_math.MatrixIndex.search
+
+    def observed(self, query, k, sources=None):
+        seen.append(blas_threads())
+        return search(self, query, k, sources)
+
+    monkeypatch.setattr(vector_math.MatrixIndex, "search", observed)
+    store = Store(tmp_path / "a.sqlite", StoreOptions(vector_backend="numpy"))
+    try:
+        fill(store, range(40))
+        with threadpool_limits(limits=2, user_api="blas"):  # the user's own setting
+            assert store.vector_search(unit(3), 1)[0][0] == 4
+            assert seen == [1] and blas_threads() == 2
+            threads = [threading.Thread(target=store.vector_search, args=(unit(i), 3)) for i in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert seen[1:] == [2] * 4 and blas_threads() == 2
+            monkeypatch.setattr(vector_math, "BLAS_ONE_THREAD_BELOW", 10)  # now a large index: BLAS as set
+            store.vector_search(unit(3), 1)
+            assert seen[-1] == 2 and blas_threads() == 2
+    finally:
+        store.close()

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from ..memory.transcripts import discover_session_files
-from ..memory.discovery import FileRead, SourceFile, Skipped, discover_memory_files, memory_files_match
+from ..memory.discovery import FileRead, SourceFile, Skipped, discover_memory_files
+from ..memory.matching import memory_files_match
 
 if TYPE_CHECKING:
     from ..config import AgentConfig

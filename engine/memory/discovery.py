@@ -15,7 +15,7 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, NamedTuple, Protocol
+from typing import Iterable, Mapping, NamedTuple, Protocol
 
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 from ..units import human_size
@@ -84,31 +84,13 @@ def discover_memory_files(
     changed file anyway (a sync: :func:`read_file` raises :class:`NotText`),
     so no file is opened twice.
     """
-    scan = _Scan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed or {}, sniff)
+    scan = Scan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed or {}, sniff)
     scan.run(workspace, extra_paths)
     files = sorted(scan.found.values(), key=lambda f: f.path)
     return files, scan.skipped
 
 
-def memory_files_match(
-    workspace: Path, extra_paths: list[Path], max_bytes: int, indexed: Mapping[str, IndexedStat]
-) -> int | None:
-    """How many memory files on disk have the stat ``indexed`` holds for
-    them, or None as soon as one does not (added or changed): the change
-    check's scan, with the rules of :func:`discover_memory_files` (files it
-    would skip, binary ones included, count as neither) but no list built.
-
-    A caller compares the count with the number of indexed memory files to
-    see removals."""
-    scan = _MatchScan(MemoryRoots.of(workspace, extra_paths), max_bytes, indexed)
-    try:
-        scan.run(workspace, extra_paths)
-    except _Differs:
-        return None
-    return scan.matched
-
-
-class _Scan:
+class Scan:
     """One discovery pass: the files found (by device and inode) and skipped.
 
     Discovery runs before every search of a one-shot ``memext search`` and
@@ -118,6 +100,10 @@ class _Scan:
     file's path is already its real path. Symlinks and the single files
     take the general path (:meth:`consider`).
     """
+
+    #: Whether each folder's entries are taken sorted by name (see
+    #: :func:`~.matching.memory_files_match` for when the order cannot matter).
+    ordered = True
 
     def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat], sniff: bool = True):
         self.roots = roots
@@ -159,15 +145,20 @@ class _Scan:
             current, real = stack.pop()
             if not _first_visit(current, visited):
                 continue
-            try:
-                with os.scandir(current) as it:
-                    entries = sorted(it, key=_entry_name)
-            except OSError as exc:
-                self.skipped.append(Skipped(roots.display_path(current), f"cannot list folder: {exc.strerror or exc}"))
-                continue
             # Asked once per folder: the same for every plain .md file in it.
             allowed = roots.allows_all_in(current) if real else None
             shown_dir = "" if current == workspace else roots.display_path(current) + "/"
+            try:
+                with os.scandir(current) as it:
+                    if self.ordered:
+                        entries = sorted(it, key=_entry_name)
+                    elif allowed:
+                        entries = self._take_plain(it, shown_dir)  # as listed, no list of every entry
+                    else:
+                        entries = list(it)
+            except OSError as exc:
+                self.skipped.append(Skipped(roots.display_path(current), f"cannot list folder: {exc.strerror or exc}"))
+                continue
             plain: list[os.DirEntry] = []  # taken in one go below (the change check's tight loop)
             for entry in entries:
                 name = entry.name
@@ -198,6 +189,13 @@ class _Scan:
                     continue
             if plain:
                 self._plain_files(plain, shown_dir)
+
+    def _take_plain(self, entries: Iterable[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
+        """For an unordered scan (:attr:`ordered` False) of a folder whose
+        files are memory (see the class): the entries left for the walk's
+        general loop. The change check's scan takes the regular files here,
+        in one pass over the listing."""
+        return list(entries)
 
     def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
         """Regular files met by the walk in a real folder whose files are
@@ -242,7 +240,7 @@ class _Scan:
         if st.st_size > self.max_bytes:
             self.skipped.append(Skipped(shown, f"larger than the {human_size(self.max_bytes)} limit ({human_size(st.st_size)}; max_file_bytes)"))
             return
-        if self.sniff and not self._unchanged(shown, st) and _starts_binary(real):
+        if self.sniff and not self._unchanged(shown, st) and starts_binary(real):
             self.skipped.append(Skipped(shown, BINARY_REASON))
             return
         self.found[key] = SourceFile(shown, real, "memory", st.st_mtime_ns, st.st_size)
@@ -254,49 +252,6 @@ class _Scan:
 
 
 _entry_name = operator.attrgetter("name")
-
-
-class _Differs(Exception):
-    """A file differs from the index: the rest of the scan cannot change the answer."""
-
-
-class _MatchScan(_Scan):
-    """A :class:`_Scan` that counts the files matching the index instead of
-    listing them (a ``SourceFile`` per file and a sort of them made the
-    scan 1.3x slower at 10k files)."""
-
-    def __init__(self, roots: MemoryRoots, max_bytes: int, indexed: Mapping[str, IndexedStat]):
-        super().__init__(roots, max_bytes, indexed)
-        self.seen: set[tuple[int, int]] = set()
-        self.matched = 0
-
-    def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
-        # The common case inline (stat, lookup, compare); anything else takes _add.
-        indexed, seen, max_bytes = self.indexed, self.seen, self.max_bytes
-        for entry in entries:
-            shown = shown_dir + entry.name
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue  # a sync skips it too
-            known = indexed.get(shown)
-            key = (st.st_dev, st.st_ino)
-            if known is None or known.mtime_ns != st.st_mtime_ns or known.size != st.st_size or key in seen or st.st_size > max_bytes:
-                self._add(entry.path, shown, st)
-            else:
-                seen.add(key)
-                self.matched += 1
-
-    def _add(self, real: str, shown: str, st: os.stat_result) -> None:
-        key = (st.st_dev, st.st_ino)
-        if key in self.seen or st.st_size > self.max_bytes:
-            return  # a second name of a file, or a file a sync skips
-        if not self._unchanged(shown, st):
-            if _starts_binary(real):
-                return  # skipped by every sync
-            raise _Differs
-        self.seen.add(key)
-        self.matched += 1
 
 
 def _first_visit(folder: str, visited: set[tuple[int, int]]) -> bool:
@@ -345,7 +300,7 @@ def looks_binary(data: bytes) -> bool:
 BINARY_HEAD_BYTES = 1024
 
 
-def _starts_binary(path: str) -> bool:
+def starts_binary(path: str) -> bool:
     """Whether the file's first bytes are binary. Checked at discovery, so a
     binary file is never a pending change (a sync would skip it every time)."""
     try:

@@ -10,7 +10,7 @@ are what crosses the interface.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, Mapping, NamedTuple, Protocol, Sequence, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np  # loads on first use: keyword-only work never needs it
@@ -203,8 +203,9 @@ class IndexStore(Protocol):
 
     def file_rows(self) -> dict[str, FileRow]: ...
 
-    def file_stats(self) -> dict[str, FileStat]:
-        """path -> :class:`FileStat` of every indexed file (the change check's read)."""
+    def file_stats(self) -> Mapping[str, FileStat]:
+        """path -> :class:`FileStat` of every indexed file (the change check's
+        read; read-only: a store may hand out the same mapping until its data changes)."""
         ...
 
     def file_count(self, source: str | None = None) -> int: ...

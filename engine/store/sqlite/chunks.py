@@ -8,7 +8,7 @@ methods run inside a transaction the caller opened.
 from __future__ import annotations
 
 import json
-from typing import Any, Collection, Iterable, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from ...memory.dates import name_date
 from ...db import fts_tokenize
@@ -168,9 +168,15 @@ class ChunkTable:
             ).fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
-    def file_stats(self) -> dict[str, FileStat]:
+    def file_stats(self) -> Mapping[str, FileStat]:
+        # Kept until the data changes (the freshness keeper and a long-lived
+        # process check again and again on an unchanged index); handed out
+        # as is, not copied: callers only read it (a Mapping).
         with self.db.lock:
-            rows = self.db.conn.execute("SELECT path, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()
+            return self.db.cached("file_stats", self._read_file_stats)
+
+    def _read_file_stats(self) -> dict[str, FileStat]:
+        rows = self.db.conn.execute("SELECT path, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()
         return {r[0]: FileStat(r[1], r[2], bool(r[3])) for r in rows}
 
     def chunk_count(self, source: str | None = None) -> int:

@@ -70,6 +70,13 @@ class MappedVectors:
         return "mmap+bits" if self.base.rows > QUANTISED_ABOVE else "mmap"
 
     @property
+    def dense_rows(self) -> int:
+        """How many rows a search multiplies by the query in one product:
+        all of them, or above :data:`QUANTISED_ABOVE` a pool rescored."""
+        pool = MIN_POOL if self.base.rows > QUANTISED_ABOVE else self.base.rows
+        return pool + len(self.delta_ids)
+
+    @property
     def max_rowid(self) -> int:
         return int(self.delta_ids[-1]) if len(self.delta_ids) else self.base.max_rowid
 

@@ -20,7 +20,7 @@ import os
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
@@ -185,7 +185,7 @@ class Store:
     def file_rows(self) -> dict[str, FileRow]:
         return self._chunks.file_rows()
 
-    def file_stats(self) -> dict[str, FileStat]:
+    def file_stats(self) -> Mapping[str, FileStat]:
         return self._chunks.file_stats()
 
     def file_count(self, source: str | None = None) -> int:

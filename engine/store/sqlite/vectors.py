@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator,
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from ...vector_math import MatrixIndex, l2_to_similarity, to_blob
+from ...vector_math import MatrixIndex, l2_to_similarity, search_blas_threads, to_blob
 from ..base import CorruptIndex
 from .chunks import IN_JSON, chunk_filter, json_array
 from .connection import Connection
@@ -150,6 +150,14 @@ class VectorTable:
         """
         if self.dims is None or k <= 0:
             return []
+        # BLAS threads by the rows of the product (bench/blas_threads.py), for this call only.
+        mapped = self._mapped_ready()
+        with search_blas_threads(mapped.dense_rows if mapped is not None else self._chunk_count()):
+            return self._search(query, k, sources, paths)
+
+    def _search(
+        self, query: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str] | None
+    ) -> list[tuple[int, float]]:
         if paths is not None:
             return self._search_among(query, k, sources, paths)
         mapped = self._mapped_ready()

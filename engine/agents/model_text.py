@@ -67,9 +67,12 @@ class IndexPaths:
     def all(self, agent_ids: Iterable[str]) -> list[Path]:
         """Every index path known for ``agent_ids``."""
         paths = list(self._opened.values())
-        for agent_id in agent_ids if self._configured is not None else ():
+        configured = self._configured
+        if configured is None:
+            return paths
+        for agent_id in agent_ids:
             try:
-                found = self._configured(agent_id)
+                found = configured(agent_id)
             except MemextError:  # an index that cannot open: its path is known from the config, if at all
                 continue
             if found is not None:

@@ -28,15 +28,15 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, MutableMapping, Sequence
 
 from .. import Config
 from .. import app_paths
 from ..plumbing import private_dir, private_file
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: The token file's name, in the config file's folder.
@@ -117,7 +117,7 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
     return None
 
 
-async def _reply(send: Send, status: int, message: str, extra: list[tuple[bytes, bytes]] = ()) -> None:
+async def _reply(send: Send, status: int, message: str, extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     """A JSON-RPC error body (no request id) with HTTP ``status``."""
     body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
@@ -214,7 +214,7 @@ class SessionGuard:
             return
         opened: list[bytes] = []
 
-        async def watch(message: dict[str, Any]) -> None:
+        async def watch(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 new_id = _header(message, _SESSION_HEADER)
                 if new_id is not None:
@@ -249,10 +249,10 @@ class SessionGuard:
         headers = [(b"host", _header(scope, b"host") or b"127.0.0.1"), (_SESSION_HEADER, session_id)]
         delete = {**scope, "method": "DELETE", "headers": headers, "query_string": b""}
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> MutableMapping[str, Any]:
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def discard(message: dict[str, Any]) -> None:
+        async def discard(message: MutableMapping[str, Any]) -> None:
             return None
 
         await self.app(delete, receive, discard)

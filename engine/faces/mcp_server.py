@@ -150,7 +150,7 @@ async def _serve_stdio(server: Server) -> None:
 def http_app(server: Server, options: HttpOptions, token: str, token_file: Path) -> Any:
     """The ASGI app ``memext mcp --http`` serves: the SDK's Streamable HTTP
     app behind the bearer token and, unless stateless, the session guard."""
-    app = server.streamable_http_app(
+    app: Any = server.streamable_http_app(
         host=options.host,
         stateless_http=options.stateless,
         session_idle_timeout=options.idle_s,

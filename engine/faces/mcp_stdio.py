@@ -19,7 +19,7 @@ import json
 import os
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, cast, Iterator
 
 import anyio
 import mcp_types as types
@@ -110,6 +110,7 @@ async def serve_stdio(server: Server) -> None:
     """Serve ``server`` on stdin/stdout until stdin closes."""
     with _claimed_stdin() as text:
         lines = CheckedLines(anyio.wrap_file(text))
-        async with stdio_server(stdin=lines) as (read, write):
+        # The SDK only iterates its stdin's lines, which CheckedLines yields.
+        async with stdio_server(stdin=cast(Any, lines)) as (read, write):
             lines.answer_on(write)
             await server.run(read, write, server.create_initialization_options())

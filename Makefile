@@ -1,7 +1,7 @@
 # Two commands do all set-up on a fresh machine:
 #   make demo   index the bundled example memory with a local model and search it
 #   make test   install everything the tests need (system packages too), run
-#               ruff and mypy, then the tests
+#               ruff (lint, import order, formatting) and mypy, then the tests
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -25,6 +25,7 @@ test: $(BIN)/python
 	bash scripts/install-system-deps.sh
 	$(BIN)/python -m pip install -q -e ".[dev,local]"
 	$(BIN)/python -m ruff check .
+	$(BIN)/python -m ruff format --check .
 	PYTHON=$(BIN)/python bash scripts/typecheck.sh
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -166,7 +166,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="engine_bench.py's workspaces and indexes")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--skip-noop", action="store_true")
-    ap.add_argument("--backends", default="vec0,numpy", help="store.vector.backend values to compare (auto: the sidecar where there is one)")
+    ap.add_argument(
+        "--backends", default="vec0,numpy", help="store.vector.backend values to compare (auto: the sidecar where there is one)"
+    )
     ap.add_argument("--queries", type=int, default=200)
     a = ap.parse_args()
     if not (a.out / "ws-10000-files").is_dir():

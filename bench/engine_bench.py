@@ -38,11 +38,11 @@ from gen_workspace import generate, zipf_words  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine import db as engine_db  # noqa: E402
-from memext.engine.memory.chunking import chunk_markdown, text_hash  # noqa: E402
 from memext.engine.config import ChunkingSettings, parse_config  # noqa: E402
+from memext.engine.memory.chunking import chunk_markdown, text_hash  # noqa: E402
+from memext.engine.memory.discovery import read_text  # noqa: E402
 from memext.engine.providers.base import EmbeddingProvider  # noqa: E402
 from memext.engine.search.pipeline import keyword_terms, pool_size  # noqa: E402
-from memext.engine.memory.discovery import read_text  # noqa: E402
 from memext.engine.store import Store  # noqa: E402
 from memext.engine.text import fts_document, fts_match_expression, query_terms  # noqa: E402
 
@@ -120,7 +120,12 @@ def bench_noop_sync(out: Path) -> dict:
             r = idx.sync()
             times.append(time.perf_counter() - t)
             assert r.files_indexed == 0 and r.files_unchanged == 10_001
-    return {"files": first.files_seen, "first_sync_s": round(first_s, 2), "noop_sync_s_median": round(statistics.median(times), 3), "noop_sync_s_min": round(min(times), 3)}
+    return {
+        "files": first.files_seen,
+        "first_sync_s": round(first_s, 2),
+        "noop_sync_s_median": round(statistics.median(times), 3),
+        "noop_sync_s_min": round(min(times), 3),
+    }
 
 
 def floor_sync(ws: Path, db: Path) -> float:
@@ -169,8 +174,11 @@ def bench_first_sync(out: Path, runs: int = 5) -> dict:
     # drifts between runs more than between the two halves of one.
     ratios = sorted(s / fl for s, fl in zip(sync, floor))
     return {
-        "sync_s": round(m, 2), "floor_s": round(f, 2), "ratio": round(statistics.median(ratios), 2),
-        "ratio_of_mins": round(min(sync) / min(floor), 2), "runs": runs,
+        "sync_s": round(m, 2),
+        "floor_s": round(f, 2),
+        "ratio": round(statistics.median(ratios), 2),
+        "ratio_of_mins": round(min(sync) / min(floor), 2),
+        "runs": runs,
     }
 
 
@@ -300,7 +308,10 @@ def main() -> None:
     if not a.skip_noop:
         figures["noop_sync"] = bench_noop_sync(a.out)
         n = figures["noop_sync"]
-        print(f"no-op sync, {n['files']} files: median {n['noop_sync_s_median']} s (min {n['noop_sync_s_min']} s; first full sync {n['first_sync_s']} s)", flush=True)
+        print(
+            f"no-op sync, {n['files']} files: median {n['noop_sync_s_median']} s (min {n['noop_sync_s_min']} s; first full sync {n['first_sync_s']} s)",
+            flush=True,
+        )
     if not a.skip_first_sync:
         figures["first_sync"] = f = bench_first_sync(a.out)
         print(

@@ -181,8 +181,10 @@ def run_capture(root: Path) -> tuple[Figures, list[str]]:
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
     cfg = parse_config(
-        {"memory_search": {"provider": "none", "store": {"path": str(root / "{agent_id}.sqlite")}, "capture": {"enabled": True}},
-         "agents": [{"id": "bench", "workspace": str(ws)}]},
+        {
+            "memory_search": {"provider": "none", "store": {"path": str(root / "{agent_id}.sqlite")}, "capture": {"enabled": True}},
+            "agents": [{"id": "bench", "workspace": str(ws)}],
+        },
         path=root / "config.toml",
     )
     turns = all_turns()
@@ -221,8 +223,19 @@ def run_capture(root: Path) -> tuple[Figures, list[str]]:
     misses = [f"missed turn {n}: {turns[n].text}" for n in labelled if n not in got]
     misses += [f"turn {n} did not supersede turn {turns[n].replaces}" for n in changes if (n, turns[n].replaces) not in right]
     extras = [f"stored unlabelled turn {n}: {turns[n].text}" for n, _, _ in entries if not turns[n].label]
-    figures = Figures(len(turns), len(labelled), len(entries), correct, len(got & set(labelled)), duplicates, injections,
-                      wrong_category, len(changes), len(right), len(superseded) - len(right))
+    figures = Figures(
+        len(turns),
+        len(labelled),
+        len(entries),
+        correct,
+        len(got & set(labelled)),
+        duplicates,
+        injections,
+        wrong_category,
+        len(changes),
+        len(right),
+        len(superseded) - len(right),
+    )
     return figures, misses + extras
 
 
@@ -258,23 +271,46 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memext-lifecycle-") as tmp:
         figures, notes = run_capture(Path(tmp))
     rows, best = threshold_table()
-    ok = (figures.precision >= 0.9 and figures.recall >= 0.8 and figures.duplicates == 0 and figures.injections_stored == 0
-          and figures.wrong_supersedes == 0)
+    ok = (
+        figures.precision >= 0.9
+        and figures.recall >= 0.8
+        and figures.duplicates == 0
+        and figures.injections_stored == 0
+        and figures.wrong_supersedes == 0
+    )
     if args.json:
-        print(json.dumps({"turns": figures.turns, "labelled": figures.labelled, "written": figures.written,
-                          "precision": round(figures.precision, 3), "recall": round(figures.recall, 3),
-                          "duplicates": figures.duplicates, "injections_stored": figures.injections_stored,
-                          "wrong_category": figures.wrong_category, "changes": figures.changes,
-                          "changes_superseded": figures.changes_superseded, "wrong_supersedes": figures.wrong_supersedes,
-                          "near_duplicate": NEAR_DUPLICATE,
-                          "gap_middle": best, "notes": notes, "ok": ok}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "turns": figures.turns,
+                    "labelled": figures.labelled,
+                    "written": figures.written,
+                    "precision": round(figures.precision, 3),
+                    "recall": round(figures.recall, 3),
+                    "duplicates": figures.duplicates,
+                    "injections_stored": figures.injections_stored,
+                    "wrong_category": figures.wrong_category,
+                    "changes": figures.changes,
+                    "changes_superseded": figures.changes_superseded,
+                    "wrong_supersedes": figures.wrong_supersedes,
+                    "near_duplicate": NEAR_DUPLICATE,
+                    "gap_middle": best,
+                    "notes": notes,
+                    "ok": ok,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return 0 if ok else 1
     print(f"turns {figures.turns}, labelled worth storing {figures.labelled}, entries written {figures.written}")
     print(f"capture precision {figures.precision:.3f} (target >= 0.9)   recall {figures.recall:.3f} (target >= 0.8)")
     print(f"duplicates written {figures.duplicates} (target 0)   injection text stored {figures.injections_stored} (target 0)")
     print(f"entries with another category than labelled: {figures.wrong_category}")
-    print(f"changed statements that superseded the old entry {figures.changes_superseded}/{figures.changes}, "
-          f"entries superseded wrongly {figures.wrong_supersedes} (target 0)")
+    print(
+        f"changed statements that superseded the old entry {figures.changes_superseded}/{figures.changes}, "
+        f"entries superseded wrongly {figures.wrong_supersedes} (target 0)"
+    )
     for note in notes:
         print(f"  {note}")
     print("\nnear-duplicate threshold: restatements caught / different facts kept apart")

@@ -89,8 +89,14 @@ def memext_sync(sid: str, ws: Path, out: Path, model: Path) -> dict:
             raise SystemExit(f"{sid}: {report.cache_hits} vectors came from the cache; the pass is not from scratch")
         with Store(db, StoreOptions.from_settings(idx.agent.settings.store.vector)) as store:
             texts = [t for (t,) in store.conn.execute("SELECT text FROM chunks ORDER BY rowid")]
-    return {"seconds": seconds, "model_s": clock.seconds, "texts": report.texts_embedded, "embed_calls": report.embed_calls,
-            "chunk_texts": texts, "llama": llama}
+    return {
+        "seconds": seconds,
+        "model_s": clock.seconds,
+        "texts": report.texts_embedded,
+        "embed_calls": report.embed_calls,
+        "chunk_texts": texts,
+        "llama": llama,
+    }
 
 
 def bare_embed(llama, texts: list[str]) -> float:
@@ -173,7 +179,9 @@ def main(argv: list[str] | None = None) -> int:
         "bare_chunks_per_s": round(n / best_b, 2),
         "overhead_pct": round((best_m / best_b - 1) * 100, 1),
         "outside_model_pct": round((1 - best_model / best_m) * 100, 1),
-        "per_conversation": {k: {x: round(v[x], 2) for x in ("memext_s", "model_s", "bare_s")} | {"chunks": v["texts"]} for k, v in best.items()},
+        "per_conversation": {
+            k: {x: round(v[x], 2) for x in ("memext_s", "model_s", "bare_s")} | {"chunks": v["texts"]} for k, v in best.items()
+        },
         "query_latency": latency,
     }
     (args.out / "local_bench.json").write_text(json.dumps(figures, indent=1))
@@ -182,10 +190,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  memext sync      {best_m:7.1f} s  {figures['memext_chunks_per_s']:6.2f} chunks/s")
     print(f"  bare llama-cpp   {best_b:7.1f} s  {figures['bare_chunks_per_s']:6.2f} chunks/s")
     print(f"  memext overhead  {figures['overhead_pct']:6.1f} %   (target: under 10 %)")
-    print(f"  of memext's sync time, {figures['outside_model_pct']:.1f} % is spent outside the model "
-          f"(chunking, hashing, SQLite, vec0, FTS, cache)")
-    print(f"query latency, MemoryIndex.search with the local model ({latency['queries']} questions): "
-          f"p50 {latency['p50_ms']} ms, p95 {latency['p95_ms']} ms   (target: p50 under 100 ms)")
+    print(
+        f"  of memext's sync time, {figures['outside_model_pct']:.1f} % is spent outside the model "
+        f"(chunking, hashing, SQLite, vec0, FTS, cache)"
+    )
+    print(
+        f"query latency, MemoryIndex.search with the local model ({latency['queries']} questions): "
+        f"p50 {latency['p50_ms']} ms, p95 {latency['p95_ms']} ms   (target: p50 under 100 ms)"
+    )
     return 0
 
 

@@ -253,29 +253,38 @@ class Mode:
 
 def modes_for(q: QuerySettings) -> list[Mode]:
     h = q.hybrid
+
     def with_hybrid(**kw) -> QuerySettings:
         return q._replace(hybrid=h._replace(**kw))
 
     out = [
-        Mode("default", f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g}; at L60 max_lines=60)",
-             None, q.min_score, merge=True),
+        Mode(
+            "default",
+            f"defaults as a user gets them ({h.fusion}, min_score {q.min_score:g}; at L60 max_lines=60)",
+            None,
+            q.min_score,
+            merge=True,
+        ),
         Mode("default@0", f"defaults, min_score 0 ({h.fusion}; at L60 max_lines=60)", None, 0.0, merge=True),
         # The protocol's generic budget (80 results cut at 60 lines by the
         # harness) needs unmerged results: merged without a budget, low
         # hits would widen the spans of the first ones.
-        Mode("default-merge", "defaults, min_score 0, query.merge_spans off; at L60 the harness cuts 80 results",
-             q._replace(merge_spans=False)),
+        Mode(
+            "default-merge",
+            "defaults, min_score 0, query.merge_spans off; at L60 the harness cuts 80 results",
+            q._replace(merge_spans=False),
+        ),
         Mode("rrf", f"RRF k={h.rrf_k}, weights {h.vector_weight:g}/{h.text_weight:g}", with_hybrid(fusion="rrf"), merge=True),
         Mode("weighted", f"weighted {h.vector_weight:g}*v + {h.text_weight:g}*t", with_hybrid(fusion="weighted"), merge=True),
         Mode("vector", "vector only", with_hybrid(enabled=False), merge=True),
         Mode("keyword", "BM25 only (no query vector)", q, vector=False, merge=True),
-        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=h.mmr._replace(enabled=True)),
-             merge=True),
+        Mode("default+mmr", f"{h.fusion} + MMR lambda {h.mmr.lambda_:g}", with_hybrid(mmr=h.mmr._replace(enabled=True)), merge=True),
         Mode(
             "default+decay",
             f"{h.fusion} + temporal decay, half-life {h.temporal_decay.half_life_days:g} d from the last session",
             with_hybrid(temporal_decay=h.temporal_decay._replace(enabled=True)),
-            decay_today=True, merge=True,
+            decay_today=True,
+            merge=True,
         ),
     ]
     return out
@@ -333,9 +342,16 @@ class QueryVectors:
             np.savez(self.path, **self.vectors)
 
 
-def run_conversation(sample: dict, out: Path, model: Path, modes_override: Callable[[QuerySettings], list[Mode]] | None = None,
-                     log: Callable[[str], None] = print, overrides: dict | None = None,
-                     fast: bool = False, url: str | None = None) -> ConversationRun:
+def run_conversation(
+    sample: dict,
+    out: Path,
+    model: Path,
+    modes_override: Callable[[QuerySettings], list[Mode]] | None = None,
+    log: Callable[[str], None] = print,
+    overrides: dict | None = None,
+    fast: bool = False,
+    url: str | None = None,
+) -> ConversationRun:
     """Index one conversation and score its questions. ``fast``: query vectors
     from the on-disk cache and every mode through ``run_search`` (the same
     ranking as ``MemoryIndex.search``; latencies then exclude embedding)."""
@@ -369,9 +385,11 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
         if report.texts_embedded and report.texts_embedded >= st.chunks["memory"]:
             build_file.write_text(json.dumps({**index, "model": model.name}))
         index["first_build"] = json.loads(build_file.read_text()) if build_file.exists() else None
-        log(f"{sid}: {st.files['memory']} files, {st.chunks['memory']} chunks, sync {wall:.1f} s "
+        log(
+            f"{sid}: {st.files['memory']} files, {st.chunks['memory']} chunks, sync {wall:.1f} s "
             f"({report.texts_embedded} embedded in {report.embed_calls} calls, {report.cache_hits} from cache); "
-            f"{len(questions)} questions")
+            f"{len(questions)} questions"
+        )
         modes = (modes_override or modes_for)(agent.settings.query)
         per_mode: dict[str, dict[int | str, list]] = {m.name: {**{k: [] for k in KS}, BUDGET_KEY: []} for m in modes}
         latency: dict[str, list[float]] = {m.name: [] for m in modes}
@@ -394,18 +412,25 @@ def run_conversation(sample: dict, out: Path, model: Path, modes_override: Calla
                         # asks max_lines); other sizes run the same search on
                         # the query vector already made.
                         budget = k == BUDGET_RESULTS and m.merge
-                        resp = idx.search(q.query, max_results=k, min_score=m.min_score, now=replay_now,
-                                          max_lines=BUDGET_LINES if budget else None)
+                        resp = idx.search(
+                            q.query, max_results=k, min_score=m.min_score, now=replay_now, max_lines=BUDGET_LINES if budget else None
+                        )
                         if resp.mode != "hybrid":
                             raise SystemExit(f"{sid}: search degraded to {resp.mode}: {resp.notice}")
                         results = list(resp)
                         ms = (time.perf_counter() - t0) * 1000
                     else:
                         results, _ = run_search(
-                            store, q.query, qvec if m.vector else None, m.settings or agent.settings.query,
-                            max_results=k, min_score=m.min_score, sources=None,
+                            store,
+                            q.query,
+                            qvec if m.vector else None,
+                            m.settings or agent.settings.query,
+                            max_results=k,
+                            min_score=m.min_score,
+                            sources=None,
                             today=layout.last_day if m.decay_today else None,
-                            max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None, snippets=False,
+                            max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None,
+                            snippets=False,
                             now=replay_now,
                         )
                         ms = (time.perf_counter() - t0) * 1000 + (embed_ms if m.vector else 0.0)
@@ -485,24 +510,66 @@ def _sum_build(runs: list[ConversationRun], key: str) -> float | None:
 
 
 def render_table(figures: dict, meta: dict) -> str:
-    head = ["mode", "min", "recall@L60", "lines@L60", "recall@6", "hit@6", "sess@6", "mrr@6", "lines@6", "recall@10", "hit@10", "mrr@10", "lines@10", "p50 ms", "p95 ms"]
+    head = [
+        "mode",
+        "min",
+        "recall@L60",
+        "lines@L60",
+        "recall@6",
+        "hit@6",
+        "sess@6",
+        "mrr@6",
+        "lines@6",
+        "recall@10",
+        "hit@10",
+        "mrr@10",
+        "lines@10",
+        "p50 ms",
+        "p95 ms",
+    ]
     rows = []
     for name, e in figures.items():
         a, b, c = e["k6"]["overall"], e["k10"]["overall"], e[BUDGET_KEY]["overall"]
-        rows.append([
-            name, f"{e['min_score']:g}", f"{c['turn_recall']:.3f}", f"{c['lines']:.0f}", f"{a['turn_recall']:.3f}", f"{a['turn_hit']:.3f}", f"{a['session_recall']:.3f}",
-            f"{a['mrr']:.3f}", f"{a['lines']:.0f}", f"{b['turn_recall']:.3f}", f"{b['turn_hit']:.3f}", f"{b['mrr']:.3f}",
-            f"{b['lines']:.0f}", f"{e['latency_ms']['p50']:.1f}", f"{e['latency_ms']['p95']:.1f}",
-        ])
+        rows.append(
+            [
+                name,
+                f"{e['min_score']:g}",
+                f"{c['turn_recall']:.3f}",
+                f"{c['lines']:.0f}",
+                f"{a['turn_recall']:.3f}",
+                f"{a['turn_hit']:.3f}",
+                f"{a['session_recall']:.3f}",
+                f"{a['mrr']:.3f}",
+                f"{a['lines']:.0f}",
+                f"{b['turn_recall']:.3f}",
+                f"{b['turn_hit']:.3f}",
+                f"{b['mrr']:.3f}",
+                f"{b['lines']:.0f}",
+                f"{e['latency_ms']['p50']:.1f}",
+                f"{e['latency_ms']['p95']:.1f}",
+            ]
+        )
     lines = [_md_table(head, rows), ""]
-    head2 = (["mode"] + [f"{CATEGORY_NAMES[c]} @L60" for c in CATEGORIES] + [f"{CATEGORY_NAMES[c]} @6" for c in CATEGORIES]
-             + [f"{CATEGORY_NAMES[c]} @10" for c in CATEGORIES])
-    rows2 = [[name] + [f"{e[BUDGET_KEY][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
-             + [f"{e['k6'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
-             + [f"{e['k10'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES] for name, e in figures.items()]
-    lines += ["turn_recall per category (questions: " + ", ".join(
-        f"{CATEGORY_NAMES[c]} {meta['questions_per_category'][CATEGORY_NAMES[c]]}" for c in CATEGORIES) + ")", "",
-        _md_table(head2, rows2)]
+    head2 = (
+        ["mode"]
+        + [f"{CATEGORY_NAMES[c]} @L60" for c in CATEGORIES]
+        + [f"{CATEGORY_NAMES[c]} @6" for c in CATEGORIES]
+        + [f"{CATEGORY_NAMES[c]} @10" for c in CATEGORIES]
+    )
+    rows2 = [
+        [name]
+        + [f"{e[BUDGET_KEY][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
+        + [f"{e['k6'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
+        + [f"{e['k10'][CATEGORY_NAMES[c]]['turn_recall']:.3f}" for c in CATEGORIES]
+        for name, e in figures.items()
+    ]
+    lines += [
+        "turn_recall per category (questions: "
+        + ", ".join(f"{CATEGORY_NAMES[c]} {meta['questions_per_category'][CATEGORY_NAMES[c]]}" for c in CATEGORIES)
+        + ")",
+        "",
+        _md_table(head2, rows2),
+    ]
     return "\n".join(lines)
 
 
@@ -519,15 +586,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="workspaces and index files (reused)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON on stdout")
     ap.add_argument("--only", default="", help="comma-separated sample ids to run (default: all)")
-    ap.add_argument("--settings", default="", metavar="JSON",
-                    help='memory_search settings to change, e.g. \'{"query": {"time_boost": 0}}\' (same index)')
-    ap.add_argument("--fast", action="store_true",
-                    help="sweeps: cached query vectors, every mode via run_search (latency excludes embedding)")
+    ap.add_argument(
+        "--settings",
+        default="",
+        metavar="JSON",
+        help='memory_search settings to change, e.g. \'{"query": {"time_boost": 0}}\' (same index)',
+    )
+    ap.add_argument(
+        "--fast", action="store_true", help="sweeps: cached query vectors, every mode via run_search (latency excludes embedding)"
+    )
     ap.add_argument("--modes", default="", help="comma-separated modes to score (default: all), e.g. default,default@0")
     ap.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite", help="the store to index into")
     ap.add_argument("--url", help="--backend postgres: a database with pgvector (default: start a server of its own)")
-    ap.add_argument("--chunking", default="", metavar="TOKENS/OVERLAP",
-                    help="chunking to index with instead of the default (use its own --out), e.g. 200/40")
+    ap.add_argument(
+        "--chunking",
+        default="",
+        metavar="TOKENS/OVERLAP",
+        help="chunking to index with instead of the default (use its own --out), e.g. 200/40",
+    )
     args = ap.parse_args(argv)
     args.out = args.out.resolve()  # the workspace paths in the config are taken relative to it
     if not args.data.is_file():
@@ -561,8 +637,10 @@ def main(argv: list[str] | None = None) -> int:
         url = None
         if args.backend == "postgres":
             url = args.url or _own_server(stack, log)
-        runs = [run_conversation(sample, args.out, args.model, chosen_modes, log=log, overrides=overrides, fast=args.fast, url=url)
-                for sample in data]
+        runs = [
+            run_conversation(sample, args.out, args.model, chosen_modes, log=log, overrides=overrides, fast=args.fast, url=url)
+            for sample in data
+        ]
     modes = chosen_modes(settings.query)
     figures = aggregate(runs, modes)
     meta = {
@@ -573,9 +651,7 @@ def main(argv: list[str] | None = None) -> int:
         "chunking": [chunking.tokens, chunking.overlap],
         "conversations": [r.sample_id for r in runs],
         "questions": sum(r.questions for r in runs),
-        "questions_per_category": {
-            CATEGORY_NAMES[c]: figures[modes[0].name]["k6"][CATEGORY_NAMES[c]]["n"] for c in CATEGORIES
-        },
+        "questions_per_category": {CATEGORY_NAMES[c]: figures[modes[0].name]["k6"][CATEGORY_NAMES[c]]["n"] for c in CATEGORIES},
         "files": sum(r.files for r in runs),
         "chunks": sum(r.chunks for r in runs),
         "index": {
@@ -595,13 +671,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(doc, indent=1))
     else:
         print()
-        print(f"LoCoMo ({', '.join(meta['conversations'])}): {meta['questions']} questions, {meta['files']} files, "
-              f"{meta['chunks']} chunks; index {meta['index']['wall_s']} s this run "
-              f"({meta['index']['texts_embedded']} texts embedded in {meta['index']['embed_calls']} calls, "
-              f"{meta['index']['cache_hits']} from cache); model {meta['model']}")
+        print(
+            f"LoCoMo ({', '.join(meta['conversations'])}): {meta['questions']} questions, {meta['files']} files, "
+            f"{meta['chunks']} chunks; index {meta['index']['wall_s']} s this run "
+            f"({meta['index']['texts_embedded']} texts embedded in {meta['index']['embed_calls']} calls, "
+            f"{meta['index']['cache_hits']} from cache); model {meta['model']}"
+        )
         if meta["index"]["first_build_wall_s"] is not None:
-            print(f"first build of these indexes: {meta['index']['first_build_wall_s']} s, "
-                  f"{meta['index']['first_build_texts_embedded']} texts embedded in {meta['index']['first_build_embed_calls']} calls")
+            print(
+                f"first build of these indexes: {meta['index']['first_build_wall_s']} s, "
+                f"{meta['index']['first_build_texts_embedded']} texts embedded in {meta['index']['first_build_embed_calls']} calls"
+            )
         print()
         print(render_table(figures, meta))
     return 0

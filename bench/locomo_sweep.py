@@ -29,7 +29,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo import (  # noqa: E402
-    DEFAULT_DATA, DEFAULT_MODEL, DEFAULT_OUT, Question, agent_config, build_layout, load_questions,
+    DEFAULT_DATA,
+    DEFAULT_MODEL,
+    DEFAULT_OUT,
+    Question,
+    agent_config,
+    build_layout,
+    load_questions,
 )
 
 from memext.engine import MemoryIndex  # noqa: E402
@@ -237,7 +243,9 @@ def evaluate(convs: list[Conv], kvariant: str, f: Fusion, min_score: float = 0.0
                 covered = [t for t in q.turns if any(h.path == t[0] and h.start <= t[1] <= h.end for h in hits)]
                 rec[k].append(len(covered) / len(q.turns))
                 if k == 6:
-                    first = next((i for i, h in enumerate(hits, 1) if any(h.path == t[0] and h.start <= t[1] <= h.end for t in q.turns)), None)
+                    first = next(
+                        (i for i, h in enumerate(hits, 1) if any(h.path == t[0] and h.start <= t[1] <= h.end for t in q.turns)), None
+                    )
                     mrr.append(1 / first if first else 0.0)
         if min_score > 0:
             for query in conv.foreign:
@@ -288,14 +296,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"== C. fusion ({engine_kv}, t=max, min_score 0) ==")
     for wv in (0.7, 0.6, 0.5, 0.4, 0.3, 0.2):
         for fill in ("", "v", "vt"):
-            show(f"weighted {wv:.1f}/{1 - wv:.1f} fill={fill or '-'}", evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, tmap="max", fill=fill)))
+            show(
+                f"weighted {wv:.1f}/{1 - wv:.1f} fill={fill or '-'}",
+                evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, tmap="max", fill=fill)),
+            )
     for wv in (0.5, 0.3):
-        show(f"weighted {wv:.1f}/{1 - wv:.1f} v=cosine/best fill=v", evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, vnorm="best", tmap="max", fill="v")))
+        show(
+            f"weighted {wv:.1f}/{1 - wv:.1f} v=cosine/best fill=v",
+            evaluate(convs, engine_kv, Fusion("weighted", wv, 1 - wv, vnorm="best", tmap="max", fill="v")),
+        )
     for rk in (1, 10, 30, 60):
         for wv in (0.5, 0.3):
             show(f"rrf k={rk} {wv:.1f}/{1 - wv:.1f}", evaluate(convs, engine_kv, Fusion("rrf", wv, 1 - wv, rrf_k=rk)))
     for mult in (2, 4, 8):
-        show(f"default, candidate_multiplier {mult}", evaluate(convs, engine_kv, Fusion("weighted", 0.5, 0.5, mult=mult, tmap="max", fill="v")))
+        show(
+            f"default, candidate_multiplier {mult}",
+            evaluate(convs, engine_kv, Fusion("weighted", 0.5, 0.5, mult=mult, tmap="max", fill="v")),
+        )
 
     print(f"== D. min_score ({engine_kv}; junk: share of the top 6 kept for other conversations' questions) ==")
     fs = [

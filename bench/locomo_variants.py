@@ -26,11 +26,18 @@ from typing import Callable
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo import (  # noqa: E402
-    DEFAULT_DATA, DEFAULT_MODEL, Question, agent_config, build_layout, load_questions, score, within_budget,
-)
-
 from datetime import datetime  # noqa: E402
+
+from locomo import (  # noqa: E402
+    DEFAULT_DATA,
+    DEFAULT_MODEL,
+    Question,
+    agent_config,
+    build_layout,
+    load_questions,
+    score,
+    within_budget,
+)
 
 from memext.engine.search.pipeline import SearchResult, run_search  # noqa: E402
 from memext.engine.search.spans import budget_spans  # noqa: E402
@@ -51,10 +58,30 @@ def fetch(out: Path, data: list[dict], model: Path) -> list[dict]:
         store = Store(out / f"{sid}.sqlite", StoreOptions.from_settings(agent.settings.store.vector))
         now = datetime.combine(layout.last_day, datetime.max.time()) if layout.last_day else datetime.now()
         for q in load_questions(sample, layout):
-            ranked, _ = run_search(store, q.query, vectors[q.query], agent.settings.query, max_results=200, min_score=0,
-                                   sources=None, snippets=False, now=now, explain=True)
-            cands = [(r.path, r.start_line, r.end_line, r.score, r.explain["vector"]["similarity"] or 0.0,
-                      r.explain["keyword"]["score"] or 0.0, r.explain.get("time_boost", 1.0)) for r in ranked]
+            ranked, _ = run_search(
+                store,
+                q.query,
+                vectors[q.query],
+                agent.settings.query,
+                max_results=200,
+                min_score=0,
+                sources=None,
+                snippets=False,
+                now=now,
+                explain=True,
+            )
+            cands = [
+                (
+                    r.path,
+                    r.start_line,
+                    r.end_line,
+                    r.score,
+                    r.explain["vector"]["similarity"] or 0.0,
+                    r.explain["keyword"]["score"] or 0.0,
+                    r.explain.get("time_boost", 1.0),
+                )
+                for r in ranked
+            ]
             questions.append({"sid": sid, "q": q, "cands": cands, "qvec": vectors[q.query]})
         store.close()
     return questions
@@ -88,11 +115,13 @@ def refuse(wv: float) -> Rerank:
 
 def neighbours(beta: float) -> Rerank:
     """Add beta x the best score of an overlapping or adjacent chunk of the file."""
+
     def rerank(item: dict, cands: list[Cand]) -> list[Cand]:
         def bonus(c: Cand) -> float:
-            return max((d[3] for d in cands if d is not c and d[0] == c[0] and d[1] <= c[2] + 1 and c[1] <= d[2] + 1),
-                       default=0.0)
+            return max((d[3] for d in cands if d is not c and d[0] == c[0] and d[1] <= c[2] + 1 and c[1] <= d[2] + 1), default=0.0)
+
         return sorted(cands, key=lambda c: -(c[3] + beta * bonus(c)))
+
     return rerank
 
 
@@ -103,6 +132,7 @@ def density(alpha: float) -> Rerank:
 
 def file_variety(gamma: float) -> Rerank:
     """Greedy: each result already taken from a file multiplies that file's next scores by gamma."""
+
     def rerank(item: dict, cands: list[Cand]) -> list[Cand]:
         pool, out, taken = list(cands), [], {}
         while pool:
@@ -111,6 +141,7 @@ def file_variety(gamma: float) -> Rerank:
             out.append(best)
             taken[best[0]] = taken.get(best[0], 0) + 1
         return out
+
     return rerank
 
 
@@ -122,11 +153,15 @@ def line_vectors(out: Path, sample: dict, model: Path) -> dict[tuple[str, int], 
     from llama_cpp import Llama
 
     llm = Llama(str(model), embedding=True, n_ctx=512, n_batch=512, n_ubatch=512, n_threads=2, verbose=False)
-    keys = [(path, n, line) for path, lines in build_layout(sample["conversation"]).files.items()
-            for n, line in enumerate(lines, start=1) if line.strip()]
+    keys = [
+        (path, n, line)
+        for path, lines in build_layout(sample["conversation"]).files.items()
+        for n, line in enumerate(lines, start=1)
+        if line.strip()
+    ]
     found = {}
     for i in range(0, len(keys), 16):
-        batch = keys[i:i + 16]
+        batch = keys[i : i + 16]
         for (path, n, _), vec in zip(batch, llm.embed([t for _, _, t in batch], normalize=True)):
             found[(path, n)] = np.asarray(vec, dtype=np.float32)
     np.savez(cache, **{f"{p}|{n}": v for (p, n), v in found.items()})
@@ -135,11 +170,14 @@ def line_vectors(out: Path, sample: dict, model: Path) -> dict[tuple[str, int], 
 
 def _line_rerank(lines: dict[tuple[str, str, int], np.ndarray], cosine: Callable[[np.ndarray, np.ndarray, Cand], float]) -> Rerank:
     """Re-fuse with a cosine made from the chunk's line vectors (0.5/0.5, time factor kept)."""
+
     def rerank(item: dict, cands: list[Cand]) -> list[Cand]:
         def cos(c: Cand) -> float:
             vs = [lines[(item["sid"], c[0], n)] for n in range(c[1], c[2] + 1) if (item["sid"], c[0], n) in lines]
             return cosine(np.stack(vs), item["qvec"], c) if vs else c[4]
+
         return sorted(cands, key=lambda c: -((0.5 * min(1.0, max(0.0, cos(c))) + 0.5 * c[5]) * c[6]))
+
     return rerank
 
 

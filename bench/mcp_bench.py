@@ -55,8 +55,14 @@ def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
     lines = ["[memory_search]", f"provider = {json.dumps(provider)}"]
     if provider == "local":
         lines += ["[memory_search.local]", f"model_path = {json.dumps(str(model))}"]
-    lines += ["[memory_search.store]", f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
-              "", "[[agents]]", 'id = "example"', f"workspace = {json.dumps(str(workspace))}"]
+    lines += [
+        "[memory_search.store]",
+        f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
+        "",
+        "[[agents]]",
+        'id = "example"',
+        f"workspace = {json.dumps(str(workspace))}",
+    ]
     path = folder / "config.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -74,8 +74,14 @@ def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
     lines = ["[memory_search]", f"provider = {json.dumps(provider)}"]
     if provider == "local":
         lines += ["[memory_search.local]", f"model_path = {json.dumps(str(model))}"]
-    lines += ["[memory_search.store]", f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
-              "", "[[agents]]", 'id = "example"', f"workspace = {json.dumps(str(workspace))}"]
+    lines += [
+        "[memory_search.store]",
+        f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
+        "",
+        "[[agents]]",
+        'id = "example"',
+        f"workspace = {json.dumps(str(workspace))}",
+    ]
     path = folder / "config.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -115,8 +121,12 @@ class BenchClient:
         if self.stateless:
             self.headers["mcp-protocol-version"] = PROTOCOL
             return
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        }
         response = await self._post(init)
         self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
         self.headers["mcp-protocol-version"] = PROTOCOL
@@ -124,8 +134,12 @@ class BenchClient:
 
     async def search(self, query: str) -> None:
         self.next_id += 1
-        call = {"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                "params": {"name": "memory_search", "arguments": {"query": query}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": self.next_id,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": query}},
+        }
         answer = _message(await self._post(call))
         if "error" in answer or answer["result"].get("isError"):
             raise RuntimeError(f"the call failed: {json.dumps(answer)[:300]}")
@@ -212,8 +226,10 @@ def main() -> None:
     print(f"memory_search over MCP Streamable HTTP, example memory, provider {args.provider}, {mode}, {os.cpu_count()} CPUs")
     for lv in levels:
         p50 = statistics.median(lv.latencies_ms)
-        print(f"{lv.clients:4d} clients: {lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, "
-              f"p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms")
+        print(
+            f"{lv.clients:4d} clients: {lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, "
+            f"p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import locomo as L  # noqa: E402
+
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.text import STOP_WORDS, words  # noqa: E402
 
@@ -113,9 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(figures, indent=1))
     else:
-        print(f"negatives ({'weak answers shown' if args.weak else 'default'}): {figures['foreign_questions']} foreign questions, "
-              f"answered nothing {figures['answered_nothing']:.3f}; own questions {figures['own_questions']}: "
-              f"turn_recall@6 {figures['turn_recall@6']:.3f}, recall@L60 {figures['recall@L60']:.3f}")
+        print(
+            f"negatives ({'weak answers shown' if args.weak else 'default'}): {figures['foreign_questions']} foreign questions, "
+            f"answered nothing {figures['answered_nothing']:.3f}; own questions {figures['own_questions']}: "
+            f"turn_recall@6 {figures['turn_recall@6']:.3f}, recall@L60 {figures['recall@L60']:.3f}"
+        )
     return 0
 
 

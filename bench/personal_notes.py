@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import locomo as L  # noqa: E402
+
 from memext.engine import MemoryIndex  # noqa: E402
 
 WORKSPACE = ROOT / "bench" / "personal_notes"
@@ -146,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
             resp = idx.search(q, **weak)
             nothing.append(not resp.results)
             if resp.results:
-                misses.append(f"{q!r}: want nothing, got {resp.results[0].citation} (confidence {getattr(resp.results[0], 'confidence', None)})")
+                misses.append(
+                    f"{q!r}: want nothing, got {resp.results[0].citation} (confidence {getattr(resp.results[0], 'confidence', None)})"
+                )
         updates = [idx.search(u.query, **weak) for u in UPDATES]
     figures = {
         "answerable": len(ANSWERABLE) + len(UPDATES),
@@ -162,10 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(figures, indent=1))
     else:
-        print(f"personal notes: right file first {figures['right_file_first']:.3f}, answer line marked "
-              f"{figures['answer_line_marked']:.3f} ({figures['answerable']} questions); absent facts answered nothing "
-              f"{figures['answered_nothing']:.3f} ({figures['absent']}); knowledge updates newer first "
-              f"{figures['updates_newer_first']}/{figures['updates']}")
+        print(
+            f"personal notes: right file first {figures['right_file_first']:.3f}, answer line marked "
+            f"{figures['answer_line_marked']:.3f} ({figures['answerable']} questions); absent facts answered nothing "
+            f"{figures['answered_nothing']:.3f} ({figures['absent']}); knowledge updates newer first "
+            f"{figures['updates_newer_first']}/{figures['updates']}"
+        )
         for m in misses:
             print("  miss:", m)
     return 0

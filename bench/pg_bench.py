@@ -222,7 +222,10 @@ def main() -> None:
             figures["pgvector"] = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
         figures["round_trip"] = round_trip_ms(url)
         rt = figures["round_trip"]
-        print(f"PostgreSQL {figures['server']}, pgvector {figures['pgvector']}; SELECT 1 round trip p50 {rt['p50_ms']} ms, p95 {rt['p95_ms']} ms", flush=True)
+        print(
+            f"PostgreSQL {figures['server']}, pgvector {figures['pgvector']}; SELECT 1 round trip p50 {rt['p50_ms']} ms, p95 {rt['p95_ms']} ms",
+            flush=True,
+        )
         for size in [int(s) for s in a.sizes.split(",")]:
             r = bench_size(a.out, url, size)
             figures[f"size_{size}"] = r

@@ -158,9 +158,14 @@ def main() -> None:
                     "min@24": round(min(r24), 2),
                 }
             result["pools"][label] = entry
-            print(f"{label:24s} pool {pool:5d} ({share:.2%})  " + "  ".join(
-                f"{k}: r@10 {entry[k]['recall@10']:.3f} (min {entry[k]['min@10']:.1f}) r@24 {entry[k]['recall@24']:.3f}" for k in queries
-            ), flush=True)
+            print(
+                f"{label:24s} pool {pool:5d} ({share:.2%})  "
+                + "  ".join(
+                    f"{k}: r@10 {entry[k]['recall@10']:.3f} (min {entry[k]['min@10']:.1f}) r@24 {entry[k]['recall@24']:.3f}"
+                    for k in queries
+                ),
+                flush=True,
+            )
     share = engine_shares["at 1M rows (engine)"]
     rng = np.random.default_rng(0)
     result["subsets"] = {}

@@ -17,8 +17,7 @@ if __name__ != "memext.engine":
     # Run from the repository root, `import engine` would find this folder
     # as a second, top-level copy of the package (with its own state).
     raise ImportError(
-        "this folder is the package `memext.engine`; install memext (`pip install -e .`) "
-        "and import `memext.engine` instead of `engine`"
+        "this folder is the package `memext.engine`; install memext (`pip install -e .`) and import `memext.engine` instead of `engine`"
     )
 
 
@@ -28,10 +27,10 @@ from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from .agents.capture import capture
-    from .agents.flush import flush_prompts, FlushDecision, FlushPrompts, is_no_reply, MemoryFlush
-    from .agents.session_memory import save_session_memory, SavedSession
-    from .agents.tools import MemoryTools, openai_tools, ToolError, TOOLS, ToolSpec
-    from .config import AgentConfig, Config, load_config, MemorySearchSettings
+    from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
+    from .agents.session_memory import SavedSession, save_session_memory
+    from .agents.tools import TOOLS, MemoryTools, ToolError, ToolSpec, openai_tools
+    from .config import AgentConfig, Config, MemorySearchSettings, load_config
     from .errors import (
         AccessDenied,
         BadEmbeddings,
@@ -56,19 +55,19 @@ if TYPE_CHECKING:
     from .freshness.supervisor import Supervisor
     from .index import MemoryIndex, open_index
     from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
-    from .memory.append import append_entry, AppendResult, LONG_TERM_FILE
+    from .memory.append import LONG_TERM_FILE, AppendResult, append_entry
     from .memory.capture import CaptureReport
+    from .memory.chunking import Chunk, chunk_markdown
+    from .memory.dates import BadDate
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
     from .memory.hostile import HostileText
-    from .memory.chunking import Chunk, chunk_markdown
-    from .memory.dates import BadDate
     from .memory.read import ReadResult
     from .memory.roots import MemoryRoots
-    from .paths import app_paths, AppPaths
+    from .paths import AppPaths, app_paths
     from .providers.base import EmbeddingProvider
     from .search.excerpt import Excerpt, ExcerptLine
-    from .search.explain import explain_rows, ExplainRow
+    from .search.explain import ExplainRow, explain_rows
     from .search.pipeline import SearchResponse, SearchResult
     from .status import (
         BatchJob,

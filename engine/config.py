@@ -341,9 +341,7 @@ def _parse_agent(entry: Any, index: int, defaults: dict, base: Path, file: str |
         raise ConfigError("expected a table", key=where, path=file)
     agent_id = entry.get("id")
     if not isinstance(agent_id, str) or not AGENT_ID_RE.match(agent_id):
-        raise ConfigError(
-            "needs an id of letters, digits, '.', '_' or '-' (at most 64)", key=f"{where}.id", path=file
-        )
+        raise ConfigError("needs an id of letters, digits, '.', '_' or '-' (at most 64)", key=f"{where}.id", path=file)
     where = f"agents[{agent_id}]"
     if agent_id in seen:
         raise ConfigError("duplicate agent id", key=f"{where}.id", path=file)
@@ -581,9 +579,7 @@ def _cross_checks(
         )
     if "sessions" in s.sources and not s.experimental.session_memory:
         if blame("sources", "experimental.session_memory") == "sources":
-            raise ConfigError(
-                '"sessions" needs experimental.session_memory = true', key=f"{prefix}.sources", path=file
-            )
+            raise ConfigError('"sessions" needs experimental.session_memory = true', key=f"{prefix}.sources", path=file)
         raise ConfigError(
             f'must be true while {other("sources", _show(s.sources))} includes "sessions"',
             key=f"{prefix}.experimental.session_memory",

@@ -87,9 +87,7 @@ def connect(
         target = Path(path).resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
         uri = True
     extra = {} if cached_statements is None else {"cached_statements": cached_statements}
-    conn = b.module.connect(
-        target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None, uri=uri, **extra
-    )
+    conn = b.module.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False, isolation_level=None, uri=uri, **extra)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if wal and not uri and str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")

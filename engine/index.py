@@ -27,32 +27,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .config import AgentConfig, Config, load_config
-from .memory.dates import DayRange, When, day_range
 from .errors import DiskFull, IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, is_disk_full
+from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
+from .indexing.fingerprint import fingerprint
 from .indexing.repair import damage_of, set_aside, writer_died
+from .memory.dates import DayRange, When, day_range
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
 from .providers.choice import keyword_only
 from .providers.registry import where_embedded
-from .search.query_embedding import QueryEmbedder
 from .search.confidence import nothing_notice
 from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, SearchResult, run_search
+from .search.query_embedding import QueryEmbedder
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words
-from .indexing.fingerprint import fingerprint
-from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 
 if TYPE_CHECKING:
-    from .memory.entries import EntryMeta
-    from .memory.forget import RetireResult
     import logging
 
+    from .indexing.sync import ProgressCallback, SyncReport
     from .memory.append import AppendResult
+    from .memory.entries import EntryMeta
+    from .memory.forget import RetireResult
     from .memory.read import ReadResult
     from .status import IndexStatus, LastSync, SkippedFile
-    from .indexing.sync import ProgressCallback, SyncReport
 
 
 def _log() -> logging.Logger:
@@ -298,8 +298,8 @@ class MemoryIndex:
         delta thresholds. Raises MemextError (e.g. IndexBuildError, whose
         message says the previous index was kept).
         """
-        from .indexing.sync import SyncCancelled, clean_stale_shadows  # the sync machinery loads when a sync runs
         from .indexing.last_failure import clear_failure, record_failure
+        from .indexing.sync import SyncCancelled, clean_stale_shadows  # the sync machinery loads when a sync runs
 
         if self._store.read_only:
             raise IndexReadOnly(
@@ -321,7 +321,9 @@ class MemoryIndex:
                 raise
             except Exception as exc:
                 full = is_disk_full(exc)
-                self._last_error = f"sync failed: the disk holding {self._store.location} is full ({exc})" if full else f"sync failed: {exc}"
+                self._last_error = (
+                    f"sync failed: the disk holding {self._store.location} is full ({exc})" if full else f"sync failed: {exc}"
+                )
                 record_failure(self.db_path, self._last_error)
                 raise (DiskFull if full else MemextError)(self._last_error) from exc
             finally:
@@ -364,14 +366,11 @@ class MemoryIndex:
         try:
             choice = self.provider_choice
             try:
-                report = Syncer(self.agent, writer, choice.provider, progress, cancel).run(
-                    force=force, sessions_all=sessions_all
-                )
+                report = Syncer(self.agent, writer, choice.provider, progress, cancel).run(force=force, sessions_all=sessions_all)
             except ProviderFailed as exc:
                 if not self._switch_to_fallback(exc.provider, str(exc)):
                     raise IndexBuildError(
-                        f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; "
-                        "the previous index is kept"
+                        f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; the previous index is kept"
                     ) from exc
                 return self._run_with_current(writer, progress, force, sessions_all, cancel)  # the fallback has no fallback
             if report.provider_error and choice.provider is not None:
@@ -386,9 +385,7 @@ class MemoryIndex:
         from .indexing.sync import ProviderFailed, Syncer
 
         try:
-            return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(
-                force=force, sessions_all=sessions_all
-            )
+            return Syncer(self.agent, writer, self.provider_choice.provider, progress, cancel).run(force=force, sessions_all=sessions_all)
         except ProviderFailed as exc:
             raise IndexBuildError(
                 f"rebuilding the index with the fallback {exc.provider} provider failed too: {exc}; the previous index is kept"
@@ -535,7 +532,14 @@ class MemoryIndex:
         days = day_range(after, before, now)
         return self._guarded(
             lambda: self._search(
-                query, max_results, min_score, source_filter, explain, None if max_lines is None else int(max_lines), now, days,
+                query,
+                max_results,
+                min_score,
+                source_filter,
+                explain,
+                None if max_lines is None else int(max_lines),
+                now,
+                days,
                 include_weak,
                 include_forgotten,
             )
@@ -800,7 +804,9 @@ class MemoryIndex:
             batch=provider.batch_status() if provider else None,
             local_model=provider.model_status() if provider else None,
             skipped=self._skipped(),
-            last_error=self._last_error or self._recorded_failure(last_sync) or workspace_problem(self.agent)
+            last_error=self._last_error
+            or self._recorded_failure(last_sync)
+            or workspace_problem(self.agent)
             or (last_sync.provider_error if last_sync else None),
             keyword_only_reason=self._keyword_only_reason(provider),
             read_only=st.read_only,
@@ -840,6 +846,7 @@ class MemoryIndex:
             if row.note and row.path not in listed:
                 out.append(SkippedFile(row.path, f"{row.note} (indexed)"))
         return out
+
 
 class _AnySet:
     """Set when any of its events is: a sync stops for close() or for its caller."""

@@ -13,9 +13,7 @@ import sys
 from typing import Any, Callable, Mapping
 
 
-def lazy_names(
-    module: str, exports: Mapping[str, str], anchor: str | None = None
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_names(module: str, exports: Mapping[str, str], anchor: str | None = None) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The ``__getattr__`` and ``__dir__`` of ``module`` for the names of
     ``exports``, whose submodules are relative to ``anchor`` (default: the
     module itself, a package). A name once loaded is kept in the module, so

@@ -153,6 +153,4 @@ def _restrict(path: Path, mode: int, *, quiet: bool = False) -> None:
         _log().warning("cannot make %s private (%s); it stays readable by others", path, exc.strerror or exc)
         return
     if not quiet:
-        _log().warning(
-            "made %s private (mode %04o -> %04o): it may hold memory text, keys or logs", path, stat.S_IMODE(st.st_mode), mode
-        )
+        _log().warning("made %s private (mode %04o -> %04o): it may hold memory text, keys or logs", path, stat.S_IMODE(st.st_mode), mode)

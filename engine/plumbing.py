@@ -20,14 +20,14 @@ if TYPE_CHECKING:
     from .config import add_agent, build_settings
     from .config_edit import change_memory_search_list, remove_agent, set_memory_search_value
     from .freshness.keeper import IndexFactory
-    from .freshness.supervisor import ConfigReloader, DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S
+    from .freshness.supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader
     from .indexing.leftovers import orphaned_indexes, purge_agent_index, remove_index
-    from .indexing.progress import describe_progress, TextProgress
+    from .indexing.progress import TextProgress, describe_progress
     from .memory.capture import read_transcript
     from .memory.read import parse_get_spec, resolve_memory_path
     from .memory.roots import MEMORY_DIR, ROOT_FILES
-    from .paths import private_dir, PRIVATE_DIR_MODE, private_file, PRIVATE_FILE_MODE, write_private_text
-    from .providers.local.install import check_local_extra, install_model, installed_path, RECIPES
+    from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, private_dir, private_file, write_private_text
+    from .providers.local.install import RECIPES, check_local_extra, install_model, installed_path
     from .providers.local.model import cached_probe, forget_probe, model_cache_dir, probe_model, resolve_model_file
     from .providers.registry import local_model_spec, provider_spec, remote_names
     from .search.explain import explain_table

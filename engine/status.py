@@ -270,18 +270,22 @@ class IndexStatus:
         prov = self.provider
         fallback_from = self.fallback.from_provider if self.fallback else None
         if not self.enabled:
-            return SearchMode(SearchKind.OFF, "none", "", "memory_search.enabled = false",
-                              "set memory_search.enabled = true in the config to search this agent")
+            return SearchMode(
+                SearchKind.OFF,
+                "none",
+                "",
+                "memory_search.enabled = false",
+                "set memory_search.enabled = true in the config to search this agent",
+            )
         if prov.keyword_only:
-            return SearchMode(SearchKind.KEYWORD_ONLY, reason=prov.cause or prov.reason or "no embedding provider",
-                              advice=prov.advice)
+            return SearchMode(SearchKind.KEYWORD_ONLY, reason=prov.cause or prov.reason or "no embedding provider", advice=prov.advice)
         if self.keyword_only_reason:
             return SearchMode(SearchKind.KEYWORD_ONLY, prov.in_force, prov.model, self.keyword_only_reason, None, fallback_from)
         return SearchMode(SearchKind.HYBRID, prov.in_force, prov.model, fallback_from=fallback_from, embedded=prov.embedded)
 
     @property
     def mode(self) -> str:
-        """"hybrid", "keyword-only" or "off": :attr:`search_mode`'s kind."""
+        """ "hybrid", "keyword-only" or "off": :attr:`search_mode`'s kind."""
         return self.search_mode.kind.value
 
     def to_dict(self) -> dict[str, Any]:

@@ -52,6 +52,7 @@ _CJK_CLASS = "".join(f"{chr(a)}-{chr(b)}" for a, b in _CJK_RANGES)
 def _cjk_run() -> re.Pattern:
     return re.compile(f"[{_CJK_CLASS}]+")
 
+
 #: Bumped whenever the FTS text transformation changes: it is part of the
 #: index fingerprint, so a change triggers a rebuild.
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'"

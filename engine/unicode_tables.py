@@ -83,9 +83,7 @@ def _fold_table() -> tuple[dict[int, int], bool]:
     its length and offsets.
     """
     candidates = [
-        ch
-        for ch in map(chr, range(0x80, 0x32000))
-        if not 0xD800 <= ord(ch) <= 0xDFFF and (ch.lower() != ch or ch.casefold() != ch)
+        ch for ch in map(chr, range(0x80, 0x32000)) if not 0xD800 <= ord(ch) <= 0xDFFF and (ch.lower() != ch or ch.casefold() != ch)
     ]
     table = {cp: cp + 32 for cp in range(ord("A"), ord("Z") + 1)}
     from_sqlite = True

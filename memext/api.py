@@ -37,8 +37,7 @@ _own_session: Session | None = None
 _own_lock = threading.Lock()
 
 
-def run_search(session: Session, query: str, *, agent: str | None = None, as_json: bool = False,
-               **options: Any) -> SearchResults:
+def run_search(session: Session, query: str, *, agent: str | None = None, as_json: bool = False, **options: Any) -> SearchResults:
     """Search an agent's index as a notebook does: let its keeper make the
     index fresh enough first (see ``FreshnessKeeper.before_search``), then
     search with ``options`` (``MemoryIndex.search``'s keywords)."""
@@ -51,8 +50,7 @@ def run_search(session: Session, query: str, *, agent: str | None = None, as_jso
     return results
 
 
-def run_get(session: Session, spec: str, *, agent: str | None = None, from_line: int | None = None,
-            lines: int | None = None) -> FileLines:
+def run_get(session: Session, spec: str, *, agent: str | None = None, from_line: int | None = None, lines: int | None = None) -> FileLines:
     """Read lines of a memory file: ``PATH``, ``PATH:FROM`` or ``PATH:FROM-TO``.
 
     A missing file or a first line past the end raises the CLI's error."""
@@ -75,8 +73,7 @@ def run_status(session: Session, agent: str | None = None) -> StatusTable:
     return StatusTable(statuses, errors)
 
 
-def run_note(session: Session, text: str, *, agent: str | None = None, file: str | None = None,
-             long_term: bool = False) -> AppendResult:
+def run_note(session: Session, text: str, *, agent: str | None = None, file: str | None = None, long_term: bool = False) -> AppendResult:
     """Append a note to memory; the agent's keeper syncs it in the
     background and the next search waits for that sync."""
     keeper = session.keeper(agent)
@@ -118,9 +115,19 @@ def _setting(name: str) -> Any:
     return getattr(magics, name, None) if magics is not None else None
 
 
-def search(query: str, *, agent: str | None = None, max_results: int | None = None, min_score: float | None = None,
-           max_lines: int | None = None, source: str | None = None, explain: bool = False,
-           since: str | None = None, before: str | None = None, include_weak: bool = False) -> SearchResults:
+def search(
+    query: str,
+    *,
+    agent: str | None = None,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    max_lines: int | None = None,
+    source: str | None = None,
+    explain: bool = False,
+    since: str | None = None,
+    before: str | None = None,
+    include_weak: bool = False,
+) -> SearchResults:
     """Search an agent's memory (default: ``MemExt.agent`` or the first
     configured); the same as ``%memsearch``. ``source``: "memory" or
     "sessions" only; ``max_lines``: as many results as fit in that many

@@ -104,7 +104,9 @@ class MemExt(Magics):
 
     agent = Unicode(None, allow_none=True, help="Agent used when -a is not given (default: the first configured).").tag(config=True)
     max_results = Int(None, allow_none=True, help="Results per %memsearch (default: the agent's query.max_results).").tag(config=True)
-    min_score = Float(None, allow_none=True, help="Drop results scoring below this (default: the agent's query.min_score).").tag(config=True)
+    min_score = Float(None, allow_none=True, help="Drop results scoring below this (default: the agent's query.min_score).").tag(
+        config=True
+    )
     widget = Bool(False, help="Show %memsearch as the live search widget by default.").tag(config=True)
 
     def __init__(self, shell: Any = None, session: Session | None = None, **kwargs: Any):
@@ -188,9 +190,18 @@ class MemExt(Magics):
         agent = args.agent or self.agent
         max_results = args.max_results or self.max_results
         min_score = args.min_score if args.min_score is not None else self.min_score
-        listing_only = [flag for flag, on in (("--json", args.json), ("--explain", args.explain), ("--source", args.source),
-                                              ("--max-lines", args.max_lines), ("--before", args.before),
-                                              ("--weak", args.weak)) if on]
+        listing_only = [
+            flag
+            for flag, on in (
+                ("--json", args.json),
+                ("--explain", args.explain),
+                ("--source", args.source),
+                ("--max-lines", args.max_lines),
+                ("--before", args.before),
+                ("--weak", args.weak),
+            )
+            if on
+        ]
         if args.widget and listing_only:
             raise UsageError(f"--widget cannot show {', '.join(listing_only)}; leave out --widget for a result list")
         # MemExt.widget is only a default: flags the widget cannot show get the list.

@@ -19,8 +19,9 @@ NOTEBOOK_ORIGIN = EntryMeta(origin="person", via="notebook")
 WrittenNote = AppendResult
 
 
-def append_note(agent: AgentConfig, body: str, *, file: str | None = None, long_term: bool = False,
-                now: datetime | None = None) -> AppendResult:
+def append_note(
+    agent: AgentConfig, body: str, *, file: str | None = None, long_term: bool = False, now: datetime | None = None
+) -> AppendResult:
     """Append ``body`` to a memory file of ``agent``; returns where it went.
 
     The file (and ``memory/``) is created when missing; a daily log starts

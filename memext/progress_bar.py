@@ -20,8 +20,7 @@ class WidgetProgress:
         import ipywidgets as w
 
         self.label = label
-        self.bar = w.IntProgress(value=0, min=0, max=1, description=label, bar_style="info",
-                                 style={"description_width": "initial"})
+        self.bar = w.IntProgress(value=0, min=0, max=1, description=label, bar_style="info", style={"description_width": "initial"})
         self.text = w.HTML(value="starting…")
         self.box = w.HBox([self.bar, self.text])
         self._last = 0.0

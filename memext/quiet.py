@@ -18,9 +18,7 @@ from typing import Any
 QUIET_MAGICS = ("memsearch", "memget", "memstatus", "memindex")
 
 _NAME_THEN_SEMICOLON = re.compile(r"%(" + "|".join(QUIET_MAGICS) + r");")
-_CALL_ENDING_IN_SEMICOLON = re.compile(
-    r"get_ipython\(\)\.run_line_magic\('(?:" + "|".join(QUIET_MAGICS) + r")', (['\"]).*;\1\)\s*$"
-)
+_CALL_ENDING_IN_SEMICOLON = re.compile(r"get_ipython\(\)\.run_line_magic\('(?:" + "|".join(QUIET_MAGICS) + r")', (['\"]).*;\1\)\s*$")
 
 
 def space_before_semicolon(lines: list[str]) -> list[str]:

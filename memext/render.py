@@ -29,12 +29,8 @@ CODE_FONT = "font-family:var(--jp-code-font-family,monospace)"
 #: A panel a little off the page (code, the best line of an excerpt).
 PANEL_BG = "background:var(--jp-layout-color2,rgba(127,127,127,0.12))"
 BORDER = "var(--jp-border-color1,rgba(127,127,127,0.5))"
-NOTICE_STYLE = (
-    f"margin:4px 0;padding:4px 8px;border-left:3px solid var(--jp-warn-color1,currentColor);{PANEL_BG};{TEXT}"
-)
-ERROR_STYLE = (
-    f"margin:4px 0;padding:4px 8px;border-left:3px solid var(--jp-error-color1,currentColor);{PANEL_BG};{TEXT}"
-)
+NOTICE_STYLE = f"margin:4px 0;padding:4px 8px;border-left:3px solid var(--jp-warn-color1,currentColor);{PANEL_BG};{TEXT}"
+ERROR_STYLE = f"margin:4px 0;padding:4px 8px;border-left:3px solid var(--jp-error-color1,currentColor);{PANEL_BG};{TEXT}"
 #: Lab's own colours for a search match: dark text on yellow in both themes.
 MARK_STYLE = (
     "background:var(--jp-search-selected-match-background-color,#ffe100);"
@@ -90,7 +86,7 @@ def score_bar_html(score: float, width_px: int = 80) -> str:
     pct = max(0.0, min(1.0, score)) * 100
     return (
         f'<span class="memext-score-bar" title="score {score:.3f}" style="display:inline-block;vertical-align:middle;'
-        f'width:{width_px}px;height:8px;border-radius:4px;background:var(--jp-layout-color3,rgba(127,127,127,0.35));'
+        f"width:{width_px}px;height:8px;border-radius:4px;background:var(--jp-layout-color3,rgba(127,127,127,0.35));"
         f'overflow:hidden"><span style="display:block;height:100%;width:{pct:.1f}%;'
         'background:var(--jp-brand-color1,currentColor)"></span></span>'
     )
@@ -176,8 +172,10 @@ def excerpt_html(ex: Excerpt, query: str) -> str:
 def snippet_html(text: str, query: str) -> str:
     """A result's snippet, for a search made without excerpts: its lines
     highlighted, without numbers (a snippet need not start at a line)."""
-    rows = [f'<div class="memext-line" style="white-space:pre-wrap;overflow-wrap:anywhere;padding:0 6px">'
-            f"{highlight_html(line, query)}</div>" for line in text.split("\n")]
+    rows = [
+        f'<div class="memext-line" style="white-space:pre-wrap;overflow-wrap:anywhere;padding:0 6px">{highlight_html(line, query)}</div>'
+        for line in text.split("\n")
+    ]
     return _block(rows, "memext-snippet")
 
 
@@ -187,8 +185,9 @@ def numbered_lines_text(text: str, first: int) -> str:
     return "\n".join(f"{n:>{width}}  {line}" for n, line in enumerate(lines, start=first))
 
 
-def numbered_lines_html(text: str, first: int, query: str | None = None, *, best: int | None = None,
-                        inside: tuple[int, int] | None = None) -> str:
+def numbered_lines_html(
+    text: str, first: int, query: str | None = None, *, best: int | None = None, inside: tuple[int, int] | None = None
+) -> str:
     """Lines with their numbers in a gutter; ``best`` is marked and shaded,
     lines outside ``inside`` (context around a result) are dimmed."""
     lines = text.split("\n")

@@ -47,8 +47,9 @@ class SearchResults(QuietDisplay, Sequence):
     ``as_json`` makes the default display the JSON text instead.
     """
 
-    def __init__(self, response: SearchResponse, agent: str, *, as_json: bool = False, syncing: bool = False,
-                 repeated: Collection[str] = ()):
+    def __init__(
+        self, response: SearchResponse, agent: str, *, as_json: bool = False, syncing: bool = False, repeated: Collection[str] = ()
+    ):
         self.response = response
         self.agent = agent
         self.as_json = as_json
@@ -76,7 +77,7 @@ class SearchResults(QuietDisplay, Sequence):
 
     @property
     def mode(self) -> str:
-        """"hybrid", "keyword" or "vector"."""
+        """ "hybrid", "keyword" or "vector"."""
         return self.response.mode
 
     @property

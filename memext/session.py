@@ -26,14 +26,16 @@ from memext.engine.plumbing import IndexFactory
 class Session:
     """Config and agents' keepers for one shell (or one widget)."""
 
-    def __init__(self, config_path: str | Path | None = None, index_factory: IndexFactory | None = None,
-                 *, resync_after_s: float | None = None):
+    def __init__(
+        self, config_path: str | Path | None = None, index_factory: IndexFactory | None = None, *, resync_after_s: float | None = None
+    ):
         #: The keepers, one per configured agent; ``index_factory`` builds
         #: an agent's index (tests pass one with a test provider);
         #: ``resync_after_s``: how old an index's last sync may be before a
         #: search resyncs it in the background (None: the keeper's default).
-        self.supervisor = Supervisor(config_path, index_factory=index_factory, watch=False, startup_sync=False,
-                                     schedule=False, resync_after_s=resync_after_s)
+        self.supervisor = Supervisor(
+            config_path, index_factory=index_factory, watch=False, startup_sync=False, schedule=False, resync_after_s=resync_after_s
+        )
         self.supervisor.start()
         self._closed = False
         self._lock = threading.RLock()

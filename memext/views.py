@@ -77,7 +77,9 @@ class FileLines(QuietDisplay, str):
         if r.missing:
             return f'<div class="memext-missing" style="{NOTICE_STYLE}">{esc(self._footer())}</div>'
         head = f'<div style="{MUTED};font-size:90%">{citation_html(self.citation)} (of {r.total_lines} lines)</div>'
-        body = numbered_lines_html(r.text, r.from_line) if r.to_line >= r.from_line else f'<div style="{MUTED}">(no lines in that range)</div>'
+        body = (
+            numbered_lines_html(r.text, r.from_line) if r.to_line >= r.from_line else f'<div style="{MUTED}">(no lines in that range)</div>'
+        )
         foot = self._footer()
         tail = f'<div style="{MUTED};font-size:90%">{esc(foot)}</div>' if foot else ""
         return f'<div class="memext-get" style="{FONT};{TEXT}">{head}{body}{tail}</div>'
@@ -217,7 +219,8 @@ class StatusTable(TextView):
             )
             places = "".join(
                 f'<div class="memext-fact" style="overflow-wrap:anywhere"><span style="{label}">{esc(c)}</span>{esc(r[c])}</div>'
-                for c in self.columns() if c in ("workspace", "index")
+                for c in self.columns()
+                if c in ("workspace", "index")
             )
             blocks.append(
                 f'<div class="memext-status-agent" style="margin:0 0 6px 0;padding:2px 0 2px 8px;border-left:2px solid {BORDER}">'
@@ -226,8 +229,7 @@ class StatusTable(TextView):
                 f'<div style="display:flex;flex-wrap:wrap">{facts}</div>{places}</div>'
             )
         notes = "".join(
-            f'<div class="memext-problem" style="{ERROR_STYLE if msg.startswith("error") else NOTICE_STYLE}">'
-            f"{esc(agent)}: {esc(msg)}</div>"
+            f'<div class="memext-problem" style="{ERROR_STYLE if msg.startswith("error") else NOTICE_STYLE}">{esc(agent)}: {esc(msg)}</div>'
             for agent, msg in self._problems()
         )
         return f'<div class="memext-status" style="{FONT};{TEXT};max-width:100%">{"".join(blocks)}{notes}</div>'

@@ -43,8 +43,12 @@ class ResultRow(w.VBox):
         # Rows live in a scrolling box: they must keep their height, not shrink to fit.
         keep = dict(flex="0 0 auto")
         self.summary = w.HTML(value=result_html(hit, query), layout=w.Layout(**keep))
-        self.toggle = w.Button(description="show lines", tooltip=f"Read {hit.citation}", icon="chevron-down",
-                               layout=w.Layout(width="auto", align_self="flex-start", **keep))
+        self.toggle = w.Button(
+            description="show lines",
+            tooltip=f"Read {hit.citation}",
+            icon="chevron-down",
+            layout=w.Layout(width="auto", align_self="flex-start", **keep),
+        )
         self.toggle.add_class("memext-expand")
         self.lines = w.HTML(value="", layout=w.Layout(display="none", **keep))
         self.lines.add_class("memext-full-lines")
@@ -87,8 +91,7 @@ class ResultRow(w.VBox):
             f"{esc(read.path)}, lines {read.from_line}-{read.to_line} of {read.total_lines} "
             f"(the result: {hit.start_line}-{hit.end_line})</div>"
         )
-        lines = numbered_lines_html(read.text, read.from_line, self.query, best=hit.best_line,
-                                    inside=(hit.start_line, hit.end_line))
+        lines = numbered_lines_html(read.text, read.from_line, self.query, best=hit.best_line, inside=(hit.start_line, hit.end_line))
         return head + lines
 
 
@@ -119,17 +122,28 @@ class SearchWidget(w.VBox):
 
         # The toolbar wraps on a narrow page: the box keeps a usable width
         # and the pickers and the button move to a second line, never cut off.
-        self.query_box = w.Text(value=query, placeholder="Search memory…", continuous_update=True,
-                                layout=w.Layout(flex="1 1 16em", width="auto", min_width="12em"))
+        self.query_box = w.Text(
+            value=query,
+            placeholder="Search memory…",
+            continuous_update=True,
+            layout=w.Layout(flex="1 1 16em", width="auto", min_width="12em"),
+        )
         self.query_box.add_class("memext-query")
         self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
-        self.agent_picker = w.Dropdown(options=[], layout=w.Layout(width="auto"), description="agent",
-                                       style={"description_width": "initial"})
+        self.agent_picker = w.Dropdown(
+            options=[], layout=w.Layout(width="auto"), description="agent", style={"description_width": "initial"}
+        )
         choices = list(SINCE_CHOICES)
         if since and since not in dict(choices).values():
             choices.append((f"since {since}", since))
-        self.since_picker = w.Dropdown(options=choices, value=since or "", layout=w.Layout(width="auto"), description="dated",
-                                       style={"description_width": "initial"}, tooltip="Only memory dated since then (a daily note's date, else its front matter's, else when it was saved)")
+        self.since_picker = w.Dropdown(
+            options=choices,
+            value=since or "",
+            layout=w.Layout(width="auto"),
+            description="dated",
+            style={"description_width": "initial"},
+            tooltip="Only memory dated since then (a daily note's date, else its front matter's, else when it was saved)",
+        )
         self.since_picker.add_class("memext-since")
         self.notice = w.HTML()
         self.notice.add_class("memext-notice-line")
@@ -137,15 +151,19 @@ class SearchWidget(w.VBox):
         self.results_box.add_class("memext-results-box")
         self.status_line = w.HTML()
         self.status_line.add_class("memext-status-line")
-        self.toolbar = w.HBox([self.query_box, self.since_picker, self.agent_picker, self.search_button],
-                              layout=w.Layout(flex_flow="row wrap", align_items="center", grid_gap="4px 0"))
+        self.toolbar = w.HBox(
+            [self.query_box, self.since_picker, self.agent_picker, self.search_button],
+            layout=w.Layout(flex_flow="row wrap", align_items="center", grid_gap="4px 0"),
+        )
         self.toolbar.add_class("memext-toolbar")
-        super().__init__([
-            self.toolbar,
-            self.notice,
-            self.results_box,
-            self.status_line,
-        ])
+        super().__init__(
+            [
+                self.toolbar,
+                self.notice,
+                self.results_box,
+                self.status_line,
+            ]
+        )
         self.add_class("memext-search-widget")
 
         self._load_agents(agent)
@@ -273,13 +291,19 @@ class SearchWidget(w.VBox):
         # The widget's notice line is replaced at each search, so it shows
         # every notice that applies (once on screen, however many searches).
         # An empty answer says so on the count line, not as a warning.
-        notes = [f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>' for n in results.notices()
-                 if not (not len(results) and n.startswith("no memory matches"))]
+        notes = [
+            f'<div class="memext-notice" style="{NOTICE_STYLE}">⚠ {esc(n)}</div>'
+            for n in results.notices()
+            if not (not len(results) and n.startswith("no memory matches"))
+        ]
         if results.response.error:
             notes.append(f'<div class="memext-error" style="{ERROR_STYLE}">provider error: {esc(results.response.error)}</div>')
         dated = f" ({esc(self.since_picker.label)})" if self.since else ""
-        counted = f'{len(results)} result{"s" if len(results) != 1 else ""} for {esc(repr(results.query))}' if len(results) else esc(
-            f"no memory matches {results.query!r}")
+        counted = (
+            f"{len(results)} result{'s' if len(results) != 1 else ''} for {esc(repr(results.query))}"
+            if len(results)
+            else esc(f"no memory matches {results.query!r}")
+        )
         count = f'<div class="memext-count" style="{MUTED};font-size:90%">{counted}{dated}</div>'
         self.notice.value = count + "".join(notes)
         if self._same_hits(results):

@@ -13,9 +13,7 @@ from memext.engine import MemoryIndex
 
 def example_index(workspace: Path, tmp_path: Path) -> MemoryIndex:
     """``workspace`` (a copy of the example memory) indexed with the local model."""
-    agent = make_agent(
-        workspace, "ex", db_path=tmp_path / "ex.sqlite", provider="local", local={"model_path": str(MODEL_PATH)}
-    )
+    agent = make_agent(workspace, "ex", db_path=tmp_path / "ex.sqlite", provider="local", local={"model_path": str(MODEL_PATH)})
     idx = MemoryIndex(agent)
     report = idx.sync()
     assert report.files_indexed > 0

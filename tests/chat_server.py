@@ -123,7 +123,10 @@ def _chat(body: dict) -> dict:
         call = {"id": "call_1", "type": "function", "function": {"name": "memory_search", "arguments": arguments}}
         message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
     return {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body["model"],
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
@@ -135,13 +138,35 @@ def _responses(body: dict) -> dict:
     outputs = [i for i in items if i.get("type") == "function_call_output"]
     if outputs:
         text = answer_from(outputs[-1]["output"], question)
-        output = [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                   "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+        output = [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ]
     else:
         arguments = json.dumps({"query": question, **SEARCH_ARGUMENTS})
-        output = [{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "memory_search", "arguments": arguments,
-                   "status": "completed"}]
+        output = [
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "memory_search",
+                "arguments": arguments,
+                "status": "completed",
+            }
+        ]
     return {
-        "id": "resp_1", "object": "response", "created_at": 0, "model": body["model"], "status": "completed",
-        "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": body.get("tools", []),
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 0,
+        "model": body["model"],
+        "status": "completed",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": body.get("tools", []),
     }

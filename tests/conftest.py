@@ -170,7 +170,6 @@ def store_backend(request) -> str:
     server.drop_database(url)
 
 
-
 @pytest.fixture(autouse=True)
 def isolated_user_dirs(tmp_path_factory, monkeypatch):
     """Every test gets its own config/state/cache folders and no API keys."""

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Iterator
 
 import nbformat
-
 from conftest import ROOT
 from memext_helpers import install_kernelspec
 
@@ -87,14 +86,24 @@ def jupyter_lab(tmp_path: Path, root: Path, env_extra: dict[str, str]) -> Iterat
     with open(log, "w") as out:
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "jupyter", "lab", "--no-browser",
-                "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                sys.executable,
+                "-m",
+                "jupyter",
+                "lab",
+                "--no-browser",
+                "--ip=127.0.0.1",
+                f"--port={port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={root}",
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 "--LabApp.extension_manager=readonly",  # no PyPI queries
                 "--allow-root",  # CI containers often run as root
             ],
-            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=root,
         )
     base = f"http://127.0.0.1:{port}"
     try:

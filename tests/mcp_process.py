@@ -56,8 +56,12 @@ class HttpServer:
 def http_server(config: Path, *args: str) -> Iterator[HttpServer]:
     """`memext mcp --http PORT *args` for ``config``, stopped on exit."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "memext", "mcp", "--http", str(port), *args],
-                            env={**os.environ, **server_env(config)}, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memext", "mcp", "--http", str(port), *args],
+        env={**os.environ, **server_env(config)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -8,9 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from IPython.core.interactiveshell import InteractiveShell
-
 from conftest import backend_store
+from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 

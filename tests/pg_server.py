@@ -103,8 +103,17 @@ class PostgresServer:
         if self._user:
             shutil.chown(pwfile, self._user, self._user)
         self._run(
-            "initdb", "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile), "--auth-host=scram-sha-256",
-            "--auth-local=trust", "--encoding=UTF8", "--locale=C",
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            USER,
+            "--pwfile",
+            str(pwfile),
+            "--auth-host=scram-sha-256",
+            "--auth-local=trust",
+            "--encoding=UTF8",
+            "--locale=C",
         )
         pwfile.unlink()
         self.start_server()
@@ -127,10 +136,25 @@ class PostgresServer:
         try:
             self._postmaster = subprocess.Popen(
                 [
-                    str(self.bin / "postgres"), "-D", str(self.data), "-h", self.host, "-p", str(self.port), "-k", str(self.root),
-                    "-c", "fsync=off", "-c", "full_page_writes=off",
+                    str(self.bin / "postgres"),
+                    "-D",
+                    str(self.data),
+                    "-h",
+                    self.host,
+                    "-p",
+                    str(self.port),
+                    "-k",
+                    str(self.root),
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "full_page_writes=off",
                 ],
-                user=self._user, cwd=self.root, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                user=self._user,
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 preexec_fn=_quit_with_parent_hook(),
             )
         finally:

@@ -400,11 +400,15 @@ class _Handler(BaseHTTPRequestHandler):
         auth = self.headers.get("authorization", "")
         if auth != f"Bearer {OPENAI_KEY}":
             shown = auth.removeprefix("Bearer ")[:6] + "****"
-            return 401, _openai_error(
-                f"Incorrect API key provided: {shown}. You can find your API key at https://platform.openai.com/account/api-keys.",
-                "invalid_request_error",
-                code="invalid_api_key",
-            ), {}
+            return (
+                401,
+                _openai_error(
+                    f"Incorrect API key provided: {shown}. You can find your API key at https://platform.openai.com/account/api-keys.",
+                    "invalid_request_error",
+                    code="invalid_api_key",
+                ),
+                {},
+            )
         return None
 
     def _embed_openai(self, body: dict) -> tuple[int, Any]:
@@ -416,9 +420,14 @@ class _Handler(BaseHTTPRequestHandler):
         inp = body.get("input")
         inputs = [inp] if isinstance(inp, str) else inp
         if not isinstance(inputs, list) or not inputs or any(not isinstance(t, str) or t == "" for t in inputs):
-            return 400, _openai_error("'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", "invalid_request_error")
+            return 400, _openai_error(
+                "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+                "invalid_request_error",
+            )
         if len(inputs) > self.api.max_request_inputs:
-            return 400, _openai_error(f"'$.input' is too long: at most {self.api.max_request_inputs} inputs per request", "invalid_request_error")
+            return 400, _openai_error(
+                f"'$.input' is too long: at most {self.api.max_request_inputs} inputs per request", "invalid_request_error"
+            )
         counts = [estimate_tokens(t) for t in inputs]
         if max(counts) > self.api.max_input_tokens:
             n = max(counts)
@@ -429,7 +438,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if sum(counts) > self.api.max_request_tokens:
             return 400, _openai_error(
-                f"Requested {sum(counts)} tokens, max {self.api.max_request_tokens} tokens per request", "invalid_request_error",
+                f"Requested {sum(counts)} tokens, max {self.api.max_request_tokens} tokens per request",
+                "invalid_request_error",
                 code="max_tokens_per_request",
             )
         b64 = body.get("encoding_format") == "base64" and not self.api.float_only
@@ -453,9 +463,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _openai_files_create(self, args: tuple, raw: bytes) -> tuple[int, Any, dict]:
         ctype = self.headers.get("content-type", "")
-        msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            f"content-type: {ctype}\r\n\r\n".encode() + raw
-        )
+        msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(f"content-type: {ctype}\r\n\r\n".encode() + raw)
         fields: dict[str, Any] = {}
         filename = "upload"
         for part in msg.iter_parts() if msg.is_multipart() else []:
@@ -470,10 +478,21 @@ class _Handler(BaseHTTPRequestHandler):
         now = int(time.time())
         with self.api._lock:
             self.api.files[fid] = {"content": content, "filename": filename, "purpose": "batch"}
-        return 200, {
-            "object": "file", "id": fid, "bytes": len(content), "created_at": now, "filename": filename,
-            "purpose": "batch", "status": "processed", "expires_at": None, "status_details": None,
-        }, {}
+        return (
+            200,
+            {
+                "object": "file",
+                "id": fid,
+                "bytes": len(content),
+                "created_at": now,
+                "filename": filename,
+                "purpose": "batch",
+                "status": "processed",
+                "expires_at": None,
+                "status_details": None,
+            },
+            {},
+        )
 
     def _openai_files_content(self, args: tuple, raw: bytes) -> tuple[int, Any, dict]:
         f = self.api.files.get(args[0])
@@ -496,7 +515,10 @@ class _Handler(BaseHTTPRequestHandler):
         ids = [line.get("custom_id") for line in batch.lines]
         if len(set(ids)) != len(ids):
             batch.outcome = "failed"
-            batch.errors = {"object": "list", "data": [{"code": "duplicate_custom_id", "message": "The custom_id values must be unique.", "param": None, "line": None}]}
+            batch.errors = {
+                "object": "list",
+                "data": [{"code": "duplicate_custom_id", "message": "The custom_id values must be unique.", "param": None, "line": None}],
+            }
         with self.api._lock:
             self.api.batches[batch.id] = batch
         return 200, _batch_json(batch), {}
@@ -529,7 +551,17 @@ class _Handler(BaseHTTPRequestHandler):
         if batch.outcome == "failed" and batch.polls >= 1:
             batch.status = "failed"
             if batch.errors is None:
-                batch.errors = {"object": "list", "data": [{"code": "invalid_request", "message": "The batch failed: the input file could not be processed.", "param": None, "line": None}]}
+                batch.errors = {
+                    "object": "list",
+                    "data": [
+                        {
+                            "code": "invalid_request",
+                            "message": "The batch failed: the input file could not be processed.",
+                            "param": None,
+                            "line": None,
+                        }
+                    ],
+                }
             return
         if batch.outcome == "never" or batch.polls < self.api.batch_polls_to_finish:
             batch.status = "in_progress"
@@ -541,9 +573,12 @@ class _Handler(BaseHTTPRequestHandler):
         out, err = [], []
         for line in batch.lines:
             status, payload = self._embed_openai(line.get("body") or {})
-            entry = {"id": f"batch_req_{self.api._rng.randrange(16**8):08x}", "custom_id": line.get("custom_id"),
-                     "response": {"status_code": status, "request_id": f"req_{self.api._rng.randrange(16**8):08x}", "body": payload},
-                     "error": None}
+            entry = {
+                "id": f"batch_req_{self.api._rng.randrange(16**8):08x}",
+                "custom_id": line.get("custom_id"),
+                "response": {"status_code": status, "request_id": f"req_{self.api._rng.randrange(16**8):08x}", "body": payload},
+                "error": None,
+            }
             (out if status == 200 else err).append(entry)
             if status == 200:
                 self.api.batch_inputs.append((line.get("body") or {}).get("input"))
@@ -552,7 +587,11 @@ class _Handler(BaseHTTPRequestHandler):
         for rows, attr in ((out, "output_file_id"), (err, "error_file_id")):
             if rows:
                 fid = f"file-out{self.api._rng.randrange(16**8):08x}"
-                self.api.files[fid] = {"content": "".join(json.dumps(r) + "\n" for r in rows).encode(), "filename": "batch_output.jsonl", "purpose": "batch_output"}
+                self.api.files[fid] = {
+                    "content": "".join(json.dumps(r) + "\n" for r in rows).encode(),
+                    "filename": "batch_output.jsonl",
+                    "purpose": "batch_output",
+                }
                 setattr(batch, attr, fid)
         batch.status = "completed"
 
@@ -561,14 +600,28 @@ class _Handler(BaseHTTPRequestHandler):
     def _gemini_auth(self) -> tuple[int, Any, dict] | None:
         key = self.headers.get("x-goog-api-key")
         if key is None:
-            return 403, _gemini_error(403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."), {}
+            return (
+                403,
+                _gemini_error(
+                    403,
+                    "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+                ),
+                {},
+            )
         if key != GEMINI_KEY:
             return 400, _gemini_error(400, "API key not valid. Please pass a valid API key."), {}
         return None
 
     def _gemini_model(self, model: str, method: str) -> tuple[int, Any, dict] | None:
         if model not in GEMINI_MODELS:
-            return 404, _gemini_error(404, f"models/{model} is not found for API version v1beta, or is not supported for {method}. Call ListModels to see the list of available models and their supported methods."), {}
+            return (
+                404,
+                _gemini_error(
+                    404,
+                    f"models/{model} is not found for API version v1beta, or is not supported for {method}. Call ListModels to see the list of available models and their supported methods.",
+                ),
+                {},
+            )
         return None
 
     def _gemini_one(self, model: str, req: dict) -> list[float] | str:
@@ -643,7 +696,14 @@ def _openai_error(message: str, type_: str, code: str | None = None) -> dict:
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
 
 
-_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
 
 
 def _gemini_error(code: int, message: str) -> dict:
@@ -653,12 +713,24 @@ def _gemini_error(code: int, message: str) -> dict:
 def _batch_json(b: _Batch) -> dict:
     now = int(time.time())
     return {
-        "id": b.id, "object": "batch", "endpoint": b.endpoint, "errors": b.errors, "input_file_id": b.input_file_id,
-        "completion_window": "24h", "status": b.status, "output_file_id": b.output_file_id, "error_file_id": b.error_file_id,
-        "created_at": b.created_at, "in_progress_at": now if b.status != "validating" else None,
-        "expires_at": b.created_at + 86400, "finalizing_at": None,
-        "completed_at": now if b.status == "completed" else None, "failed_at": now if b.status == "failed" else None,
-        "expired_at": None, "cancelling_at": None, "cancelled_at": now if b.status == "cancelled" else None,
+        "id": b.id,
+        "object": "batch",
+        "endpoint": b.endpoint,
+        "errors": b.errors,
+        "input_file_id": b.input_file_id,
+        "completion_window": "24h",
+        "status": b.status,
+        "output_file_id": b.output_file_id,
+        "error_file_id": b.error_file_id,
+        "created_at": b.created_at,
+        "in_progress_at": now if b.status != "validating" else None,
+        "expires_at": b.created_at + 86400,
+        "finalizing_at": None,
+        "completed_at": now if b.status == "completed" else None,
+        "failed_at": now if b.status == "failed" else None,
+        "expired_at": None,
+        "cancelling_at": None,
+        "cancelled_at": now if b.status == "cancelled" else None,
         "request_counts": {"total": len(b.lines), "completed": b.completed, "failed": b.failed},
         "metadata": b.metadata,
     }

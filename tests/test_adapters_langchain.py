@@ -8,14 +8,13 @@ import subprocess
 import sys
 
 import pytest
-
-from memext.engine.search.updates import UPDATE_MARGIN
 from adapter_helpers import example_index, shared_example_index
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
 from memext.engine import MemextError
 from memext.engine.faces.adapters.langchain import MemextRetriever
+from memext.engine.search.updates import UPDATE_MARGIN
 
 pytestmark = pytest.mark.model  # the real MiniLM index (adapter_helpers)
 
@@ -174,9 +173,12 @@ def test_a_model_tool_call_gets_a_tool_message(tools):
     from memext.engine.faces.adapters.langchain import memory_tools
 
     search = memory_tools(tools)[0]
-    call = {"name": "memory_search", "args": {"query": "green tea", "max_results": 2, "min_score": None,
-                                              "after": None, "before": None, "agent": None},
-            "id": "call_1", "type": "tool_call"}
+    call = {
+        "name": "memory_search",
+        "args": {"query": "green tea", "max_results": 2, "min_score": None, "after": None, "before": None, "agent": None},
+        "id": "call_1",
+        "type": "tool_call",
+    }
     msg = search.invoke(call)
     assert isinstance(msg, ToolMessage) and msg.tool_call_id == "call_1" and msg.status == "success"
     assert "citation" in msg.content and "MEMORY.md" in msg.content

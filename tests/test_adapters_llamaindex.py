@@ -96,7 +96,7 @@ def test_both_adapters_work_with_the_network_cut_off(example_workspace, tmp_path
         socket.socket.connect_ex = refuse
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
-        sys_path = {str(__import__('pathlib').Path(__file__).parent)!r}
+        sys_path = {str(__import__("pathlib").Path(__file__).parent)!r}
         import sys; sys.path.insert(0, sys_path)
         from pathlib import Path
         from adapter_helpers import example_index

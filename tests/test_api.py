@@ -7,13 +7,13 @@ from __future__ import annotations
 import time
 
 import pytest
+from memext_helpers import display_html, ipython_shell, write_config
 
 import memext
 from memext import FileLines, SearchResults, Session, StatusTable
 from memext.api import run_search
 from memext.engine import KeeperState, MemextError
 from memext.engine.store.sqlite.lock import WriterLock
-from memext_helpers import display_html, ipython_shell, write_config
 
 SYNCING = "the index is syncing"
 

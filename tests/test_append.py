@@ -17,11 +17,11 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from conftest import make_agent
 from fault_helpers import fill, mount_tmpfs, unmount
-from memext.engine import AccessDenied, DiskFull, MemoryIndex, MemoryTools, ToolError, append_entry
 
-import pytest
+from memext.engine import AccessDenied, DiskFull, MemoryIndex, MemoryTools, ToolError, append_entry
 
 # A child process that appends COUNT entries (or forever when COUNT is 0)
 # through the engine, printing each entry's start line.
@@ -46,7 +46,9 @@ WRITER = textwrap.dedent(
 def _writer(ws: Path, db: Path, tag: str, count: int, size: int = 10) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", WRITER, str(ws), str(db), tag, str(count), str(size)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -122,9 +124,36 @@ def _snapshot(root: Path) -> dict[str, tuple]:
 
 
 HOSTILE_PARTS = [
-    "..", ".", "", "memory", "MEMORY.md", "memory.md", ".hidden", ".git", "link.md", "linkdir", "outside",
-    "x.md", "x.MD", "x.txt", "x.md.txt", "x" * 300 + ".md", "a" * 5000, "\x00", "~", "$HOME", "%2e%2e",
-    "..\\..\\x.md", "C:\\x.md", "x.md\x00.txt", " ", "x\n.md", "*.md", "ümlaut.md", "con.md", "-rf.md",
+    "..",
+    ".",
+    "",
+    "memory",
+    "MEMORY.md",
+    "memory.md",
+    ".hidden",
+    ".git",
+    "link.md",
+    "linkdir",
+    "outside",
+    "x.md",
+    "x.MD",
+    "x.txt",
+    "x.md.txt",
+    "x" * 300 + ".md",
+    "a" * 5000,
+    "\x00",
+    "~",
+    "$HOME",
+    "%2e%2e",
+    "..\\..\\x.md",
+    "C:\\x.md",
+    "x.md\x00.txt",
+    " ",
+    "x\n.md",
+    "*.md",
+    "ümlaut.md",
+    "con.md",
+    "-rf.md",
 ]
 
 
@@ -217,11 +246,16 @@ def test_append_waits_for_a_sync_of_another_process(workspace, tmp_path):
     # Another process holds the agent's writer lock (as a sync does) for a
     # moment: the append waits for it instead of failing, then writes and indexes.
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import time; from pathlib import Path; from memext.engine.config import parse_config\n"
-         "from memext.engine.store.drivers import writer_lock\n"
-         f"agent = parse_config({{'agents': [{{'id': 'test', 'workspace': {str(workspace)!r}, 'memory_search': {{'store': {agent.settings.store.url and {'driver': 'postgres', 'url': agent.settings.store.url} or {}!r}}}}}]}}).agents[0]\n"
-         f"l = writer_lock(agent, Path({str(db)!r}), timeout=5).acquire(); print('held', flush=True); time.sleep(1.5)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import time; from pathlib import Path; from memext.engine.config import parse_config\n"
+            "from memext.engine.store.drivers import writer_lock\n"
+            f"agent = parse_config({{'agents': [{{'id': 'test', 'workspace': {str(workspace)!r}, 'memory_search': {{'store': {agent.settings.store.url and {'driver': 'postgres', 'url': agent.settings.store.url} or {}!r}}}}}]}}).agents[0]\n"
+            f"l = writer_lock(agent, Path({str(db)!r}), timeout=5).acquire(); print('held', flush=True); time.sleep(1.5)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert holder.stdout.readline().strip() == "held"
     with MemoryIndex(agent, provider=None) as idx:

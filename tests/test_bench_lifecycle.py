@@ -9,6 +9,7 @@ import json
 import sys
 
 from conftest import ROOT
+
 from memext.engine.memory.capture import NEAR_DUPLICATE
 
 

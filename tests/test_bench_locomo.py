@@ -9,8 +9,8 @@ import sys
 from typing import NamedTuple
 
 import pytest
-
 from conftest import LOCOMO_DEV, ROOT
+
 from memext.engine.memory.chunking import split_lines
 
 
@@ -26,7 +26,6 @@ def _load_bench():
 
 
 locomo = _load_bench()
-
 
 
 class Expected(NamedTuple):
@@ -50,8 +49,7 @@ EXPECTED = {
         760,
     ),
     "locomo-mini.json": Expected(
-        "- **Nate**: Congrats! How did the screening go? [shares a photo of a ticket] "
-        "[shares a photo: a photo of a cinema ticket]",
+        "- **Nate**: Congrats! How did the screening go? [shares a photo of a ticket] [shares a photo: a photo of a cinema ticket]",
         "When did John go to the board game night?",
         "What does Nate do with his turtles?",
         7,
@@ -100,7 +98,7 @@ def holds(line: str, turn: dict) -> bool:
     """``line`` is ``turn`` as the protocol writes it: ``- **{speaker}**: {text}``
     (the text may start with white space of its own)."""
     prefix = f"- **{turn['speaker']}**: "
-    return line.startswith(prefix) and line[len(prefix):].lstrip().startswith(_text_start(turn["text"]))
+    return line.startswith(prefix) and line[len(prefix) :].lstrip().startswith(_text_start(turn["text"]))
 
 
 def test_one_line_collapses_line_breaks_only():
@@ -138,8 +136,9 @@ def test_every_turn_is_one_line_at_its_recorded_line(written):
             first, last = layout.sessions[n][1:]
             assert layout.sessions[n][0] == path and first < line <= last
             checked += 1
-    assert checked == sum(len(s["conversation"][f"session_{n}"]) for s, _, _ in written.values()
-                          for n in locomo.session_numbers(s["conversation"]))
+    assert checked == sum(
+        len(s["conversation"][f"session_{n}"]) for s, _, _ in written.values() for n in locomo.session_numbers(s["conversation"])
+    )
 
 
 def test_session_spans_run_from_heading_to_last_turn(written):
@@ -246,10 +245,21 @@ def test_recall_at_l60_is_reported_per_mode_and_category(written):
     # at L60 nothing is read although @6 covers the first turn.
     big = _hit(path, max(1, line - 10), max(1, line - 10) + 69)
     mode = locomo.Mode("m", "a mode")
-    run = locomo.ConversationRun("conv-43", 1, 1, 1, {}, {"m": {
-        6: [(1, locomo.score([big], q))], 10: [(1, locomo.score([big], q))],
-        locomo.BUDGET_KEY: [(1, locomo.score(locomo.within_budget([big, _hit(path, line, line)]), q))],
-    }}, {"m": [1.0]})
+    run = locomo.ConversationRun(
+        "conv-43",
+        1,
+        1,
+        1,
+        {},
+        {
+            "m": {
+                6: [(1, locomo.score([big], q))],
+                10: [(1, locomo.score([big], q))],
+                locomo.BUDGET_KEY: [(1, locomo.score(locomo.within_budget([big, _hit(path, line, line)]), q))],
+            }
+        },
+        {"m": [1.0]},
+    )
     figures = locomo.aggregate([run], [mode])
     assert figures["m"]["k6"]["overall"]["turn_recall"] == 0.5
     assert figures["m"]["L60"]["overall"]["turn_recall"] == 0.0

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import make_agent
+
 from memext.engine import MemoryIndex, capture
 from memext.engine.faces.cli.commands import cli
 from memext.engine.memory.capture import MAX_PER_TURN, NEAR_DUPLICATE, Message, extract, similarity
@@ -150,11 +150,15 @@ def test_capture_command(tmp_path, workspace, monkeypatch):
     monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
     transcript = tmp_path / "chat.jsonl"
     transcript.write_text(
-        "\n".join(json.dumps(r) for r in [
-            {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "My manager is Ines Duarte."}]}},
-            {"role": "assistant", "content": "I always double-check."},
-            {"role": "user", "content": "I never take meetings before 10."},
-        ]) + "\nnot json\n",
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "My manager is Ines Duarte."}]}},
+                {"role": "assistant", "content": "I always double-check."},
+                {"role": "user", "content": "I never take meetings before 10."},
+            ]
+        )
+        + "\nnot json\n",
         encoding="utf-8",
     )
     r = CliRunner().invoke(cli, ["capture", str(transcript)])

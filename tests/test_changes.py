@@ -18,9 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import make_agent
+from memext_helpers import write_config
 from tray_helpers import wait_for
 
-from conftest import make_agent
 from memext.engine import FreshnessKeeper, MemoryIndex
 from memext.engine.indexing.changes import (
     COARSE_WINDOW_NS,
@@ -32,7 +33,6 @@ from memext.engine.indexing.changes import (
 )
 from memext.engine.memory.discovery import FileRead
 from memext.engine.store import open_store
-from memext_helpers import write_config
 
 TODO = "# Tasks\n- [ ] ship the release\n"
 DONE = "# Tasks\n- [x] ship the release\n"

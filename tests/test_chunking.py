@@ -96,7 +96,7 @@ def test_long_cjk_line_split_never_exceeds_cap():
 def test_surrogate_pair_is_never_split():
     # Emoji are outside the BMP: check no chunk ends in half a pair when text
     # was decoded with surrogatepass (lone surrogates in Python strings).
-    text = ("a" * 399 + "\U0001F600") * 3
+    text = ("a" * 399 + "\U0001f600") * 3
     for c in chunk_markdown(text, tokens=100, overlap=0):
         c.text.encode("utf-8")  # raises on a lone surrogate
 

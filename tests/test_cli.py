@@ -94,7 +94,7 @@ def test_failures_exit_1_with_one_line(config, tmp_path):
     assert r.exit_code == 1 and r.output.startswith("memext: error: ../secret.md: '..'")
     r = run("search", "x", "-a", "nobody")
     assert r.exit_code == 1 and "no agent 'nobody'" in r.output
-    config.write_text("[memory_search.chunking]\ntokens = \"lots\"\n")
+    config.write_text('[memory_search.chunking]\ntokens = "lots"\n')
     r = run("status")
     assert r.exit_code == 1 and "memory_search.chunking.tokens" in r.output and str(config) in r.output
 
@@ -123,7 +123,7 @@ def test_console_script_exit_code(config):
 
 def write_config(cfg: Path, agents: dict[str, tuple[Path, str | None]]) -> Path:
     """A config with agents id -> (workspace, store.path or None)."""
-    lines = ['[memory_search]', 'provider = "none"']
+    lines = ["[memory_search]", 'provider = "none"']
     for agent_id, (ws, store) in agents.items():
         lines += ["[[agents]]", f'id = "{agent_id}"', f'workspace = "{ws}"']
         if store:
@@ -295,8 +295,10 @@ def test_note_appends_and_indexes(config, workspace):
 
     r = CliRunner().invoke(cli, ["note", "--long-term", "--heading", "People"], input="- Carol is the new designer.\n")
     assert r.exit_code == 0 and r.output.startswith("noted in MEMORY.md:")
-    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith(
-        f"\n\n## People <!-- memext origin=person via=cli date={datetime.now():%Y-%m-%d} -->\n- Carol is the new designer.\n"
+    assert (
+        (workspace / "MEMORY.md")
+        .read_text(encoding="utf-8")
+        .endswith(f"\n\n## People <!-- memext origin=person via=cli date={datetime.now():%Y-%m-%d} -->\n- Carol is the new designer.\n")
     )
     r = CliRunner().invoke(cli, ["note", "-", "--file", "memory/projects/x.md"], input="From stdin.")
     assert r.exit_code == 0 and "noted in memory/projects/x.md:2 (new file)" in r.output  # the text's line, not its heading's
@@ -349,7 +351,15 @@ def test_a_keyword_only_search_imports_only_what_it_runs(config):
     (numpy, sqlite-vec's package), no lock library (it writes nothing) and
     none of the long-lived halves of the API (DESIGN.md §12)."""
     run("index")
-    unwanted = ("numpy", "filelock", "sqlite_vec", "memext.engine.freshness.keeper", "memext.engine.agents.tools", "memext.session", "IPython")
+    unwanted = (
+        "numpy",
+        "filelock",
+        "sqlite_vec",
+        "memext.engine.freshness.keeper",
+        "memext.engine.agents.tools",
+        "memext.session",
+        "IPython",
+    )
     code = (
         "import runpy, sys\n"
         "sys.argv = ['memext', 'search', 'green', 'tea']\n"
@@ -399,7 +409,10 @@ def test_outside_every_workspace_the_first_agent_answers_and_is_named(two_agents
     r = run("get", "MEMORY.md:3")
     assert r.stdout == "- Anna runs the Berlin office of the other team.\n"  # the file's text only: the name goes to stderr
     assert r.stderr.startswith("agent other (first of 2")
-    assert run("note", "Dan joined.").stdout.startswith("noted in memory/") and "(agent other, new file)" in run("note", "Eve joined.", "--file", "memory/e.md").stdout
+    assert (
+        run("note", "Dan joined.").stdout.startswith("noted in memory/")
+        and "(agent other, new file)" in run("note", "Eve joined.", "--file", "memory/e.md").stdout
+    )
     assert not run("search", "Anna", "-a", "w").stdout.startswith("agent ")  # chosen by -a: no header
     index = run("index")
     assert index.exit_code == 0 and index.stdout.startswith("other: indexed")

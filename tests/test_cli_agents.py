@@ -50,9 +50,11 @@ def test_config_shows_the_folders_the_indexes_are_really_in(config, workspace, t
     assert f"indexes  {default}\n" in run("config").stdout
     # store.path elsewhere, for every agent: the default folder is not where they are.
     elsewhere = tmp_path / "my-indexes"
-    config.write_text(config.read_text().replace(
-        'provider = "none"\n', f'provider = "none"\n[memory_search.store]\npath = "{elsewhere}/{{agent_id}}.sqlite"\n', 1
-    ))
+    config.write_text(
+        config.read_text().replace(
+            'provider = "none"\n', f'provider = "none"\n[memory_search.store]\npath = "{elsewhere}/{{agent_id}}.sqlite"\n', 1
+        )
+    )
     data = json.loads(run("config", "--json").stdout)
     assert data["indexes"] == [str(elsewhere)] and data["agents"][0]["index"] == str(elsewhere / "w.sqlite")
     out = run("config").stdout
@@ -110,10 +112,13 @@ def test_remove_with_purge_deletes_every_index_file_of_the_agent(config, workspa
     from conftest import MODEL_PATH
 
     # w embeds with the real model (so its index has a vector sidecar); other is keyword-only.
-    config.write_text(config.read_text().replace(
-        f'workspace = "{workspace}"\n\n',
-        f'workspace = "{workspace}"\n[agents.memory_search]\nprovider = "local"\nlocal = {{ model_path = "{MODEL_PATH}" }}\n\n', 1,
-    ))
+    config.write_text(
+        config.read_text().replace(
+            f'workspace = "{workspace}"\n\n',
+            f'workspace = "{workspace}"\n[agents.memory_search]\nprovider = "local"\nlocal = {{ model_path = "{MODEL_PATH}" }}\n\n',
+            1,
+        )
+    )
     assert run("index").exit_code == 0 and run("index", "-a", "other").exit_code == 0
     index_dir = app_paths().index_dir
     # A damaged index is set aside on the next sync: a copy that --purge deletes too.
@@ -143,8 +148,9 @@ def test_purge_refuses_a_foreign_file_and_a_locked_index_changing_nothing(config
     foreign = tmp_path / "theirs.sqlite"
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE accounts (id INTEGER)")
-    config.write_text(config.read_text() + f'\n[[agents]]\nid = "x"\nworkspace = "{workspace}"\n'
-                      f'[agents.memory_search.store]\npath = "{foreign}"\n')
+    config.write_text(
+        config.read_text() + f'\n[[agents]]\nid = "x"\nworkspace = "{workspace}"\n[agents.memory_search.store]\npath = "{foreign}"\n'
+    )
     before, data = config.read_text(), foreign.read_bytes()
     r = run("agents", "remove", "x", "--purge")
     assert r.exit_code == 1 and f"{foreign} is not an index memext made (tables accounts" in r.stderr

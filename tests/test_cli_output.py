@@ -89,7 +89,9 @@ def test_search_in_a_folder_without_memory_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMEXT_WORKSPACE", str(empty))
     r = run("search", "anything")
     assert r.exit_code == 1 and "no memory files found in" in r.stderr and "memext agents add" in r.stderr
-    assert r.stdout == "" and not list(Path(os.environ["XDG_STATE_HOME"] if "XDG_STATE_HOME" in os.environ else tmp_path).rglob("empty-*.sqlite"))
+    assert r.stdout == "" and not list(
+        Path(os.environ["XDG_STATE_HOME"] if "XDG_STATE_HOME" in os.environ else tmp_path).rglob("empty-*.sqlite")
+    )
 
 
 def test_a_closed_pipe_ends_the_search_quietly(config, workspace):
@@ -114,9 +116,7 @@ def test_a_closed_pipe_ends_the_search_quietly(config, workspace):
 def test_status_is_plain_words_and_fails_on_an_agent_in_error(config, workspace, tmp_path, monkeypatch):
     (workspace / "memory" / "big.md").write_text("x" * 20000)
     cfg = tmp_path / "small.toml"
-    cfg.write_text(
-        f'[memory_search]\nprovider = "none"\nmax_file_bytes = 10240\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n'
-    )
+    cfg.write_text(f'[memory_search]\nprovider = "none"\nmax_file_bytes = 10240\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n')
     monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
     run("index")
     r = run("status")
@@ -284,7 +284,7 @@ def test_long_note_lines_wrap_under_their_text_in_80_columns(config, workspace):
     out = _search_output(["search", "brewery", "Berlin"], config, "80")
     assert out[0].startswith("1. memory/2026-11-20.md:3-6")
     assert all(_cells(line) <= 80 for line in out), out
-    body = out[1:out.index("")]
+    body = out[1 : out.index("")]
     gutter = len(" > 3  ")
     assert body[0] == " > 3  - Berlin: the conference venue moved from the old brewery in Prenzlauer"
     assert body[1] == " " * gutter + "Berg to the Kulturforum near Potsdamer Platz; bring the printed badge, the"
@@ -309,8 +309,9 @@ def test_a_real_80_column_terminal_wraps_the_same(config, workspace):
     main, child = pty.openpty()
     fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")} | {"MEMEXT_CONFIG": str(config)}
-    proc = subprocess.Popen([sys.executable, "-m", "memext", "search", "brewery"], stdout=child, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memext", "search", "brewery"], stdout=child, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env
+    )
     os.close(child)
     raw = b""
     while True:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memext.engine.config import MemorySearchSettings, MMRSettings, adhoc_agent, add_agent, load_config, setting_fields
+from memext.engine.config import MemorySearchSettings, MMRSettings, add_agent, adhoc_agent, load_config, setting_fields
 from memext.engine.errors import ConfigError, UnknownAgentError
 
 
@@ -65,23 +65,23 @@ workspace = "/tmp/home-ws"
 @pytest.mark.parametrize(
     "body,key,message",
     [
-        ("[memory_search.chunking]\ntokens = \"many\"", "memory_search.chunking.tokens", "expected an integer"),
-        ("[memory_search]\nprovider = \"bert\"", "memory_search.provider", "must be one of"),
+        ('[memory_search.chunking]\ntokens = "many"', "memory_search.chunking.tokens", "expected an integer"),
+        ('[memory_search]\nprovider = "bert"', "memory_search.provider", "must be one of"),
         ("[memory_search]\nbogus = 1", "memory_search.bogus", "unknown key"),
         ("[memory_search.query]\nmin_score = 1.5", "memory_search.query.min_score", "at most 1"),
         ("[memory_search.chunking]\ntokens = 100\noverlap = 100", "memory_search.chunking.overlap", "smaller than"),
-        ("[memory_search]\nsources = [\"memory\", \"sessions\"]", "memory_search.sources", "session_memory"),
-        ("[memory_search.sync]\nwatch = \"yes\"", "memory_search.sync.watch", "true or false"),
-        ("[memory_search.query.hybrid]\nfusion = \"max\"", "memory_search.query.hybrid.fusion", "weighted"),
+        ('[memory_search]\nsources = ["memory", "sessions"]', "memory_search.sources", "session_memory"),
+        ('[memory_search.sync]\nwatch = "yes"', "memory_search.sync.watch", "true or false"),
+        ('[memory_search.query.hybrid]\nfusion = "max"', "memory_search.query.hybrid.fusion", "weighted"),
         ("[memory_search.query.hybrid.mmr]\nlambda = 2", "memory_search.query.hybrid.mmr.lambda", "at most 1"),
         (
-            "[[agents]]\nid = \"w\"\nworkspace = \"x\"\n[agents.memory_search.chunking]\ntokens = -1",
+            '[[agents]]\nid = "w"\nworkspace = "x"\n[agents.memory_search.chunking]\ntokens = -1',
             "agents[w].memory_search.chunking.tokens",
             "at least",
         ),
-        ("[[agents]]\nid = \"w\"\n", "agents[w].workspace", "workspace"),
-        ("[[agents]]\nid = \"bad id!\"\nworkspace = \"x\"", "agents[0].id", "letters"),
-        ("[[agents]]\nid = \"w\"\nworkspace = \"x\"\ncolour = 1", "agents[w].colour", "unknown key"),
+        ('[[agents]]\nid = "w"\n', "agents[w].workspace", "workspace"),
+        ('[[agents]]\nid = "bad id!"\nworkspace = "x"', "agents[0].id", "letters"),
+        ('[[agents]]\nid = "w"\nworkspace = "x"\ncolour = 1', "agents[w].colour", "unknown key"),
     ],
 )
 def test_bad_values_name_the_key_and_the_file(tmp_path, body, key, message):
@@ -123,9 +123,7 @@ def test_no_config_gives_an_adhoc_agent_per_folder(tmp_path, monkeypatch):
 
 def test_store_path_expands_agent_id_and_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    cfg = load_config(
-        write(tmp_path, '[memory_search.store]\npath = "~/idx/{agent_id}.db"\n[[agents]]\nid = "w"\nworkspace = "."\n')
-    )
+    cfg = load_config(write(tmp_path, '[memory_search.store]\npath = "~/idx/{agent_id}.db"\n[[agents]]\nid = "w"\nworkspace = "."\n'))
     assert cfg.agent("w").db_path() == tmp_path / "idx" / "w.db"
 
 
@@ -136,7 +134,7 @@ def test_memext_config_env_var(tmp_path, monkeypatch):
 
 
 def test_add_agent_appends_and_keeps_the_file_valid(tmp_path):
-    path = write(tmp_path, "# my settings\n[memory_search]\nprovider = \"none\"\n")
+    path = write(tmp_path, '# my settings\n[memory_search]\nprovider = "none"\n')
     add_agent(path, "notes", tmp_path, ["extra"])
     text = path.read_text()
     assert text.startswith("# my settings")  # user's text kept
@@ -231,12 +229,12 @@ overlap = 500
         ),
         (
             "",
-            "[agents.memory_search]\nsources = [\"memory\", \"sessions\"]",
+            '[agents.memory_search]\nsources = ["memory", "sessions"]',
             "agents[w].memory_search.sources",
             "needs experimental.session_memory = true",
         ),
         (
-            "[memory_search]\nsources = [\"memory\", \"sessions\"]\n[memory_search.experimental]\nsession_memory = true",
+            '[memory_search]\nsources = ["memory", "sessions"]\n[memory_search.experimental]\nsession_memory = true',
             "[agents.memory_search.experimental]\nsession_memory = false",
             "agents[w].memory_search.experimental.session_memory",
             "must be true while sources",
@@ -249,7 +247,7 @@ overlap = 500
         ),
         # single values of an override are still checked on their own
         ("", "[agents.memory_search]\nsources = []", "agents[w].memory_search.sources", "at least one source"),
-        ("", "[agents.memory_search]\nsources = [\"chats\"]", "agents[w].memory_search.sources", "unknown source"),
+        ("", '[agents.memory_search]\nsources = ["chats"]', "agents[w].memory_search.sources", "unknown source"),
     ],
 )
 def test_merged_conflicts_name_the_agent_key_and_file(tmp_path, defaults, override, key, message):

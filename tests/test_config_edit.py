@@ -37,7 +37,7 @@ def test_sets_the_defaults_and_keeps_comments_and_order(tmp_path):
     cfg.write_text(USER_TEXT)
     set_memory_search_value(cfg, ["local", "model_path"], "/m/a.gguf")
     text = cfg.read_text()
-    assert text.startswith("# my memext config\n[memory_search]\nprovider = \"auto\"  # keep this comment\n")
+    assert text.startswith('# my memext config\n[memory_search]\nprovider = "auto"  # keep this comment\n')
     assert 'extra_paths = ["notes"]' in text
     loaded = load_config(cfg)
     assert [a.settings.local.model_path for a in loaded.agents] == ["/m/a.gguf", "/m/a.gguf"]

@@ -7,8 +7,8 @@ import json
 import gguf
 import numpy as np
 import pytest
-
 from conftest import MODEL_PATH
+
 from memext.engine.providers.local import install as model_install
 from memext.engine.providers.local.convert_bert_gguf import PHANTOM_SPACE, ConversionError, convert_bert, read_vocab
 
@@ -28,6 +28,7 @@ def converted(tmp_path_factory, source):
 
 def test_metadata_and_tensors_match_llama_cpp_converter(converted):
     ours, ref = gguf.GGUFReader(converted), gguf.GGUFReader(MODEL_PATH)
+
     # general.* is descriptive (name, datasets...); everything llama.cpp reads must agree.
     def keys(r):
         return {k for k in r.fields if not k.startswith(("general.", "GGUF."))}

@@ -7,11 +7,11 @@ import time
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
-
 from conftest import MODEL_PATH, make_agent
+
 from memext.engine import MemoryIndex
-from memext.engine.memory.dates import BadDate, DayRange, content_date, day_range, file_date, front_matter_date, name_date, parse_when
 from memext.engine.errors import MemextError
+from memext.engine.memory.dates import BadDate, DayRange, content_date, day_range, file_date, front_matter_date, name_date, parse_when
 
 NOW = datetime(2026, 3, 31, 15, 45)
 
@@ -169,8 +169,12 @@ def _stamp(path, when: datetime) -> None:
 def _example(example_workspace, tmp_path, **settings) -> MemoryIndex:
     # MEMORY.md has no date in its name or front matter: its mtime dates it.
     _stamp(example_workspace / "MEMORY.md", datetime(2026, 9, 1, 12, 0))
-    (example_workspace / "memory" / "trip.md").write_text("---\ndate: 2026-10-30\n---\n# Trip\nBiscuit stays with the neighbour.\n", encoding="utf-8")
-    idx = MemoryIndex(make_agent(example_workspace, "ex", db_path=tmp_path / "ex.sqlite", **settings), **({"provider": None} if not settings else {}))
+    (example_workspace / "memory" / "trip.md").write_text(
+        "---\ndate: 2026-10-30\n---\n# Trip\nBiscuit stays with the neighbour.\n", encoding="utf-8"
+    )
+    idx = MemoryIndex(
+        make_agent(example_workspace, "ex", db_path=tmp_path / "ex.sqlite", **settings), **({"provider": None} if not settings else {})
+    )
     idx.sync()
     return idx
 
@@ -183,12 +187,19 @@ def test_a_date_filtered_search_on_the_example_memory(example_workspace, tmp_pat
     with _example(example_workspace, tmp_path) as idx:
         q = "Biscuit"
         assert _files(idx.search(q, max_results=20)) == [
-            "MEMORY.md", "memory/2026-10-05.md", "memory/2026-10-09.md", "memory/2026-11-02.md", "memory/trip.md"]
+            "MEMORY.md",
+            "memory/2026-10-05.md",
+            "memory/2026-10-09.md",
+            "memory/2026-11-02.md",
+            "memory/trip.md",
+        ]
         # Daily logs by name, trip.md by its front matter, MEMORY.md by its mtime.
         assert _files(idx.search(q, max_results=20, after="2026-10-20")) == ["memory/2026-11-02.md", "memory/trip.md"]
         assert _files(idx.search(q, max_results=20, before="2026-10-09")) == ["MEMORY.md", "memory/2026-10-05.md"]
         assert _files(idx.search(q, max_results=20, after=date(2026, 10, 6), before=datetime(2026, 10, 31))) == [
-            "memory/2026-10-09.md", "memory/trip.md"]
+            "memory/2026-10-09.md",
+            "memory/trip.md",
+        ]
         # Relative ages count back from now.
         assert _files(idx.search(q, max_results=20, after="3w", now=datetime(2026, 11, 12))) == ["memory/2026-11-02.md", "memory/trip.md"]
         assert _files(idx.search(q, max_results=20, before="2m", now=datetime(2026, 11, 12))) == ["MEMORY.md"]
@@ -220,10 +231,13 @@ def test_the_filter_comes_before_ranking(tmp_path, hashing_provider):
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
     for day in range(1, 31):  # 30 new notes, all about the boat
-        (ws / "memory" / f"2026-06-{day:02d}.md").write_text(f"# June {day}\nSailing boat boat boat repairs, sails and boat paint.\n", encoding="utf-8")
+        (ws / "memory" / f"2026-06-{day:02d}.md").write_text(
+            f"# June {day}\nSailing boat boat boat repairs, sails and boat paint.\n", encoding="utf-8"
+        )
     for day in range(1, 9):  # 8 old notes that mention it in passing
         (ws / "memory" / f"2025-01-{day:02d}.md").write_text(
-            f"# January {day}\nGroceries, a long walk, emails, a call with the bank, and a boat in for repairs.\n", encoding="utf-8")
+            f"# January {day}\nGroceries, a long walk, emails, a call with the bank, and a boat in for repairs.\n", encoding="utf-8"
+        )
     with MemoryIndex(make_agent(ws, "b", db_path=tmp_path / "b.sqlite"), provider=hashing_provider) as idx:
         idx.sync()
         top = idx.search("boat repairs", max_results=6)

@@ -7,8 +7,16 @@ from memext.engine.memory.entries import EntryMeta, Mark, mark_lines, parse_entr
 
 
 def test_written_metadata_reads_back():
-    meta = EntryMeta(origin="capture", via="conversation", category="preference", importance=0.7, date="2026-11-27",
-                     supersedes="MEMORY.md:3-4", untrusted=True, reason='said "no" twice; then left')
+    meta = EntryMeta(
+        origin="capture",
+        via="conversation",
+        category="preference",
+        importance=0.7,
+        date="2026-11-27",
+        supersedes="MEMORY.md:3-4",
+        untrusted=True,
+        reason='said "no" twice; then left',
+    )
     line = with_meta("## 10:42", meta)
     assert line.startswith("## 10:42 <!-- memext origin=capture ") and line.endswith(" -->")
     bare, back = split_meta(line)
@@ -25,7 +33,9 @@ def test_hand_edits_are_tolerated():
     odd = parse_meta("importance=lots superseded untrusted=no")
     assert odd.importance is None and odd.status == "superseded" and not odd.untrusted
     # An unknown key survives a mark being merged in.
-    marked = mark_lines(["- tea <!-- memext colour=blue -->"], parse_entries("- tea <!-- memext colour=blue -->").blocks, Mark("2026-11-28"))
+    marked = mark_lines(
+        ["- tea <!-- memext colour=blue -->"], parse_entries("- tea <!-- memext colour=blue -->").blocks, Mark("2026-11-28")
+    )
     assert marked == ["- tea <!-- memext forgotten=2026-11-28 colour=blue -->"]
 
 
@@ -82,5 +92,5 @@ def test_marking_keeps_crlf_and_line_count():
     lines = text.split("\n")
     entries = parse_entries(lines)
     out = mark_lines(lines, entries.units_in(3, 3), Mark("2026-11-28", "switched", None))
-    assert len(out) == len(lines) and out[2] == '- tea <!-- memext forgotten=2026-11-28 reason=switched -->\r'
+    assert len(out) == len(lines) and out[2] == "- tea <!-- memext forgotten=2026-11-28 reason=switched -->\r"
     assert out[3] == "- coffee\r"

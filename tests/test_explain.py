@@ -25,6 +25,15 @@ def test_rows_round_and_name_every_part():
 
 
 def test_a_keyword_only_result_has_dashes_not_none():
-    rows = explain_rows({"vector": {"rank": None, "similarity": None}, "keyword": {"rank": 3, "bm25": -1.0, "score": 0.5},
-                         "fusion": {"method": "none", "text": 0.5}, "decay": 1.0, "exact_match": False})
-    assert (rows[0].rank, rows[0].value) == ("-", "-") and "None" not in " ".join(explain_table({"vector": {}, "keyword": {}, "fusion": {}}))
+    rows = explain_rows(
+        {
+            "vector": {"rank": None, "similarity": None},
+            "keyword": {"rank": 3, "bm25": -1.0, "score": 0.5},
+            "fusion": {"method": "none", "text": 0.5},
+            "decay": 1.0,
+            "exact_match": False,
+        }
+    )
+    assert (rows[0].rank, rows[0].value) == ("-", "-") and "None" not in " ".join(
+        explain_table({"vector": {}, "keyword": {}, "fusion": {}})
+    )

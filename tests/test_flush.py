@@ -93,9 +93,7 @@ def test_two_processes_marking_at_once_lose_nothing(tmp_path, workspace):
             f.mark_flushed(session=f"{sys.argv[3]}-{i}", compaction_count=i)
         """
     )
-    procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(state), str(workspace), name]) for name in ("a", "b")
-    ]
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(state), str(workspace), name]) for name in ("a", "b")]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     flush = MemoryFlush(state, workspace, context_window=1000)
     for name in ("a", "b"):
@@ -160,7 +158,7 @@ def test_a_read_only_workspace_is_skipped(workspace, tmp_path):
     args = [sys.executable, "-c", script, str(tmp_path / "f.json"), str(workspace)]
     if os.geteuid() == 0:
         assert shutil.which("unshare"), "running as root, this test needs unshare (util-linux) for a read-only mount"
-        mount = f"mount --bind {workspace} {workspace} && mount -o remount,ro,bind {workspace} && exec \"$@\""
+        mount = f'mount --bind {workspace} {workspace} && mount -o remount,ro,bind {workspace} && exec "$@"'
         cmd = ["unshare", "-m", "sh", "-c", mount, "sh", *args]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     else:

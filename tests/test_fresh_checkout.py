@@ -43,7 +43,11 @@ def test_model_tests_pass_without_the_shared_folder(tmp_path):
     # What conftest resolves with no shared data: the cache and the fixture, never /work/shared.
     probe = subprocess.run(
         [sys.executable, "-c", "import conftest; print(conftest.MODEL_PATH); print(conftest.LOCOMO_DEV)"],
-        cwd=ROOT / "tests", env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT / "tests",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.split() == [str(cache / MODEL_NAME), str(ROOT / "tests" / "data" / "locomo-mini.json")]
@@ -67,13 +71,12 @@ def test_parallel_runs_build_the_model_once(tmp_path):
     """Two runs starting together on an empty cache: the lock makes one
     build while the other waits, then uses the same file."""
     cache = tmp_path / "cache"
-    code = (
-        "import conftest, os; p = conftest.ensure_test_model(); "
-        "print(p, os.stat(p).st_ino)"
-    )
+    code = "import conftest, os; p = conftest.ensure_test_model(); print(p, os.stat(p).st_ino)"
     env = dict(os.environ, MEMEXT_SHARED=str(tmp_path / "no-shared"), MEMEXT_TEST_CACHE=str(cache))
     procs = [
-        subprocess.Popen([sys.executable, "-c", code], cwd=ROOT / "tests", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code], cwd=ROOT / "tests", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for _ in range(2)
     ]
     outs = [p.communicate(timeout=600) for p in procs]

@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import MODEL_PATH, make_agent
+
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
 from memext.engine.providers import local_model_ready

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import HashingProvider, make_agent
+
 from memext.engine import MemoryIndex, ProviderStatus, SkippedFile, open_index
 from memext.engine.errors import ConfigError, SearchDisabled, UnknownAgentError, WorkspaceMissing
 from memext.engine.store.drivers import writer_lock
@@ -92,7 +92,13 @@ def test_status_fields(workspace, tmp_path, hashing_provider, store_backend):
     assert st["files"] == {"memory": 3} and st["chunks"] == {"memory": 3}
     assert not st["dirty"] and st["last_sync"]["duration_s"] >= 0
     assert st["provider"] == {
-        "requested": "auto", "in_force": "hashing", "model": "hash-v1", "reason": None, "failed": None, "cause": None, "advice": None,
+        "requested": "auto",
+        "in_force": "hashing",
+        "model": "hash-v1",
+        "reason": None,
+        "failed": None,
+        "cause": None,
+        "advice": None,
         "embedded": "on this machine",
     }
     assert st["vector"]["available"] and st["vector"]["dims"] == 64

@@ -24,11 +24,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import HashingProvider, make_agent
 from fault_helpers import flip_bits, integrity, scribble, set_meta, sha
 
-from conftest import HashingProvider, make_agent
-from memext.engine import ForeignDatabase, MemextError, MemoryIndex
-from memext.engine import db
+from memext.engine import ForeignDatabase, MemextError, MemoryIndex, db
 
 SEED = 13
 CASES = {"bit flips": 45, "random bytes": 45, "truncation": 30, "foreign schema": 8, "bad meta": 24}

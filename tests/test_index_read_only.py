@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import make_agent
+
 from memext.engine import MemoryIndex
 
 CHILD = textwrap.dedent(

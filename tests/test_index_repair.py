@@ -14,9 +14,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import make_agent
 from fault_helpers import break_page, integrity, set_meta
 
-from conftest import make_agent
 from memext.engine import MemoryIndex, db
 from memext.engine.store.sqlite.lock import WriterLock
 

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import make_agent
 from tray_helpers import make_workspace, wait_for
 
-from conftest import make_agent
 from memext.engine import FreshnessKeeper, KeeperSnapshot, KeeperState, MemoryIndex, SyncRequest
 from memext.engine.store.drivers import writer_lock
 
@@ -35,9 +35,7 @@ def paths(keeper: FreshnessKeeper, query: str) -> list[str]:
 
 
 def settle(keeper: FreshnessKeeper, syncs: int) -> KeeperSnapshot:
-    return wait_for(
-        lambda: (s := keeper.snapshot()).syncs >= syncs and not keeper.busy() and s, what=f"{syncs} sync(s) to finish"
-    )
+    return wait_for(lambda: (s := keeper.snapshot()).syncs >= syncs and not keeper.busy() and s, what=f"{syncs} sync(s) to finish")
 
 
 def test_requests_merge_by_priority():
@@ -239,9 +237,7 @@ def test_without_watchdog_the_keeper_syncs_on_a_timer_and_says_so_once(tmp_path,
         index_dir=tmp_path / "index",
         one={"sync": {"interval_minutes": 0.01}},  # every 0.6 s
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", WITHOUT_WATCHDOG, str(ws), str(cfg)], capture_output=True, text=True, timeout=120
-    )
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_WATCHDOG, str(ws), str(cfg)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr
     said = [line for line in proc.stderr.splitlines() if "memext[watch]" in line]
     assert said == ["file watching is off (watchdog is not installed): pip install 'memext[watch]'; syncing on a timer instead"]

@@ -10,19 +10,18 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from IPython.core.error import UsageError
-
 from click.testing import CliRunner
+from conftest import HashingProvider
+from IPython.core.error import UsageError
+from memext_helpers import display_html, ipython_shell, write_config
 
 import memext
-from conftest import HashingProvider
+from memext import SearchResults, Session, StatusTable, SyncSummary
 from memext.engine import MemextError, MemoryIndex
 from memext.engine.faces.cli.commands import cli as cli_group
-from memext import SearchResults, Session, StatusTable, SyncSummary
 from memext.magics import MemExt
 from memext.views import FileLines
 from memext.widget import SearchWidget
-from memext_helpers import display_html, ipython_shell, write_config
 
 
 @pytest.fixture
@@ -119,9 +118,12 @@ def test_memsearch_returns_a_result_list_shown_as_html(ip):
     assert 'data-cite="memory/2026-10-05.md:4-10"' in html  # the copy button
     # The lines around the best-matching line (9), numbered, the best one marked.
     best = re.search(r'<div class="memext-line memext-best".*?</div>', html)
-    assert best and "›9</span><span class=\"memext-text\" style=\"white-space:pre-wrap;overflow-wrap:anywhere\">- Booked the <mark" in best.group(0)
+    assert (
+        best
+        and '›9</span><span class="memext-text" style="white-space:pre-wrap;overflow-wrap:anywhere">- Booked the <mark' in best.group(0)
+    )
     assert re.search(r'<mark class="memext-hit"[^>]*>vet</mark> for <mark class="memext-hit"[^>]*>Biscuit</mark>', best.group(0))
-    assert 'class="memext-score-bar"' in html and 'width:100.0%' in html
+    assert 'class="memext-score-bar"' in html and "width:100.0%" in html
     assert "keyword-only search" in html  # the notice is visible
     text = repr(r)
     assert "memory/2026-10-05.md:4-10" in text and "[keyword-only]" in text and "note: provider" in text
@@ -409,7 +411,7 @@ def test_memnote_long_term_and_other_files(ip, example_workspace):
     ip.run_cell_magic("memnote", "--long-term", "- Dana switched to oat milk.")
     after = (example_workspace / "MEMORY.md").read_text(encoding="utf-8")
     assert after.startswith(before)
-    added = after[len(before):].strip("\n").splitlines()
+    added = after[len(before) :].strip("\n").splitlines()
     assert added[0].startswith(f"## {datetime.now():%Y-%m-%d} ") and added[1] == "- Dana switched to oat milk."
     ip.run_cell_magic("memnote", "--file memory/projects/garden.md", "Tomatoes planted.")
     assert (example_workspace / "memory" / "projects" / "garden.md").read_text().endswith("Tomatoes planted.\n")
@@ -429,8 +431,7 @@ def test_memnote_long_term_and_other_files(ip, example_workspace):
 )
 def test_memnote_refuses_without_writing(ip, example_workspace, workspace, line, body, message):
     def memory_files():  # both workspaces and their parent (the index folder is elsewhere)
-        return sorted((p, p.stat().st_size) for p in example_workspace.parent.rglob("*")
-                      if p.is_file() and "memext" not in p.parts)
+        return sorted((p, p.stat().st_size) for p in example_workspace.parent.rglob("*") if p.is_file() and "memext" not in p.parts)
 
     before = memory_files()
     with pytest.raises(UsageError, match=message):

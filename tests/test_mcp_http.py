@@ -18,7 +18,6 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-
 from mcp_process import INITIALIZE, POST_HEADERS, http_client, http_server, payload
 from memext_helpers import write_config
 
@@ -202,8 +201,12 @@ def test_stateless_serves_one_shot_clients(example_workspace, tmp_path):
             for _ in range(20):
                 opened = await _initialize(http, url)
                 assert opened.status_code == 200 and "mcp-session-id" not in opened.headers
-            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                    "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}}}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}},
+            }
             answered = await http.post(url, json=call, headers={"mcp-protocol-version": "2025-06-18", **POST_HEADERS})
             assert answered.status_code == 200 and "55 g" in answered.text
         async with http_client(None) as http:

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from memext_helpers import write_config
 
 from memext.engine import TOOLS
-from memext_helpers import write_config
 
 #: The newest Inspector that runs on Node 20.
 INSPECTOR = "@modelcontextprotocol/inspector@0.15"

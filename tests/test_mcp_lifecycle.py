@@ -6,9 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 
 import anyio
-
-from memext_helpers import write_config
 from mcp_process import payload
+from memext_helpers import write_config
 from test_mcp_server import _text, connect
 
 TODAY = datetime.now().date().isoformat()
@@ -27,8 +26,9 @@ def test_forget_and_supersede_over_mcp(workspace, tmp_path):
             hit = payload(found)["results"][0]
             assert not {"origin", "status", "untrusted"} & set(hit)  # written by hand, live, trusted: nothing to say
 
-            new = await client.call_tool("memory_append", {"text": "Bob switched to oolong.", "file": "MEMORY.md",
-                                                           "supersedes": "MEMORY.md:5"})
+            new = await client.call_tool(
+                "memory_append", {"text": "Bob switched to oolong.", "file": "MEMORY.md", "supersedes": "MEMORY.md:5"}
+            )
             assert not new.is_error, _text(new)
             assert payload(new)["superseded"] == ["MEMORY.md:5"]
             assert payload(await client.call_tool("memory_search", {"query": "green tea"}))["results"] == []

@@ -14,7 +14,6 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-
 from mcp_process import payload, server_env
 from pg_server import PASSWORD
 
@@ -27,11 +26,21 @@ def _config(folder: Path, shared: Path, local: Path, url: str) -> Path:
     """Agent "shared" on PostgreSQL, agent "local" on SQLite."""
     folder.mkdir(parents=True, exist_ok=True)
     lines = [
-        "[memory_search]", 'provider = "none"',
-        "[memory_search.store]", f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
-        "", "[[agents]]", 'id = "shared"', f"workspace = {json.dumps(str(shared))}",
-        "[agents.memory_search.store]", 'driver = "postgres"', f"url = {json.dumps(url)}",
-        "", "[[agents]]", 'id = "local"', f"workspace = {json.dumps(str(local))}",
+        "[memory_search]",
+        'provider = "none"',
+        "[memory_search.store]",
+        f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
+        "",
+        "[[agents]]",
+        'id = "shared"',
+        f"workspace = {json.dumps(str(shared))}",
+        "[agents.memory_search.store]",
+        'driver = "postgres"',
+        f"url = {json.dumps(url)}",
+        "",
+        "[[agents]]",
+        'id = "local"',
+        f"workspace = {json.dumps(str(local))}",
     ]
     path = folder / "config.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -47,8 +56,11 @@ async def _timed(client: Client, name: str, args: dict) -> tuple[float, object]:
 
 def test_a_frozen_postgres_does_not_hang_the_server(example_workspace, workspace, tmp_path, pg_server, pg_url):
     config = _config(tmp_path / "cfg", example_workspace, workspace, pg_url)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memext", "mcp", "--call-timeout", str(CALL_TIMEOUT_S)],
-                                   env={**server_env(config), "PGPASSWORD": PASSWORD})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memext", "mcp", "--call-timeout", str(CALL_TIMEOUT_S)],
+        env={**server_env(config), "PGPASSWORD": PASSWORD},
+    )
 
     async def main() -> None:
         async with Client(params) as client:
@@ -88,7 +100,9 @@ def test_a_frozen_postgres_does_not_hang_the_server(example_workspace, workspace
                 assert search.is_error and f"did not finish within {CALL_TIMEOUT_S} s" in search.content[0].text
                 _, append = answers["append"]
                 if append.is_error:
-                    assert "search for it before appending it again" in append.content[0].text or "has not finished" in append.content[0].text
+                    assert (
+                        "search for it before appending it again" in append.content[0].text or "has not finished" in append.content[0].text
+                    )
                 # Calls go on being answered in time while it stays frozen.
                 took, later = await _timed(client, "memory_search", {"query": "Biscuit", "agent": "shared"})
                 assert later.is_error and took < CALL_TIMEOUT_S + SLACK_S
@@ -126,8 +140,10 @@ def test_a_read_from_a_frozen_server_is_cut_off(example_workspace, pg_server, pg
     from memext.engine.store.postgres import connection
 
     monkeypatch.setattr(connection, "READ_DEADLINE_S", 2.0)
-    raw = {"memory_search": {"provider": "none", "store": {"driver": "postgres", "url": pg_url}},
-           "agents": [{"id": "shared", "workspace": str(example_workspace)}]}
+    raw = {
+        "memory_search": {"provider": "none", "store": {"driver": "postgres", "url": pg_url}},
+        "agents": [{"id": "shared", "workspace": str(example_workspace)}],
+    }
     agent = parse_config(raw, path=example_workspace.parent / "config.toml").agents[0]
     with MemoryIndex(agent) as idx:
         idx.sync()

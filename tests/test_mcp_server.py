@@ -20,11 +20,11 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp_process import cited_path, http_client, http_server, payload, server_env
+from memext_helpers import write_config
 
 from memext.engine import TOOLS, MemoryIndex, load_config
 from memext.engine.faces.mcp_server import INSTRUCTIONS
-from mcp_process import cited_path, http_client, http_server, payload, server_env
-from memext_helpers import write_config
 
 TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
 
@@ -315,12 +315,21 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_workspace, tmp_
     """A client that sent a malformed line with an id would wait forever
     for an answer the SDK never sends: the server answers it."""
     config = write_config(tmp_path / "cfg", {"example": example_workspace})
-    proc = subprocess.Popen([sys.executable, "-m", "memext", "mcp"], env={**os.environ, **server_env(config)},
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memext", "mcp"],
+        env={**os.environ, **server_env(config)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     wire = _StdioWire(proc)
     try:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        }
         wire.send(json.dumps(init).encode())
         assert wire.receive()["id"] == 1
         wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
@@ -341,7 +350,12 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_workspace, tmp_
         wire.send(b"   ")  # a blank line is no message: nothing to answer
         wire.send(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}')  # nor a notification
         # The server is still there, in order, and answers the next call.
-        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}},
+        }
         wire.send(json.dumps(call).encode())
         answer = wire.receive()
         assert answer["id"] == 2 and "55 g" in json.dumps(answer["result"])

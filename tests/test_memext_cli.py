@@ -126,7 +126,9 @@ def test_without_the_tray_extra_memext_tray_says_what_to_install(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert "pip install 'memext[tray]'" in r.stderr
     # The rest of the program works without it.
-    r = subprocess.run([sys.executable, "-c", WITHOUT_TRAY_EXTRA, "--config", str(cfg), "agents"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", WITHOUT_TRAY_EXTRA, "--config", str(cfg), "agents"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0 and "solo" in r.stdout
 
 
@@ -145,7 +147,7 @@ def _examples(help_text: str) -> list[str]:
     """The lines after the help's last ``Examples:`` heading, which must end it."""
     lines = help_text.rstrip("\n").splitlines()
     heading = max(i for i, line in enumerate(lines) if line.strip() == "Examples:")
-    return [line.strip() for line in lines[heading + 1:]]
+    return [line.strip() for line in lines[heading + 1 :]]
 
 
 def _parses(example: str) -> None:
@@ -171,7 +173,9 @@ def _parses(example: str) -> None:
 
 def test_every_help_ends_with_two_examples_that_parse():
     paths = [(), *_command_paths(cli, click.Context(cli, info_name="memext"))]
-    assert {("agents", "add"), ("agents", "prune"), ("model", "install"), ("model", "status"), ("mcp",), ("config",), ("tray",)} <= set(paths)
+    assert {("agents", "add"), ("agents", "prune"), ("model", "install"), ("model", "status"), ("mcp",), ("config",), ("tray",)} <= set(
+        paths
+    )
     for path in paths:
         r = CliRunner().invoke(cli, [*path, "--help"], prog_name="memext")
         assert r.exit_code == 0, (path, r.output)
@@ -218,7 +222,11 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     cfg = _solo_config(tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"],
-        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         wait_for(lambda: _reading_stdin(proc.pid), timeout=60, what="memext waiting for the query on stdin")
@@ -231,11 +239,23 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
 
 def test_search_dash_reads_the_query_from_stdin(tmp_path):
     cfg = _solo_config(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"], cwd=ROOT,
-                       input="walruses\n  tusks\n", capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"],
+        cwd=ROOT,
+        input="walruses\n  tusks\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0 and r.stdout.startswith("1. memory/2026-01-01.md:1-1"), r.stderr
-    empty = subprocess.run([sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"], cwd=ROOT,
-                           input=" \n", capture_output=True, text=True, timeout=60)
+    empty = subprocess.run(
+        [sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"],
+        cwd=ROOT,
+        input=" \n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert empty.returncode == 1 and empty.stderr == "memext: error: the query on stdin is empty\n"
 
 
@@ -246,8 +266,9 @@ def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:
 
     main, child = pty.openpty()
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "memext", *args], cwd=ROOT, stdout=child, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memext", *args], cwd=ROOT, stdout=child, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env
+        )
         os.close(child)
         out = b""
         while True:
@@ -275,9 +296,17 @@ def test_colour_follows_the_terminal_no_color_force_color_and_the_flag(tmp_path)
     assert esc not in _on_a_terminal(search, {**env, "NO_COLOR": "1"})
     assert esc not in _on_a_terminal(["--color=never", *search], env)
     assert esc in _on_a_terminal(["--color=always", *search], {**env, "NO_COLOR": "1"})  # the flag wins
-    piped = lambda extra_env, *flags: subprocess.run(  # noqa: E731
-        [sys.executable, "-m", "memext", *flags, *search], cwd=ROOT, capture_output=True, text=True, timeout=60, env={**env, **extra_env}
-    ).stdout
+
+    def piped(extra_env, *flags):
+        return subprocess.run(
+            [sys.executable, "-m", "memext", *flags, *search],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**env, **extra_env},
+        ).stdout
+
     assert esc not in piped({})  # a pipe: plain
     assert esc in piped({"FORCE_COLOR": "1"}) and esc in piped({}, "--color=always")
     assert esc not in piped({"FORCE_COLOR": "1", "NO_COLOR": "1"})
@@ -301,6 +330,12 @@ def test_shell_completion_offers_the_commands_as_the_docs_say(tmp_path):
     env.update(COMP_WORDS="memext search -a ", COMP_CWORD="3", MEMEXT_CONFIG=str(_solo_config(tmp_path)))
     r = subprocess.run([sys.executable, "-m", "memext"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
     assert r.stdout.splitlines() == ["plain,solo"]  # -a completes the configured agents
-    source = subprocess.run([sys.executable, "-m", "memext"], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "_MEMEXT_COMPLETE": "zsh_source"})
+    source = subprocess.run(
+        [sys.executable, "-m", "memext"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "_MEMEXT_COMPLETE": "zsh_source"},
+    )
     assert "compdef _memext_completion memext" in source.stdout

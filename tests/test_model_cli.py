@@ -10,13 +10,13 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import MODEL_PATH
-from memext.engine.providers.local import install as model_install
-from memext.engine.faces.cli.commands import cli
+
 from memext.engine.config import load_config
+from memext.engine.faces.cli.commands import cli
 from memext.engine.paths import app_paths
 from memext.engine.providers import choose_provider
+from memext.engine.providers.local import install as model_install
 from memext.engine.providers.local.model import FAULT_ENV
 
 

@@ -6,8 +6,8 @@ import zipfile
 
 import numpy as np
 import pytest
-
 from conftest import MODEL_PATH
+
 from memext.engine.providers.local import install as model_install
 from memext.engine.providers.local.install import (
     MIN_COSINE,

@@ -12,10 +12,9 @@ import re
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import EXAMPLE_WORKSPACE, MODEL_PATH, ROOT
 from memext_helpers import install_kernelspec
+from nbclient import NotebookClient
 
 NOTEBOOK = ROOT / "notebooks" / "memext-demo.ipynb"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -95,8 +94,13 @@ def with_model(tmp_path_factory):
 
 def test_runs_without_errors_except_the_refusal(executed):
     nb = executed["nb"]
-    errors = [c.source for c in nb.cells if c.cell_type == "code"
-              for o in c.outputs if o.output_type == "error" or (o.output_type == "stream" and "Error" in o.get("text", ""))]
+    errors = [
+        c.source
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "error" or (o.output_type == "stream" and "Error" in o.get("text", ""))
+    ]
     assert errors == ["%memget ../../etc/passwd.md"]
     refusal = _cell(nb, "%memget ../../etc/passwd.md")
     assert "'..' may not leave the workspace's memory" in str(refusal.outputs)

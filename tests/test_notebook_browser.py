@@ -17,6 +17,7 @@ import json
 import shutil
 
 import pytest
+from conftest import MODEL_PATH
 from lab_helpers import (
     ARTIFACTS,
     CHROMIUM,
@@ -30,8 +31,6 @@ from lab_helpers import (
 )
 from playwright.sync_api import expect, sync_playwright
 
-from conftest import MODEL_PATH
-
 CELLS = [
     "%load_ext memext\nimport memext",
     "%memsearch -n 3 on-call rotation",
@@ -42,9 +41,11 @@ CELLS = [
     "%memget memory/2026-11-21.md",
 ]
 #: A note line far longer than a cell is wide: it must wrap under its text.
-LONG_LINE = ("- Packing list for the long weekend in the hills: boots, two warm layers, the blue rain shell, "
-             "a thermos, maps of the northern ridge walks, the spare headlamp batteries, plasters, sun cream, "
-             "and the paper bus timetable because the valley has no signal after the second bridge.")
+LONG_LINE = (
+    "- Packing list for the long weekend in the hills: boots, two warm layers, the blue rain shell, "
+    "a thermos, maps of the northern ridge walks, the spare headlamp batteries, plasters, sun cream, "
+    "and the paper bus timetable because the valley has no signal after the second bridge."
+)
 #: A narrow notebook (a laptop with the file browser open, or a side-by-side split).
 NARROW = 760
 
@@ -99,7 +100,7 @@ def lab(tmp_path, example_workspace, workspace):
     config.write_text(
         "[memory_search]\n"
         f'provider = "local"\n[memory_search.local]\nmodel_path = {json.dumps(str(MODEL_PATH))}\n'
-        f'[memory_search.store]\npath = {json.dumps(str(tmp_path / "index" / "{agent_id}.sqlite"))}\n'
+        f"[memory_search.store]\npath = {json.dumps(str(tmp_path / 'index' / '{agent_id}.sqlite'))}\n"
         f'[[agents]]\nid = "example"\nworkspace = {json.dumps(str(example_workspace))}\n'
         f'[[agents]]\nid = "notes"\nworkspace = {json.dumps(str(workspace))}\n[agents.memory_search]\nprovider = "none"\n',
         encoding="utf-8",
@@ -124,8 +125,7 @@ def test_results_status_and_widget_in_light_and_dark(lab):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            context = browser.new_context(viewport={"width": 1300, "height": 1000},
-                                          permissions=["clipboard-read", "clipboard-write"])
+            context = browser.new_context(viewport={"width": 1300, "height": 1000}, permissions=["clipboard-read", "clipboard-write"])
             page = context.new_page()
             page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
             page.goto(notebook_url(lab, "look.ipynb"), timeout=60_000)
@@ -176,8 +176,9 @@ def test_results_status_and_widget_in_light_and_dark(lab):
                     wrapped = page.evaluate(WRAPPED_CELLS_JS, ".memext-status span.memext-fact:not(.memext-wraps)")
                     assert wrapped == [], f"{theme} {width}px: status facts wrap inside: {wrapped}"
                     # Nothing wider than the cell: the status, the results, the widget and its toolbar.
-                    outside = page.evaluate(OUTSIDE_JS, ".memext-status, .memext-results, .memext-search-widget, "
-                                            ".memext-toolbar > *, .memext-get")
+                    outside = page.evaluate(
+                        OUTSIDE_JS, ".memext-status, .memext-results, .memext-search-widget, .memext-toolbar > *, .memext-get"
+                    )
                     assert outside == [], f"{theme} {width}px: cut off or scrolled sideways: {outside}"
                     # A long note line wraps under its text, not under the line numbers.
                     hanging = page.evaluate(HANGING_JS, ".memext-get .memext-line")

@@ -7,8 +7,8 @@ import os
 from datetime import datetime
 
 import pytest
-
 from conftest import make_agent
+
 from memext.engine import AccessDenied, MemextError, MemoryIndex
 from memext.notes import append_note
 

@@ -90,7 +90,10 @@ def test_the_wheel_and_the_sdist_carry_the_license(wheel, tmp_path):
     src = wheel.parent.parent / "src"  # the copy the wheel was built from
     subprocess.run(
         [sys.executable, "-c", f"from setuptools import build_meta; build_meta.build_sdist({str(tmp_path)!r})"],
-        cwd=src, check=True, capture_output=True, timeout=300,
+        cwd=src,
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     (sdist,) = tmp_path.glob("memext-*.tar.gz")
     with tarfile.open(sdist) as tar:

@@ -75,6 +75,7 @@ def test_an_index_and_everything_beside_it_is_private(workspace, tmp_path, umask
     """The index holds the full text of the notes: with umask 022 the old
     code left it 0644 in a 0755 folder."""
     from conftest import make_agent
+
     from memext.engine import MemoryIndex
     from memext.engine.paths import app_paths
 
@@ -91,6 +92,7 @@ def test_an_index_and_everything_beside_it_is_private(workspace, tmp_path, umask
 
 def test_an_index_left_readable_by_an_older_memext_is_tightened_once(workspace, tmp_path, umask_022, caplog):
     from conftest import make_agent
+
     from memext.engine import MemoryIndex
     from memext.engine.paths import app_paths
 
@@ -112,6 +114,7 @@ def test_an_index_left_readable_by_an_older_memext_is_tightened_once(workspace, 
 
 def test_a_damaged_index_set_aside_stays_private(workspace, tmp_path, umask_022):
     from conftest import make_agent
+
     from memext.engine import MemoryIndex
 
     path = tmp_path / "chosen" / "idx.sqlite"

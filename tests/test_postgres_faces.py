@@ -12,7 +12,6 @@ from datetime import datetime
 from pathlib import Path
 
 import anyio
-
 from pg_server import PASSWORD
 from test_mcp_server import _scenario, connect
 
@@ -21,8 +20,13 @@ TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
 
 def write_pg_config(folder: Path, agents: dict[str, Path], url: str, provider: str = "none") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    lines = ["[memory_search]", f"provider = {json.dumps(provider)}", "[memory_search.store]",
-             'driver = "postgres"', f"url = {json.dumps(url)}"]
+    lines = [
+        "[memory_search]",
+        f"provider = {json.dumps(provider)}",
+        "[memory_search.store]",
+        'driver = "postgres"',
+        f"url = {json.dumps(url)}",
+    ]
     for agent_id, ws in agents.items():
         lines += ["", "[[agents]]", f"id = {json.dumps(agent_id)}", f"workspace = {json.dumps(str(ws))}"]
     path = folder / "config.toml"
@@ -75,7 +79,9 @@ def test_two_machines_share_one_agent(example_workspace, tmp_path, pg_url):
     assert f"index      {pg_url} (schema memext_team)" in status and "postgres   PostgreSQL 16." in status and "(psycopg 3." in status
     assert "searched with" not in status and "keyword    BM25 over FTS5's terms, in PostgreSQL" in status
     st = json.loads(laptop.run("status", "--json").stdout)[0]
-    assert st["storage"]["backend"] == "postgres" and st["vector"]["extension"] and st["files"]["memory"] == indexed["files_seen"] + 1  # + today's log
+    assert (
+        st["storage"]["backend"] == "postgres" and st["vector"]["extension"] and st["files"]["memory"] == indexed["files_seen"] + 1
+    )  # + today's log
 
 
 def test_the_command_says_which_server_is_down_without_its_password(example_workspace, tmp_path, pg_server):
@@ -114,6 +120,7 @@ def test_mcp_server_on_a_postgres_agent(example_workspace, tmp_path, pg_url, mon
 
 def test_the_documented_config_is_the_two_lines_it_shows(example_workspace, tmp_path, pg_url):
     import re
+
     import tomllib
 
     from memext.engine import MemoryIndex
@@ -136,8 +143,9 @@ def test_the_documented_config_is_the_two_lines_it_shows(example_workspace, tmp_
 
 
 def test_the_notebook_on_a_postgres_agent(example_workspace, tmp_path, pg_url, monkeypatch, capsys):
-    import memext
     from memext_helpers import display_html, ipython_shell
+
+    import memext
 
     # The password written in the URL this time: it must show nowhere.
     secret_url = pg_url.replace("postgres@", f"postgres:{PASSWORD}@", 1)
@@ -182,10 +190,10 @@ def tray_config(tmp_path: Path, url: str) -> tuple[Path, Path]:
 
 def test_the_tray_daemon_on_a_postgres_agent(tmp_path, pg_url):
     from test_tray_daemon import settled, start_daemon
+    from test_tray_menu import NoActions
     from tray_helpers import atomic_save, search_paths, wait_for
 
     from memext.tray.menu import build_menu, find, render_text
-    from test_tray_menu import NoActions
 
     cfg, ws = tray_config(tmp_path, pg_url)
     with start_daemon(cfg) as d:
@@ -217,9 +225,12 @@ def test_the_headless_tray_process_on_a_postgres_agent(tmp_path, pg_url):
     tray = subprocess.Popen(
         [sys.executable, "-m", "memext.tray", "--headless", "--config", str(cfg)],
         env={k: v for k, v in machine.env.items() if k != "PGPASSWORD"},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
+
         def log() -> str:
             found = list((tmp_path / "server").rglob("tray.log"))
             return found[0].read_text(encoding="utf-8") if found else ""

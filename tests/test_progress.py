@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 
 import pytest
-
 from conftest import make_agent
+
 from memext.engine import MemoryIndex, SyncProgress
 from memext.progress_bar import TextProgress, WidgetProgress, progress_for
 

@@ -13,17 +13,17 @@ import threading
 import time
 
 import pytest
-
 from conftest import make_agent
+from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
+
 from memext.engine import MemoryIndex
 from memext.engine.errors import ProviderError
-from memext.engine.store.sqlite.lock import WriterLock
 from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
 from memext.engine.providers.gemini import GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
-from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
+from memext.engine.store.sqlite.lock import WriterLock
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 ROUTES = {"openai": "openai.embeddings", "gemini": "gemini."}

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import make_agent
+from servers import GEMINI_KEY, OPENAI_KEY, stored_vectors, unit
+
 from memext.engine import IndexBuildError, MemoryIndex
 from memext.engine.paths import app_paths
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
 from memext.engine.store import open_store
-from servers import GEMINI_KEY, OPENAI_KEY, stored_vectors, unit
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 KEYS = {"OPENAI_API_KEY": OPENAI_KEY, "GEMINI_API_KEY": GEMINI_KEY}
@@ -30,9 +30,7 @@ KEYS = {"OPENAI_API_KEY": OPENAI_KEY, "GEMINI_API_KEY": GEMINI_KEY}
 
 def agent_for(ws, tmp_path, server, **settings):
     settings.setdefault("fallback", "gemini")
-    return make_agent(
-        ws, db_path=tmp_path / "idx.sqlite", provider="openai", remote={"base_url": server.openai_base_url}, **settings
-    )
+    return make_agent(ws, db_path=tmp_path / "idx.sqlite", provider="openai", remote={"base_url": server.openai_base_url}, **settings)
 
 
 def fast_openai(server) -> OpenAIProvider:
@@ -156,14 +154,21 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
 
     secret = {"api_key": "sk-openai-secret", "headers": {"X-Org": "org-123"}}
     agent = make_agent(Path("/tmp"), provider="openai", fallback="gemini", remote=secret)
-    target = remote_target("gemini", agent, {"GEMINI_API_KEY": "g-key"}, default_base_url="https://gemini.example", default_model="gemini-embedding-001")
+    target = remote_target(
+        "gemini", agent, {"GEMINI_API_KEY": "g-key"}, default_base_url="https://gemini.example", default_model="gemini-embedding-001"
+    )
     assert target.api_key == "g-key" and target.base_url == "https://gemini.example" and target.headers == {}
     primary = remote_target("openai", agent, {}, default_base_url="https://openai.example", default_model="m")
     assert primary.api_key == "sk-openai-secret" and primary.headers == {"X-Org": "org-123"}
 
     # provider = "auto" (the default) resolves to OpenAI by remote.api_key.
     auto = make_agent(
-        workspace, db_path=tmp_path / "auto.sqlite", fallback="gemini", model="text-embedding-3-large", remote=secret, allow_remote=["openai"]
+        workspace,
+        db_path=tmp_path / "auto.sqlite",
+        fallback="gemini",
+        model="text-embedding-3-large",
+        remote=secret,
+        allow_remote=["openai"],
     )
     assert auto.settings.provider == "auto"
     env = {"OPENAI_BASE_URL": api_server.openai_base_url, "GEMINI_API_KEY": GEMINI_KEY}
@@ -173,8 +178,12 @@ def test_the_primarys_key_is_not_sent_to_the_other_vendor(workspace, tmp_path, a
     # End to end: OpenAI takes the key but refuses the request, the index
     # falls back to Gemini, whose default endpoint is this server for the test.
     auto = make_agent(
-        workspace, db_path=tmp_path / "auto.sqlite", fallback="gemini", model="text-embedding-3-large",
-        remote={**secret, "api_key": OPENAI_KEY}, allow_remote=["openai"],
+        workspace,
+        db_path=tmp_path / "auto.sqlite",
+        fallback="gemini",
+        model="text-embedding-3-large",
+        remote={**secret, "api_key": OPENAI_KEY},
+        allow_remote=["openai"],
     )
     api_server.add_fault("openai.embeddings", 403, "Project does not have access to model text-embedding-3-large", times=None)
     monkeypatch.setattr("memext.engine.providers.gemini.DEFAULT_BASE_URL", api_server.gemini_base_url)
@@ -217,8 +226,12 @@ def test_a_primary_that_cannot_start_hands_over_to_the_fallback(workspace, tmp_p
     the fallback is in force from the first sync, and status says why."""
     if primary == "local":
         agent = make_agent(
-            workspace, db_path=tmp_path / "idx.sqlite", provider="local", fallback="openai",
-            local={"model_path": str(tmp_path / "missing.gguf")}, remote={"base_url": api_server.openai_base_url},
+            workspace,
+            db_path=tmp_path / "idx.sqlite",
+            provider="local",
+            fallback="openai",
+            local={"model_path": str(tmp_path / "missing.gguf")},
+            remote={"base_url": api_server.openai_base_url},
         )
         env, fallback, why = {"OPENAI_API_KEY": OPENAI_KEY}, "openai", "missing.gguf does not exist"
     else:

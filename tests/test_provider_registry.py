@@ -13,13 +13,12 @@ import typing
 from pathlib import Path
 
 import pytest
-
 from conftest import make_agent
+
 from memext.engine.config import load_config
 from memext.engine.errors import ConfigError, ProviderError
 from memext.engine.paths import app_paths
-from memext.engine.providers import EmbeddingProvider, ProviderFactory, choose_provider, create_provider
-from memext.engine.providers import registry
+from memext.engine.providers import EmbeddingProvider, ProviderFactory, choose_provider, create_provider, registry
 from memext.engine.providers.registry import NAMES, PROVIDERS, auto_order, provider_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,9 +168,7 @@ def test_a_module_that_cannot_load_names_the_extra_to_install(workspace, monkeyp
 
 def test_a_keyword_only_auto_search_loads_no_provider_module(tmp_path, workspace):
     cfg = tmp_path / "config.toml"
-    cfg.write_text(
-        f'[memory_search]\nprovider = "auto"\n\n[[agents]]\nid = "a"\nworkspace = "{workspace}"\n', encoding="utf-8"
-    )
+    cfg.write_text(f'[memory_search]\nprovider = "auto"\n\n[[agents]]\nid = "a"\nworkspace = "{workspace}"\n', encoding="utf-8")
     code = (
         "import sys\nfrom memext.cli import cli\n"
         f"cli.main(['--config', {str(cfg)!r}, 'search', 'Anna'], prog_name='memext', standalone_mode=False)\n"

@@ -9,8 +9,9 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import make_agent
+from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer, stored_vectors
+
 from memext.engine import MemoryIndex
 from memext.engine.errors import ProviderError
 from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
@@ -20,7 +21,6 @@ from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
 from memext.engine.providers.vector_checks import BadVectors, check_vectors
 from memext.engine.store import Store
-from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer, stored_vectors
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 ROUTES = {"openai": "openai.embeddings", "gemini": "gemini."}

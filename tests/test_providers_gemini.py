@@ -11,8 +11,9 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import make_agent
+from servers import GEMINI_KEY, EmbeddingAPIServer, stored_vectors, unit
+
 from memext.engine import MemoryIndex
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
@@ -20,7 +21,6 @@ from memext.engine.providers import create_provider
 from memext.engine.providers.gemini import DEFAULT_BASE_URL, DEFAULT_MODEL, GeminiProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
-from servers import GEMINI_KEY, EmbeddingAPIServer, stored_vectors, unit
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 
@@ -68,7 +68,9 @@ def test_settings_defaults_and_missing_key(tmp_path, api_server):
     assert (p.base_url, p.model, p.endpoint_key) == (DEFAULT_BASE_URL, DEFAULT_MODEL, DEFAULT_BASE_URL)
 
     custom = make_agent(
-        tmp_path, provider="gemini", model="models/text-embedding-004",
+        tmp_path,
+        provider="gemini",
+        model="models/text-embedding-004",
         remote={"base_url": api_server.gemini_base_url + "/", "api_key": GEMINI_KEY, "headers": {"X-Proxy-Token": "t0ken"}},
     )
     p = create_provider("gemini", custom, app_paths(), env={})
@@ -82,7 +84,9 @@ def test_429_waits_for_retry_after_and_retry_info(api_server):
     api_server.add_fault("gemini.embedContent", 429, "Resource has been exhausted (e.g. check quota).", retry_after="1", times=1)
     retry_info = {
         "error": {
-            "code": 429, "message": "Quota exceeded", "status": "RESOURCE_EXHAUSTED",
+            "code": 429,
+            "message": "Quota exceeded",
+            "status": "RESOURCE_EXHAUSTED",
             "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.4s"}],
         }
     }
@@ -141,7 +145,9 @@ def test_a_hanging_server_costs_a_query_one_timeout_not_one_per_attempt(api_serv
 def test_a_retry_delay_above_the_cap_fails_at_once_saying_when_to_retry(api_server):
     retry_info = {
         "error": {
-            "code": 429, "message": "Quota exceeded for quota metric 'Embed requests per minute'", "status": "RESOURCE_EXHAUSTED",
+            "code": 429,
+            "message": "Quota exceeded for quota metric 'Embed requests per minute'",
+            "status": "RESOURCE_EXHAUSTED",
             "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "90s"}],
         }
     }

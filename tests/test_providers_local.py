@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import MODEL_PATH, make_agent
+
 from memext.engine.errors import ConfigError, ProviderError
 from memext.engine.index import MemoryIndex
 from memext.engine.paths import app_paths
@@ -166,6 +166,7 @@ def test_while_an_abandoned_query_is_pending_the_next_fails_fast_as_busy(provide
 
 def test_queries_share_one_worker_thread_that_close_stops(provider):
     """A thread per query cost about 3 ms: one worker serves them all."""
+
     def workers() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name == "memext-local-query"]
 

@@ -16,8 +16,9 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import make_agent
+from servers import OPENAI_KEY, EmbeddingAPIServer, stored_vectors, unit
+
 from memext.engine import CacheStatus, MemoryIndex
 from memext.engine.config import BatchSettings
 from memext.engine.errors import ProviderError
@@ -28,7 +29,6 @@ from memext.engine.providers.openai_batch import BatchPending
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
 from memext.engine.store import Store
-from servers import OPENAI_KEY, EmbeddingAPIServer, stored_vectors, unit
 
 #: DESIGN.md §6's retry count, with delays short enough for tests.
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
@@ -73,7 +73,9 @@ def test_vectors_come_back_in_input_order(float_only):
 
 def test_key_headers_and_endpoint_key(api_server, tmp_path):
     agent = make_agent(
-        tmp_path, provider="openai", remote={"base_url": api_server.openai_base_url, "api_key": OPENAI_KEY, "headers": {"X-Team": "s3cret-team"}}
+        tmp_path,
+        provider="openai",
+        remote={"base_url": api_server.openai_base_url, "api_key": OPENAI_KEY, "headers": {"X-Team": "s3cret-team"}},
     )
     p = create_provider("openai", agent, app_paths(), env={})
     p.embed_query("hello")
@@ -320,7 +322,9 @@ def test_one_batch_job_for_a_sync_across_files(workspace, tmp_path, api_server):
         lines = [f"- Day {day} fact {i}: the {('red', 'blue', 'green')[i % 3]} team shipped item {day * 100 + i}." for i in range(60)]
         (workspace / "memory" / f"2026-01-{day}.md").write_text(f"# 2026-01-{day}\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
     (workspace / "memory" / "2026-01-07.md").write_text("# 2026-01-07\n\n- Carla joined the search team.\n", encoding="utf-8")
-    agent = openai_agent(workspace, tmp_path, api_server, batch={"enabled": True, "poll_interval_ms": 10}, chunking={"tokens": 20, "overlap": 0})
+    agent = openai_agent(
+        workspace, tmp_path, api_server, batch={"enabled": True, "poll_interval_ms": 10}, chunking={"tokens": 20, "overlap": 0}
+    )
     progress = []
     with MemoryIndex(agent, env=ENV) as idx:
         report = idx.sync(progress=progress.append)

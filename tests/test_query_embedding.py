@@ -6,10 +6,10 @@ syncs recover by themselves once it is healthy. The real
 from __future__ import annotations
 
 import pytest
-
 from conftest import make_agent
-from memext.engine import MemoryIndex
 from servers import OPENAI_KEY
+
+from memext.engine import MemoryIndex
 
 ENV = {"OPENAI_API_KEY": OPENAI_KEY}
 

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import pytest
+from memext_helpers import ipython_shell, write_config
 
 from memext import SearchResults
 from memext.question_mark import question_mark_is_query
-from memext_helpers import ipython_shell, write_config
 
 
 @pytest.fixture
@@ -47,9 +47,7 @@ def test_other_lines_are_left_to_ipython(ip):
     assert question_mark_is_query(["%memsearch?\n"]) == ["%memsearch?\n"]
     assert question_mark_is_query(["%%memnote\n", "%memsearch is it?\n"]) == ["%%memnote\n", "%memsearch is it?\n"]
     assert question_mark_is_query(["x = 1 + \\\n", "%memsearch a?\n"])[1] == "%memsearch a?\n"
-    assert question_mark_is_query(["%memsearch it's 'quoted'?"]) == [
-        "get_ipython().run_line_magic('memsearch', \"it's 'quoted'?\")"
-    ]
+    assert question_mark_is_query(["%memsearch it's 'quoted'?"]) == ["get_ipython().run_line_magic('memsearch', \"it's 'quoted'?\")"]
 
 
 def test_the_transformer_leaves_with_the_extension(ip):

@@ -113,7 +113,9 @@ def test_a_line_longer_than_the_cap_is_cut_not_skipped(workspace):
     assert (r.from_line, r.to_line, r.truncated) == (1, 1, True) and len(r.text) == MAX_CHARS
 
 
-@pytest.mark.parametrize("from_line,lines,why", [(0, None, "first line"), (-2, 3, "first line"), (1, 0, "number of lines"), ("3", None, "whole number")])
+@pytest.mark.parametrize(
+    "from_line,lines,why", [(0, None, "first line"), (-2, 3, "first line"), (1, 0, "number of lines"), ("3", None, "whole number")]
+)
 def test_bad_ranges_are_memext_errors(workspace, from_line, lines, why):
     with pytest.raises(BadLineRange, match=why) as err:
         read_lines("MEMORY.md", workspace, [], from_line=from_line, lines=lines)

@@ -33,12 +33,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from conftest import EXAMPLE_WORKSPACE, MODEL_PATH, ROOT
 
 #: The README first: its blocks run in the order a reader meets them.
@@ -89,8 +88,16 @@ def document_blocks(path: Path) -> list[Block]:
     for m in re.finditer(r"(?:<!-- readme-test: ([^>]*?) -->\n)?```(\w*)\n(.*?)```", text, re.S):
         before = text[: m.start()]
         sections = re.findall(r"^## .*$", before, re.M)
-        blocks.append(Block(name, before.count("\n") + 1 + (1 if m.group(1) else 0), m.group(2), m.group(3),
-                            sections[-1] if sections else "", (m.group(1) or "").strip()))
+        blocks.append(
+            Block(
+                name,
+                before.count("\n") + 1 + (1 if m.group(1) else 0),
+                m.group(2),
+                m.group(3),
+                sections[-1] if sections else "",
+                (m.group(1) or "").strip(),
+            )
+        )
     return blocks
 
 
@@ -116,8 +123,11 @@ def home(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("reader")
     home = root / "home"
     shutil.copytree(EXAMPLE_WORKSPACE, home / "agents" / "work")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MEMEXT_", "XDG_", "JUPYTER")) and k not in ("OPENAI_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMEXT_", "XDG_", "JUPYTER")) and k not in ("OPENAI_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL")
+    }
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
@@ -194,7 +204,7 @@ def test_first_steps(home):
         command = line.split("  #")[0].strip()
         out = run(["bash", "-c", command], home["env"], home["home"])
         assert_ran(block, command, out)
-        if command.startswith("memext search \"what did we decide"):
+        if command.startswith('memext search "what did we decide'):
             assert "memory/2026-10-16.md:" in out.stdout  # the (German) note on caching embeddings
         if command == "memext model install minilm":
             assert "installed" in out.stdout + out.stderr

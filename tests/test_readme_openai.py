@@ -55,7 +55,8 @@ def test_the_openai_loops_answer_from_memory_with_citations(example_workspace):
                 assert all(t["type"] == "function" and t["function"]["strict"] is True for t in sent)
             else:
                 assert [(t["type"], t["name"], _shape(t["parameters"]), t["strict"]) for t in sent] == [
-                    (t["type"], t["name"], _shape(t["parameters"]), t["strict"]) for t in expected]
+                    (t["type"], t["name"], _shape(t["parameters"]), t["strict"]) for t in expected
+                ]
         # The tool results went back to the model as the API expects them.
         tool_message = model.requests[1][1]["messages"][-1]
         assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"

@@ -8,8 +8,9 @@ import logging
 import traceback
 
 import pytest
-
 from conftest import make_agent
+from servers import GEMINI_KEY, OPENAI_KEY
+
 from memext.engine import MemoryIndex
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
@@ -20,7 +21,6 @@ from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
 from memext.engine.redact import MASK, Redactor
-from servers import GEMINI_KEY, OPENAI_KEY
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 GATEWAY_TOKEN = "gw-token-5f1e9a77"

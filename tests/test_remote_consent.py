@@ -27,9 +27,9 @@ def setup(tmp_path, workspace, api_server):
     config = tmp_path / "memext" / "config.toml"
     config.parent.mkdir()
     config.write_text(
-        "# my memory\n[memory_search]\nprovider = \"auto\"\n"
+        '# my memory\n[memory_search]\nprovider = "auto"\n'
         f"[memory_search.store]\npath = {json.dumps(str(tmp_path / 'idx' / '{agent_id}.sqlite'))}\n\n"
-        f"[[agents]]\nid = \"me\"\nworkspace = {json.dumps(str(workspace))}\n",
+        f'[[agents]]\nid = "me"\nworkspace = {json.dumps(str(workspace))}\n',
         encoding="utf-8",
     )
     env = dict(
@@ -43,9 +43,7 @@ def setup(tmp_path, workspace, api_server):
 
 
 def memext(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "memext", *args], env=env, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "memext", *args], env=env, capture_output=True, text=True, timeout=120)
 
 
 def status(env: dict[str, str]) -> dict:

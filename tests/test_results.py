@@ -9,10 +9,10 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-
 from conftest import make_agent
-from memext.engine import MemoryIndex, ReadResult, SearchResponse, SearchResult
+
 from memext import FileLines, SearchResults, StatusTable
+from memext.engine import MemoryIndex, ReadResult, SearchResponse, SearchResult
 from memext.render import COPY_HANDLER, MARK_STYLE, highlight_html, score_bar_html, term_spans
 
 HOSTILE = (
@@ -22,7 +22,6 @@ HOSTILE = (
 )
 ALLOWED_TAGS = {"div", "span", "code", "pre", "mark", "button", "table", "thead", "tbody", "tr", "th", "td"}
 HIT = '<mark class="memext-hit" style="' + MARK_STYLE + '">'
-
 
 
 class _Tags(HTMLParser):
@@ -66,8 +65,13 @@ def test_note_markup_renders_as_text(hostile_results):
 
 def test_query_and_errors_are_escaped_too():
     resp = SearchResponse(
-        query='<img src=x onerror="1">', results=[], mode="keyword", provider="none", model="",
-        notice="<i>notice</i>", error="<b>down</b>",
+        query='<img src=x onerror="1">',
+        results=[],
+        mode="keyword",
+        provider="none",
+        model="",
+        notice="<i>notice</i>",
+        error="<b>down</b>",
     )
     html = SearchResults(resp, "a<b").to_html()
     assert {t for t, _ in _tags(html)} <= ALLOWED_TAGS
@@ -97,9 +101,20 @@ def test_score_bar_clamps():
 def _response(**kw) -> SearchResponse:
     hits = [
         SearchResult("MEMORY.md", 3, 9, 0.91, "- Dana likes green tea.\n- Bob likes coffee.", "memory"),
-        SearchResult("sessions/a.jsonl", 1, 4, 0.40, "User: tea?", "sessions",
-                     explain={"vector": {"rank": 3, "similarity": 0.41234567}, "keyword": {"rank": 2, "score": 0.5, "bm25": -1.5},
-                              "fusion": {"method": "weighted", "vector": 0.2, "text": 0.2}, "decay": 1.0}),
+        SearchResult(
+            "sessions/a.jsonl",
+            1,
+            4,
+            0.40,
+            "User: tea?",
+            "sessions",
+            explain={
+                "vector": {"rank": 3, "similarity": 0.41234567},
+                "keyword": {"rank": 2, "score": 0.5, "bm25": -1.5},
+                "fusion": {"method": "weighted", "vector": 0.2, "text": 0.2},
+                "decay": 1.0,
+            },
+        ),
     ]
     base = dict(query="green tea", results=hits, mode="hybrid", provider="openai", model="text-embedding-3-small")
     base.update(kw)
@@ -157,7 +172,10 @@ def test_file_lines_is_the_text():
     text = FileLines(read)
     assert text == "a\nb <b>\nc" and text.upper() == "A\nB <B>\nC" and text.citation == "MEMORY.md:8-10"
     assert text.to_text().splitlines() == [
-        "MEMORY.md:8-10 (of 12 lines)", " 8  a", " 9  b <b>", "10  c",
+        "MEMORY.md:8-10 (of 12 lines)",
+        " 8  a",
+        " 9  b <b>",
+        "10  c",
         "stopped at line 10 of 12; continue with %memget MEMORY.md:11",
     ]
     assert "b &lt;b&gt;" in text._repr_html_() and "<b>" not in text._repr_html_()
@@ -187,7 +205,8 @@ def test_only_the_words_that_carried_the_match_are_marked(tmp_path):
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "memory" / "2026-10-24.md").write_text(
-        "# 2026-10-24\n\n- The Berlin trip is booked: when is the flight? At 07:05.\n", encoding="utf-8")
+        "# 2026-10-24\n\n- The Berlin trip is booked: when is the flight? At 07:05.\n", encoding="utf-8"
+    )
     with MemoryIndex(make_agent(ws, provider="none"), provider=None) as idx:
         idx.sync()
         r = SearchResults(idx.search("when is the Berlin trip?"), "w")
@@ -213,7 +232,7 @@ def test_status_says_plain_words_and_one_line_per_shared_reason(tmp_path):
     assert rows["one"]["search"] == "keyword-only"
     text = repr(table)
     assert "dirty" not in text and "None" not in text
-    assert text.count('keyword-only search') == 1 and 'one, two: no provider given: keyword-only search' in text
+    assert text.count("keyword-only search") == 1 and "one, two: no provider given: keyword-only search" in text
     html = table._repr_html_()
     # One block per agent, whose short facts wrap between items (never
     # inside one) and whose folder wraps anywhere: nothing wider than the cell.

@@ -4,9 +4,9 @@ watcher: what counts as a change, what is watched, editor scratch files."""
 from __future__ import annotations
 
 import pytest
+from conftest import make_agent
 from tray_helpers import make_workspace
 
-from conftest import make_agent
 from memext.engine.memory.roots import MemoryRoots, is_temporary
 
 
@@ -114,9 +114,17 @@ def test_a_folder_answer_is_the_answer_for_each_file_in_it(tmp_path):
     roots = MemoryRoots.for_agent(make_agent(ws, "f", extra_paths=[str(p) for p in extras]))
     real = roots.workspace
     folders = [
-        real, real / "memory", real / "memory" / "sub", real / "memory" / "sub" / ".dot", real / "docs",
-        extra.resolve(), extra.resolve() / ".hidden", extra.resolve() / ".hidden" / "inner",
-        (tmp_path / "single").resolve(), tmp_path.resolve(), tmp_path.resolve() / "elsewhere",
+        real,
+        real / "memory",
+        real / "memory" / "sub",
+        real / "memory" / "sub" / ".dot",
+        real / "docs",
+        extra.resolve(),
+        extra.resolve() / ".hidden",
+        extra.resolve() / ".hidden" / "inner",
+        (tmp_path / "single").resolve(),
+        tmp_path.resolve(),
+        tmp_path.resolve() / "elsewhere",
     ]
     answers = set()
     for folder in folders:

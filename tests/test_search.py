@@ -6,8 +6,8 @@ from datetime import date, datetime
 
 import numpy as np
 import pytest
-
 from conftest import HashingProvider, make_agent
+
 from memext.engine import MemextError, MemoryIndex
 from memext.engine.search import pipeline as search
 from memext.engine.search.pipeline import bm25_to_score, decay_factor, make_snippet, pool_size
@@ -197,10 +197,32 @@ def _topic_workspace(tmp_path):
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     # over MIN_CHUNKS_FOR_IDF notes, so BM25 is measured against the query
-    topics = ["billing invoices", "kayak trip", "garden tomatoes", "guitar lessons", "tax return", "dentist visit",
-              "birthday party", "server migration", "piano recital", "marathon training", "bread baking", "chess club",
-              "car repair", "yoga class", "book club", "wine tasting", "roof leak", "visa renewal", "job interview",
-              "camping gear", "pottery course", "cat adoption", "solar panels", "ski holiday"]
+    topics = [
+        "billing invoices",
+        "kayak trip",
+        "garden tomatoes",
+        "guitar lessons",
+        "tax return",
+        "dentist visit",
+        "birthday party",
+        "server migration",
+        "piano recital",
+        "marathon training",
+        "bread baking",
+        "chess club",
+        "car repair",
+        "yoga class",
+        "book club",
+        "wine tasting",
+        "roof leak",
+        "visa renewal",
+        "job interview",
+        "camping gear",
+        "pottery course",
+        "cat adoption",
+        "solar panels",
+        "ski holiday",
+    ]
     for i, topic in enumerate(topics):
         (ws / "memory" / f"2026-05-{i + 1:02d}.md").write_text(f"- Notes about the {topic}.\n")
     return ws
@@ -280,7 +302,7 @@ def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hash
         # Without a budget or merge_spans, chunks of one file overlap but each
         # hit cites only its own lines: neighbours touch, no line comes twice.
         spans = [(r.path, r.start_line, r.end_line) for r in plain]
-        pairs = [(a, b) for i, a in enumerate(spans) for b in spans[i + 1:] if a[0] == b[0]]
+        pairs = [(a, b) for i, a in enumerate(spans) for b in spans[i + 1 :] if a[0] == b[0]]
         assert not any(a[1] <= b[2] and b[1] <= a[2] for a, b in pairs)
         assert any(a[2] + 1 == b[1] or b[2] + 1 == a[1] for a, b in pairs)
         for budget in (5, 12, 30, 60, 400):
@@ -289,8 +311,7 @@ def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hash
             lines = [(r.path, n) for r in got for n in range(r.start_line, r.end_line + 1)]
             assert len(lines) == len(set(lines))  # no line twice
             for i, a in enumerate(got):  # nor two spans of one file that touch: they would be one
-                assert not any(a.path == b.path and a.start_line <= b.end_line + 1 and b.start_line <= a.end_line + 1
-                               for b in got[i + 1:])
+                assert not any(a.path == b.path and a.start_line <= b.end_line + 1 and b.start_line <= a.end_line + 1 for b in got[i + 1 :])
             assert len({r.citation for r in got}) == len(got)
         got = idx.search("kiwi crates", min_score=0, max_lines=400, explain=True)
         merged = [r for r in got if "merged" in r.explain]
@@ -311,11 +332,12 @@ def _dated_workspace(tmp_path):
     (ws / "memory").mkdir(parents=True)
     for day in range(1, 11):
         (ws / "memory" / f"2026-05-{day:02d}.md").write_text(
-            f"# 2026-05-{day:02d}\n\n- Walked the dog and planned the garden, entry {day}.\n", encoding="utf-8")
+            f"# 2026-05-{day:02d}\n\n- Walked the dog and planned the garden, entry {day}.\n", encoding="utf-8"
+        )
     (ws / "notes.md").write_text("", encoding="utf-8")
     (ws / "MEMORY.md").write_text(
-        "# Log\n\n## 2026-04-20\n\n- Walked the dog by the river.\n\n## 2026-04-27\n\n- Planned the garden beds.\n",
-        encoding="utf-8")
+        "# Log\n\n## 2026-04-20\n\n- Walked the dog by the river.\n\n## 2026-04-27\n\n- Planned the garden beds.\n", encoding="utf-8"
+    )
     (ws / "memory" / "trip.md").write_text("---\ndate: 2026-03-14\n---\n\n- Walked the dog on the beach trip.\n", encoding="utf-8")
     return ws
 
@@ -369,8 +391,7 @@ def test_merge_spans_setting_merges_hits_without_a_budget(tmp_path, hashing_prov
     # merge_spans is on by default.
     with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}) as idx:
         got = idx.search("kiwi crates", max_results=8, min_score=0, explain=True)
-    with idx_for(ws, tmp_path / "off", hashing_provider, chunking={"tokens": 40, "overlap": 15},
-                 query={"merge_spans": False}) as idx:
+    with idx_for(ws, tmp_path / "off", hashing_provider, chunking={"tokens": 40, "overlap": 15}, query={"merge_spans": False}) as idx:
         off = idx.search("kiwi crates", max_results=8, min_score=0)
     off_lines = [(r.path, n) for r in off for n in range(r.start_line, r.end_line + 1)]
     # Without it, hits of one file that touch come as separate results.
@@ -387,8 +408,8 @@ def test_results_cite_the_text_of_a_chunk_not_the_headings_that_open_it(tmp_path
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "memory" / "2026-02-01.md").write_text(
-        "# 2026-02-01\n\n## Session 1 (9:00 am)\n\n- Ordered kiwi crates for the shop.\n- Paid the invoice.\n",
-        encoding="utf-8")
+        "# 2026-02-01\n\n## Session 1 (9:00 am)\n\n- Ordered kiwi crates for the shop.\n- Paid the invoice.\n", encoding="utf-8"
+    )
     (ws / "MEMORY.md").write_text("## Fruit\n\nKiwi crates come on Mondays.\n", encoding="utf-8")
     with idx_for(ws, tmp_path, hashing_provider, **settings) as idx:
         got = {r.path: r for r in idx.search("kiwi crates", max_results=5, min_score=0, max_lines=max_lines)}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from memext_helpers import write_config
 
+from memext import Session
 from memext.engine import MemextError, MemoryIndex, Supervisor
 from memext.engine.errors import UnknownAgentError
-from memext import Session
-from memext_helpers import write_config
 
 
 @pytest.fixture
@@ -55,7 +55,9 @@ def test_warm_up_is_the_keepers_startup_sync(config):
 
 def test_warm_up_respects_the_setting(tmp_path, workspace, monkeypatch):
     path = write_config(tmp_path, {"small": workspace}, extra="")
-    path.write_text(path.read_text().replace("[memory_search.store]", "[memory_search.sync]\non_session_start = false\n[memory_search.store]"))
+    path.write_text(
+        path.read_text().replace("[memory_search.store]", "[memory_search.sync]\non_session_start = false\n[memory_search.store]")
+    )
     monkeypatch.setenv("MEMEXT_CONFIG", str(path))
     s = Session()
     try:
@@ -135,7 +137,8 @@ def test_exiting_while_a_sync_embeds_with_the_local_model_is_clean(tmp_path, exa
     config = write_config(tmp_path / "memext", {"example": example_workspace}, provider="local", extra=extra)
     env = dict(os.environ, MEMEXT_CONFIG=str(config))
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", EXIT_DURING_SYNC], env=env,
-                             capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            [sys.executable, "-X", "faulthandler", "-c", EXIT_DURING_SYNC], env=env, capture_output=True, text=True, timeout=300
+        )
         assert out.returncode == 0, out.stderr[-3000:]
         assert "Fatal Python error" not in out.stderr and "Traceback" not in out.stderr

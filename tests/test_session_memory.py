@@ -35,9 +35,7 @@ def test_saves_the_last_messages_as_a_dated_memory_file(workspace):
     assert text.startswith("# Session: 2026-01-16 14:30 UTC\n")
     assert "last 5 of 20" in text
     kept = [line for line in text.splitlines() if line.startswith(("User:", "Assistant:"))]
-    assert kept == [
-        f"{'User' if i % 2 == 0 else 'Assistant'}: Message {i} about the Lisbon offsite budget" for i in range(15, 20)
-    ]
+    assert kept == [f"{'User' if i % 2 == 0 else 'Assistant'}: Message {i} about the Lisbon offsite budget" for i in range(15, 20)]
     assert "You are helpful" not in text  # system messages are not conversation
     assert [p.name for p in (workspace / "memory").iterdir() if p.name.startswith(".")] == []
 

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from memext.engine.memory.transcripts import discover_session_files, parse_transcript
 from memext.engine.memory.discovery import discover_memory_files, read_text
+from memext.engine.memory.transcripts import discover_session_files, parse_transcript
 
 
 def paths(files):
@@ -88,7 +88,10 @@ def test_transcript_lines_point_at_jsonl_lines(tmp_path):
         {"type": "session", "id": "s1"},
         {"type": "message", "message": {"role": "user", "content": "Where is the \u2028 VPN profile?"}},
         "not json at all",
-        {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "lisbon-office.ovpn"}, {"type": "image"}]}},
+        {
+            "type": "message",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "lisbon-office.ovpn"}, {"type": "image"}]},
+        },
         {"type": "message", "message": {"role": "tool", "content": "ignored"}},
     ]
     text = "\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in records) + "\n"

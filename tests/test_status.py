@@ -52,15 +52,25 @@ def test_to_dict_is_plain_json_with_the_user_facing_keys():
     assert json.loads(json.dumps(d)) == d
     assert d["fallback"] == {"from": "openai", "reason": "HTTP 401"}
     assert d["provider"] == {
-        "requested": "gemini", "in_force": "gemini", "model": "gemini-embedding-001", "reason": None, "failed": None,
+        "requested": "gemini",
+        "in_force": "gemini",
+        "model": "gemini-embedding-001",
+        "reason": None,
+        "failed": None,
         "embedded": "sent to Gemini",
-        "cause": None, "advice": None,
+        "cause": None,
+        "advice": None,
     }
     assert d["storage"] == {"binding": "sqlean", "version": "3.50.4", "backend": "sqlite", "server": None, "schema": None}
     assert d["last_sync"]["rebuilt"] and d["batch"]["jobs"][0]["id"] == "b1" and d["local_model"] is None
     assert d["skipped"] == [{"path": "memory/big.md", "reason": "too big"}] and d["mode"] == "hybrid"
     assert d["search_mode"] == {
-        "kind": "hybrid", "provider": "gemini", "model": "gemini-embedding-001", "reason": None, "advice": None, "fallback_from": "openai",
+        "kind": "hybrid",
+        "provider": "gemini",
+        "model": "gemini-embedding-001",
+        "reason": None,
+        "advice": None,
+        "fallback_from": "openai",
         "embedded": "sent to Gemini",
     }
     assert (status().total_files, status().total_chunks) == (2, 6)
@@ -73,18 +83,29 @@ def test_mode_is_keyword_only_without_a_provider_or_with_a_reason():
 
 
 def test_the_search_mode_is_typed_with_why_and_what_to_do():
-    assert status().search_mode == SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai", embedded="sent to Gemini")
+    assert status().search_mode == SearchMode(
+        SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai", embedded="sent to Gemini"
+    )
     assert status().search_mode.describe() == "hybrid (gemini gemini-embedding-001, sent to Gemini), fallback from openai"
     assert status(fallback=None).search_mode.describe() == "hybrid (gemini gemini-embedding-001, sent to Gemini)"
     no_provider = ProviderStatus(
-        "auto", "none", "", "auto: no key: keyword-only search; run `memext model install minilm`",
-        cause="auto: no key", advice="run `memext model install minilm`",
+        "auto",
+        "none",
+        "",
+        "auto: no key: keyword-only search; run `memext model install minilm`",
+        cause="auto: no key",
+        advice="run `memext model install minilm`",
     )
     mode = status(provider=no_provider, fallback=None).search_mode
     assert (mode.kind, mode.reason, mode.advice) == (SearchKind.KEYWORD_ONLY, "auto: no key", "run `memext model install minilm`")
     assert mode.describe() == "keyword-only"
     stale = status(keyword_only_reason="the index has no vectors yet").search_mode
-    assert (stale.kind, stale.reason, stale.advice, stale.provider) == (SearchKind.KEYWORD_ONLY, "the index has no vectors yet", None, "gemini")
+    assert (stale.kind, stale.reason, stale.advice, stale.provider) == (
+        SearchKind.KEYWORD_ONLY,
+        "the index has no vectors yet",
+        None,
+        "gemini",
+    )
     off = status(enabled=False).search_mode
     assert off.kind == SearchKind.OFF and off.describe() == "off" and "enabled = false" in off.reason and "enabled = true" in off.advice
 
@@ -92,8 +113,8 @@ def test_the_search_mode_is_typed_with_why_and_what_to_do():
 def test_the_engine_splits_a_keyword_only_reason_into_why_and_advice(tmp_path, monkeypatch):
     """Built from the provider choice, not read back out of its sentence."""
     from memext.engine import AgentConfig, MemorySearchSettings
-    from memext.engine.providers import choose_provider
     from memext.engine.paths import app_paths
+    from memext.engine.providers import choose_provider
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
@@ -116,7 +137,14 @@ def test_a_provider_problem_only_when_a_wanted_provider_did_not_start():
 
 def test_last_sync_reads_what_a_sync_recorded_and_older_records():
     assert LastSync.from_dict(None) is None and LastSync.from_dict({}) is None
-    recorded = {"at": 5.0, "duration_s": 1.25, "rebuilt": False, "files_indexed": 3, "provider_error": "HTTP 500", "embeddings_pending": None}
+    recorded = {
+        "at": 5.0,
+        "duration_s": 1.25,
+        "rebuilt": False,
+        "files_indexed": 3,
+        "provider_error": "HTTP 500",
+        "embeddings_pending": None,
+    }
     assert LastSync.from_dict(recorded) == LastSync(5.0, 1.25, False, 3, "HTTP 500", None)
     assert LastSync.from_dict(recorded).to_dict() == recorded
     assert LastSync.from_dict({"at": 5, "duration_s": 2}) == LastSync(5.0, 2.0)  # written before the other keys existed
@@ -127,6 +155,7 @@ def test_changed_settings_are_said_until_the_rebuild(tmp_path):
     status, the CLI's lines and the notebook's state, until a sync rebuilds
     it; it is not shown as up to date meanwhile."""
     from conftest import make_agent
+
     from memext.engine import MemoryIndex
     from memext.engine.faces.cli.output import status_lines
     from memext.views import state_words

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import make_agent
+
 from memext.engine import MemoryIndex, db
 from memext.engine.errors import IndexOpenError, MemextError
 from memext.engine.store import CacheKey, NewChunk, Store, StoreOptions, move_aside
@@ -32,8 +32,13 @@ def unit(seed: int, dims: int = 32) -> np.ndarray:
 def fill(store: Store, n: int = 40, dims: int = 32, source: str = "memory") -> None:
     for i in range(n):
         store.replace_file(
-            f"memory/f{i}.md", source, f"h{i}", 1, 1,
-            [NewChunk(f"id{i}", 1, 1, f"t{i}", f"text number {i}", unit(i, dims))], "m",
+            f"memory/f{i}.md",
+            source,
+            f"h{i}",
+            1,
+            1,
+            [NewChunk(f"id{i}", 1, 1, f"t{i}", f"text number {i}", unit(i, dims))],
+            "m",
         )
 
 
@@ -138,7 +143,10 @@ def test_reader_in_another_process_sees_the_index_after_a_swap(workspace, tmp_pa
         idx.sync()
     reader = subprocess.Popen(
         [sys.executable, "-c", READER.format(tests=str(TESTS), ws=str(workspace), db=str(db_path))],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     before = json.loads(reader.stdout.readline())
     assert before == ["memory/2026-01-09.md"]
@@ -277,8 +285,11 @@ def test_meta_is_read_once_per_data_version(tmp_path):
 # -- the paths filter (after / before) and file dates ------------------------------------------
 
 
-@pytest.mark.parametrize("options", [StoreOptions(vector_backend="vec0"), StoreOptions(vector_backend="numpy"), StoreOptions(vector_enabled=False)],
-                         ids=["vec0", "numpy", "blob"])
+@pytest.mark.parametrize(
+    "options",
+    [StoreOptions(vector_backend="vec0"), StoreOptions(vector_backend="numpy"), StoreOptions(vector_enabled=False)],
+    ids=["vec0", "numpy", "blob"],
+)
 def test_paths_filter_applies_before_the_top_k(tmp_path, options):
     store = Store(tmp_path / "a.sqlite", options)
     fill(store, 40)

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import make_agent
+
 from memext.engine import MemoryIndex
+from memext.engine.indexing.sync import Syncer
 from memext.engine.search.pipeline import run_search
 from memext.engine.store import IndexStore, Store, StoreOptions, open_store
-from memext.engine.indexing.sync import Syncer
 from memext.engine.vector_math import normalize
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"

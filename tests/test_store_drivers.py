@@ -43,7 +43,7 @@ def test_config_accepts_exactly_the_drivers_of_the_table(tmp_path):
 
 
 def test_each_row_checks_its_own_settings(tmp_path):
-    with pytest.raises(ConfigError, match='needs store.url') as err:
+    with pytest.raises(ConfigError, match="needs store.url") as err:
         agent_of(tmp_path, {"driver": "postgres"})
     assert err.value.key == "agents[alpha].memory_search.store.url"
     with pytest.raises(ConfigError, match='"numpy" is a SQLite backend') as err:

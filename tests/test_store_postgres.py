@@ -19,17 +19,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import HashingProvider, index_counts, make_agent
+from pg_server import PASSWORD, PostgresServer
+
 from memext.engine import IndexBuildError, MemextError, MemoryIndex
 from memext.engine.config import parse_config
 from memext.engine.errors import ConfigError, LockTimeout, StoreUnavailable
 from memext.engine.store import CacheKey, NewChunk, Store, open_store
 from memext.engine.store.postgres import vectors as pg_vectors
-from memext.engine.store.postgres.url import agent_schema, redact_url
 from memext.engine.store.postgres.store import PostgresStore
+from memext.engine.store.postgres.url import agent_schema, redact_url
 from memext.engine.text import fts_match_expression, query_terms
-from pg_server import PASSWORD, PostgresServer
 
 TESTS = Path(__file__).resolve().parent
 
@@ -76,15 +76,26 @@ def test_keyword_scores_equal_fts5_bm25(example_workspace, tmp_path, pg_url):
     post = open_store(pg, tmp_path / "unused.sqlite")
     try:
         assert post.chunk_count() == lite.chunk_count() > 10
-        queries = ["How much food does Biscuit get?", "painting fence", "咖啡", "京都", "zwischenspeicherung",
-                   "a828e60", "the vet appointment", "what did we decide about the budget"]
+        queries = [
+            "How much food does Biscuit get?",
+            "painting fence",
+            "咖啡",
+            "京都",
+            "zwischenspeicherung",
+            "a828e60",
+            "the vet appointment",
+            "what did we decide about the budget",
+        ]
         for q in queries:
             terms = query_terms(q)
             assert post.term_doc_counts(terms) == lite.term_doc_counts(terms), q
             match = fts_match_expression(terms)
             want, got = lite.keyword_search(match, 20), post.keyword_search(match, 20)
             assert want, q
-            place = lambda store, hits: [(c.path, c.start_line, c.end_line) for c in map(store.chunks([r for r, _ in hits]).get, [r for r, _ in hits])]  # noqa: E731
+
+            def place(store, hits):
+                return [(c.path, c.start_line, c.end_line) for c in map(store.chunks([r for r, _ in hits]).get, [r for r, _ in hits])]
+
             assert place(post, got) == place(lite, want), q
             assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9, atol=1e-12), q
         # Filters: by source, and by paths (time filters use them).
@@ -107,7 +118,12 @@ def test_agents_share_a_database_but_not_their_memory(workspace, example_workspa
         w.sync()
         assert h.search("Biscuit").results and not any("Biscuit" in r.snippet for r in w.search("Biscuit", min_score=0))
         assert w.search("quokka").results and not any("quokka" in r.snippet for r in h.search("quokka", min_score=0))
-        assert {r.path for r in w.search("Biscuit dog food vet", min_score=0)} <= {"MEMORY.md", "memory/2026-01-05.md", "memory/2026-01-06.md", "memory/2026-01-08.md"}
+        assert {r.path for r in w.search("Biscuit dog food vet", min_score=0)} <= {
+            "MEMORY.md",
+            "memory/2026-01-05.md",
+            "memory/2026-01-06.md",
+            "memory/2026-01-08.md",
+        }
         assert h.status().cache.entries != w.status().cache.entries  # caches are per agent too
         assert w.status().db_path.endswith("(schema memext_work)")
     schemas = {r[0] for r in admin_sql(pg_url, "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'memext%%'")}
@@ -270,8 +286,9 @@ def test_a_rebuild_fills_its_shadow_then_builds_the_indexes_and_vacuums(workspac
         indexes = {r[0] for r in admin_sql(pg_url, "SELECT indexname FROM pg_indexes WHERE schemaname = 'memext_test'")}
         assert deferred <= indexes
         vacuumed = admin_sql(
-            pg_url, "SELECT relname FROM pg_stat_user_tables WHERE schemaname = 'memext_test' AND last_vacuum IS NOT NULL "
-            "AND last_analyze IS NOT NULL ORDER BY relname"
+            pg_url,
+            "SELECT relname FROM pg_stat_user_tables WHERE schemaname = 'memext_test' AND last_vacuum IS NOT NULL "
+            "AND last_analyze IS NOT NULL ORDER BY relname",
         )
         assert [r[0] for r in vacuumed] == ["chunks", "postings", "vectors"]
         import psycopg
@@ -279,9 +296,12 @@ def test_a_rebuild_fills_its_shadow_then_builds_the_indexes_and_vacuums(workspac
         with psycopg.connect(pg_url, autocommit=True) as conn:
             # 30 files: the planner would rather read the whole table
             conn.execute("SET enable_seqscan = off; SET enable_bitmapscan = off")
-            plan = "\n".join(r[0] for r in conn.execute(
-                "EXPLAIN (ANALYZE, COSTS OFF) SELECT rowid, tf, length FROM memext_test.postings WHERE term = 'quokka'"
-            ))
+            plan = "\n".join(
+                r[0]
+                for r in conn.execute(
+                    "EXPLAIN (ANALYZE, COSTS OFF) SELECT rowid, tf, length FROM memext_test.postings WHERE term = 'quokka'"
+                )
+            )
         assert "Index Only Scan" in plan and "Heap Fetches: 0" in plan, plan
         with pytest.raises(Exception, match="duplicate key"):
             admin_sql(pg_url, "INSERT INTO memext_test.postings SELECT term, rowid, tf, length FROM memext_test.postings LIMIT 1")

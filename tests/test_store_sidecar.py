@@ -10,6 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
+
 from memext.engine.store import NewChunk, Store, StoreOptions
 from memext.engine.store.sqlite import mapped as store_mapped
 from memext.engine.store.sqlite.sidecar import VectorFile, sidecar_files, sidecar_path, write_sidecar
@@ -29,8 +30,13 @@ def clustered(n: int, seed: int = 0) -> np.ndarray:
 def fill(store: Store, vectors: np.ndarray, prefix: str = "f", source: str = "memory") -> None:
     for i, v in enumerate(vectors):
         store.replace_file(
-            f"memory/{prefix}{i}.md", source, f"h{prefix}{i}", 1, 1,
-            [NewChunk(f"{prefix}{i}", 1, 1, f"t{prefix}{i}", f"text {prefix}{i}", v)], "m",
+            f"memory/{prefix}{i}.md",
+            source,
+            f"h{prefix}{i}",
+            1,
+            1,
+            [NewChunk(f"{prefix}{i}", 1, 1, f"t{prefix}{i}", f"text {prefix}{i}", v)],
+            "m",
         )
 
 

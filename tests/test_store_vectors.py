@@ -13,7 +13,6 @@ from memext.engine.store import NewChunk, Store, StoreOptions
 from memext.engine.store.sqlite import vectors as store_vectors
 from memext.engine.vector_math import normalize
 
-
 #: vec0 and the in-memory matrix are the SQLite store's (test_store_postgres.py: pgvector).
 pytestmark = pytest.mark.sqlite_only
 
@@ -25,8 +24,13 @@ def unit(seed: int, dims: int = 16) -> np.ndarray:
 def fill(store: Store, seeds: range, prefix: str = "f") -> None:
     for i in seeds:
         store.replace_file(
-            f"memory/{prefix}{i}.md", "memory", f"h{i}", 1, 1,
-            [NewChunk(f"{prefix}{i}", 1, 1, f"t{i}", f"text {prefix}{i}", unit(i))], "m",
+            f"memory/{prefix}{i}.md",
+            "memory",
+            f"h{i}",
+            1,
+            1,
+            [NewChunk(f"{prefix}{i}", 1, 1, f"t{i}", f"text {prefix}{i}", unit(i))],
+            "m",
         )
 
 

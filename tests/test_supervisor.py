@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import HashingProvider
 from tray_helpers import atomic_save, make_workspace, search_paths, wait_for, write_config
 
-from conftest import HashingProvider
 from memext.engine import AgentConfig, KeeperSnapshot, KeeperState, MemoryIndex, Supervisor
 from memext.engine.plumbing import ConfigReloader
 from memext.engine.store.drivers import writer_lock
@@ -351,6 +351,7 @@ def test_a_provider_that_cannot_start_is_the_agents_error(tmp_path, monkeypatch)
     model (which cannot be caused on demand). Everything else is real: the
     config, the engine choosing the provider, the fallback to keyword-only."""
     from conftest import MODEL_PATH
+
     from memext.engine.paths import app_paths
     from memext.engine.providers.local.model import FAULT_ENV, forget_probe
 
@@ -467,8 +468,8 @@ def test_a_watcher_that_cannot_start_is_tried_again(setup, monkeypatch):
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
-    import memext.engine.freshness.watch_guard as _guard_mod
     import memext.engine.freshness.watch as _watch_mod
+    import memext.engine.freshness.watch_guard as _guard_mod
 
     broken = {"native": True, "polling": True}
 
@@ -529,7 +530,6 @@ def test_a_watcher_that_cannot_start_is_tried_again_at_the_reconcile_scan(setup,
         broken["polling"] = False
         wait_for(lambda: snap(d, "alpha").watch_mode == "polling", timeout=10, what="the reconcile retry")
         wait_for(lambda: snap(d, "alpha").error is None, what="the error to clear")
-
 
 
 def test_a_subset_of_agents_and_one_config_reloader(setup, tmp_path):

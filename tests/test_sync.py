@@ -11,15 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import HashingProvider, backend_store, index_counts, make_agent
+from servers import OPENAI_KEY, EmbeddingAPIServer
+
 from memext.engine import IndexBuildError, MemoryIndex
 from memext.engine.errors import WorkspaceMissing
-from memext.engine.store import open_store
 from memext.engine.indexing.changes import files_changed
 from memext.engine.indexing.fingerprint import DIMS_PROBE
 from memext.engine.indexing.sync import Syncer
-from servers import OPENAI_KEY, EmbeddingAPIServer
+from memext.engine.store import open_store
 
 TESTS = Path(__file__).resolve().parent
 
@@ -182,8 +182,11 @@ def test_files_changed_agrees_with_what_a_sync_would_do(workspace, tmp_path):
     log = sessions / "s1.jsonl"
     log.write_text(json.dumps({"type": "message", "message": {"role": "user", "content": "hello"}}) + "\n")
     agent = make_agent(
-        workspace, db_path=tmp_path / "idx.sqlite", sources=["memory", "sessions"],
-        experimental={"session_memory": True}, sync={"sessions": {"delta_bytes": 1000}},
+        workspace,
+        db_path=tmp_path / "idx.sqlite",
+        sources=["memory", "sessions"],
+        experimental={"session_memory": True},
+        sync={"sessions": {"delta_bytes": 1000}},
     )
     store = open_store(agent, tmp_path / "idx.sqlite")
     Syncer(agent, store, None).run(sessions_all=True)
@@ -262,8 +265,9 @@ def test_a_file_growing_during_the_sync_is_indexed_whole_or_left_dirty(tmp_path,
     """The tail written while a sync reads the file is never silently lost:
     the sync reads it again, and a file that never settles is recorded
     unverified (status dirty) so the next sync reads it."""
-    from memext.engine.memory import discovery as sources
     from test_sources import _WrittenWhileRead
+
+    from memext.engine.memory import discovery as sources
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

@@ -19,8 +19,9 @@ import threading
 import time
 
 import pytest
-
 from conftest import backend_store, make_agent
+from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
+
 from memext.engine import MemoryIndex
 from memext.engine.agents.hosts import SyncWhenNeeded
 from memext.engine.config import BatchSettings
@@ -31,7 +32,6 @@ from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
 from memext.engine.store.drivers import writer_lock
-from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
 
 DEADLINE_S = 3.0
 #: What a deadline may overrun by: thread hand-over and a loaded CI machine.
@@ -123,11 +123,19 @@ def silent_server():
 @pytest.mark.parametrize("kind", ["openai", "gemini"])
 def test_a_server_that_accepts_and_never_answers_costs_one_deadline(silent_server, kind):
     if kind == "openai":
-        p = OpenAIProvider(RemoteTarget(OPENAI_KEY, silent_server + "/v1", "text-embedding-3-small"), retry=FAST,
-                           query_timeout_s=DEADLINE_S, embedding_deadline_s=DEADLINE_S)
+        p = OpenAIProvider(
+            RemoteTarget(OPENAI_KEY, silent_server + "/v1", "text-embedding-3-small"),
+            retry=FAST,
+            query_timeout_s=DEADLINE_S,
+            embedding_deadline_s=DEADLINE_S,
+        )
     else:
-        p = GeminiProvider(RemoteTarget(GEMINI_KEY, silent_server + "/v1beta", GEMINI_MODEL), retry=FAST,
-                           query_timeout_s=DEADLINE_S, embedding_deadline_s=DEADLINE_S)
+        p = GeminiProvider(
+            RemoteTarget(GEMINI_KEY, silent_server + "/v1beta", GEMINI_MODEL),
+            retry=FAST,
+            query_timeout_s=DEADLINE_S,
+            embedding_deadline_s=DEADLINE_S,
+        )
     for call, label in ((lambda: p.embed_query("hello"), "query timeout"), (lambda: p.embed_batch(["a", "b"]), "embedding deadline")):
         elapsed, _, err = timed(call)
         print(f"\n{kind}, server silent: {label} call gave up after {elapsed:.2f} s")

@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import make_agent
 from fault_helpers import CAPPED_MEMEXT, fill, mount_tmpfs, unmount
 
-from conftest import make_agent
 from memext.engine import DiskFull, MemoryIndex
 from memext.engine.indexing.last_failure import RECORD_BYTES, clear_failure, last_failure, record_failure, record_path
 

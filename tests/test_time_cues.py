@@ -52,8 +52,7 @@ def D(s: str) -> date:  # noqa: N802
         ("two weeks ago", WED, [("2023-07-31", "2023-08-06")]),
         ("a couple of months ago", WED, [("2023-06-01", "2023-06-30")]),
         # relative words said from the exact day a question names
-        ("What did Joanna finish last Friday on 23 January, 2022?", WED,
-         [("2022-01-23", "2022-01-23"), ("2022-01-21", "2022-01-21")]),
+        ("What did Joanna finish last Friday on 23 January, 2022?", WED, [("2022-01-23", "2022-01-23"), ("2022-01-21", "2022-01-21")]),
         ("last weekend before April 10, 2023", WED, [("2023-04-10", "2023-04-10"), ("2023-04-08", "2023-04-09")]),
         # no cue
         ("what may happen to the roadmap", WED, []),
@@ -91,9 +90,42 @@ def test_queries_without_a_digit_or_a_time_word_skip_the_patterns(monkeypatch):
     from memext.engine.search import time_cues
 
     check = time_cues.may_name_a_time
-    words = ["in", "may", "May's", "last", "this", "past", "on", "friday", "weekend", "weeks", "ago", "two", "a few",
-             "summer", "of", "sept.", "night", "morning", "today", "yesterday's", "mayday", "decide", "plan", "2023",
-             "7th", "-", ",", "x1", "MARCH", "Tonight", "june", "month", "year", "days"]
+    words = [
+        "in",
+        "may",
+        "May's",
+        "last",
+        "this",
+        "past",
+        "on",
+        "friday",
+        "weekend",
+        "weeks",
+        "ago",
+        "two",
+        "a few",
+        "summer",
+        "of",
+        "sept.",
+        "night",
+        "morning",
+        "today",
+        "yesterday's",
+        "mayday",
+        "decide",
+        "plan",
+        "2023",
+        "7th",
+        "-",
+        ",",
+        "x1",
+        "MARCH",
+        "Tonight",
+        "june",
+        "month",
+        "year",
+        "days",
+    ]
     rng = random.Random(11)
     queries = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 6))) for _ in range(3000)]
     skipped = [q for q in queries if not check(q)]

@@ -5,15 +5,15 @@ call_tool's results and every error path (all ToolErrors an agent can act on).""
 from __future__ import annotations
 
 import json
-from datetime import datetime
 import os
 import re
+from datetime import datetime
 
 import jsonschema
 import mcp_types
 import pytest
-
 from conftest import backend_store, make_agent
+
 from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, db, openai_tools
 from memext.engine.store.drivers import writer_lock
 
@@ -21,9 +21,27 @@ NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
 #: Keywords OpenAI's strict mode (structured outputs) accepts in a schema.
 OPENAI_STRICT_KEYWORDS = {
-    "type", "description", "properties", "required", "additionalProperties", "enum", "const", "anyOf",
-    "items", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "pattern",
-    "format", "minItems", "maxItems", "$defs", "$ref", "title",
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "const",
+    "anyOf",
+    "items",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "$defs",
+    "$ref",
+    "title",
 }
 
 
@@ -56,7 +74,10 @@ def test_schemas_follow_anthropic_and_mcp_rules(spec):
     assert NAME.match(spec.name) and schema["type"] == "object"
     assert set(schema["required"]) <= set(schema["properties"])
     # Only what a call cannot do without is required; the rest may be left out.
-    assert schema["required"] == {"memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_forget": ["citation"]}[spec.name]
+    assert (
+        schema["required"]
+        == {"memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_forget": ["citation"]}[spec.name]
+    )
     assert schema["properties"] == spec.parameters["properties"]
     # The SDK's own models accept it as an MCP tool definition (the Anthropic
     # API takes the same name/description/input_schema triple).
@@ -113,15 +134,23 @@ def test_search_get_append_results(tools, workspace):
     assert r["provider"] == "none" and r["stale"] is False
 
     g = tools.call_tool("memory_get", json.dumps({"path": "MEMORY.md", "from": 5, "lines": 1}))  # JSON text, as OpenAI sends it
-    assert g == {"path": "MEMORY.md", "from_line": 5, "to_line": 5, "text": "- Bob prefers green tea.", "truncated": False,
-                 "total_lines": 8}
+    assert g == {
+        "path": "MEMORY.md",
+        "from_line": 5,
+        "to_line": 5,
+        "text": "- Bob prefers green tea.",
+        "truncated": False,
+        "total_lines": 8,
+    }
     assert "does not exist yet" in tools.call_tool("memory_get", {"path": "memory/later.md"})["notice"]
 
     a = tools.call_tool("memory_append", {"text": "Carol joined the billing team.", "heading": "Team news", "file": "MEMORY.md"})
     assert a == {"citation": "MEMORY.md:11", "created": False, "indexed": True}  # the fact's own line, not its heading's
     today = datetime.now().date().isoformat()
-    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").endswith(
-        f"\n\n## Team news <!-- memext origin=agent via=tool date={today} -->\nCarol joined the billing team.\n"
+    assert (
+        (workspace / "MEMORY.md")
+        .read_text(encoding="utf-8")
+        .endswith(f"\n\n## Team news <!-- memext origin=agent via=tool date={today} -->\nCarol joined the billing team.\n")
     )
     assert (workspace / "MEMORY.md").read_text(encoding="utf-8").splitlines()[10] == "Carol joined the billing team."
     hit = tools.call_tool("memory_search", {"query": "Carol billing", "max_results": 1})["results"]
@@ -211,7 +240,11 @@ def test_stale_when_the_index_cannot_be_synced(workspace, tmp_path):
         ("memory_search", {"query": "   "}, "the query is empty"),
         ("memory_search", {"query": "tea", "after": "last week"}, "cannot read 'last week' as a date: use an ISO date (2026-03-01)"),
         ("memory_search", {"query": "tea", "before": "2026-02-30"}, "cannot read '2026-02-30' as a date"),
-        ("memory_search", {"query": "tea", "after": "2026-03-01", "before": "2026-02-01"}, "the start (after, --since) must come before the end"),
+        (
+            "memory_search",
+            {"query": "tea", "after": "2026-03-01", "before": "2026-02-01"},
+            "the start (after, --since) must come before the end",
+        ),
         ("memory_search", {"query": "tea", "after": 7}, "after must be string or null, got 7"),
         ("memory_search", {"query": "tea", "agent": "home"}, "no agent 'home' here; this memory serves 'test'"),
         ("memory_get", {"path": "../secrets.md"}, "'..' may not leave"),
@@ -279,7 +312,10 @@ def test_unexpected_failures_become_tool_errors(workspace):
     def broken(_id):  # a fault no real index produces on demand: opening it raises
         raise RuntimeError("disk on fire")
 
-    with MemoryTools(broken, ["test"]) as t, pytest.raises(ToolError, match="memory_search failed unexpectedly: RuntimeError: disk on fire"):
+    with (
+        MemoryTools(broken, ["test"]) as t,
+        pytest.raises(ToolError, match="memory_search failed unexpectedly: RuntimeError: disk on fire"),
+    ):
         t.call_tool("memory_search", {"query": "tea"})
 
 

@@ -118,17 +118,28 @@ def test_config_error_and_no_agents():
     "mode,line",
     [
         (SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001"), "Search: hybrid (semantic + keyword)"),
-        (SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai"),
-         "Search: hybrid (semantic + keyword), fallback from openai"),
-        (SearchMode(SearchKind.KEYWORD_ONLY, reason="auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY",
-                    advice="run `memext model install minilm` for local semantic search"),
-         "Search: keyword-only: run `memext model install minilm` for local semantic search"),
+        (
+            SearchMode(SearchKind.HYBRID, "gemini", "gemini-embedding-001", fallback_from="openai"),
+            "Search: hybrid (semantic + keyword), fallback from openai",
+        ),
+        (
+            SearchMode(
+                SearchKind.KEYWORD_ONLY,
+                reason="auto: no local model (local.model_path), no OPENAI_API_KEY or GEMINI_API_KEY",
+                advice="run `memext model install minilm` for local semantic search",
+            ),
+            "Search: keyword-only: run `memext model install minilm` for local semantic search",
+        ),
         (SearchMode(SearchKind.KEYWORD_ONLY, reason='provider = "none"'), 'Search: keyword-only (provider = "none")'),
-        (SearchMode(SearchKind.KEYWORD_ONLY, "local", "m.gguf", "the index has no vectors yet"),
-         "Search: keyword-only (the index has no vectors yet)"),
+        (
+            SearchMode(SearchKind.KEYWORD_ONLY, "local", "m.gguf", "the index has no vectors yet"),
+            "Search: keyword-only (the index has no vectors yet)",
+        ),
         (SearchMode(SearchKind.OFF, reason="memory_search.enabled = false"), "Search: off (memory_search.enabled = false)"),
-        (SearchMode(SearchKind.OFF, reason="memory_search.enabled = false", advice="set memory_search.enabled = true"),
-         "Search: off: set memory_search.enabled = true"),
+        (
+            SearchMode(SearchKind.OFF, reason="memory_search.enabled = false", advice="set memory_search.enabled = true"),
+            "Search: off: set memory_search.enabled = true",
+        ),
     ],
 )
 def test_the_search_line_words_the_typed_mode(mode, line):

@@ -34,7 +34,6 @@ def agent(agent_id="work", state=AgentState.IDLE, **kw) -> AgentSnapshot:
     return AgentSnapshot(id=agent_id, workspace=Path("/ws") / agent_id, state=state, **kw)
 
 
-
 def test_paused_with_changes_says_memory_changed_since():
     a = agent("work", AgentState.PAUSED, watch_mode="off")
     calm = build_menu(snap(a, paused=True), NoActions(), autostart=False)
@@ -50,10 +49,12 @@ def test_paused_with_changes_says_memory_changed_since():
 
 
 def test_an_agent_whose_folder_is_missing_says_so_and_offers_nothing_that_cannot_work():
-    ghost = agent("ghost", AgentState.ERROR, watch_mode="native",
-                  error="the workspace folder /ws/ghost does not exist (fix it in the config)")
-    s = DaemonSnapshot(agents=(agent("work"), ghost), paused=False, config_file=Path("/cfg/config.toml"),
-                       missing_folders=frozenset({"ghost"}))
+    ghost = agent(
+        "ghost", AgentState.ERROR, watch_mode="native", error="the workspace folder /ws/ghost does not exist (fix it in the config)"
+    )
+    s = DaemonSnapshot(
+        agents=(agent("work"), ghost), paused=False, config_file=Path("/cfg/config.toml"), missing_folders=frozenset({"ghost"})
+    )
     menu = build_menu(s, NoActions(), autostart=False)
     entry = find(menu, "ghost")
     assert entry.text == "ghost: folder missing"
@@ -120,8 +121,10 @@ def test_open_log_without_a_handler_says_so_and_leaves_no_zombie(tmp_path, monke
     waiter = open_path(log_file, said.append)
     assert waiter is not None
     waiter.join(10)
-    assert said == [f"cannot open {log_file}: no application is set up to open it (xdg-open exited with 4); "
-                    "open the file from a file manager or a terminal"]
+    assert said == [
+        f"cannot open {log_file}: no application is set up to open it (xdg-open exited with 4); "
+        "open the file from a file manager or a terminal"
+    ]
     assert _zombies() == []
     # From the menu: the icon's tooltip says it too (and a notification, where there is one).
     app = TrayApp(TrayDaemon(DaemonOptions(config_path=tmp_path / "config.toml")), autostart_entry(), log_file=log_file)

@@ -60,13 +60,9 @@ class XSession:
         self.env = {**os.environ, "DISPLAY": self.display}
         self.env.pop("WAYLAND_DISPLAY", None)
         (tmp / "tint2rc").write_text(TINT2RC)
+        self.procs.append(subprocess.Popen(["openbox", "--sm-disable"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         self.procs.append(
-            subprocess.Popen(["openbox", "--sm-disable"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        )
-        self.procs.append(
-            subprocess.Popen(
-                ["tint2", "-c", str(tmp / "tint2rc")], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
+            subprocess.Popen(["tint2", "-c", str(tmp / "tint2rc")], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         )
         self.x = display.Display(self.display)
         self.root = self.x.screen().root
@@ -277,7 +273,8 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
             tip = wait_for(lambda: [w for w in xsession.overlays() if w[3] < 60], timeout=15, what="the icon's tooltip")
             tx, ty, tw, th, _ = tip[0]
             xsession.screenshot().crop((max(0, tx - 10), max(0, ty - 10), tx + tw + 10, SCREEN[1])).save(
-                ARTIFACTS / f"{prefix}-tooltip.png")
+                ARTIFACTS / f"{prefix}-tooltip.png"
+            )
             xsession.xdotool("mousemove", "10", "10")
             wait_for(lambda: not [w for w in xsession.overlays() if w[3] < 60], what="the tooltip to go")
 
@@ -333,8 +330,9 @@ def test_tray_app_under_xvfb(xsession, tmp_path, backend, notifications):
 
         # Paused, a memory file edited: the menu says memory changed since the last sync.
         (ws / "memory" / "2026-01-03.md").write_text("# Jan 3\n- Watered the seedlings.\n")
-        wait_for(lambda: "alpha: paused, memory changed" in latest_menu(log), timeout=30,
-                 what="the menu to say memory changed while paused")
+        wait_for(
+            lambda: "alpha: paused, memory changed" in latest_menu(log), timeout=30, what="the menu to say memory changed while paused"
+        )
         assert "State: paused, memory changed since the last sync" in latest_menu(log)
         menu_shot(xsession, cx, cy, ["Down", "Right"], f"{prefix}-paused-changed.png")
 
@@ -384,16 +382,24 @@ def test_gnome_gets_the_symbolic_icon(xsession, tmp_path):
     ws = make_workspace(tmp_path, "alpha", {"memory/2026-01-01.md": "# Jan 1\n- Planted tomatoes.\n"})
     cfg = write_config(tmp_path / "config.toml", {"alpha": ws})
     log = app_paths().log_dir / "tray.log"
-    env = {**os.environ, "DISPLAY": xsession.display, "PYSTRAY_BACKEND": "gtk", "NO_AT_BRIDGE": "1",
-           "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}
+    env = {**os.environ, "DISPLAY": xsession.display, "PYSTRAY_BACKEND": "gtk", "NO_AT_BRIDGE": "1", "XDG_CURRENT_DESKTOP": "ubuntu:GNOME"}
     env.pop("MEMEXT_TRAY_ICON", None)
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "tray-symbolic.out", "w") as output:
-        app = subprocess.Popen(["dbus-run-session", "--", sys.executable, "-m", "memext.tray", "--config", str(cfg)],
-                               cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        app = subprocess.Popen(
+            ["dbus-run-session", "--", sys.executable, "-m", "memext.tray", "--config", str(cfg)],
+            cwd=ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
-            wait_for(lambda: "Files: 2," in latest_menu(log) or "symbolic icon" in (log.read_text() if log.exists() else ""),
-                     timeout=30, what="the tray to start")
+            wait_for(
+                lambda: "Files: 2," in latest_menu(log) or "symbolic icon" in (log.read_text() if log.exists() else ""),
+                timeout=30,
+                what="the tray to start",
+            )
             assert "pystray._gtk, symbolic icon" in log.read_text()
             icons = wait_for(lambda: [w for w in xsession.windows("memext") if w[2] >= 16], what="the tray icon window")
             ix, iy, iw, ih, _ = icons[0]

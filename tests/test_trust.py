@@ -10,8 +10,8 @@ from typing import Sequence
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from conftest import HashingProvider, make_agent
+
 from memext.engine import MemoryIndex
 from memext.engine.faces.cli.commands import cli
 from memext.engine.search.confidence import Calibration, named_terms
@@ -30,9 +30,18 @@ NOTES = {
 #: Enough other notes that the vector side has a score distribution to
 #: calibrate against (confidence.CALIBRATION_DEPTH chunks and more).
 FILLER_WORDS = (
-    "garden tomatoes basil compost", "train ticket refund delayed", "piano lesson scales practice", "bike tyre puncture repair",
-    "tax return receipts folder", "birthday cake lemon sponge", "roof gutter leaves ladder", "printer toner cartridge order",
-    "swimming pool lanes morning", "library books overdue fine", "car insurance renewal quote", "dentist cleaning reminder card",
+    "garden tomatoes basil compost",
+    "train ticket refund delayed",
+    "piano lesson scales practice",
+    "bike tyre puncture repair",
+    "tax return receipts folder",
+    "birthday cake lemon sponge",
+    "roof gutter leaves ladder",
+    "printer toner cartridge order",
+    "swimming pool lanes morning",
+    "library books overdue fine",
+    "car insurance renewal quote",
+    "dentist cleaning reminder card",
 )
 
 
@@ -72,14 +81,24 @@ def index_for(ws: Path, tmp_path: Path, provider, name: str) -> MemoryIndex:
 
 
 QUERIES: Sequence[str] = (
-    "vessel lookups cache", "a828e60", "deadbeef12", "zzqqxxyy", "vacation Lisbon", "contract EUR",
-    "alerts queue lag", "the and of", "what did Marco say about the budget?",
+    "vessel lookups cache",
+    "a828e60",
+    "deadbeef12",
+    "zzqqxxyy",
+    "vacation Lisbon",
+    "contract EUR",
+    "alerts queue lag",
+    "the and of",
+    "what did Marco say about the budget?",
 )
 
 
 def test_two_score_scales_give_the_same_verdicts(tmp_path):
     ws = write_notes(tmp_path / "notes", filler=36)
-    with index_for(ws, tmp_path, HashingProvider(), "plain") as plain, index_for(ws, tmp_path, CompressedProvider(), "squeezed") as squeezed:
+    with (
+        index_for(ws, tmp_path, HashingProvider(), "plain") as plain,
+        index_for(ws, tmp_path, CompressedProvider(), "squeezed") as squeezed,
+    ):
         answers = [[idx.search(q, include_weak=True) for q in QUERIES] for idx in (plain, squeezed)]
         # The same answers are confident, and a hit both return is judged alike
         # (the fused ranking still uses raw cosines, so the lists may differ).

@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import make_agent
 from tray_helpers import atomic_save, make_workspace, wait_for
 
-from conftest import make_agent
-from memext.engine.memory.roots import MemoryRoots
 from memext.engine.freshness.watch import MemoryWatcher
+from memext.engine.memory.roots import MemoryRoots
 
 
 class Recorder:

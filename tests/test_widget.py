@@ -3,16 +3,15 @@ the real browser test is test_widget_browser.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
-import asyncio
-
 import pytest
+from memext_helpers import ipython_shell, write_config
 
 import memext
 from memext import Session
 from memext.widget import SearchWidget
-from memext_helpers import ipython_shell, write_config
 
 
 @pytest.fixture
@@ -64,7 +63,9 @@ def test_expanding_a_result_reads_its_full_lines(widget):
     row.toggle.click()
     assert row.expanded and row.toggle.description == "hide lines"
     assert 'class="memext-lines"' in row.lines.value
-    assert ">10</span><span class=\"memext-text\" style=\"white-space:pre-wrap;overflow-wrap:anywhere\">- Dana wants to read" in row.lines.value  # numbered through get()
+    assert (
+        '>10</span><span class="memext-text" style="white-space:pre-wrap;overflow-wrap:anywhere">- Dana wants to read' in row.lines.value
+    )  # numbered through get()
     assert re.search(r'<mark class="memext-hit"[^>]*>Biscuit</mark>', row.lines.value)
     # More than the excerpt, in its place: the whole span (4-10) and the lines around it
     # (its headings, 1-3, dimmed), best line marked.
@@ -79,8 +80,12 @@ def test_expanding_a_result_reads_its_full_lines(widget):
 
 def test_show_lines_adds_context_around_a_short_result(widget, example_workspace):
     (example_workspace / "memory" / "2026-11-20.md").write_text(
-        "# 2026-11-20\n\n" + "".join(f"- filler {i} " + "padding " * 12 + "\n" for i in range(30)) + "- The kayak club meets on Sundays.\n"
-        + "".join(f"- more filler {i} " + "padding " * 12 + "\n" for i in range(30)), encoding="utf-8")
+        "# 2026-11-20\n\n"
+        + "".join(f"- filler {i} " + "padding " * 12 + "\n" for i in range(30))
+        + "- The kayak club meets on Sundays.\n"
+        + "".join(f"- more filler {i} " + "padding " * 12 + "\n" for i in range(30)),
+        encoding="utf-8",
+    )
     widget.session.index("example").sync()
     widget.search("kayak club")
     row = widget.results_box.children[0]
@@ -307,8 +312,11 @@ def test_long_lines_wrap_under_their_text_not_under_the_numbers(widget):
     widget.query_box.value = "vet Biscuit"
     row = widget.results_box.children[0]
     row.set_expanded(True)
-    line = re.search(r'<div class="memext-line[^"]*" style="([^"]*)"><span class="memext-lineno"[^>]*>[^<]*</span>'
-                     r'<span class="memext-text" style="([^"]*)">', row.lines.value)
+    line = re.search(
+        r'<div class="memext-line[^"]*" style="([^"]*)"><span class="memext-lineno"[^>]*>[^<]*</span>'
+        r'<span class="memext-text" style="([^"]*)">',
+        row.lines.value,
+    )
     assert line, row.lines.value[:400]
     # Number and text are two grid columns: a wrapped line continues in the text's column.
     assert "display:grid" in line.group(1) and "grid-template-columns" in line.group(1)

@@ -12,9 +12,8 @@ import shutil
 
 import pytest
 from lab_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, jupyter_lab, notebook_url, write_notebook
-from playwright.sync_api import expect, sync_playwright
-
 from memext_helpers import write_config
+from playwright.sync_api import expect, sync_playwright
 
 # A note that would run script if the widget put note text into HTML unescaped.
 HOSTILE_NOTE = '- Biscuit note: <img src=x onerror="window.__memext_pwned=1"> <b>bold?</b>\n'

@@ -10,8 +10,7 @@ if __name__ != "memext.tray":
     # Run from the repository root, `import tray` would find this folder
     # as a second, top-level copy of the package (with its own state).
     raise ImportError(
-        "this folder is the package `memext.tray`; install memext (`pip install -e .`) "
-        "and import `memext.tray` instead of `tray`"
+        "this folder is the package `memext.tray`; install memext (`pip install -e .`) and import `memext.tray` instead of `tray`"
     )
 
 

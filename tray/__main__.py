@@ -28,9 +28,7 @@ def parse_args(argv: list[str] | None, prog: str = "memext-tray") -> argparse.Na
         epilog=f"Examples:\n  {prog}\n  {prog} --headless --polling -v",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C"
-    )
+    p.add_argument("--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C")
     p.add_argument("--config", type=Path, help="config file (default: $MEMEXT_CONFIG or the user config folder)")
     p.add_argument("--polling", action="store_true", help="poll for file changes instead of native events (network file systems)")
     p.add_argument(

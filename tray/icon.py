@@ -127,8 +127,7 @@ def to_pystray(pystray: Any, entries: tuple[MenuEntry, ...]) -> list:
 class TrayApp:
     """The icon and its menu over a :class:`TrayDaemon` (the menu's actions)."""
 
-    def __init__(self, daemon: TrayDaemon, autostart: AutostartEntry, *, log_file: Path | None = None,
-                 style: str | None = None):
+    def __init__(self, daemon: TrayDaemon, autostart: AutostartEntry, *, log_file: Path | None = None, style: str | None = None):
         self.daemon = daemon
         self.autostart = autostart
         #: What "Open log" opens.
@@ -289,7 +288,9 @@ class TrayApp:
             icon_class = template_icon_class(pystray, icon_class)
         first = self.daemon.snapshot()
         self._icon = icon_class(
-            "memext", self.picture(first), self.tooltip(first),
+            "memext",
+            self.picture(first),
+            self.tooltip(first),
             menu=pystray.Menu(lambda: to_pystray(pystray, self.menu_entries())),
         )
         backend = type(self._icon).__module__

@@ -35,9 +35,7 @@ def setup_logging(log_dir: Path, *, verbose: bool = False, stderr: bool = False)
     for h in [h for h in root.handlers if getattr(h, "_memext_tray", False)]:
         root.removeHandler(h)
         h.close()
-    handlers: list[logging.Handler] = [
-        _PrivateRotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
-    ]
+    handlers: list[logging.Handler] = [_PrivateRotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")]
     if stderr:
         handlers.append(logging.StreamHandler(sys.stderr))
     for h in handlers:

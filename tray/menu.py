@@ -162,7 +162,7 @@ def config_error_lines(error: str, config_file: Path) -> list[str]:
     text = POSITION.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
     lines = textwrap.wrap(f"Config: {text}", CONFIG_LINE_CHARS, subsequent_indent="    ", break_on_hyphens=False)
     if len(lines) > CONFIG_LINES:
-        lines = [*lines[:1], "    …", *lines[-(CONFIG_LINES - 2):]]
+        lines = [*lines[:1], "    …", *lines[-(CONFIG_LINES - 2) :]]
     return lines
 
 

@@ -62,9 +62,7 @@ def open_path(path: Path, on_failure: Failed | None = None) -> threading.Thread 
         if cmd is None:
             os.startfile(str(path))  # type: ignore[attr-defined]  # Windows only
             return None
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-        )
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError as exc:
         _failed(f"cannot open {path}: {exc.strerror or exc}", on_failure)
         return None

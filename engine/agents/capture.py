@@ -11,8 +11,8 @@ from ..errors import MemextError
 from ..index import MemoryIndex, open_index
 from ..memory.capture import (
     Candidate,
-    CaptureReport,
     Captured,
+    CaptureReport,
     KnownMemory,
     Message,
     Skipped,

@@ -63,8 +63,9 @@ class IndexHost(Protocol):
         result then says ``stale``), else None."""
         ...
 
-    def append(self, agent: str, text: str, file: str | None, heading: str | None, *,
-               meta: EntryMeta | None = None, supersedes: str | None = None) -> AppendResult:
+    def append(
+        self, agent: str, text: str, file: str | None, heading: str | None, *, meta: EntryMeta | None = None, supersedes: str | None = None
+    ) -> AppendResult:
         """Append an entry and make it searchable before returning (else the
         result says ``indexed: false`` and why)."""
         ...
@@ -85,8 +86,7 @@ class SyncWhenNeeded:
     search to answer from the index as it is, saying so. ``progress``
     shows a sync that runs (None: none shown)."""
 
-    def __init__(self, open_index: Callable[[str], MemoryIndex], lock_timeout: float = 2.0, *,
-                 progress: ProgressDisplay | None = None):
+    def __init__(self, open_index: Callable[[str], MemoryIndex], lock_timeout: float = 2.0, *, progress: ProgressDisplay | None = None):
         self.lock_timeout = lock_timeout
         self._open_index = open_index
         self._progress = progress
@@ -119,8 +119,9 @@ class SyncWhenNeeded:
             return f"the index could not be brought up to date ({exc}); searched it as it is"
         return None
 
-    def append(self, agent: str, text: str, file: str | None, heading: str | None, *,
-               meta: EntryMeta | None = None, supersedes: str | None = None) -> AppendResult:
+    def append(
+        self, agent: str, text: str, file: str | None, heading: str | None, *, meta: EntryMeta | None = None, supersedes: str | None = None
+    ) -> AppendResult:
         return self.index(agent).append(text, file=file, heading=heading, meta=meta, supersedes=supersedes)
 
     def forget(self, agent: str, citation: str, reason: str | None) -> RetireResult:
@@ -168,13 +169,13 @@ class KeptFresh:
             why = "they are being indexed now"
         return response, f"memory files changed since the index was last synced ({why}): results may miss the latest edits"
 
-    def append(self, agent: str, text: str, file: str | None, heading: str | None, *,
-               meta: EntryMeta | None = None, supersedes: str | None = None) -> AppendResult:
+    def append(
+        self, agent: str, text: str, file: str | None, heading: str | None, *, meta: EntryMeta | None = None, supersedes: str | None = None
+    ) -> AppendResult:
         from ..memory.lifecycle import append_superseding
 
         keeper = self.supervisor.keeper(agent)
-        written = append_superseding(keeper.agent, keeper.index.db_path, text, file=file, heading=heading,
-                                     meta=meta, supersedes=supersedes)
+        written = append_superseding(keeper.agent, keeper.index.db_path, text, file=file, heading=heading, meta=meta, supersedes=supersedes)
         keeper.request("note")
         if not keeper.wait_fresh(self.append_wait_s):
             return dataclasses.replace(

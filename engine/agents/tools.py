@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
-from ..memory.entries import EntryMeta
 from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
+from ..memory.entries import EntryMeta
 from ..search.pipeline import SearchResponse
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
@@ -148,7 +148,10 @@ MEMORY_SEARCH = ToolSpec(
                 "type": ["boolean", "null"],
                 "description": "Return weak matches when none is confident (null: false, an empty answer instead).",
             },
-            "include_forgotten": {"type": ["boolean", "null"], "description": "Also return entries marked forgotten or superseded (null: false)."},
+            "include_forgotten": {
+                "type": ["boolean", "null"],
+                "description": "Also return entries marked forgotten or superseded (null: false).",
+            },
             "agent": _AGENT,
         }
     ),
@@ -168,7 +171,11 @@ MEMORY_GET = ToolSpec(
         {
             "path": {"type": "string", "description": "Workspace-relative memory file, e.g. MEMORY.md or memory/2026-03-04.md."},
             "from": {"type": ["integer", "null"], "minimum": 1, "description": "First line, 1-based (null: line 1)."},
-            "lines": {"type": ["integer", "null"], "minimum": 1, "description": "How many lines (null: to the end, within the output limit)."},
+            "lines": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "description": "How many lines (null: to the end, within the output limit).",
+            },
             "numbered": {
                 "type": ["boolean", "null"],
                 "description": "Prefix each line with its number in the file, as search snippets are (null: false, the text as it is).",
@@ -198,7 +205,10 @@ MEMORY_APPEND = ToolSpec(
                 "description": "Memory file to append to: MEMORY.md for long-term facts, or memory/<name>.md (null: today's daily note).",
             },
             "heading": {"type": ["string", "null"], "description": "A short title for the entry (null: the current time)."},
-            "supersedes": {"type": ["string", "null"], "description": "The citation (path:start-end) of an entry this one replaces, e.g. an old preference; it is marked superseded (null: none)."},
+            "supersedes": {
+                "type": ["string", "null"],
+                "description": "The citation (path:start-end) of an entry this one replaces, e.g. an old preference; it is marked superseded (null: none).",
+            },
             "agent": _AGENT,
         }
     ),
@@ -212,9 +222,19 @@ MEMORY_FORGET = ToolSpec(
     "Mark an entry of memory as no longer true, e.g. when the user says it is wrong or asks to forget it. The file keeps "
     "the entry, marked forgotten with today's date and the reason; search leaves it out. To replace an entry with a "
     "corrected one, use memory_append with `supersedes` instead.",
-    _object({"citation": {"type": "string", "description": "The entry's citation, path:start-end (or path:line), as memory_search gives it."},
-             "reason": {"type": ["string", "null"], "description": "Why it is no longer true (null: none given)."}, "agent": _AGENT}),
-    read_only=False, destructive=False, idempotent=True,
+    _object(
+        {
+            "citation": {
+                "type": "string",
+                "description": "The entry's citation, path:start-end (or path:line), as memory_search gives it.",
+            },
+            "reason": {"type": ["string", "null"], "description": "Why it is no longer true (null: none given)."},
+            "agent": _AGENT,
+        }
+    ),
+    read_only=False,
+    destructive=False,
+    idempotent=True,
 )
 
 TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND, MEMORY_FORGET)
@@ -225,12 +245,21 @@ def openai_tools(api: Literal["chat", "responses"] = "chat", tools: Sequence[Too
     Completions (``"chat"``) or the Responses (``"responses"``) API."""
     if api == "chat":
         return [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": copy.deepcopy(dict(t.parameters)), "strict": True}}
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": copy.deepcopy(dict(t.parameters)), "strict": True},
+            }
             for t in tools
         ]
     if api == "responses":
         return [
-            {"type": "function", "name": t.name, "description": t.description, "parameters": copy.deepcopy(dict(t.parameters)), "strict": True}
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": copy.deepcopy(dict(t.parameters)),
+                "strict": True,
+            }
             for t in tools
         ]
     raise ValueError(f"api must be 'chat' or 'responses', not {api!r}")
@@ -296,13 +325,16 @@ class MemoryTools:
         )
 
     @classmethod
-    def kept_fresh(cls, supervisor: "Supervisor", agents: Sequence[str] | None = None, *, busy_timeout: float | None = None) -> "MemoryTools":
+    def kept_fresh(
+        cls, supervisor: "Supervisor", agents: Sequence[str] | None = None, *, busy_timeout: float | None = None
+    ) -> "MemoryTools":
         """Tools over the agents of a started :class:`~.supervisor.Supervisor`
         (``agents``, or all of them: then agents added to or removed from the
         config file are served or dropped at the next call, see
         :meth:`refresh_agents`), whose keepers keep the indexes fresh:
         searches never sync, and say ``stale`` when the index did not match
         the files (:class:`~.tool_hosts.KeptFresh`)."""
+
         def index_path(agent_id: str) -> Path | None:
             return supervisor.keeper(agent_id).agent.db_path()  # without opening an index not used yet
 
@@ -390,7 +422,9 @@ class MemoryTools:
         if spec is None:
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
         args = self._arguments(spec, arguments)
-        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append, "memory_forget": self._forget}[name]
+        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append, "memory_forget": self._forget}[
+            name
+        ]
         agent = self._served(args["agent"])
         lock = self._agent_lock(agent)
         if not lock.acquire(timeout=-1 if self.busy_timeout is None else self.busy_timeout):
@@ -447,6 +481,7 @@ class MemoryTools:
     def _search(self, args: dict[str, Any]) -> dict:
         if not args["query"].strip():
             raise ToolError("memory_search: the query is empty; say what to look for")
+
         def run(index: MemoryIndex) -> SearchResponse:
             return index.search(
                 args["query"],
@@ -468,7 +503,9 @@ class MemoryTools:
 
     def _append(self, args: dict[str, Any]) -> dict:
         agent = self._served(args["agent"])
-        return append_result(self.host.append(agent, args["text"], args["file"], args["heading"], meta=AGENT_ORIGIN, supersedes=args["supersedes"]))
+        return append_result(
+            self.host.append(agent, args["text"], args["file"], args["heading"], meta=AGENT_ORIGIN, supersedes=args["supersedes"])
+        )
 
     def _forget(self, args: dict[str, Any]) -> dict:
         return self.host.forget(self._served(args["agent"]), args["citation"], args["reason"]).to_dict()

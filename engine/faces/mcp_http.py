@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, MutableMapping, Sequence
 
-from .. import Config
-from .. import app_paths
+from .. import Config, app_paths
 from ..plumbing import private_dir, private_file
 
 Scope = MutableMapping[str, Any]

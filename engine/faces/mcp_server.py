@@ -37,9 +37,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from .. import Config
-from .. import Supervisor
-from .. import MemoryTools, ToolError, ToolSpec
+from .. import Config, MemoryTools, Supervisor, ToolError, ToolSpec
 from .mcp_http import BearerToken, HttpOptions, SessionGuard, client_snippet, load_or_create_token, token_path
 
 log = logging.getLogger("memext")
@@ -185,7 +183,10 @@ def serve(
     served = list(agents) if agents else None
     for agent_id in served or []:
         config.agent(agent_id)  # an unknown agent fails before anything starts
-    with Supervisor(config.path, agent_ids=served) as supervisor, MemoryTools.kept_fresh(supervisor, served, busy_timeout=call_timeout) as tools:
+    with (
+        Supervisor(config.path, agent_ids=served) as supervisor,
+        MemoryTools.kept_fresh(supervisor, served, busy_timeout=call_timeout) as tools,
+    ):
         server = build_server(tools, call_timeout)
         which = ", ".join(tools.agents) + ("" if served else " (every configured agent)")
         if http is None:

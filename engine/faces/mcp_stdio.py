@@ -19,7 +19,7 @@ import json
 import os
 import sys
 from contextlib import contextmanager
-from typing import Any, cast, Iterator
+from typing import Any, Iterator, cast
 
 import anyio
 import mcp_types as types

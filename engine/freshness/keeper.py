@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..config import AgentConfig
 from ..errors import LockTimeout, MemextError
 from ..index import MemoryIndex
+from ..indexing.progress import describe_progress
+from ..indexing.sync import SyncCancelled, SyncProgress, SyncReport
 from ..status import SearchMode
 from .state import (
     PRIORITY,
@@ -50,8 +52,6 @@ from .state import (
     SyncRequest,
     status_facts,
 )
-from ..indexing.progress import describe_progress
-from ..indexing.sync import SyncCancelled, SyncProgress, SyncReport
 from .watch_guard import WATCH_RETRY_S, WatchGuard, watcher_class
 
 if TYPE_CHECKING:

@@ -108,4 +108,3 @@ def status_facts(st: IndexStatus) -> StatusFacts:
         server=f"{st.db_path}, {st.storage.version}" if st.storage.server else None,
         read_only=st.read_only,
     )
-

@@ -25,9 +25,9 @@ from typing import Callable, Sequence
 
 from ..config import Config, load_config
 from ..errors import MemextError
-from .keeper import RESYNC_AFTER_S, FreshnessKeeper, IndexFactory, KeeperSnapshot, Notifier
 from ..paths import AppPaths, app_paths
 from ..store.drivers import driver_of, store_location
+from .keeper import RESYNC_AFTER_S, FreshnessKeeper, IndexFactory, KeeperSnapshot, Notifier
 
 log = logging.getLogger("memext.supervisor")
 

@@ -93,7 +93,7 @@ class WatchGuard:
 
     @property
     def mode(self) -> str:
-        """"native", "polling" or "off"."""
+        """ "native", "polling" or "off"."""
         return self.watcher.mode if self.watcher is not None else "off"
 
     def _report(self, error: str | None) -> None:

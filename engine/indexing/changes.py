@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping, NamedTuple
 
-from ..memory.transcripts import discover_session_files
-from ..memory.discovery import FileRead, SourceFile, Skipped, discover_memory_files
+from ..memory.discovery import FileRead, Skipped, SourceFile, discover_memory_files
 from ..memory.matching import memory_files_match
+from ..memory.transcripts import discover_session_files
 
 if TYPE_CHECKING:
     from ..config import AgentConfig

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ..config import AgentConfig
 from ..errors import ConfigError, WorkspaceMissing
-from ..paths import AppPaths, private_dir
 from ..memory.roots import MemoryRoots
+from ..paths import AppPaths, private_dir
 
 
 def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path | None = None) -> None:
@@ -28,8 +28,7 @@ def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path 
     else:
         return
     raise ConfigError(
-        f"the index path {db_path} {why}; point it at a .sqlite file outside the memory "
-        "(or remove it to use the default location)",
+        f"the index path {db_path} {why}; point it at a .sqlite file outside the memory (or remove it to use the default location)",
         key="memory_search.store.path",
         path=str(config_file) if config_file else None,
     )

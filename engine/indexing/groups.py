@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, Protocol, TypeVar
 
-from .changes import stat_matches
 from ..memory.discovery import SourceFile
+from .changes import stat_matches
 
 #: Chunks written per transaction when no provider sets a group size
 #: (keyword-only): few enough commits to cost little, a group small enough

@@ -23,7 +23,6 @@ from ..store import CorruptIndex, move_aside
 from ..store.sqlite.connection import schema_damage
 from ..store.sqlite.damage import may_be_damage, quick_check
 
-
 #: Damage quick_check cannot see (it checks structure, not values): memext
 #: only ever writes valid UTF-8, so undecodable text is a flipped byte; and
 #: it only ever declares virtual tables sqlite-vec accepts, so a vec0 table

@@ -31,20 +31,24 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from ..config import AgentConfig
-from ..memory.dates import content_date
-from .fingerprint import fingerprint, needs_rebuild, provider_dims
 from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, ProviderTimeout, is_disk_full
-from ..providers import EmbeddingProvider
-from .checks import check_workspace
-from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
+from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
+from ..memory.dates import content_date
+from ..memory.discovery import NotText, Skipped, SourceFile, read_file
 from ..memory.transcripts import parse_transcript
-from ..memory.discovery import NotText, SourceFile, Skipped, read_file
-from ..store import CacheKey, IndexStore, NewChunk
-from .groups import COMMIT_CHUNKS, Groups, unchanged
-from ..store import clean_stale_shadows  # noqa: F401  (where MemoryIndex has imported it from)
+from ..providers import EmbeddingProvider
+from ..store import (
+    CacheKey,
+    IndexStore,
+    NewChunk,
+    clean_stale_shadows,  # noqa: F401  (where MemoryIndex has imported it from)
+)
 from ..vector_math import normalize
+from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
+from .checks import check_workspace
+from .fingerprint import fingerprint, needs_rebuild, provider_dims
+from .groups import COMMIT_CHUNKS, Groups, unchanged
 
 #: A sync waits this long at most for the racy-timestamp window of files it
 #: just read to close, then reads them again (engine/indexing/changes.py); with
@@ -256,7 +260,14 @@ class Syncer:
         out.flush()
 
     def _take(
-        self, f: SourceFile, row, skipped: list[Skipped], sessions_all: bool, store: IndexStore, pending: dict[str, _Pending], out: "Groups[_Pending]"
+        self,
+        f: SourceFile,
+        row,
+        skipped: list[Skipped],
+        sessions_all: bool,
+        store: IndexStore,
+        pending: dict[str, _Pending],
+        out: "Groups[_Pending]",
     ) -> int | None:
         """Read a file whose stat does not match the index: queue it for
         writing when its text changed, else record its new stat. Returns
@@ -360,11 +371,19 @@ class Syncer:
             return COMMIT_CHUNKS
         return self.provider.batch_group_size
 
-    def _write_group(self, store: IndexStore, group: list[_Pending], touched: list[SourceFile], rebuild: bool, progress: "Groups[_Pending]") -> None:
+    def _write_group(
+        self, store: IndexStore, group: list[_Pending], touched: list[SourceFile], rebuild: bool, progress: "Groups[_Pending]"
+    ) -> None:
         """Embed a group's chunks, then write its files in one transaction."""
         chunks_total = progress.chunks_estimate()
         vectors = self._embed(
-            store, [c for p in group for c in p.chunks], rebuild, progress.chunks_done, chunks_total, progress.files_done, progress.files_total
+            store,
+            [c for p in group for c in p.chunks],
+            rebuild,
+            progress.chunks_done,
+            chunks_total,
+            progress.files_done,
+            progress.files_total,
         )
         model = self.provider.model if self.provider else ""
         with store.transaction():
@@ -378,7 +397,9 @@ class Syncer:
                     vec = vectors.get(c.hash)
                     if self.provider is not None and vec is None:
                         complete = False
-                    new.append(NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec))
+                    new.append(
+                        NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec)
+                    )
                 store.replace_file(
                     item.file.path,
                     item.file.source,
@@ -401,7 +422,14 @@ class Syncer:
             self._emit("write", progress.files_done, progress.files_total, progress.chunks_done, progress.chunks_estimate(), rebuild)
 
     def _embed(
-        self, store: IndexStore, chunks: Sequence[Chunk], rebuild: bool, chunks_done: int, chunks_total: int, files_done: int, files_total: int
+        self,
+        store: IndexStore,
+        chunks: Sequence[Chunk],
+        rebuild: bool,
+        chunks_done: int,
+        chunks_total: int,
+        files_done: int,
+        files_total: int,
     ) -> dict[str, np.ndarray]:
         """Vectors by text hash: from the cache, else from the provider."""
         if self.provider is None or not chunks:
@@ -430,8 +458,7 @@ class Syncer:
         except EmbeddingsPending as exc:
             if rebuild:
                 raise IndexBuildError(
-                    f"{exc}; the rebuilt index is swapped in by a later sync once they are ready, "
-                    "the previous index is kept meanwhile"
+                    f"{exc}; the rebuilt index is swapped in by a later sync once they are ready, the previous index is kept meanwhile"
                 ) from exc
             # Not a failure: these files stay keyword-only until a later
             # sync collects the vectors (their hash is left unset).

@@ -31,10 +31,10 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from .chunking import split_lines
 from ..config import AgentConfig
 from ..errors import AccessDenied, DiskFull, MemextError, is_disk_full
 from ..store.drivers import writer_lock
+from .chunking import split_lines
 from .entries import EntryMeta, split_meta, with_meta
 from .read import cite_lines, resolve_memory_path
 

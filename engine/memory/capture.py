@@ -108,10 +108,21 @@ class CaptureReport:
         return {
             "agent": self.agent,
             "enabled": self.enabled,
-            "written": [{"text": c.candidate.text, "category": c.candidate.category, "importance": c.candidate.importance,
-                         "turn": c.candidate.turn, "citation": c.citation, "supersedes": c.supersedes} for c in self.written],
-            "skipped": [{"text": s.candidate.text, "category": s.candidate.category, "turn": s.candidate.turn,
-                         "reason": s.reason} for s in self.skipped],
+            "written": [
+                {
+                    "text": c.candidate.text,
+                    "category": c.candidate.category,
+                    "importance": c.candidate.importance,
+                    "turn": c.candidate.turn,
+                    "citation": c.citation,
+                    "supersedes": c.supersedes,
+                }
+                for c in self.written
+            ],
+            "skipped": [
+                {"text": s.candidate.text, "category": s.candidate.category, "turn": s.candidate.turn, "reason": s.reason}
+                for s in self.skipped
+            ],
         }
 
 
@@ -119,8 +130,10 @@ class CaptureReport:
 
 _EMAIL = r"[\w.+-]+@[\w-]+\.[\w.-]+"
 _PHONE = r"(?<![\w.])\+?\d[\d ()./-]{6,}\d(?![\w.])"
-_CONTACT_WORDS = (r"name|e-?mail|phone|number|address|birthday|wife|husband|partner|son|daughter|mother|father|"
-                  r"brother|sister|boss|manager|doctor|dentist|colleague|friend|dog|cat")
+_CONTACT_WORDS = (
+    r"name|e-?mail|phone|number|address|birthday|wife|husband|partner|son|daughter|mother|father|"
+    r"brother|sister|boss|manager|doctor|dentist|colleague|friend|dog|cat"
+)
 
 #: (category, importance, rule name, pattern), tried in this order: the
 #: first rule that matches names the category.
@@ -129,30 +142,54 @@ _RULES: tuple[tuple[str, float, str, re.Pattern[str]], ...] = tuple(
     for cat, imp, name, rx in (
         ("entity", 0.8, "contact", rf"{_EMAIL}|{_PHONE}"),
         ("entity", 0.8, "my-x-is", rf"\bmy (?:\w+ )?(?:{_CONTACT_WORDS})(?:'s name)? (?:is|are|was)\b"),
-        ("decision", 0.8, "decided",
-         r"\b(?:we|i)(?: have|'ve)? (?:decided|agreed|chose|settled on)\b|\blet's go with\b|\bthe decision is\b|"
-         r"\bwir haben (?:uns )?(?:entschieden|beschlossen)\b|\bentschieden\b|\bbeschlossen\b|"
-         r"\b(?:nous avons|on a) (?:décidé|choisi)\b|\bdécidé\b|"
-         r"\b(?:decidimos|hemos decidido|decidí)\b|"
-         r"决定|決定|決め(?:た|ました)"),
-        ("preference", 0.7, "prefer",
-         r"\bi (?:really |much |do )?(?:prefer|like|love|hate|dislike|enjoy|can't stand|cannot stand)\b|\bmy favou?rite\b|"
-         r"\bich (?:bevorzuge|mag|liebe|hasse)\b|\blieber\b|\bje (?:préfère|prefere|n'aime pas|aime|déteste|adore)\b|"
-         r"\b(?:prefiero|me gusta|me encanta|odio)\b|"
-         r"我(?:更|比较|很|不)?(?:喜欢|偏好|讨厌|爱)|偏好|(?:が|は)(?:好き|嫌い)|好みは"),
-        ("preference", 0.7, "always-never",
-         r"\b(?:always|never)\b|\b(?:immer|niemals|nie)\b|\b(?:toujours|jamais)\b|\b(?:siempre|nunca)\b|"
-         r"总是|永远|从不|从来不|いつも|絶対に"),
-        ("fact", 0.6, "my-x-is",
-         r"\bmy \w+(?: \w+)? (?:is|are)\b|\bmeine? \w+ (?:ist|sind)\b|\b(?:mon|ma|mes) \w+ (?:est|sont)\b|"
-         r"\b(?:mi|mis) \w+ (?:es|son)\b|我的.{1,8}是|私の.{1,8}は"),
-        ("fact", 0.6, "about-me",
-         r"\bi(?: am|'m) (?:a|an|the)\b|\bi live in\b|\bi work (?:at|for|as|on)\b|\bi was born\b|"
-         r"\bich (?:wohne|arbeite|bin)\b|\bj'habite\b|\bje travaille\b|\b(?:vivo en|trabajo en)\b|"
-         r"我住在|我在.{1,10}工作|に住んで"),
-        ("fact", 0.6, "remember",
-         r"\bremember\b|\bdon't forget\b|\bkeep in mind\b|\bnote that\b|\bmerk dir\b|\bvergiss nicht\b|"
-         r"\b(?:souviens|rappelle)[- ]toi\b|\bn'oublie pas\b|\brecuerda\b|\bno olvides\b|记住|别忘了|不要忘记|覚えて"),
+        (
+            "decision",
+            0.8,
+            "decided",
+            r"\b(?:we|i)(?: have|'ve)? (?:decided|agreed|chose|settled on)\b|\blet's go with\b|\bthe decision is\b|"
+            r"\bwir haben (?:uns )?(?:entschieden|beschlossen)\b|\bentschieden\b|\bbeschlossen\b|"
+            r"\b(?:nous avons|on a) (?:décidé|choisi)\b|\bdécidé\b|"
+            r"\b(?:decidimos|hemos decidido|decidí)\b|"
+            r"决定|決定|決め(?:た|ました)",
+        ),
+        (
+            "preference",
+            0.7,
+            "prefer",
+            r"\bi (?:really |much |do )?(?:prefer|like|love|hate|dislike|enjoy|can't stand|cannot stand)\b|\bmy favou?rite\b|"
+            r"\bich (?:bevorzuge|mag|liebe|hasse)\b|\blieber\b|\bje (?:préfère|prefere|n'aime pas|aime|déteste|adore)\b|"
+            r"\b(?:prefiero|me gusta|me encanta|odio)\b|"
+            r"我(?:更|比较|很|不)?(?:喜欢|偏好|讨厌|爱)|偏好|(?:が|は)(?:好き|嫌い)|好みは",
+        ),
+        (
+            "preference",
+            0.7,
+            "always-never",
+            r"\b(?:always|never)\b|\b(?:immer|niemals|nie)\b|\b(?:toujours|jamais)\b|\b(?:siempre|nunca)\b|"
+            r"总是|永远|从不|从来不|いつも|絶対に",
+        ),
+        (
+            "fact",
+            0.6,
+            "my-x-is",
+            r"\bmy \w+(?: \w+)? (?:is|are)\b|\bmeine? \w+ (?:ist|sind)\b|\b(?:mon|ma|mes) \w+ (?:est|sont)\b|"
+            r"\b(?:mi|mis) \w+ (?:es|son)\b|我的.{1,8}是|私の.{1,8}は",
+        ),
+        (
+            "fact",
+            0.6,
+            "about-me",
+            r"\bi(?: am|'m) (?:a|an|the)\b|\bi live in\b|\bi work (?:at|for|as|on)\b|\bi was born\b|"
+            r"\bich (?:wohne|arbeite|bin)\b|\bj'habite\b|\bje travaille\b|\b(?:vivo en|trabajo en)\b|"
+            r"我住在|我在.{1,10}工作|に住んで",
+        ),
+        (
+            "fact",
+            0.6,
+            "remember",
+            r"\bremember\b|\bdon't forget\b|\bkeep in mind\b|\bnote that\b|\bmerk dir\b|\bvergiss nicht\b|"
+            r"\b(?:souviens|rappelle)[- ]toi\b|\bn'oublie pas\b|\brecuerda\b|\bno olvides\b|记住|别忘了|不要忘记|覚えて",
+        ),
     )
 )
 _EXPLICIT = re.compile(r"\bremember\b|\bdon't forget\b|\bkeep in mind\b|\bmerk dir\b|\bsouviens|\brecuerda\b|记住|覚えて", re.IGNORECASE)
@@ -225,9 +262,11 @@ def normalized(text: str) -> str:
 
 #: Words that say nothing about the fact itself: a restatement may add or
 #: drop them ("as I said", "really") and still say the same.
-_FILLER = frozenset("""said say says saying told tell again already really just still also please
+_FILLER = frozenset(
+    """said say says saying told tell again already really just still also please
 remember note yes ok okay well so like mentioned don t forget way btw
-actually now anymore instead""".split())  # the last line: words that announce a change (_CHANGE), not content
+actually now anymore instead""".split()
+)  # the last line: words that announce a change (_CHANGE), not content
 #: Words that announce a change: such a sentence updates what memory holds
 #: ("actually I prefer the afternoons now"), so only an exact repeat of it
 #: is a duplicate.
@@ -383,7 +422,5 @@ def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            str(p.get("text")) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
+        return "\n".join(str(p.get("text")) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     return ""

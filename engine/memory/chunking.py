@@ -15,9 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .entries import strip_meta
-
 from ..text import is_cjk, safe_cut, token_weight
+from .entries import strip_meta
 
 #: A heading past this share of the budget ends the chunk before it.
 HEADING_ZONE = 0.5

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import date, datetime, timedelta
+from functools import cached_property
 from typing import Union
 
 from ..errors import MemextError

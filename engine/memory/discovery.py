@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, NamedTuple, Protocol
 
-from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 from ..units import human_size
+from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 
 __all__ = [
     "MEMORY_DIR",
@@ -238,13 +238,14 @@ class Scan:
         if key in self.found:
             return
         if st.st_size > self.max_bytes:
-            self.skipped.append(Skipped(shown, f"larger than the {human_size(self.max_bytes)} limit ({human_size(st.st_size)}; max_file_bytes)"))
+            self.skipped.append(
+                Skipped(shown, f"larger than the {human_size(self.max_bytes)} limit ({human_size(st.st_size)}; max_file_bytes)")
+            )
             return
         if self.sniff and not self._unchanged(shown, st) and starts_binary(real):
             self.skipped.append(Skipped(shown, BINARY_REASON))
             return
         self.found[key] = SourceFile(shown, real, "memory", st.st_mtime_ns, st.st_size)
-
 
     def _unchanged(self, shown: str, st: os.stat_result) -> bool:
         known = self.indexed.get(shown)
@@ -375,9 +376,7 @@ def read_file(path: str | Path, attempts: int = READ_ATTEMPTS) -> FileRead:
             fh.seek(0)
             data = fh.read()
             after = os.fstat(fd)
-            settled = (
-                before.st_mtime_ns == after.st_mtime_ns and before.st_size == after.st_size and len(data) == after.st_size
-            )
+            settled = before.st_mtime_ns == after.st_mtime_ns and before.st_size == after.st_size and len(data) == after.st_size
             if settled:
                 break
     text, bad = decode_text(data)

@@ -34,16 +34,13 @@ ORIGINS = ("person", "agent", "capture")
 CATEGORIES = ("preference", "fact", "decision", "entity", "other")
 
 _COMMENT_RE = re.compile(r"\s*<!--\s*memext\b\s*:?(?P<body>.*?)-->\s*$", re.IGNORECASE)
-_PAIR_RE = re.compile(
-    r"""(?P<key>[A-Za-z_][\w-]*)\s*(?:[=:]\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;"']+))?"""
-)
+_PAIR_RE = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)\s*(?:[=:]\s*(?P<value>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;"']+))?""")
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
 _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
 _WORD_IMPORTANCE = {"low": 0.3, "medium": 0.5, "normal": 0.5, "high": 0.8, "critical": 1.0}
 #: Written in this order; keys a person added by hand follow.
-_KEY_ORDER = ("origin", "via", "category", "importance", "date", "supersedes", "untrusted",
-              "forgotten", "superseded", "by", "reason")
+_KEY_ORDER = ("origin", "via", "category", "importance", "date", "supersedes", "untrusted", "forgotten", "superseded", "by", "reason")
 
 
 @dataclass(frozen=True)
@@ -309,8 +306,12 @@ def parse_entries(text: str | Iterable[str]) -> FileEntries:
     if open_block is not None:
         block_starts.append((open_block, len(lines)))
     headings = tuple(
-        Unit(s, _trim(lines, s, (heading_starts[k + 1] - 1) if k + 1 < len(heading_starts) else len(lines)), True,
-             split_meta(lines[s - 1])[1])
+        Unit(
+            s,
+            _trim(lines, s, (heading_starts[k + 1] - 1) if k + 1 < len(heading_starts) else len(lines)),
+            True,
+            split_meta(lines[s - 1])[1],
+        )
         for k, s in enumerate(heading_starts)
     )
     blocks = tuple(Unit(s, _trim(lines, s, e), False, split_meta(lines[s - 1])[1]) for s, e in block_starts)

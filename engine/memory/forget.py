@@ -38,8 +38,14 @@ class RetireResult:
     by: str | None = None
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "status": self.status, "marked": list(self.marked), "already": list(self.already),
-                "reason": self.reason, "by": self.by}
+        return {
+            "path": self.path,
+            "status": self.status,
+            "marked": list(self.marked),
+            "already": list(self.already),
+            "reason": self.reason,
+            "by": self.by,
+        }
 
 
 def parse_citation(spec: str) -> tuple[str, int, int]:

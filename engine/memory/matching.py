@@ -18,9 +18,7 @@ from .roots import MemoryRoots
 _MD_SUFFIXES = (".md", ".MD", ".Md", ".mD")
 
 
-def memory_files_match(
-    workspace: Path, extra_paths: list[Path], max_bytes: int, indexed: Mapping[str, IndexedStat]
-) -> int | None:
+def memory_files_match(workspace: Path, extra_paths: list[Path], max_bytes: int, indexed: Mapping[str, IndexedStat]) -> int | None:
     """How many memory files on disk have the stat ``indexed`` holds for
     them, or None when one does not (added or changed): the change check's
     scan, with the rules of :func:`~.discovery.discover_memory_files` (files it would

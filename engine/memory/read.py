@@ -25,8 +25,8 @@ import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .chunking import split_lines
 from ..errors import AccessDenied, BadLineRange, BadPath, MemextError
+from .chunking import split_lines
 from .discovery import MemoryRoots
 
 MAX_LINES = 2000
@@ -95,9 +95,7 @@ def _resolve(raw: str, workspace: Path, extra_paths: list[Path], done: str) -> t
     if real != lexical:
         raise AccessDenied(f"{raw}: is or passes through a symlink; memory files are {done} only where they are, not through links")
     if not roots.allows(real):
-        raise AccessDenied(
-            f"{raw}: not part of this agent's memory (MEMORY.md, memory.md, memory/**/*.md or extra_paths)"
-        )
+        raise AccessDenied(f"{raw}: not part of this agent's memory (MEMORY.md, memory.md, memory/**/*.md or extra_paths)")
     return real, roots.display_path(real)
 
 
@@ -158,7 +156,9 @@ def _read_checked(real: Path, raw: str) -> bytes | None:
         return None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's O_NOFOLLOW answer
-            raise AccessDenied(f"{raw}: is or passes through a symlink; memory files are read only where they are, not through links") from None
+            raise AccessDenied(
+                f"{raw}: is or passes through a symlink; memory files are read only where they are, not through links"
+            ) from None
         if exc.errno == errno.ENOTDIR:
             return None  # a folder on the way is a file: no such memory file
         if exc.errno == errno.ENAMETOOLONG:

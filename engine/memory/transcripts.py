@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from .discovery import SourceFile, Skipped
 from ..units import human_size
+from .discovery import Skipped, SourceFile
 
 SESSIONS_PREFIX = "sessions/"
 
@@ -44,9 +44,7 @@ def discover_session_files(folder: Path, max_bytes: int) -> tuple[list[SourceFil
         if st.st_size > max_bytes:
             skipped.append(Skipped(SESSIONS_PREFIX + entry.name, f"larger than the {human_size(max_bytes)} limit"))
             continue
-        files.append(
-            SourceFile(SESSIONS_PREFIX + entry.name, entry.path, "sessions", st.st_mtime_ns, st.st_size)
-        )
+        files.append(SourceFile(SESSIONS_PREFIX + entry.name, entry.path, "sessions", st.st_mtime_ns, st.st_size))
     return files, skipped
 
 

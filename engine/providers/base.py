@@ -104,9 +104,7 @@ class EmbeddingProvider(ABC):
             out = check_vectors(vectors, count, want)
         except BadVectors as exc:
             self._accepted_dims = None  # judge the next answer on its own (see dims)
-            raise BadEmbeddings(
-                f"{self.id} ({self.model}) returned {exc}; the {what} was rejected, nothing was stored or cached"
-            ) from None
+            raise BadEmbeddings(f"{self.id} ({self.model}) returned {exc}; the {what} was rejected, nothing was stored or cached") from None
         if out:
             self._accepted_dims = len(out[0])
         return out

@@ -114,4 +114,3 @@ class _DeadlineStream(httpx2.SyncByteStream):
 
 def _passed(deadline: Deadline) -> str:
     return f"the {deadline.seconds:g} s {deadline.label} passed"
-

@@ -164,9 +164,7 @@ class GeminiProvider(EmbeddingProvider):
         deadline = Deadline(self.embedding_deadline_s, "embedding deadline")
 
         def send(inputs: list[str]) -> list[list[float]]:
-            body = {
-                "requests": [{"model": self._resource, "content": _content(t), "taskType": "RETRIEVAL_DOCUMENT"} for t in inputs]
-            }
+            body = {"requests": [{"model": self._resource, "content": _content(t), "taskType": "RETRIEVAL_DOCUMENT"} for t in inputs]}
 
             def parse(data: dict) -> list[list[float]]:
                 embeddings = data.get("embeddings") or []
@@ -251,9 +249,7 @@ def create(
     ``options`` go to :class:`GeminiProvider` (timeouts, retry policy...).
     """
     env = os.environ if env is None else env
-    target = remote_target(
-        "gemini", agent, env, default_base_url=DEFAULT_BASE_URL, default_model=DEFAULT_MODEL, primary=primary
-    )
+    target = remote_target("gemini", agent, env, default_base_url=DEFAULT_BASE_URL, default_model=DEFAULT_MODEL, primary=primary)
     return GeminiProvider(target, **options)
 
 

@@ -225,15 +225,18 @@ class OpenAIBatchEmbedder:
         current: list[tuple[str, bytes]] = []
         size = 0
         for cid, text in todo.items():
-            line = json.dumps(
-                {
-                    "custom_id": cid,
-                    "method": "POST",
-                    "url": BATCH_ENDPOINT,
-                    "body": {"model": self.model, "input": text, "encoding_format": "base64"},
-                },
-                ensure_ascii=False,
-            ).encode("utf-8", "replace") + b"\n"
+            line = (
+                json.dumps(
+                    {
+                        "custom_id": cid,
+                        "method": "POST",
+                        "url": BATCH_ENDPOINT,
+                        "body": {"model": self.model, "input": text, "encoding_format": "base64"},
+                    },
+                    ensure_ascii=False,
+                ).encode("utf-8", "replace")
+                + b"\n"
+            )
             if current and (len(current) >= self._max_requests or size + len(line) > self._max_bytes):
                 jobs.append(current)
                 current, size = [], 0

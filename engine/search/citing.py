@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from .spans import hit_lines
-from .stems import with_stems
 from ..store import ChunkRow, IndexStore
 from ..text import find_terms, found_in_lines
+from .spans import hit_lines
+from .stems import with_stems
 
 
 class TermsFound:

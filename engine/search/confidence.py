@@ -157,9 +157,7 @@ class Judge:
         return round(1.0 / (1.0 + math.exp(-(evidence - self.threshold) / SOFTNESS)), 4)
 
 
-def make_judge(
-    query: str, doc_counts: dict[str, int], total: int, calibration: Calibration, weights: tuple[float, float]
-) -> Judge:
+def make_judge(query: str, doc_counts: dict[str, int], total: int, calibration: Calibration, weights: tuple[float, float]) -> Judge:
     """The judge of one query: its threshold is raised when the query names
     a word that no chunk holds (``doc_counts`` has the index's counts of the
     query's terms, ``total`` its chunks).
@@ -172,9 +170,7 @@ def make_judge(
     # Every name unknown: a question about someone memory never met. One
     # known name among them ("Jean and John") may still be answered.
     absent = bool(named) and all(doc_counts.get(w, 1) == 0 for w in named)
-    counted = {
-        t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items() if n > 0 or t in named
-    }
+    counted = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items() if n > 0 or t in named}
     return Judge(
         calibration,
         weights[0],

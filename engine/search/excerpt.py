@@ -103,9 +103,7 @@ def make_excerpt(
         best, lo, hi = 0, 0, min(len(lines), before + after + 1)
     else:
         lo, hi = max(0, best - before), min(len(lines), best + after + 1)
-    out = tuple(
-        ExcerptLine(start_line + i, _cut(lines[i], firsts.get(i)), values.get(i, 0) > 0) for i in range(lo, hi)
-    )
+    out = tuple(ExcerptLine(start_line + i, _cut(lines[i], firsts.get(i)), values.get(i, 0) > 0) for i in range(lo, hi))
     return Excerpt(start_line + best, out, lo > 0, hi < len(lines))
 
 

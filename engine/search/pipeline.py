@@ -30,26 +30,26 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import asdict, dataclass, field
-from itertools import islice
 from datetime import date, datetime
+from itertools import islice
 from typing import TYPE_CHECKING, Collection, Iterator, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
 from ..config import QuerySettings
-from .excerpt import Excerpt, make_excerpt, make_snippet
+from ..store import ChunkRow, IndexStore
+from ..text import contains_all_terms, content_terms, find_terms, query_terms
 from .citing import Citer, TermsFound
+from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
+from .decay import decay_factor
+from .excerpt import Excerpt, make_excerpt, make_snippet
+from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
+from .mmr import mmr_order
 from .spans import Span, budget_spans, merged_text
 from .stems import with_stems
-from ..store import ChunkRow, IndexStore
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
-from .decay import decay_factor
-from .mmr import mmr_order
-from ..text import contains_all_terms, content_terms, find_terms, query_terms
-from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
-from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
 from .updates import newer_first
 
 #: Results a ``max_lines`` search may return when no ``max_results`` is
@@ -328,13 +328,27 @@ def run_search(
                 yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
-        return newer_first(cues, [
-            _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans
-        ], found, rows, [passed[span.members[0]].rowid for span in spans]), mode
+        return newer_first(
+            cues,
+            [_span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans],
+            found,
+            rows,
+            [passed[span.members[0]].rowid for span in spans],
+        ), mode
     shown = list(islice(stream, max_results))
     results = [
-        _result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, found, weights, mode, h.fusion, explain, snippets,
-                judge)
+        _result(
+            rows[c.rowid],
+            cite(rows[c.rowid], keyword_hit=c.t_rank is not None),
+            c,
+            found,
+            weights,
+            mode,
+            h.fusion,
+            explain,
+            snippets,
+            judge,
+        )
         for c in shown
     ]
     return newer_first(cues, results, found, rows, [c.rowid for c in shown]), mode
@@ -368,8 +382,17 @@ def _passing(
 
 
 def _span_result(
-    span: Span, passed: list[_Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow],
-    found_in: TermsFound, weights: dict[str, float], mode: str, method: str, explain: bool, snippets: bool, judge: Judge,
+    span: Span,
+    passed: list[_Candidate],
+    cited: list[tuple[int, int, str]],
+    rows: dict[int, ChunkRow],
+    found_in: TermsFound,
+    weights: dict[str, float],
+    mode: str,
+    method: str,
+    explain: bool,
+    snippets: bool,
+    judge: Judge,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
@@ -378,8 +401,9 @@ def _span_result(
     merged = len(span.members) > 1
     # A merged span's snippet and excerpt come from the merged text below,
     # so the best hit's own are not made.
-    result = _result(rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged,
-                     judge)
+    result = _result(
+        rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged, judge
+    )
     if not merged:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
@@ -444,8 +468,16 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
 
 
 def _result(
-    row: ChunkRow, cited: tuple[int, int, str], c: _Candidate, found_in: TermsFound, weights: dict[str, float],
-    mode: str, method: str, explain: bool, snippets: bool, judge: Judge,
+    row: ChunkRow,
+    cited: tuple[int, int, str],
+    c: _Candidate,
+    found_in: TermsFound,
+    weights: dict[str, float],
+    mode: str,
+    method: str,
+    explain: bool,
+    snippets: bool,
+    judge: Judge,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
     headings that open it: :func:`engine.spans.cited_lines`). The excerpt
@@ -483,9 +515,7 @@ def _result(
         snippet=make_snippet(row.text, terms, weights=weights, found=found) if snippets else "",
         source=row.source,
         explain=info,
-        excerpt=make_excerpt(text, start, terms, weights, found=found_in.in_lines(row, start - row.start_line, text))
-        if snippets
-        else None,
+        excerpt=make_excerpt(text, start, terms, weights, found=found_in.in_lines(row, start - row.start_line, text)) if snippets else None,
         confidence=confidence,
         confident=confidence >= 0.5,
         date=max(days).isoformat() if days else None,

@@ -29,8 +29,7 @@ from typing import Callable, NamedTuple, Sequence
 # English names written out, not the calendar module's: those follow the
 # process's LC_TIME (a host application may set it), and queries are read
 # as English whatever the locale.
-_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july",
-                "august", "september", "october", "november", "december")
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 _MONTHS = {name: i for i, name in enumerate(_MONTH_NAMES, 1)}
 _MONTHS.update({name[:3]: i for i, name in enumerate(_MONTH_NAMES, 1)})
 _MONTHS["sept"] = 9
@@ -39,8 +38,25 @@ _WEEKDAYS = {name: i for i, name in enumerate(("monday", "tuesday", "wednesday",
 _WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3, "few": 3}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a few": 3,
+    "few": 3,
+}
 _NUMBER = r"(?P<n>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
 
@@ -105,8 +121,11 @@ _YESTERDAY = _Pattern(r"(?<![\w-])(?P<word>yesterday|today|tonight|last night|th
 #: Every cue holds a digit or one of these words (a month, weekday or
 #: season, a unit counted back, "ago", "yesterday", ...), each as a whole
 #: word: without them the patterns need not run (most queries).
-_CUE_WORDS = frozenset(_MONTHS) | frozenset(_WEEKDAYS) | frozenset(_SEASONS) | frozenset(
-    "ago week weekend month year yesterday today tonight night morning evening".split()
+_CUE_WORDS = (
+    frozenset(_MONTHS)
+    | frozenset(_WEEKDAYS)
+    | frozenset(_SEASONS)
+    | frozenset("ago week weekend month year yesterday today tonight night morning evening".split())
 )
 _ASCII_LETTERS = re.compile(r"[a-z]+")
 
@@ -127,14 +146,25 @@ def find_time_cues(query: str, now: datetime | date) -> list[TimeCue]:
     today = now.date() if isinstance(now, datetime) else now
     text = query
     absolute: list[TimeCue] = []
-    text = _take_all(((_ISO, _iso), (_MDY, _mdy), (_DMY, _mdy), (_MY, _month_year), (_SEASON_YEAR, _season)),
-                     text, today, absolute)
+    text = _take_all(((_ISO, _iso), (_MDY, _mdy), (_DMY, _mdy), (_MY, _month_year), (_SEASON_YEAR, _season)), text, today, absolute)
     days = [c.first for c in absolute if c.first == c.last]
     # Relative words are said from the exact day the question names, if any.
     anchor = max(days) if days else today
     relative: list[TimeCue] = []
-    text = _take_all(((_MD, _month_day), (_DM, _month_day), (_IN_MONTH, _bare_month), (_AGO, _ago),
-                      (_LAST_UNIT, _last_unit), (_ON_WEEKDAY, _weekday), (_YESTERDAY, _word)), text, anchor, relative)
+    text = _take_all(
+        (
+            (_MD, _month_day),
+            (_DM, _month_day),
+            (_IN_MONTH, _bare_month),
+            (_AGO, _ago),
+            (_LAST_UNIT, _last_unit),
+            (_ON_WEEKDAY, _weekday),
+            (_YESTERDAY, _word),
+        ),
+        text,
+        anchor,
+        relative,
+    )
     _take_all(((_YEAR_ALONE, _year),), text, today, absolute)
     return absolute + relative
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Protocol, Sequence
 
-from ... import ReadResult
-from ... import SearchResponse, SearchResult
+from ... import ReadResult, SearchResponse, SearchResult
 
 Content = Literal["snippet", "lines"]
 
@@ -15,8 +14,14 @@ Content = Literal["snippet", "lines"]
 class Searchable(Protocol):
     """What an adapter needs of an index (a :class:`MemoryIndex` is one)."""
 
-    def search(self, query: str, max_results: int | None = None, min_score: float | None = None,
-               sources: Sequence[str] | None = None, **kwargs: Any) -> SearchResponse: ...
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        sources: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> SearchResponse: ...
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> ReadResult: ...
 
@@ -65,8 +70,7 @@ def search_hits(
     """
     if content not in ("snippet", "lines"):
         raise ValueError(f"content must be 'snippet' or 'lines', not {content!r}")
-    response = index.search(query, max_results=max_results, min_score=min_score, sources=sources,
-                            **dict(search_kwargs or {}))
+    response = index.search(query, max_results=max_results, min_score=min_score, sources=sources, **dict(search_kwargs or {}))
     hits = []
     for r in response.results:
         text = r.snippet

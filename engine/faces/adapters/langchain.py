@@ -27,9 +27,7 @@ try:
     from langchain_core.tools import StructuredTool, ToolException
     from pydantic import ConfigDict
 except ImportError as exc:  # pragma: no cover - exercised without the extra installed
-    raise ImportError(
-        "the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'"
-    ) from exc
+    raise ImportError("the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'") from exc
 
 from ... import MemoryTools, ToolError, ToolSpec
 from .hits import Content, Searchable, search_hits

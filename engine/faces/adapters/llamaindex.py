@@ -22,9 +22,7 @@ try:
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # pragma: no cover - exercised without the extra installed
-    raise ImportError(
-        "the LlamaIndex adapter needs the 'llamaindex' extra: pip install 'memext[llamaindex]'"
-    ) from exc
+    raise ImportError("the LlamaIndex adapter needs the 'llamaindex' extra: pip install 'memext[llamaindex]'") from exc
 
 from .hits import Content, Searchable, search_hits
 

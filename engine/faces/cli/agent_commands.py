@@ -6,16 +6,21 @@ from pathlib import Path
 
 import click
 
-from ...plumbing import orphaned_indexes, purge_agent_index, remove_index
+from ... import AgentConfig, MemextError, app_paths
+from ...plumbing import (
+    add_agent,
+    change_memory_search_list,
+    driver_of,
+    orphaned_indexes,
+    provider_spec,
+    purge_agent_index,
+    remote_names,
+    remove_agent,
+    remove_index,
+    store_location,
+)
 from .options import agent_option, ctx_config, examples, json_option, print_json
 from .output import human_size
-from ... import AgentConfig
-from ...plumbing import add_agent
-from ...plumbing import change_memory_search_list, remove_agent
-from ... import MemextError
-from ... import app_paths
-from ...plumbing import provider_spec, remote_names
-from ...plumbing import driver_of, store_location
 
 
 def _config_file(ctx: click.Context) -> Path:
@@ -123,7 +128,14 @@ def agents_prune(ctx, yes, as_json) -> None:
         for o in found:
             remove_index(o.path)  # LockTimeout (a process writes it): one line, exit 1
     if as_json:
-        print_json({"deleted": yes, "indexes": [{"agent": o.agent_id, "path": str(o.path), "workspace": o.workspace, "reason": o.reason, "size": o.size} for o in found]})
+        print_json(
+            {
+                "deleted": yes,
+                "indexes": [
+                    {"agent": o.agent_id, "path": str(o.path), "workspace": o.workspace, "reason": o.reason, "size": o.size} for o in found
+                ],
+            }
+        )
         return
     if not found:
         click.echo("no unused ad-hoc indexes")
@@ -212,4 +224,4 @@ def config_allow_remote(ctx, provider, agent, revoke, as_json) -> None:
     elif revoke:
         click.echo(f"{key} = {wanted} in {path}: auto no longer sends notes to {label}")
     else:
-        click.echo(f"{key} = {wanted} in {path}: with provider = \"auto\" and a {label} key, notes are sent to {label} to be embedded")
+        click.echo(f'{key} = {wanted} in {path}: with provider = "auto" and a {label} key, notes are sent to {label} to be embedded')

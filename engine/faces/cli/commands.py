@@ -19,6 +19,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ... import AgentConfig, Config, MemextError, MemoryIndex
+from ...plumbing import MEMORY_DIR, ROOT_FILES, SyncWhenNeeded
+from .group import CommandError as CommandError  # CommandError: memext/cli.py raises it
+from .group import MemextGroup
 from .options import (
     COLOR_CHOICES,
     PickedAgent,
@@ -26,27 +30,23 @@ from .options import (
     check_group_options,
     color_setting,
     complete_agent_id,
-    ctx_config as _config,
     examples,
     group_defaults,
     json_option,
     pick_agent,
     picked_agent_option,
+)
+from .options import (
+    ctx_config as _config,
+)
+from .options import (
     print_json as _print_json,
 )
-from .group import CommandError as CommandError, MemextGroup  # CommandError: memext/cli.py raises it
 from .output import output_width, result_lines, result_marks, status_lines, terminal_safe
-from ... import AgentConfig, Config
-from ...plumbing import SyncWhenNeeded
-from ... import MemextError
-from ... import MemoryIndex
-from ...plumbing import MEMORY_DIR, ROOT_FILES
 
 if TYPE_CHECKING:
+    from ... import IndexStatus, SearchResponse, SyncReport
     from ...plumbing import TextProgress
-    from ... import SyncReport
-    from ... import SearchResponse
-    from ... import IndexStatus
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -79,9 +79,16 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
         "capture": "memext.engine.faces.cli.lifecycle_commands:capture_cmd",
     },
 )
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir).")
 @click.option(
-    "-a", "--agent", "group_agent", metavar="ID", help="Agent id for the command that follows (as its own -a).", shell_complete=complete_agent_id
+    "--config", "config_path", type=click.Path(dir_okay=False), help="Config file (default: $MEMEXT_CONFIG or the user config dir)."
+)
+@click.option(
+    "-a",
+    "--agent",
+    "group_agent",
+    metavar="ID",
+    help="Agent id for the command that follows (as its own -a).",
+    shell_complete=complete_agent_id,
 )
 @click.option("--json", "group_json", is_flag=True, help="Print JSON, for the command that follows (as its own --json).")
 @click.option(
@@ -104,8 +111,6 @@ def cli(ctx: click.Context, config_path: str | None, group_agent: str | None, gr
         assert isinstance(ctx.command, click.Group)
         check_group_options(given, ctx.command.get_command(ctx, ctx.invoked_subcommand), ctx.invoked_subcommand)
         ctx.default_map = given
-
-
 
 
 # -- index -----------------------------------------------------------------
@@ -168,7 +173,9 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
             for s in report.skipped:
                 click.echo(f"  skipped {s.path}: {s.reason}")
             if report.provider_error:
-                click.echo(f"  warning: embedding failed ({report.provider_error}); those files are keyword-only until the next sync", err=True)
+                click.echo(
+                    f"  warning: embedding failed ({report.provider_error}); those files are keyword-only until the next sync", err=True
+                )
             if st.provider.keyword_only:
                 click.echo(f"  note: {st.provider.reason}", err=True)
     if as_json:
@@ -204,7 +211,9 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @picked_agent_option
 @click.option("-n", "--max-results", type=click.IntRange(1, 200), help="How many results (default: query.max_results).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results below this score (default: query.min_score).")
-@click.option("--max-lines", type=click.IntRange(1), help="Reading budget: as many results as fit in this many lines, overlapping hits merged.")
+@click.option(
+    "--max-lines", type=click.IntRange(1), help="Reading budget: as many results as fit in this many lines, overlapping hits merged."
+)
 @click.option("--source", type=click.Choice(["memory", "sessions"]), help="Search one source only.")
 @click.option("--since", metavar="WHEN", help="Only memory dated on or after WHEN: 2026-03-01, 7d, 2w, 3m, 1y, today, yesterday.")
 @click.option("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
@@ -214,8 +223,9 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.option("--all", "include_forgotten", is_flag=True, help="Also show entries marked forgotten or superseded.")
 @json_option
 @click.pass_context
-def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, include_forgotten,
-               as_json) -> None:
+def search_cmd(
+    ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, include_forgotten, as_json
+) -> None:
     """Search memory; prints path:start-end, score and a snippet per result
     (QUERY - reads the query from stdin).
 
@@ -235,14 +245,24 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
         _check_has_memory(agent_cfg)
 
     def run(idx: MemoryIndex) -> SearchResponse:
-        return idx.search(text, max_results=max_results, min_score=min_score, sources=[source] if source else None,
-                          explain=explain, max_lines=max_lines, after=since, before=before, include_weak=weak,
-                          include_forgotten=include_forgotten)
+        return idx.search(
+            text,
+            max_results=max_results,
+            min_score=min_score,
+            sources=[source] if source else None,
+            explain=explain,
+            max_lines=max_lines,
+            after=since,
+            before=before,
+            include_weak=weak,
+            include_forgotten=include_forgotten,
+        )
 
     # The index never syncs by itself: a one-shot process syncs a stale index
     # in the foreground first, by the agent tools' policy (DESIGN.md §5).
-    host = SyncWhenNeeded(lambda _agent: _index(cfg, agent_cfg), SEARCH_LOCK_WAIT_S,
-                          progress=_progress_bar if not as_json and sys.stderr.isatty() else None)
+    host = SyncWhenNeeded(
+        lambda _agent: _index(cfg, agent_cfg), SEARCH_LOCK_WAIT_S, progress=_progress_bar if not as_json and sys.stderr.isatty() else None
+    )
     try:
         resp, note = (run(host.index(agent_cfg.id)), None) if no_sync else host.search(agent_cfg.id, run)
         cause = host.index(agent_cfg.id).provider_choice.cause
@@ -262,7 +282,9 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
     for line in _notice_lines(resp, agent_cfg, cause):
         click.echo(click.style(line, fg="yellow"), err=True)
     if resp.fallback:
-        click.echo(click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True)
+        click.echo(
+            click.style(f"note: fallback in force ({resp.fallback['from']} failed: {resp.fallback['reason']})", fg="yellow"), err=True
+        )
     if not resp.results:
         dated = " and ".join(f"{flag} {value}" for flag, value in (("since", since), ("before", before)) if value)
         said = resp.answer_notice or f"no memory matches {text!r}"
@@ -272,11 +294,14 @@ def search_cmd(ctx, query, agent, max_results, min_score, max_lines, source, sin
     for i, r in enumerate(resp.results, start=1):
         citation = terminal_safe(r.citation)  # a file name can hold control characters too
         # The score stays last on the line: scripts read it from there.
-        click.echo(click.style(f"{i}. {citation}", bold=True) + (f"  {r.date}" if r.date else "")
-                   + ("" if r.confident else click.style("  weak", fg="yellow"))
-                   + (f"  [{r.source}]" if r.source != "memory" else "")
-                   + "".join(f"  [{m}]" for m in result_marks(r))
-                   + f"  confidence {r.confidence:.2f}  score {r.score:.3f}")
+        click.echo(
+            click.style(f"{i}. {citation}", bold=True)
+            + (f"  {r.date}" if r.date else "")
+            + ("" if r.confident else click.style("  weak", fg="yellow"))
+            + (f"  [{r.source}]" if r.source != "memory" else "")
+            + "".join(f"  [{m}]" for m in result_marks(r))
+            + f"  confidence {r.confidence:.2f}  score {r.score:.3f}"
+        )
         for line in result_lines(r, text, explain=explain, width=width):
             click.echo(line)
         click.echo()
@@ -426,7 +451,9 @@ def status_cmd(ctx, agent, as_json) -> None:
 @click.option("--heading", help="The entry's heading (default: the current time).")
 @click.option("--long-term", is_flag=True, help="Append to MEMORY.md instead.")
 @click.option("--supersedes", metavar="CITATION", help="An entry this note replaces (PATH:LINE or PATH:FROM-TO): it is marked superseded.")
-@click.option("--untrusted", is_flag=True, help="Store text that reads as instructions to a model, marked untrusted, instead of refusing it.")
+@click.option(
+    "--untrusted", is_flag=True, help="Store text that reads as instructions to a model, marked untrusted, instead of refusing it."
+)
 @json_option
 @click.pass_context
 def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, as_json) -> None:
@@ -434,8 +461,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, 
 
     Append-only: nothing already in the file is changed, except that
     --supersedes marks the entry it replaces (DESIGN.md §17)."""
-    from ... import LONG_TERM_FILE
-    from ... import EntryMeta
+    from ... import LONG_TERM_FILE, EntryMeta
 
     if file and long_term:
         raise MemextError("use either --file or --long-term, not both")
@@ -445,8 +471,13 @@ def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, 
         text = sys.stdin.read()
     picked = _pick(ctx, agent)
     with _open(ctx, picked) as idx:
-        written = idx.append(text, file=LONG_TERM_FILE if long_term else file, heading=heading,
-                             meta=EntryMeta(origin="person", via="cli", untrusted=untrusted), supersedes=supersedes)
+        written = idx.append(
+            text,
+            file=LONG_TERM_FILE if long_term else file,
+            heading=heading,
+            meta=EntryMeta(origin="person", via="cli", untrusted=untrusted),
+            supersedes=supersedes,
+        )
     if as_json:
         _print_json({"agent": picked.agent.id, **written.to_dict()})
         return
@@ -464,14 +495,32 @@ def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, 
     epilog=examples("memext mcp -a work", "memext mcp --http 8765"),
 )
 @click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
-@click.option("--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
-@click.option("--session-idle", "idle_s", type=click.FloatRange(min=1), default=300, show_default=True,
-              help="HTTP: seconds a session may go without a request before it expires.")
-@click.option("--max-sessions", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="HTTP: sessions held at most; past it the one idle the longest is ended.")
+@click.option(
+    "--http", "http_port", type=click.IntRange(1, 65535), help="Serve Streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio."
+)
+@click.option(
+    "--session-idle",
+    "idle_s",
+    type=click.FloatRange(min=1),
+    default=300,
+    show_default=True,
+    help="HTTP: seconds a session may go without a request before it expires.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="HTTP: sessions held at most; past it the one idle the longest is ended.",
+)
 @click.option("--stateless", is_flag=True, help="HTTP: no sessions, each request served on its own (one-shot clients).")
-@click.option("--call-timeout", type=click.FloatRange(min=1), default=90, show_default=True,
-              help="Seconds a tool call may take before it is answered with an error (a stalled store).")
+@click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=1),
+    default=90,
+    show_default=True,
+    help="Seconds a tool call may take before it is answered with an error (a stalled store).",
+)
 @click.pass_context
 def mcp_cmd(ctx, agent, http_port, idle_s, max_sessions, stateless, call_timeout) -> None:
     """Serve memory_search, memory_get and memory_append over MCP (stdio by default).
@@ -487,4 +536,3 @@ def mcp_cmd(ctx, agent, http_port, idle_s, max_sessions, stateless, call_timeout
     cfg = _config(ctx)
     http = HttpOptions(http_port, idle_s=idle_s, max_sessions=max_sessions, stateless=stateless) if http_port else None
     serve(cfg, [cfg.agent(agent).id] if agent else None, http=http, call_timeout=call_timeout)
-

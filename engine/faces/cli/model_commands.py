@@ -22,11 +22,8 @@ from typing import Any, Callable
 
 import click
 
-from ... import MemorySearchSettings, load_config
-from ...plumbing import build_settings
-from ... import ConfigError, MemextError
-from ... import app_paths
-from ...plumbing import private_dir
+from ... import ConfigError, MemextError, MemorySearchSettings, app_paths, load_config
+from ...plumbing import build_settings, private_dir
 from .options import examples
 
 if sys.version_info >= (3, 11):
@@ -147,8 +144,7 @@ def _configure(config_path: Path, model_file: Path, agent: str | None, log: Call
 @click.pass_context
 def list_cmd(ctx, agent, as_json) -> None:
     """Installable models, and the GGUF files in the model cache."""
-    from ...plumbing import RECIPES, installed_path
-    from ...plumbing import cached_probe
+    from ...plumbing import RECIPES, cached_probe, installed_path
 
     path = _config_path(ctx)
     settings = load_config(path).agent(agent).settings if agent else _default_settings(path)
@@ -158,7 +154,9 @@ def list_cmd(ctx, agent, as_json) -> None:
     for recipe in RECIPES.values():
         p = installed_path(recipe, cache)
         known.add(p)
-        rows.append({"model": recipe.key, "name": recipe.name, "path": str(p), "installed": p.is_file(), "probe": _verdict(cached_probe(p, cache))})
+        rows.append(
+            {"model": recipe.key, "name": recipe.name, "path": str(p), "installed": p.is_file(), "probe": _verdict(cached_probe(p, cache))}
+        )
     for p in sorted(cache.rglob("*.gguf")) if cache.is_dir() else []:
         if p not in known:
             rows.append({"model": None, "name": p.name, "path": str(p), "installed": True, "probe": _verdict(cached_probe(p, cache))})
@@ -185,8 +183,7 @@ def list_cmd(ctx, agent, as_json) -> None:
 @click.pass_context
 def status_cmd(ctx, agent, reprobe, as_json) -> None:
     """Each agent's local model: configured, present, and probed."""
-    from ...plumbing import forget_probe, model_cache_dir, probe_model, resolve_model_file
-    from ...plumbing import local_model_spec
+    from ...plumbing import forget_probe, local_model_spec, model_cache_dir, probe_model, resolve_model_file
 
     cfg = load_config(ctx.obj.get("config_path") if ctx.obj else None)
     paths = app_paths()
@@ -195,8 +192,13 @@ def status_cmd(ctx, agent, reprobe, as_json) -> None:
         # Without local.model_path, the model `memext model install` put in the cache is the one used.
         spec = local_model_spec(a, paths)
         row: dict = {
-            "agent": a.id, "provider": a.settings.provider, "model_path": spec,
-            "configured": bool(a.settings.local.model_path), "file": None, "probe": None, "error": None,
+            "agent": a.id,
+            "provider": a.settings.provider,
+            "model_path": spec,
+            "configured": bool(a.settings.local.model_path),
+            "file": None,
+            "probe": None,
+            "error": None,
         }
         if spec:
             try:

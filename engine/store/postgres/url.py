@@ -83,7 +83,7 @@ def agent_schema(agent_id: str) -> str:
     if len(name.encode()) <= MAX_IDENTIFIER:
         return name
     digest = hashlib.sha256(agent_id.encode()).hexdigest()[:10]
-    return f"{SCHEMA_PREFIX}{agent_id[:MAX_IDENTIFIER - len(SCHEMA_PREFIX) - 11]}_{digest}"
+    return f"{SCHEMA_PREFIX}{agent_id[: MAX_IDENTIFIER - len(SCHEMA_PREFIX) - 11]}_{digest}"
 
 
 def lock_key(agent_id: str) -> int:

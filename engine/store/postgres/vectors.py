@@ -50,7 +50,7 @@ class PgVectors:
 
     @property
     def index_kind(self) -> str:
-        """"hnsw" or "exact": how searches run."""
+        """ "hnsw" or "exact": how searches run."""
         return self.db.get_meta("vector_index") or "exact"
 
     # -- writes (inside the caller's transaction) ---------------------------------------
@@ -63,8 +63,9 @@ class PgVectors:
             raise ValueError(f"index holds {current}-dim vectors, got {dims}; the index must be rebuilt")
         sql = self.db.sql
         self.db.conn.execute(
-            self.db.q("CREATE TABLE {s}.vectors (rowid bigint NOT NULL, "
-                      "source text NOT NULL, embedding vector({d}) NOT NULL)").format(d=sql.Literal(int(dims)))
+            self.db.q("CREATE TABLE {s}.vectors (rowid bigint NOT NULL, source text NOT NULL, embedding vector({d}) NOT NULL)").format(
+                d=sql.Literal(int(dims))
+            )
         )
         if not self.db.defer_indexes:
             self.db.conn.execute(self.db.q(ROWID_INDEX))
@@ -142,9 +143,9 @@ class PgVectors:
         where, params = self._filters(sources, paths)
         # The distance is computed once a row (named in ORDER BY, not written
         # twice: PostgreSQL would compute both), the similarity from it here.
-        query = self.db.q(
-            "SELECT v.rowid, v.embedding <=> %s AS d FROM {s}.vectors v {where} ORDER BY d, v.rowid DESC LIMIT {k}"
-        ).format(where=where, k=self.db.sql.Literal(int(k)))
+        query = self.db.q("SELECT v.rowid, v.embedding <=> %s AS d FROM {s}.vectors v {where} ORDER BY d, v.rowid DESC LIMIT {k}").format(
+            where=where, k=self.db.sql.Literal(int(k))
+        )
 
         def run(conn: Any) -> list[tuple[int, float]]:
             if self.index_kind == "exact":  # no index to avoid: one round trip

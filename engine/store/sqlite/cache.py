@@ -34,8 +34,7 @@ class EmbeddingCache:
         now = time.time()
         with self.db.lock:
             rows = self.db.conn.execute(
-                "SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND endpoint_key = ? "
-                f"AND hash {IN_JSON}",
+                f"SELECT hash, embedding FROM embedding_cache WHERE provider = ? AND model = ? AND endpoint_key = ? AND hash {IN_JSON}",
                 [key.provider, key.model, key.endpoint_key, json_array(hashes)],
             ).fetchall()
             for h, blob in rows:

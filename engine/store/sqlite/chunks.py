@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ...memory.dates import name_date
 from ...db import fts_tokenize
+from ...memory.dates import name_date
 from ...text import FTS_TOKENIZER, STOP_WORDS, fts_document
 from ..base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
 from .connection import Connection
@@ -163,9 +163,7 @@ class ChunkTable:
             if not self.db.file_days:  # an old index read-only: date files by name (and mtime)
                 rows = self.db.conn.execute("SELECT path, source, hash, mtime_ns, size, chunks, messages, note FROM files").fetchall()
                 return {r[0]: FileRow(*r)._replace(day=_iso(name_date(r[0]))) for r in rows}
-            rows = self.db.conn.execute(
-                "SELECT path, source, hash, mtime_ns, size, chunks, messages, note, day FROM files"
-            ).fetchall()
+            rows = self.db.conn.execute("SELECT path, source, hash, mtime_ns, size, chunks, messages, note, day FROM files").fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
     def file_stats(self) -> Mapping[str, FileStat]:
@@ -200,8 +198,7 @@ class ChunkTable:
     ) -> int:
         """Add one chunk and its keyword entry; returns its rowid."""
         cur = self.db.conn.execute(
-            "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO chunks(id, path, source, start_line, end_line, hash, model, text, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (chunk_id, path, source, start_line, end_line, text_hash, model, text, now),
         )
         rowid = cur.lastrowid
@@ -216,9 +213,7 @@ class ChunkTable:
         if self.fts:
             for rowid, text in rows:
                 # Contentless FTS5 deletes by replaying the indexed text.
-                self.db.conn.execute(
-                    "INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)", (rowid, fts_document(text))
-                )
+                self.db.conn.execute("INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', ?, ?)", (rowid, fts_document(text)))
         self.db.conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
         return [r for r, _ in rows]
 

@@ -22,8 +22,8 @@ from ... import db
 from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
-from . import ownership, schema_check
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
+from . import ownership, schema_check
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
@@ -114,9 +114,7 @@ class Connection:
         try:
             private_dir(self.path.parent, tighten=False)
         except OSError as exc:
-            raise IndexOpenError(
-                f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)"
-            ) from exc
+            raise IndexOpenError(f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)") from exc
         try:
             owner = ownership.inspect(self.path)
         except Exception as exc:

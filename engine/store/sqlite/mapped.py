@@ -66,7 +66,7 @@ class MappedVectors:
 
     @property
     def method(self) -> str:
-        """"mmap+bits" when searches rank by bit codes and rescore, else "mmap"."""
+        """ "mmap+bits" when searches rank by bit codes and rescore, else "mmap"."""
         return "mmap+bits" if self.base.rows > QUANTISED_ABOVE else "mmap"
 
     @property

@@ -36,8 +36,7 @@ def _columns(conn: Any, tables: list[str]) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     marks = ", ".join("?" for _ in tables)
     rows = conn.execute(
-        f"SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p "
-        f"WHERE m.type = 'table' AND m.name IN ({marks})",
+        f"SELECT m.name, p.name FROM sqlite_master AS m JOIN pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.name IN ({marks})",
         tables,
     )
     for table, column in rows:

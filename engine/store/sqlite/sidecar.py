@@ -93,9 +93,7 @@ class SidecarError(Exception):
     """The file is missing, truncated or not the one ``meta`` names."""
 
 
-def write_sidecar(
-    path: Path, token: str, dims: int, blocks: Iterable[tuple["np.ndarray", "np.ndarray", Sequence[str]]]
-) -> SidecarInfo:
+def write_sidecar(path: Path, token: str, dims: int, blocks: Iterable[tuple["np.ndarray", "np.ndarray", Sequence[str]]]) -> SidecarInfo:
     """Write a sidecar from blocks of ``(rowids, float32 rows, sources)``
     in ascending rowid order; returns what to record in ``meta``.
 

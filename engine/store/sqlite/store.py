@@ -270,7 +270,7 @@ class Store:
 
     @property
     def vector_store(self) -> str:
-        """"vec0" when sqlite-vec is loaded, else "blob" (numpy scan)."""
+        """ "vec0" when sqlite-vec is loaded, else "blob" (numpy scan)."""
         return self._vectors.vector_store
 
     @property
@@ -290,7 +290,7 @@ class Store:
         return self._vectors.search(query, k, sources, paths)
 
     def vector_backend_in_use(self) -> str:
-        """"mmap", "mmap+bits", "vec0", "numpy" or "none" as the next search would use it."""
+        """ "mmap", "mmap+bits", "vec0", "numpy" or "none" as the next search would use it."""
         return self._vectors.backend_in_use()
 
     def chunk_vectors(self, rowids: Iterable[int]) -> dict[int, np.ndarray]:

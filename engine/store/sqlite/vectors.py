@@ -73,7 +73,7 @@ class VectorTable:
 
     @property
     def vector_store(self) -> str:
-        """"vec0" when sqlite-vec is loaded, else "blob" (numpy scan)."""
+        """ "vec0" when sqlite-vec is loaded, else "blob" (numpy scan)."""
         return "vec0" if self.db.caps.vec_version else "blob"
 
     def ensure_table(self, dims: int) -> None:
@@ -155,9 +155,7 @@ class VectorTable:
         with search_blas_threads(mapped.dense_rows if mapped is not None else self._chunk_count()):
             return self._search(query, k, sources, paths)
 
-    def _search(
-        self, query: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str] | None
-    ) -> list[tuple[int, float]]:
+    def _search(self, query: np.ndarray, k: int, sources: Sequence[str] | None, paths: Collection[str] | None) -> list[tuple[int, float]]:
         if paths is not None:
             return self._search_among(query, k, sources, paths)
         mapped = self._mapped_ready()
@@ -226,7 +224,7 @@ class VectorTable:
             return dict(self.db.conn.execute(f"SELECT rowid, source FROM chunks WHERE rowid {IN_JSON}", (json_array(rowids),)))
 
     def backend_in_use(self) -> str:
-        """"mmap", "mmap+bits" (quantised, rescored), "vec0", "numpy" or
+        """ "mmap", "mmap+bits" (quantised, rescored), "vec0", "numpy" or
         "none", as the next search would use it."""
         if self.dims is None:
             return "none"

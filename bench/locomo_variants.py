@@ -39,7 +39,8 @@ from locomo import (  # noqa: E402
     within_budget,
 )
 
-from memext.engine.search.pipeline import SearchResult, run_search  # noqa: E402
+from memext.engine.search.pipeline import run_search  # noqa: E402
+from memext.engine.search.results import SearchResult  # noqa: E402
 from memext.engine.search.spans import budget_spans  # noqa: E402
 from memext.engine.store import Store, StoreOptions  # noqa: E402
 

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from .providers.base import EmbeddingProvider
     from .search.excerpt import Excerpt, ExcerptLine
     from .search.explain import ExplainRow, explain_rows
-    from .search.pipeline import SearchResponse, SearchResult
+    from .search.results import SearchResponse, SearchResult
     from .status import (
         BatchJob,
         BatchStatus,
@@ -155,10 +155,10 @@ _EXPORTS: dict[str, str] = {
     "RetireResult": "memory.forget",
     "SavedSession": "agents.session_memory",
     "SearchDisabled": "errors",
-    "SearchResponse": "search.pipeline",
+    "SearchResponse": "search.results",
     "SearchKind": "status",
     "SearchMode": "status",
-    "SearchResult": "search.pipeline",
+    "SearchResult": "search.results",
     "SkippedFile": "status",
     "StorageStatus": "status",
     "Supervisor": "freshness.supervisor",

@@ -38,8 +38,9 @@ from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallb
 from .providers.choice import keyword_only
 from .providers.registry import where_embedded
 from .search.confidence import nothing_notice
-from .search.pipeline import BUDGET_MAX_RESULTS, SearchResponse, SearchResult, run_search
+from .search.pipeline import BUDGET_MAX_RESULTS, run_search
 from .search.query_embedding import QueryEmbedder
+from .search.results import SearchResponse, SearchResult
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words

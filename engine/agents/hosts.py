@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..memory.append import AppendResult
     from ..memory.entries import EntryMeta
     from ..memory.forget import RetireResult
-    from ..search.pipeline import SearchResponse
+    from ..search.results import SearchResponse
 
 #: Opens a display of a sync's progress, given what the sync is (``"work:
 #: first index"``); the CLI passes a progress bar when stderr is a terminal.

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..memory.append import AppendResult
 from ..memory.read import ReadResult
-from ..search.pipeline import SearchResponse, SearchResult
+from ..search.results import SearchResponse, SearchResult
 
 
 def _plain(value: Any) -> Any:

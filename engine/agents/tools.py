@@ -32,7 +32,7 @@ from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
 from ..memory.entries import EntryMeta
-from ..search.pipeline import SearchResponse
+from ..search.results import SearchResponse
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
 from .tool_arguments import ToolError, describe_error, typed_text

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 from ..config import AgentConfig
 from ..memory.entries import FileEntries, parse_entries
-from .pipeline import SearchResult
+from .results import SearchResult
 
 
 def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[SearchResult]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import islice
 from typing import TYPE_CHECKING, Collection, Iterator, Sequence
@@ -43,9 +43,10 @@ from ..text import contains_all_terms, content_terms, find_terms, query_terms
 from .citing import Citer, TermsFound
 from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
 from .decay import decay_factor
-from .excerpt import Excerpt, make_excerpt, make_snippet
+from .excerpt import make_excerpt, make_snippet
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
 from .mmr import mmr_order
+from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
 from .stems import with_stems
 from .time_cues import find_time_cues
@@ -56,117 +57,6 @@ from .updates import newer_first
 #: given: the budget, not a count, is the limit then (LoCoMo protocol v2
 #: asks for 80).
 BUDGET_MAX_RESULTS = 80
-
-
-@dataclass
-class SearchResult:
-    """One hit: where it is, how well it scored, a snippet, and an
-    excerpt (the lines around the best-matching line, with line numbers)."""
-
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    source: str
-    explain: dict | None = None
-    excerpt: Excerpt | None = None
-    #: How sure the search is that this hit answers the query, 0..1
-    #: (:mod:`.confidence`); ``confident``: ``confidence >= 0.5``. A result
-    #: made by hand is vouched for by its maker.
-    confidence: float = 1.0
-    confident: bool = True
-    date: str | None = None  # ISO day from the file's name or front matter, or a dated heading
-    #: Where the cited entry came from (person, agent, capture; None when
-    #: its file says nothing), and its marks (DESIGN.md §17): ``status`` is
-    #: live, forgotten or superseded; ``untrusted`` text was stored marked.
-    origin: str | None = None
-    status: str = "live"
-    untrusted: bool = False
-
-    @property
-    def best_line(self) -> int:
-        """The file line that matched best (the chunk's first without an excerpt)."""
-        return self.excerpt.best_line if self.excerpt else self.start_line
-
-    @property
-    def citation(self) -> str:
-        """``path:start-end``, the form agents quote."""
-        return f"{self.path}:{self.start_line}-{self.end_line}"
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        if d["explain"] is None:
-            del d["explain"]
-        if d["excerpt"] is None:
-            del d["excerpt"]
-        d["citation"] = self.citation
-        d["best_line"] = self.best_line
-        return d
-
-
-@dataclass
-class SearchResponse:
-    """The results of one search plus how they were produced.
-
-    Behaves as a list of :class:`SearchResult`.
-    """
-
-    query: str
-    results: list[SearchResult]
-    mode: str  # "hybrid", "keyword" or "vector"
-    provider: str  # "none" when keyword-only
-    model: str
-    fallback: dict | None = None  # {"from": ..., "reason": ...} when in force
-    notice: str | None = None  # why search is degraded, for display
-    error: str | None = None  # a provider error at query time
-    stats: dict = field(default_factory=dict)
-    confidence: float = 0.0  # the answer's: its best hit's (0 with no hit)
-    confident: bool = False
-    weak_hidden: int = 0  # weak hits left out as none was confident (``include_weak`` shows them)
-    #: ``notice``'s parts, in order: the index's state, the provider or the
-    #: query's embedding, the dates asked for.
-    notices: tuple[str, ...] = ()
-    #: The part of ``notices`` that says search is keyword-only by set-up (no
-    #: embedding provider in force, by choice or for want of one), else
-    #: None: it holds for every search, so a face may say it once.
-    setup_notice: str | None = None
-
-    #: The part of ``notices`` about the answer itself: nothing confident
-    #: matched ("no memory matches 'X'", weak matches left out or shown),
-    #: else None. A face may say it in place of results.
-    answer_notice: str | None = None
-
-    def notice_besides_setup(self) -> str | None:
-        """``notice`` without ``setup_notice``: what only this search has to say."""
-        return "; ".join(n for n in self.notices if n != self.setup_notice) or None
-
-    def notice_besides(self, *parts: str | None) -> str | None:
-        """``notice`` without the given parts (e.g. ``setup_notice``, ``answer_notice``)."""
-        return "; ".join(n for n in self.notices if n not in parts) or None
-
-    def __iter__(self):
-        return iter(self.results)
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def __getitem__(self, i):
-        return self.results[i]
-
-    def to_dict(self) -> dict:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "provider": self.provider,
-            "model": self.model,
-            "fallback": self.fallback,
-            "notice": self.notice,
-            "error": self.error,
-            "confidence": self.confidence,
-            "confident": self.confident,
-            "results": [r.to_dict() for r in self.results],
-        }
 
 
 @dataclass

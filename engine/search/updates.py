@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:
     from ..store import ChunkRow
     from .citing import TermsFound
-    from .pipeline import SearchResult
+    from .results import SearchResult
 
 #: Two hits about one subject whose scores differ by at most this are
 #: ranked newer first: a later note that revises a fact ("negotiated down

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from .agents.capture import capture
     from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .agents.session_memory import SavedSession, save_session_memory
-    from .agents.tools import TOOLS, MemoryTools, ToolError, ToolSpec, openai_tools
+    from .agents.tool_specs import TOOLS, ToolSpec, openai_tools
+    from .agents.tools import MemoryTools, ToolError
     from .config import AgentConfig, Config, MemorySearchSettings, load_config
     from .errors import (
         AccessDenied,
@@ -146,7 +147,7 @@ _EXPORTS: dict[str, str] = {
     "MemorySearchSettings": "config",
     "MemoryTools": "agents.tools",
     "open_index": "index",
-    "openai_tools": "agents.tools",
+    "openai_tools": "agents.tool_specs",
     "ProviderError": "errors",
     "ProviderTimeout": "errors",
     "ProviderStatus": "status",
@@ -167,8 +168,8 @@ _EXPORTS: dict[str, str] = {
     "SyncReport": "indexing.sync",
     "SyncRequest": "freshness.keeper",
     "ToolError": "agents.tools",
-    "TOOLS": "agents.tools",
-    "ToolSpec": "agents.tools",
+    "TOOLS": "agents.tool_specs",
+    "ToolSpec": "agents.tool_specs",
     "UnknownAgentError": "errors",
     "VectorStatus": "status",
     "WorkspaceMissing": "errors",

@@ -1,7 +1,7 @@
 """``memext mcp``: the memory tools as an MCP server (official ``mcp`` SDK).
 
 Built on the SDK's low-level ``Server`` so the tools it lists are
-:data:`~.tools.TOOLS` as they are (names, descriptions, JSON Schemas), not
+:data:`~memext.engine.TOOLS` as they are (names, descriptions, JSON Schemas), not
 restated as Python signatures; calls go to :meth:`MemoryTools.call_tool`,
 whose ToolErrors come back as tool results with ``isError`` set, so the
 model reads the message and the server keeps running. A result is one

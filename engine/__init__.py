@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from .freshness.keeper import FreshnessKeeper, KeeperSnapshot, KeeperState, SyncRequest
     from .freshness.supervisor import Supervisor
     from .index import MemoryIndex, open_index
-    from .indexing.sync import SyncCancelled, SyncProgress, SyncReport
+    from .indexing.reports import SyncProgress, SyncReport
+    from .indexing.sync import SyncCancelled
     from .memory.append import LONG_TERM_FILE, AppendResult, append_entry
     from .memory.capture import CaptureReport
     from .memory.chunking import Chunk, chunk_markdown
@@ -164,8 +165,8 @@ _EXPORTS: dict[str, str] = {
     "StorageStatus": "status",
     "Supervisor": "freshness.supervisor",
     "SyncCancelled": "indexing.sync",
-    "SyncProgress": "indexing.sync",
-    "SyncReport": "indexing.sync",
+    "SyncProgress": "indexing.reports",
+    "SyncReport": "indexing.reports",
     "SyncRequest": "freshness.keeper",
     "ToolError": "agents.tools",
     "TOOLS": "agents.tool_specs",

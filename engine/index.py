@@ -48,7 +48,7 @@ from .text import has_searchable_words
 if TYPE_CHECKING:
     import logging
 
-    from .indexing.sync import ProgressCallback, SyncReport
+    from .indexing.reports import ProgressCallback, SyncReport
     from .memory.append import AppendResult
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     # A one-shot `memext search` goes through SyncWhenNeeded: appends and the
     # keeper load when used (DESIGN.md §12).
     from ..freshness.supervisor import Supervisor
-    from ..indexing.sync import ProgressCallback
+    from ..indexing.reports import ProgressCallback
     from ..memory.append import AppendResult
     from ..memory.entries import EntryMeta
     from ..memory.forget import RetireResult

@@ -41,7 +41,8 @@ from ..config import AgentConfig
 from ..errors import LockTimeout, MemextError
 from ..index import MemoryIndex
 from ..indexing.progress import describe_progress
-from ..indexing.sync import SyncCancelled, SyncProgress, SyncReport
+from ..indexing.reports import SyncProgress, SyncReport
+from ..indexing.sync import SyncCancelled
 from ..status import SearchMode
 from .state import (
     PRIORITY,

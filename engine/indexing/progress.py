@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from .sync import SyncProgress
+from .reports import SyncProgress
 
 
 def describe_progress(p: SyncProgress) -> str:

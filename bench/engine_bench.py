@@ -36,8 +36,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_workspace import generate, zipf_words  # noqa: E402
 
-from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine import db as engine_db  # noqa: E402
+from memext.engine import (
+    MemoryIndex,  # noqa: E402
+    db as engine_db,  # noqa: E402
+)
 from memext.engine.config import ChunkingSettings, parse_config  # noqa: E402
 from memext.engine.memory.chunking import chunk_markdown, text_hash  # noqa: E402
 from memext.engine.memory.discovery import read_text  # noqa: E402

@@ -33,8 +33,7 @@ from typing import Annotated, Any, Mapping, NamedTuple, Optional, Sequence, Unio
 
 from .errors import ConfigError, UnknownAgentError
 from .paths import AppPaths, app_paths, own_config_dir, private_dir, private_file, write_private_text
-from .providers.registry import NAMES as PROVIDER_NAMES
-from .providers.registry import remote_names
+from .providers.registry import NAMES as PROVIDER_NAMES, remote_names
 from .store.drivers import DRIVERS, store_driver
 
 if sys.version_info >= (3, 11):

@@ -12,8 +12,7 @@ import gc
 
 import click
 
-from memext.engine.faces.cli.commands import CommandError, MemextGroup
-from memext.engine.faces.cli.commands import cli as engine_cli
+from memext.engine.faces.cli.commands import CommandError, MemextGroup, cli as engine_cli
 
 TRAY_EXTRA = "pip install 'memext[tray]'"
 

@@ -179,8 +179,7 @@ def test_the_notebook_on_a_postgres_agent(example_workspace, tmp_path, pg_url, m
 
 def tray_config(tmp_path: Path, url: str) -> tuple[Path, Path]:
     """A tray user's config (tests/tray_helpers.py settings) with one agent on ``url``."""
-    from tray_helpers import make_workspace
-    from tray_helpers import write_config as write_tray_config
+    from tray_helpers import make_workspace, write_config as write_tray_config
 
     ws = make_workspace(tmp_path, "team", {"memory/2026-01-01.md": "# Jan 1\n- Planted tomatoes.\n"})
     cfg = write_tray_config(tmp_path / "config.toml", {"team": ws}, team={"store": {"driver": "postgres", "url": url}})

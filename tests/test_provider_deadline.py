@@ -18,8 +18,7 @@ from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
 
 from memext.engine import MemoryIndex
 from memext.engine.errors import ProviderError
-from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
-from memext.engine.providers.gemini import GeminiProvider
+from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL, GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy

@@ -15,8 +15,7 @@ from memext.engine import MemoryIndex
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
 from memext.engine.providers import create_provider
-from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
-from memext.engine.providers.gemini import GeminiProvider
+from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL, GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy

@@ -26,8 +26,7 @@ from memext.engine import MemoryIndex
 from memext.engine.agents.hosts import SyncWhenNeeded
 from memext.engine.config import BatchSettings
 from memext.engine.errors import LockTimeout, ProviderTimeout
-from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL
-from memext.engine.providers.gemini import GeminiProvider
+from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL, GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy

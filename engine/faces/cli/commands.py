@@ -21,8 +21,10 @@ import click
 
 from ... import AgentConfig, Config, MemextError, MemoryIndex
 from ...plumbing import MEMORY_DIR, ROOT_FILES, SyncWhenNeeded
-from .group import CommandError as CommandError  # CommandError: memext/cli.py raises it
-from .group import MemextGroup
+from .group import (
+    CommandError as CommandError,  # CommandError: memext/cli.py raises it
+    MemextGroup,
+)
 from .options import (
     COLOR_CHOICES,
     PickedAgent,
@@ -30,16 +32,12 @@ from .options import (
     check_group_options,
     color_setting,
     complete_agent_id,
+    ctx_config as _config,
     examples,
     group_defaults,
     json_option,
     pick_agent,
     picked_agent_option,
-)
-from .options import (
-    ctx_config as _config,
-)
-from .options import (
     print_json as _print_json,
 )
 from .output import output_width, result_lines, result_marks, status_lines, terminal_safe
@@ -75,6 +73,7 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
         "agents": "memext.engine.faces.cli.agent_commands:agents_cmd",
         "config": "memext.engine.faces.cli.agent_commands:config_cmd",
         "model": "memext.engine.faces.cli.model_commands:model_group",
+        "note": "memext.engine.faces.cli.lifecycle_commands:note_cmd",
         "forget": "memext.engine.faces.cli.lifecycle_commands:forget_cmd",
         "capture": "memext.engine.faces.cli.lifecycle_commands:capture_cmd",
     },
@@ -438,55 +437,6 @@ def status_cmd(ctx, agent, as_json) -> None:
 
 
 # -- note and mcp -----------------------------------------------------------------------
-
-
-@cli.command(
-    "note",
-    short_help="Append a note (TEXT or stdin) to memory, then index it.",
-    epilog=examples('memext note "Anna leads the billing team now."', 'echo "Deploys moved to Tuesdays." | memext note --long-term'),
-)
-@click.argument("text", required=False)
-@picked_agent_option
-@click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
-@click.option("--heading", help="The entry's heading (default: the current time).")
-@click.option("--long-term", is_flag=True, help="Append to MEMORY.md instead.")
-@click.option("--supersedes", metavar="CITATION", help="An entry this note replaces (PATH:LINE or PATH:FROM-TO): it is marked superseded.")
-@click.option(
-    "--untrusted", is_flag=True, help="Store text that reads as instructions to a model, marked untrusted, instead of refusing it."
-)
-@json_option
-@click.pass_context
-def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, as_json) -> None:
-    """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
-
-    Append-only: nothing already in the file is changed, except that
-    --supersedes marks the entry it replaces (DESIGN.md §17)."""
-    from ... import LONG_TERM_FILE, EntryMeta
-
-    if file and long_term:
-        raise MemextError("use either --file or --long-term, not both")
-    if text is None or text == "-":
-        if sys.stdin.isatty() and text is None:
-            raise MemextError('give the note as an argument (memext note "...") or on stdin')
-        text = sys.stdin.read()
-    picked = _pick(ctx, agent)
-    with _open(ctx, picked) as idx:
-        written = idx.append(
-            text,
-            file=LONG_TERM_FILE if long_term else file,
-            heading=heading,
-            meta=EntryMeta(origin="person", via="cli", untrusted=untrusted),
-            supersedes=supersedes,
-        )
-    if as_json:
-        _print_json({"agent": picked.agent.id, **written.to_dict()})
-        return
-    about = [f"agent {picked.agent.id}"] * picked.name_it + ["new file"] * written.created
-    click.echo(f"noted in {written.citation}" + (f" ({', '.join(about)})" if about else ""))
-    for old in written.superseded:
-        click.echo(f"marked {old} superseded")
-    if written.notice:
-        click.echo(f"memext: {written.notice}", err=True)
 
 
 @cli.command(

@@ -1,19 +1,74 @@
-"""``memext forget`` and ``memext capture``: marking entries no longer
-true, and storing what a conversation stated (DESIGN.md §17)."""
+"""``memext note``, ``memext forget`` and ``memext capture``: writing an
+entry, marking entries no longer true, and storing what a conversation
+stated (DESIGN.md §17). Each works on one agent: without ``-a``, the
+agent whose workspace holds the current folder (see ``pick_agent``)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from ... import MemoryIndex
-from .options import agent_option, ctx_config, examples, json_option, print_json
+from ... import MemextError, MemoryIndex
+from .options import PickedAgent, ctx_config, examples, json_option, pick_agent, picked_agent_option, print_json
 
 
-def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
-    cfg = ctx_config(ctx)
-    return MemoryIndex(cfg.agent(agent), config_file=cfg.path, one_shot=True)
+def _open(ctx: click.Context, picked: PickedAgent) -> MemoryIndex:
+    return MemoryIndex(picked.agent, config_file=ctx_config(ctx).path, one_shot=True)
+
+
+def _picked(ctx: click.Context, agent: str | None) -> PickedAgent:
+    return pick_agent(ctx_config(ctx), agent)
+
+
+@click.command(
+    "note",
+    short_help="Append a note (TEXT or stdin) to memory, then index it.",
+    epilog=examples('memext note "Anna leads the billing team now."', 'echo "Deploys moved to Tuesdays." | memext note --long-term'),
+)
+@click.argument("text", required=False)
+@picked_agent_option
+@click.option("--file", help="A memory file, e.g. memory/projects/x.md (default: today's daily log).")
+@click.option("--heading", help="The entry's heading (default: the current time).")
+@click.option("--long-term", is_flag=True, help="Append to MEMORY.md instead.")
+@click.option("--supersedes", metavar="CITATION", help="An entry this note replaces (PATH:LINE or PATH:FROM-TO): it is marked superseded.")
+@click.option(
+    "--untrusted", is_flag=True, help="Store text that reads as instructions to a model, marked untrusted, instead of refusing it."
+)
+@json_option
+@click.pass_context
+def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, as_json) -> None:
+    """Append TEXT (or stdin, when TEXT is missing or -) to memory, then index it.
+
+    Append-only: nothing already in the file is changed, except that
+    --supersedes marks the entry it replaces (DESIGN.md §17)."""
+    from ... import LONG_TERM_FILE, EntryMeta
+
+    if file and long_term:
+        raise MemextError("use either --file or --long-term, not both")
+    if text is None or text == "-":
+        if sys.stdin.isatty() and text is None:
+            raise MemextError('give the note as an argument (memext note "...") or on stdin')
+        text = sys.stdin.read()
+    picked = pick_agent(ctx_config(ctx), agent)
+    with _open(ctx, picked) as idx:
+        written = idx.append(
+            text,
+            file=LONG_TERM_FILE if long_term else file,
+            heading=heading,
+            meta=EntryMeta(origin="person", via="cli", untrusted=untrusted),
+            supersedes=supersedes,
+        )
+    if as_json:
+        print_json({"agent": picked.agent.id, **written.to_dict()})
+        return
+    about = [f"agent {picked.agent.id}"] * picked.name_it + ["new file"] * written.created
+    click.echo(f"noted in {written.citation}" + (f" ({', '.join(about)})" if about else ""))
+    for old in written.superseded:
+        click.echo(f"marked {old} superseded")
+    if written.notice:
+        click.echo(f"memext: {written.notice}", err=True)
 
 
 @click.command(
@@ -22,7 +77,7 @@ def _open(ctx: click.Context, agent: str | None) -> MemoryIndex:
     epilog=examples('memext forget MEMORY.md:12 --reason "moved to Berlin"', "memext forget memory/2026-03-01.md:5-8"),
 )
 @click.argument("citation")
-@agent_option
+@picked_agent_option
 @click.option("--reason", help="Why it is no longer true (kept in the file with the mark).")
 @json_option
 @click.pass_context
@@ -33,7 +88,7 @@ def forget_cmd(ctx, citation, agent, reason, as_json) -> None:
     `memext get` still shows it; search leaves it out (--all shows it).
     A heading marks its whole section, another line its list item or
     paragraph. To replace an entry, use `memext note --supersedes`."""
-    with _open(ctx, agent) as idx:
+    with _open(ctx, _picked(ctx, agent)) as idx:
         marked = idx.forget(citation, reason)
     if as_json:
         print_json(marked.to_dict())
@@ -50,7 +105,7 @@ def forget_cmd(ctx, citation, agent, reason, as_json) -> None:
     epilog=examples("memext capture chat.jsonl --dry-run", "memext capture -a work sessions/today.jsonl --json"),
 )
 @click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
-@agent_option
+@picked_agent_option
 @click.option("--dry-run", is_flag=True, help="Show what would be stored; write nothing.")
 @click.option("--include-assistant", is_flag=True, help="Read the assistant's messages too (default: the user's only).")
 @json_option
@@ -67,7 +122,7 @@ def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> 
     from ...plumbing import read_transcript
 
     messages = read_transcript(transcript)
-    with _open(ctx, agent) as idx:
+    with _open(ctx, _picked(ctx, agent)) as idx:
         report = capture(messages, index=idx, dry_run=dry_run, include_assistant=include_assistant)
     if as_json:
         print_json(report.to_dict())

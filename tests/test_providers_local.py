@@ -207,7 +207,9 @@ def test_semantic_hit_that_keyword_search_misses(workspace, tmp_path):
         assert not any("green tea" in r.snippet for r in idx.search(query))
     with MemoryIndex(local_agent(workspace, tmp_path, chunking=chunking)) as idx:
         idx.sync()
-        res = idx.search(query)
+        # A workspace this small has no score distribution to calibrate a
+        # meaning-only hit against (docs/trust.md): it comes back weak.
+        res = idx.search(query, include_weak=True)
         assert (res.mode, res.provider, res.model) == ("hybrid", "local", MODEL_PATH.name)
         assert "green tea" in res[0].snippet
         assert res[0].path == "MEMORY.md"

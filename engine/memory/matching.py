@@ -77,14 +77,11 @@ class _MatchScan(Scan):
             raise _Differs  # a file met under no other name: a sync adds it
 
     def _take_plain(self, entries: Iterable[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
-        # Filter and match in one pass (the check's tight loop): an indexed,
-        # unchanged file of one hard link (met under another name only
-        # through a symlink, whose real path is this name) is counted here;
-        # other files take _add, which tracks file identities. Folders,
+        # Filter in one pass as the entries are listed (no list of every
+        # entry): Markdown files go to _plain_files to be matched; folders,
         # symlinks and the rest go back to the walk.
-        indexed, names, max_bytes = self.indexed, self.names, self.max_bytes
-        rest = []
-        matched = 0
+        rest: list[os.DirEntry] = []
+        plain: list[os.DirEntry] = []
         for entry in entries:
             try:
                 regular = entry.is_file(follow_symlinks=False)
@@ -92,29 +89,9 @@ class _MatchScan(Scan):
                 continue
             if not regular:
                 rest.append(entry)
-                continue
-            name = entry.name
-            if not name.endswith(_MD_SUFFIXES) or name.startswith("."):
-                continue
-            shown = shown_dir + name
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue  # a sync skips it too
-            known = indexed.get(shown)
-            if (
-                known is not None
-                and known.mtime_ns == st.st_mtime_ns
-                and known.size == st.st_size
-                and st.st_nlink == 1
-                and st.st_size <= max_bytes
-                and shown not in names
-            ):
-                names.add(shown)
-                matched += 1
-            else:
-                self._add(entry.path, shown, st)
-        self.matched += matched
+            elif entry.name.endswith(_MD_SUFFIXES) and not entry.name.startswith("."):
+                plain.append(entry)
+        self._plain_files(plain, shown_dir)
         return rest
 
     def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:

@@ -25,7 +25,9 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import anyio
 from mcp import Client
@@ -51,7 +53,8 @@ QUESTIONS = [
 ]
 
 
-def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
+def example_config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
+    """A config of one agent, ``example``, over ``workspace``, its index in ``folder``."""
     lines = ["[memory_search]", f"provider = {json.dumps(provider)}"]
     if provider == "local":
         lines += ["[memory_search.local]", f"model_path = {json.dumps(str(model))}"]
@@ -66,6 +69,18 @@ def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
     path = folder / "config.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@contextmanager
+def example_memory(provider: str, model: Path) -> Iterator[tuple[Path, Path]]:
+    """A copy of the repository's example memory in a temporary folder, and
+    a config serving it: (folder, config). The MCP benchmarks share it."""
+    if provider == "local" and not model.is_file():
+        sys.exit(f"no model at {model}; pass --model PATH or --provider none")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copytree(ROOT / "example", folder / "workspace")
+        yield folder, example_config(folder, folder / "workspace", provider, model)
 
 
 def _percentiles(seconds: list[float]) -> tuple[float, float]:
@@ -109,12 +124,7 @@ def main() -> None:
     ap.add_argument("--provider", choices=["local", "none"], default="local")
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     args = ap.parse_args()
-    if args.provider == "local" and not args.model.is_file():
-        sys.exit(f"no model at {args.model}; pass --model PATH or --provider none")
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        shutil.copytree(ROOT / "example", folder / "workspace")
-        config = _config(folder, folder / "workspace", args.provider, args.model)
+    with example_memory(args.provider, args.model) as (_, config):
         mcp, floor = anyio.run(_interleaved, config, args.runs)
     (m50, m95), (f50, f95) = _percentiles(mcp), _percentiles(floor)
     print(f"example memory, provider {args.provider}, {args.runs} warm searches each, interleaved in blocks of {BLOCK}")

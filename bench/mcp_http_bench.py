@@ -22,33 +22,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import httpx2
+from mcp_bench import DEFAULT_MODEL, QUESTIONS, example_memory
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("MEMEXT_SHARED") or (ROOT.parent / "shared"))
-DEFAULT_MODEL = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
+#: The MCP protocol version a stateless client announces.
 PROTOCOL = "2025-06-18"
-QUESTIONS = [
-    "How much food does Biscuit get per day?",
-    "Which commit fixed the flaky refund test?",
-    "Where does Dana's sister live?",
-    "What did we decide about the deploy checklist?",
-    "Who is Miguel?",
-    "vet appointment",
-    "caching",
-    "What is Dana allergic to?",
-]
+
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -68,23 +56,6 @@ class Level:
     def percentile(self, q: float) -> float:
         ms = sorted(self.latencies_ms)
         return ms[min(len(ms) - 1, int(q * len(ms)))]
-
-
-def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
-    lines = ["[memory_search]", f"provider = {json.dumps(provider)}"]
-    if provider == "local":
-        lines += ["[memory_search.local]", f"model_path = {json.dumps(str(model))}"]
-    lines += [
-        "[memory_search.store]",
-        f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
-        "",
-        "[[agents]]",
-        'id = "example"',
-        f"workspace = {json.dumps(str(workspace))}",
-    ]
-    path = folder / "config.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def _free_port() -> int:
@@ -206,12 +177,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     ap.add_argument("--stateless", action="store_true")
     args = ap.parse_args()
-    if args.provider == "local" and not args.model.is_file():
-        sys.exit(f"no model at {args.model}; pass --model PATH or --provider none")
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        shutil.copytree(ROOT / "example", folder / "workspace")
-        config = _config(folder, folder / "workspace", args.provider, args.model)
+    with example_memory(args.provider, args.model) as (folder, config):
         port = _free_port()
         proc = _start_server(config, port, args.stateless)
         try:

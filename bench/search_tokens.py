@@ -25,31 +25,16 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp_bench import DEFAULT_MODEL, QUESTIONS, example_memory
 
-ROOT = Path(__file__).resolve().parent.parent
-#: The team's shared data folder, as tests/conftest.py finds it.
-SHARED = Path(os.environ.get("MEMEXT_SHARED") or (ROOT.parent / "shared"))
-DEFAULT_MODEL = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
-QUESTIONS = [
-    "How much food does Biscuit get per day?",
-    "Which commit fixed the flaky refund test?",
-    "Where does Dana's sister live?",
-    "What did we decide about the deploy checklist?",
-    "Who is Miguel?",
-    "vet appointment",
-    "caching",
-    "What is Dana allergic to?",
-]
 _PIECES = re.compile(r" ?[A-Za-z]+| ?\d+| ?[^\sA-Za-z\d]|\n| +")
 
 
@@ -70,23 +55,6 @@ class Received:
     @property
     def chars(self) -> int:
         return self.text_chars + self.structured_chars
-
-
-def _config(folder: Path, workspace: Path, provider: str, model: Path) -> Path:
-    lines = ["[memory_search]", f"provider = {json.dumps(provider)}"]
-    if provider == "local":
-        lines += ["[memory_search.local]", f"model_path = {json.dumps(str(model))}"]
-    lines += [
-        "[memory_search.store]",
-        f"path = {json.dumps(str(folder / 'index' / '{agent_id}.sqlite'))}",
-        "",
-        "[[agents]]",
-        'id = "example"',
-        f"workspace = {json.dumps(str(workspace))}",
-    ]
-    path = folder / "config.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 async def _searches(config: Path) -> tuple[list[Received], list[str]]:
@@ -113,12 +81,7 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
-    if args.provider == "local" and not args.model.is_file():
-        sys.exit(f"no model at {args.model}; pass --model PATH or --provider none")
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        shutil.copytree(ROOT / "example", folder / "workspace")
-        config = _config(folder, folder / "workspace", args.provider, args.model)
+    with example_memory(args.provider, args.model) as (_, config):
         got, payloads = anyio.run(_searches, config)
     text_tokens = [estimate_tokens(p[: g.text_chars]) for p, g in zip(payloads, got)]
     all_tokens = [estimate_tokens(p) for p in payloads]

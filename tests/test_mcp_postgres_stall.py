@@ -96,8 +96,14 @@ def test_a_frozen_postgres_does_not_hang_the_server(example_workspace, workspace
                 assert len(local_times) == 3 and max(local_times) < 3, local_times
                 for key, (took, result) in answers.items():
                     assert took < CALL_TIMEOUT_S + SLACK_S, (key, took)
-                search_took, search = answers["search"]
-                assert search.is_error and f"did not finish within {CALL_TIMEOUT_S} s" in search.content[0].text
+                # The calls race for the agent's lock: whichever takes it runs
+                # out the call deadline, and the others, queued behind it,
+                # are told so within the same deadline.
+                ran_out = f"did not finish within {CALL_TIMEOUT_S} s"
+                queued = f"has not finished within {CALL_TIMEOUT_S:g} s"
+                searches = [answers["search"][1], answers["again"][1]]
+                assert all(r.is_error and (ran_out in r.content[0].text or queued in r.content[0].text) for r in searches), searches
+                assert any(ran_out in r.content[0].text for _, r in answers.values() if r.is_error), answers
                 _, append = answers["append"]
                 if append.is_error:
                     assert (

@@ -212,6 +212,14 @@ class MemorySearchSettings(NamedTuple):
     allow_remote: Sequence[str] = ()
     model: str = ""
     max_file_bytes: Annotated[int, Check(min=1)] = 10 * 1024 * 1024
+    #: Log which memories searches return (engine/memory/use_log.py), for
+    #: ``memext consolidate``; the log stays beside the index.
+    use_log: bool = True
+    #: ``memext status``, the tray and the notebook warn when MEMORY.md is
+    #: larger (0: never). The default is the reference system's bootstrap
+    #: limit (``bootstrapMaxChars``, 20,000 characters): past it, the file
+    #: an agent loads at the start of every session is cut (DESIGN.md §17).
+    memory_file_warn_bytes: Annotated[int, Check(min=0)] = 20_000
     remote: RemoteSettings = RemoteSettings()
     local: LocalSettings = LocalSettings()
     store: StoreSettings = StoreSettings()

@@ -531,7 +531,7 @@ class MemoryIndex:
         min_score = q.min_score if min_score is None else float(min_score)
         source_filter = self._source_filter(sources)
         days = day_range(after, before, now)
-        return self._guarded(
+        response = self._guarded(
             lambda: self._search(
                 query,
                 max_results,
@@ -545,6 +545,24 @@ class MemoryIndex:
                 include_forgotten,
             )
         )
+        if response.confident and self.agent.settings.use_log:
+            self._note_uses(response, now)
+        return response
+
+    def _note_uses(self, response: SearchResponse, now: datetime | None) -> None:
+        """Log the confident results returned (engine/memory/use_log.py),
+        at ``now`` when the search was told the time: what ``memext
+        consolidate`` counts. Never fails the search."""
+        from .memory.use_log import Used, record_uses
+
+        used = []
+        for r in response.results:
+            if not r.confident:
+                continue
+            ex = r.excerpt
+            best = next((ln.text for ln in ex.lines if ln.number == ex.best_line), None) if ex is not None else None
+            used.append(Used(r.path, r.start_line, r.end_line, r.best_line, best))
+        record_uses(self.db_path, self.agent.id, used, now=now.timestamp() if now is not None else None)
 
     def _search(
         self,

@@ -1,0 +1,76 @@
+"""The use log (engine/memory/use_log.py, DESIGN.md §17): confident
+results are logged beside the index, never in the workspace; weak answers
+are not; the log stays bounded; a log that cannot be written never fails
+a search; ``memory_search.use_log = false`` turns it off."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from conftest import make_agent
+
+from memext.engine import MemoryIndex
+from memext.engine.memory import use_log
+from memext.engine.memory.entries import strip_meta
+from memext.engine.memory.use_log import Used, line_hash, log_path, read_uses, record_uses
+
+
+def test_a_confident_search_logs_each_result_beside_the_index(workspace, tmp_path):
+    db = tmp_path / "idx" / "i.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=db), provider=None) as idx:
+        idx.sync()
+        at = datetime(2026, 3, 2, 10, 0)
+        hits = idx.search("cache invalidation bug", now=at)
+        assert hits.confident
+        uses = read_uses(db, "test")
+        assert [(u.path, u.line, u.at) for u in uses] == [(h.path, h.best_line, at.timestamp()) for h in hits if h.confident]
+        line = (workspace / "memory" / "2026-01-05.md").read_text(encoding="utf-8").splitlines()[uses[0].line - 1]
+        assert uses[0].hash == line_hash(strip_meta(line))
+        assert uses[0].citation == hits[0].citation
+        # Nothing was written into the workspace.
+        assert not [p for p in workspace.rglob("*") if "use" in p.name]
+        assert log_path(db).parent == db.parent
+
+        # A weak answer (nothing confident) records nothing.
+        before = log_path(db).read_bytes()
+        assert not idx.search("zebra quantum", include_weak=True).confident
+        assert log_path(db).read_bytes() == before
+
+
+def test_the_log_can_be_turned_off(workspace, tmp_path):
+    db = tmp_path / "i.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=db, use_log=False), provider=None) as idx:
+        idx.sync()
+        assert idx.search("green tea").confident
+    assert not log_path(db).exists()
+
+
+def test_a_log_that_cannot_be_written_never_fails_a_search(workspace, tmp_path):
+    db = tmp_path / "i.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=db), provider=None) as idx:
+        idx.sync()
+        log_path(db).mkdir()  # a folder where the file should be: open() fails, as it does on a read-only folder
+        response = idx.search("green tea")
+        assert response.confident and response[0].path == "MEMORY.md"
+        assert list(log_path(db).iterdir()) == []
+
+
+def test_the_log_keeps_its_newest_half_past_its_limit(tmp_path, monkeypatch):
+    db = tmp_path / "i.sqlite"
+    monkeypatch.setattr(use_log, "MAX_BYTES", 4000)
+    start = datetime(2026, 1, 1)
+    for i in range(200):
+        record_uses(db, "a", [Used(f"memory/x{i}.md", 1, 2, 1, "text")], now=(start + timedelta(minutes=i)).timestamp())
+    size = log_path(db).stat().st_size
+    assert size <= 4000
+    uses = read_uses(db)
+    assert uses[-1].path == "memory/x199.md"
+    assert uses[0].path != "memory/x0.md" and len(uses) >= 20
+    assert all(u.agent == "a" and u.line == 1 for u in uses)  # whole lines only
+    assert read_uses(db, "other") == []
+
+
+def test_unreadable_lines_are_skipped(tmp_path):
+    db = tmp_path / "i.sqlite"
+    log_path(db).write_text("garbage\n1\tagent\tMEMORY.md\tx\t2\t3\tab\n5\tagent\tMEMORY.md\t1\t2\t1\t\n", encoding="utf-8")
+    assert read_uses(db) == [use_log.Use(5.0, "agent", "MEMORY.md", 1, 2, 1, "")]

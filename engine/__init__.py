@@ -27,6 +27,7 @@ from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from .agents.capture import capture
+    from .agents.consolidate import apply_proposal, consolidate
     from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .agents.session_memory import SavedSession, save_session_memory
     from .agents.tool_specs import TOOLS, ToolSpec, openai_tools
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from .memory.append import LONG_TERM_FILE, AppendResult, append_entry
     from .memory.capture import CaptureReport
     from .memory.chunking import Chunk, chunk_markdown
+    from .memory.consolidation import ConsolidatedFact, LeftOut, Proposal
     from .memory.dates import BadDate
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
@@ -98,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     "AgentConfig": "config",
     "app_paths": "paths",
     "append_entry": "memory.append",
+    "apply_proposal": "agents.consolidate",
     "AppendResult": "memory.append",
     "AppPaths": "paths",
     "BadDate": "memory.dates",
@@ -113,6 +116,8 @@ _EXPORTS: dict[str, str] = {
     "chunk_markdown": "memory.chunking",
     "Config": "config",
     "ConfigError": "errors",
+    "consolidate": "agents.consolidate",
+    "ConsolidatedFact": "memory.consolidation",
     "DiskFull": "errors",
     "EmbeddingProvider": "providers.base",
     "EmbeddingsPending": "errors",
@@ -137,6 +142,7 @@ _EXPORTS: dict[str, str] = {
     "KeeperSnapshot": "freshness.keeper",
     "KeeperState": "freshness.keeper",
     "LastSync": "status",
+    "LeftOut": "memory.consolidation",
     "load_config": "config",
     "LocalModelStatus": "status",
     "LockTimeout": "errors",
@@ -152,6 +158,7 @@ _EXPORTS: dict[str, str] = {
     "ProviderError": "errors",
     "ProviderTimeout": "errors",
     "ProviderStatus": "status",
+    "Proposal": "memory.consolidation",
     "ReadResult": "memory.read",
     "save_session_memory": "agents.session_memory",
     "RetireResult": "memory.forget",

@@ -154,14 +154,7 @@ def _write_locked(real: Path, shown: str, entry: str, *, title: str) -> AppendRe
         raise
     try:
         existing = _read_all(fd)
-        if not existing:
-            prefix = title if created else ""
-        elif existing.endswith((b"\n\n", b"\r\n\r\n", b"\r\r")):
-            prefix = ""
-        elif existing.endswith((b"\n", b"\r")):
-            prefix = "\n"
-        else:
-            prefix = "\n\n"
+        prefix = separator(existing, title if created else "")
         start = len(split_lines(existing.decode("utf-8", "replace") + prefix)) + 1
         data = (prefix + entry).encode("utf-8")
         _write_whole(fd, data, len(existing))
@@ -173,6 +166,16 @@ def _write_locked(real: Path, shown: str, entry: str, *, title: str) -> AppendRe
     os.close(fd)
     end = start + entry.count("\n") - 1
     return AppendResult(shown, start, end, start, created)
+
+
+def separator(existing: bytes, title: str = "") -> str:
+    """What goes between a file's bytes and an appended entry: a blank line
+    unless the file ends with one, ``title`` for a file the entry creates."""
+    if not existing:
+        return title
+    if existing.endswith((b"\n\n", b"\r\n\r\n", b"\r\r")):
+        return ""
+    return "\n" if existing.endswith((b"\n", b"\r")) else "\n\n"
 
 
 def _write_whole(fd: int, data: bytes, size_before: int) -> None:

@@ -1,17 +1,22 @@
-"""``memext note``, ``memext forget`` and ``memext capture``: writing an
-entry, marking entries no longer true, and storing what a conversation
-stated (DESIGN.md §17). Each works on one agent: without ``-a``, the
+"""``memext note``, ``memext forget``, ``memext capture`` and ``memext
+consolidate``: writing an entry, marking entries no longer true, storing
+what a conversation stated and moving the facts searches keep returning
+into MEMORY.md (DESIGN.md §17). Each works on one agent: without ``-a``, the
 agent whose workspace holds the current folder (see ``pick_agent``)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ... import MemextError, MemoryIndex
 from .options import PickedAgent, ctx_config, examples, json_option, pick_agent, picked_agent_option, print_json
+
+if TYPE_CHECKING:
+    from ... import Proposal
 
 
 def _open(ctx: click.Context, picked: PickedAgent) -> MemoryIndex:
@@ -141,3 +146,51 @@ def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> 
             "(set memory_search.capture.enabled = true, or use --dry-run)",
             err=True,
         )
+
+
+@click.command(
+    "consolidate",
+    short_help="Propose the daily-note facts searches keep returning for MEMORY.md (--yes appends them).",
+    epilog=examples("memext consolidate", "memext consolidate --yes", "memext consolidate -a work --json"),
+)
+@picked_agent_option
+@click.option("--yes", "apply", is_flag=True, help="Append the proposed lines to MEMORY.md (default: show the diff only).")
+@json_option
+@click.pass_context
+def consolidate_cmd(ctx, agent, apply, as_json) -> None:
+    """Show, as a unified diff of MEMORY.md, the facts of the daily notes
+    that searches returned on at least two days (most used and most recent
+    first), each citing its source; --yes appends them under a
+    "## Consolidated" heading.
+
+    Nothing already in MEMORY.md is changed and the daily notes stay as
+    they are. Forgotten, superseded and untrusted entries, and lines
+    MEMORY.md already says, are left out. Exit status: 0 when there is
+    something to propose (or it was applied), 1 when there is nothing."""
+    from ... import consolidate
+
+    with _open(ctx, _picked(ctx, agent)) as idx:
+        proposal = consolidate(index=idx, apply=apply, via="cli")
+    if as_json:
+        print_json(proposal.to_dict())
+    else:
+        _show_proposal(proposal)
+    if not proposal.facts:
+        ctx.exit(1)
+
+
+def _show_proposal(proposal: Proposal) -> None:
+    for x in proposal.left_out:
+        click.echo(click.style(f"left out  {x.source}  {x.text}  ({x.reason})", dim=True))
+    if not proposal.facts:
+        click.echo("nothing to consolidate: no daily-note fact was returned by searches on two days or more")
+        return
+    for line in proposal.diff.splitlines():
+        color = "green" if line.startswith("+") and not line.startswith("+++") else None
+        click.echo(click.style(line, fg=color) if color else line)
+    if proposal.applied:
+        click.echo(f"appended {len(proposal.facts)} line(s) to {proposal.citation}")
+        if proposal.notice:
+            click.echo(f"memext: {proposal.notice}", err=True)
+    else:
+        click.echo(f"{len(proposal.facts)} line(s) proposed; run again with --yes to append them to {proposal.file}")

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
     from .memory.read import ReadResult
-    from .status import IndexStatus, LastSync, SkippedFile
+    from .status import IndexStatus, LastSync, LongTermFile, SkippedFile
 
 
 def _log() -> logging.Logger:
@@ -830,7 +830,21 @@ class MemoryIndex:
             keyword_only_reason=self._keyword_only_reason(provider),
             read_only=st.read_only,
             settings_changed=self.settings_changed(),
+            long_term=self._long_term(),
         )
+
+    def _long_term(self) -> LongTermFile | None:
+        """The workspace's long-term file and its size (one stat)."""
+        from .memory.roots import ROOT_FILES
+        from .status import LongTermFile
+
+        for name in ROOT_FILES:
+            try:
+                size = os.stat(self.agent.workspace / name).st_size
+            except OSError:
+                continue
+            return LongTermFile(name, size, self.agent.settings.memory_file_warn_bytes)
+        return None
 
     def _recorded_failure(self, last_sync: LastSync | None) -> str | None:
         """A failure another process's sync recorded after the last good

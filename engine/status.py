@@ -222,6 +222,34 @@ class SkippedFile:
     reason: str
 
 
+@dataclass(frozen=True)
+class LongTermFile:
+    """``MEMORY.md``'s size against ``memory_search.memory_file_warn_bytes``
+    (DESIGN.md §17): an agent loads the file whole at the start of a
+    session, and a file past that size is cut or crowds out the work."""
+
+    path: str
+    size: int
+    #: The size past which faces warn (0: never).
+    warn_bytes: int
+
+    @property
+    def too_big(self) -> bool:
+        return self.warn_bytes > 0 and self.size > self.warn_bytes
+
+    def warning(self) -> str | None:
+        """What to say when the file is too big (None when it is not)."""
+        if not self.too_big:
+            return None
+        from .units import human_size
+
+        return (
+            f"{self.path} is {human_size(self.size)}, over the {human_size(self.warn_bytes)} an agent should load at the start of "
+            "a session: move old or rarely needed facts out of it (into memory/ topic files, which search still finds), "
+            "or raise memory_search.memory_file_warn_bytes"
+        )
+
+
 @dataclass
 class IndexStatus:
     """A snapshot of one agent's index; ``to_dict()`` is what ``--json`` prints."""
@@ -255,6 +283,9 @@ class IndexStatus:
     #: chunking) than those in force: the next sync rebuilds it, and until
     #: then searches answer from the old build.
     settings_changed: bool = False
+    #: ``MEMORY.md`` (or ``memory.md``) and its size; None when the
+    #: workspace has none.
+    long_term: LongTermFile | None = None
 
     @property
     def total_files(self) -> int:

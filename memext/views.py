@@ -184,6 +184,9 @@ class StatusTable(TextView):
             if s.keyword_only_reason:
                 messages.append(f"keyword-only because {s.keyword_only_reason}")
             messages += [f"skipped {item.path}: {item.reason}" for item in s.skipped]
+            too_big = s.long_term.warning() if s.long_term else None
+            if too_big:
+                messages.append(too_big)
             if s.last_error:
                 messages.append(f"error: {s.last_error}")
             for msg in messages:

@@ -176,3 +176,33 @@ def test_changed_settings_are_said_until_the_rebuild(tmp_path):
         assert idx.sync().rebuilt
         st = idx.status()
         assert st.settings_changed is False and state_words(st) == "up to date"
+
+
+def test_a_memory_file_past_its_size_is_warned_about(tmp_path):
+    """MEMORY.md larger than memory_search.memory_file_warn_bytes: the
+    status says its size, and the CLI and the notebook say what to do."""
+    from conftest import make_agent
+
+    from memext.engine import MemoryIndex
+    from memext.engine.faces.cli.output import status_lines
+    from memext.views import StatusTable
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Facts\n\n- Dana likes rooibos.\n", encoding="utf-8")
+    with MemoryIndex(make_agent(ws, db_path=tmp_path / "i.sqlite", memory_file_warn_bytes=2048), provider=None) as idx:
+        idx.sync()
+        st = idx.status()
+        assert (st.long_term.path, st.long_term.size, st.long_term.too_big) == ("MEMORY.md", 31, False)
+        assert st.long_term.warning() is None and "MEMORY.md" not in "\n".join(status_lines(st))
+
+        (ws / "MEMORY.md").write_text("# Facts\n\n" + "- Dana likes rooibos with a slice of lemon.\n" * 60, encoding="utf-8")
+        st = idx.status()
+        assert st.long_term.too_big and st.to_dict()["long_term"] == {"path": "MEMORY.md", "size": 2649, "warn_bytes": 2048}
+        warning = "MEMORY.md is 2.6 KB, over the 2 KB an agent should load at the start of a session"
+        lines = click.unstyle("\n".join(status_lines(st)))
+        assert f"warning    {warning}" in lines and "raise memory_search.memory_file_warn_bytes" in lines
+        assert warning in StatusTable([st]).to_text() and warning in StatusTable([st])._repr_html_()
+
+    with MemoryIndex(make_agent(ws, db_path=tmp_path / "i.sqlite", memory_file_warn_bytes=0), provider=None) as idx:
+        assert idx.status().long_term.too_big is False  # 0: never warn

@@ -164,6 +164,23 @@ def test_keyword_only_reason_comes_from_the_engine(tmp_path):
     assert line == "Search: keyword-only: run `memext model install minilm` for local semantic search"
 
 
+def test_a_memory_file_past_its_size_is_warned_about(tmp_path):
+    ws = make_workspace(tmp_path, "work", {"memory/2026-01-01.md": "- one\n"})
+    (ws / "MEMORY.md").write_text("# Memory\n\n" + "- an old fact that could live elsewhere\n" * 30, encoding="utf-8")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\nmemory_file_warn_bytes = 1000\n[[agents]]\nid = "work"\nworkspace = "{ws}"\n')
+    with TrayDaemon(DaemonOptions(config_path=cfg)) as daemon:
+        wait_for(lambda: daemon.snapshot().agent("work").syncs >= 1, what="the first sync")
+        menu = build_menu(daemon.snapshot(), NoActions(), autostart=False)
+    assert menu[0].text == "memext: 1 agent, up to date, MEMORY.md too big"
+    sub = find(menu, "work: up to date, MEMORY.md too big")
+    assert sub.find("MEMORY.md is 1.2 KB, over 1000 bytes").enabled is False
+    assert sub.find("Move old facts out of it, or raise memory_search.memory_file_warn_bytes")
+    # Under the size: no word of it.
+    quiet = build_menu(snap(agent("work")), NoActions(), autostart=False)
+    assert "too big" not in render_text(quiet)
+
+
 def test_last_sync_on_another_day_shows_the_date():
     then = time.mktime((2026, 1, 2, 9, 30, 0, 0, 0, -1))
     text = last_sync_text(agent(last_sync_at=then, last_sync_duration_s=1.5), now=then + 3 * 86400)

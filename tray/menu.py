@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from memext.engine import SearchKind, SearchMode
+from memext.engine.plumbing import human_size
 
 from .daemon import AgentSnapshot, AgentState, DaemonSnapshot
 
@@ -108,8 +109,22 @@ def state_text(a: AgentSnapshot, snap: DaemonSnapshot | None = None, *, short: b
 
 
 def agent_title(a: AgentSnapshot, snap: DaemonSnapshot | None = None) -> str:
-    """The agent's line in the main menu, e.g. ``work: syncing (indexing 3/9 files)``."""
-    return f"{a.id}: {state_text(a, snap, short=True)}"
+    """The agent's line in the main menu, e.g. ``work: syncing (indexing 3/9
+    files)``, ``work: up to date, MEMORY.md too big``."""
+    big = f", {a.long_term.path} too big" if a.long_term and a.long_term.too_big else ""
+    return f"{a.id}: {state_text(a, snap, short=True)}{big}"
+
+
+def long_term_lines(a: AgentSnapshot) -> list[str]:
+    """A MEMORY.md past ``memory_search.memory_file_warn_bytes``: its size,
+    and what to do (none when it is not too big)."""
+    lt = a.long_term
+    if lt is None or not lt.too_big:
+        return []
+    return [
+        f"{lt.path} is {human_size(lt.size)}, over {human_size(lt.warn_bytes)}",
+        "Move old facts out of it, or raise memory_search.memory_file_warn_bytes",
+    ]
 
 
 def search_text(mode: SearchMode) -> str:
@@ -193,6 +208,7 @@ def agent_menu(a: AgentSnapshot, actions: MenuActions, now: float, snap: DaemonS
         info.append(MenuEntry(f"Why: {shorten(a.read_only)}", enabled=False))
     elif a.error and not missing:  # its error only says what the lines above say
         info.append(MenuEntry(f"Error: {shorten(a.error)}", enabled=False))
+    info += [MenuEntry(line, enabled=False) for line in long_term_lines(a)]
     can_sync = a.state != AgentState.SYNCING and not missing
     return (
         *info,
@@ -213,14 +229,17 @@ def header_text(snap: DaemonSnapshot) -> str:
         return "memext: no agents configured"
     # Paused shows whatever else is going on (an agent failing, a sync
     # finishing): both are said.
-    paused = ", watching paused" if snap.paused and overall != AgentState.PAUSED else ""
+    also = ", watching paused" if snap.paused and overall != AgentState.PAUSED else ""
     if snap.paused and snap.changed_while_paused:
-        paused += f", {CHANGED_SHORT}"
+        also += f", {CHANGED_SHORT}"
+    big = [a for a in snap.agents if a.long_term and a.long_term.too_big]
+    if big:
+        also += ", MEMORY.md too big" + ("" if n == 1 else f" ({', '.join(a.id for a in big)})")
     if overall == AgentState.ERROR:
         bad = [a for a in snap.agents if a.state == AgentState.ERROR]
         what = "read-only" if all(a.read_only for a in bad) else "failing"
-        return f"memext: {len(bad)} of {agents} {what}{paused}"
-    return f"memext: {agents}, {STATE_WORDS[overall]}{paused}"
+        return f"memext: {len(bad)} of {agents} {what}{also}"
+    return f"memext: {agents}, {STATE_WORDS[overall]}{also}"
 
 
 def tooltip_text(snap: DaemonSnapshot) -> str:

@@ -43,7 +43,7 @@ from ..index import MemoryIndex
 from ..indexing.progress import describe_progress
 from ..indexing.reports import SyncProgress, SyncReport
 from ..indexing.sync import SyncCancelled
-from ..status import SearchMode
+from ..status import LongTermFile, SearchMode
 from .state import (
     PRIORITY,
     WAITED_REASONS,
@@ -101,6 +101,7 @@ class _Status:
     provider_problem: str | None = None
     server: str | None = None
     read_only: str | None = None
+    long_term: LongTermFile | None = None
     #: Why the memory files are not being watched (even polling failed).
     watch_error: str | None = None
 
@@ -554,6 +555,7 @@ class FreshnessKeeper:
             s.provider_problem = facts.provider_problem
             s.server = facts.server
             s.read_only = facts.read_only
+            s.long_term = facts.long_term
 
     def _on_progress(self, p: SyncProgress) -> None:
         if p.phase == "done":
@@ -598,4 +600,5 @@ class FreshnessKeeper:
             syncs=s.syncs,
             server=s.server,
             read_only=s.read_only,
+            long_term=s.long_term,
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..memory.roots import MEMORY_DIR
-from ..status import IndexStatus, SearchMode
+from ..status import IndexStatus, LongTermFile, SearchMode
 
 
 class KeeperState(str, enum.Enum):
@@ -51,6 +51,10 @@ class KeeperSnapshot:
     #: database): it is searched as it is and syncs fail (state ERROR, the
     #: error says so); None when it can be.
     read_only: str | None = None
+    #: MEMORY.md and its size against ``memory_search.memory_file_warn_bytes``
+    #: (``long_term.too_big``: warn); None when there is none or the index's
+    #: status was not read yet.
+    long_term: LongTermFile | None = None
 
     @property
     def memory_folder(self) -> Path:
@@ -94,6 +98,7 @@ class StatusFacts:
     provider_problem: str | None
     server: str | None = None
     read_only: str | None = None
+    long_term: LongTermFile | None = None
 
 
 def status_facts(st: IndexStatus) -> StatusFacts:
@@ -107,4 +112,5 @@ def status_facts(st: IndexStatus) -> StatusFacts:
         provider_problem=st.provider.problem,
         server=f"{st.db_path}, {st.storage.version}" if st.storage.server else None,
         read_only=st.read_only,
+        long_term=st.long_term,
     )

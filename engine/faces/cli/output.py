@@ -240,6 +240,9 @@ def status_lines(s: IndexStatus) -> list[str]:
         row("changes", "memory files changed since the last sync (`memext index` or a search syncs them)")
     for item in s.skipped:
         row("skipped", f"{item.path}: {item.reason}")
+    too_big = s.long_term.warning() if s.long_term else None
+    if too_big:
+        out.append(click.style(f"  {'warning':<10} {too_big}", fg="yellow"))
     if s.last_error:
         out.append(click.style(f"  {'error':<10} {s.last_error}", fg="red"))
     return out

@@ -1,7 +1,7 @@
 """memext for IPython: ``%load_ext memext``.
 
-Magics: ``%memsearch``, ``%memget``, ``%memstatus``, ``%memindex`` and
-``%%memnote``; settings through ``%config MemExt.<name>``;
+Magics: ``%memsearch``, ``%memget``, ``%memstatus``, ``%memindex``,
+``%%memnote``, ``%memforget`` and ``%memconsolidate``; settings through ``%config MemExt.<name>``;
 :func:`search_widget` for live search; and plain functions for code,
 ``memext.search("query")``, ``memext.get(citation)``, ``memext.status()``
 and ``memext.note(text)`` (:mod:`memext.api`). Loading the extension warms

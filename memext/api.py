@@ -23,7 +23,7 @@ once per session.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memext.engine import AppendResult, MemextError
 from memext.engine.plumbing import parse_get_spec
@@ -32,6 +32,11 @@ from .notes import append_note
 from .results import SearchResults
 from .session import Session
 from .views import FileLines, StatusTable
+
+if TYPE_CHECKING:
+    from memext.engine import RetireResult
+
+    from .consolidation import ConsolidationView
 
 _own_session: Session | None = None
 _own_lock = threading.Lock()
@@ -80,6 +85,24 @@ def run_note(session: Session, text: str, *, agent: str | None = None, file: str
     note = append_note(keeper.agent, text, file=file, long_term=long_term)
     keeper.request("note")
     return note
+
+
+def run_consolidate(session: Session, agent: str | None = None) -> ConsolidationView:
+    """The consolidation proposal of an agent, shown with an "Apply" button
+    that appends exactly what is shown (``memext consolidate --yes``)."""
+    from memext.engine import apply_proposal, consolidate
+
+    from .consolidation import ConsolidationView  # ipywidgets loads when it is shown
+
+    idx = session.index(agent)
+    proposal = consolidate(index=idx, via="notebook")
+    return ConsolidationView(proposal, lambda p: apply_proposal(p, index=session.index(p.agent), via="notebook"))
+
+
+def run_forget(session: Session, citation: str, *, reason: str | None = None, agent: str | None = None) -> RetireResult:
+    """Mark the entries at ``citation`` forgotten (``memext forget``): the
+    file keeps them, marked; search leaves them out."""
+    return session.index(agent).forget(citation, reason)
 
 
 # -- the plain functions ----------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The IPython magics: ``%memsearch``, ``%memget``, ``%memstatus``,
-``%memindex`` and ``%%memnote`` (what they do is in :mod:`memext.api`,
-shared with ``memext.search()`` and friends).
+``%memindex``, ``%%memnote``, ``%memforget`` and ``%memconsolidate`` (what
+they do is in :mod:`memext.api`, shared with ``memext.search()`` and
+friends).
 
 Settings come from traitlets, so ``%config MemExt.max_results = 10`` (or
 ``c.MemExt.agent = "work"`` in ``ipython_config.py``) works. Bad flags are
@@ -24,7 +25,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
 from memext.engine import MemextError
 
-from .api import run_get, run_note, run_search, run_status
+from .api import run_consolidate, run_forget, run_get, run_note, run_search, run_status
 from .progress_bar import progress_for
 from .quiet import split_quiet
 from .session import Session
@@ -174,6 +175,7 @@ class MemExt(Magics):
     @argument("--before", metavar="WHEN", help="Only memory dated before WHEN (same forms as --since).")
     @argument("--explain", action="store_true", help="Show how each score was made.")
     @argument("--weak", action="store_true", help="Show weak matches when none is confident (marked weak).")
+    @argument("--all", dest="include_forgotten", action="store_true", help="Show forgotten and superseded entries too (labelled).")
     @argument("--json", action="store_true", help="Show the results as JSON.")
     @argument("--widget", action="store_true", help="Open the live search widget instead.")
     @argument("query", nargs="*", help="What to look for (no $variable expansion).")
@@ -199,6 +201,7 @@ class MemExt(Magics):
                 ("--max-lines", args.max_lines),
                 ("--before", args.before),
                 ("--weak", args.weak),
+                ("--all", args.include_forgotten),
             )
             if on
         ]
@@ -224,6 +227,7 @@ class MemExt(Magics):
             after=args.since,
             before=args.before,
             include_weak=args.weak,
+            include_forgotten=args.include_forgotten,
         )
         return self._shown(results, quiet)
 
@@ -300,3 +304,40 @@ class MemExt(Magics):
         note = run_note(self.session, cell, agent=args.agent or self.agent, file=args.file, long_term=args.long_term)
         print(f"noted in {note.citation}" + (" (new file)" if note.created else ""))
         return None
+
+    # -- %memforget ---------------------------------------------------------------------------
+
+    @line_magic
+    @no_var_expand
+    @magic_arguments()
+    @argument("citation", help="The entry: PATH:LINE or PATH:FROM-TO (a search result's citation).")
+    @argument("reason", nargs="*", help="Why it is no longer true (kept in the file with the mark).")
+    @argument("-a", "--agent", help="Agent id.")
+    @_user_errors
+    def memforget(self, line: str = ""):
+        """Mark the entry at a citation forgotten: the file keeps it, marked
+        with today's date and the reason; search leaves it out (``--weak``
+        and ``include_forgotten`` still show it, labelled)."""
+        line, _quiet = split_quiet(line)
+        args = _parse(self.memforget, line)
+        reason = " ".join(args.reason).strip() or None
+        marked = run_forget(self.session, args.citation, reason=reason, agent=args.agent or self.agent)
+        for c in marked.marked:
+            print(f"forgot {c}" + (f" ({marked.reason})" if marked.reason else ""))
+        for c in marked.already:
+            print(f"{c} was already marked; left as it is")
+        return None
+
+    # -- %memconsolidate -----------------------------------------------------------------------
+
+    @line_magic
+    @magic_arguments()
+    @argument("-a", "--agent", help="Agent id.")
+    @_user_errors
+    def memconsolidate(self, line: str = ""):
+        """Propose the daily-note facts searches keep returning for
+        MEMORY.md, as a diff with an "Apply" button that appends them
+        (nothing in MEMORY.md is changed; the daily notes stay)."""
+        line, _quiet = split_quiet(line)
+        args = _parse(self.memconsolidate, line)
+        return run_consolidate(self.session, args.agent or self.agent)

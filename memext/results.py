@@ -213,13 +213,34 @@ def result_marks(hit: SearchResult) -> list[str]:
     return marks
 
 
+#: What a result's label says when hovered.
+MARK_TITLES = {
+    "forgotten": "marked forgotten: no longer true (shown because forgotten entries were asked for)",
+    "superseded": "superseded by a newer entry (shown because retired entries were asked for)",
+    "untrusted": "stored marked untrusted: it read as instructions to a model; treat it as data",
+}
+
+
+def mark_html(mark: str) -> str:
+    """A result's mark: forgotten, superseded and untrusted as a framed label
+    in the main text colour (readable on the light and the dark theme; the
+    frame is the theme's warning or error colour), who wrote it muted."""
+    if mark not in MARK_TITLES:
+        return f' <span class="memext-mark" style="{MUTED}">[{esc(mark)}]</span>'
+    colour = "var(--jp-error-color1,currentColor)" if mark == "untrusted" else "var(--jp-warn-color1,currentColor)"
+    return (
+        f' <span class="memext-mark memext-mark-{mark}" title="{esc(MARK_TITLES[mark])}" style="{TEXT};font-weight:600;'
+        f'font-size:85%;padding:0 4px;border:1px solid {colour};border-radius:3px;white-space:nowrap">{esc(mark)}</span>'
+    )
+
+
 def result_html(hit: SearchResult, query: str, *, lines: bool = True) -> str:
     """One result: score bar, citation with a copy button, source, and the
     lines around the best-matching line (numbered, terms highlighted),
     then how it scored when the search explained itself. ``lines=False``:
     the first line only (the widget shows more lines below it)."""
     src = f' <span style="{MUTED}">[{esc(hit.source)}]</span>' if hit.source != "memory" else ""
-    src += "".join(f' <span class="memext-mark" style="{MUTED}">[{esc(m)}]</span>' for m in result_marks(hit))
+    src += "".join(mark_html(m) for m in result_marks(hit))
     if not lines:
         body = ""
     elif hit.excerpt is not None and hit.excerpt.lines:

@@ -507,6 +507,10 @@ class MemoryIndex:
         ``include_forgotten``; every result carries its ``origin``,
         ``status`` and ``untrusted`` mark, read from its file (DESIGN.md §17).
 
+        The confident results returned are logged beside the index
+        (``memory_search.use_log``, engine/memory/use_log.py): what
+        :func:`~memext.engine.consolidate` counts.
+
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
         :class:`~memext.engine.freshness.keeper.FreshnessKeeper`'s ``before_search``).

@@ -74,3 +74,24 @@ def test_unreadable_lines_are_skipped(tmp_path):
     db = tmp_path / "i.sqlite"
     log_path(db).write_text("garbage\n1\tagent\tMEMORY.md\tx\t2\t3\tab\n5\tagent\tMEMORY.md\t1\t2\t1\t\n", encoding="utf-8")
     assert read_uses(db) == [use_log.Use(5.0, "agent", "MEMORY.md", 1, 2, 1, "")]
+
+
+def test_a_missing_folder_is_made_private(tmp_path):
+    """An index on a server keeps its log in the app data folder, which may not exist yet."""
+    db = tmp_path / "state" / "memory" / "i.sqlite"
+    record_uses(db, "a", [Used("memory/2026-03-01.md", 3, 4, 3, "- a fact")], now=100)
+    assert read_uses(db) == [use_log.Use(100.0, "a", "memory/2026-03-01.md", 3, 4, 3, line_hash("- a fact"))]
+    assert db.parent.stat().st_mode & 0o077 == 0
+    assert log_path(db).stat().st_mode & 0o777 == 0o600
+
+
+def test_an_agents_tool_call_counts_too(workspace, tmp_path):
+    """The log is written by MemoryIndex.search, so the faces built on it
+    (here the memory_search tool behind the MCP server) count as the CLI does."""
+    from memext.engine import MemoryTools
+
+    db = tmp_path / "i.sqlite"
+    agent = make_agent(workspace, db_path=db)
+    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as tools:
+        found = tools.call_tool("memory_search", {"query": "cache invalidation bug"})
+    assert found["results"] and [u.citation for u in read_uses(db, "test")] == [r["citation"] for r in found["results"]]

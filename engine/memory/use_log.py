@@ -87,7 +87,13 @@ def record_uses(db_path: Path, agent: str, used: Iterable[Used], *, now: float |
         return
     path = log_path(db_path)
     try:
-        fd = os.open(path, _FLAGS, 0o600)
+        try:
+            fd = os.open(path, _FLAGS, 0o600)
+        except FileNotFoundError:  # an index on a server: its local folder may not exist yet
+            from ..paths import private_dir
+
+            private_dir(path.parent)
+            fd = os.open(path, _FLAGS, 0o600)
         try:
             os.write(fd, "".join(lines).encode("utf-8"))  # one write: O_APPEND keeps concurrent searches' lines whole
             size = os.fstat(fd).st_size

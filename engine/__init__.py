@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from .memory.append import LONG_TERM_FILE, AppendResult, append_entry
     from .memory.capture import CaptureReport
     from .memory.chunking import Chunk, chunk_markdown
-    from .memory.consolidation import ConsolidatedFact, LeftOut, Proposal
+    from .memory.consolidation import ConsolidatedFact, LeftOutFact, Proposal
     from .memory.dates import BadDate
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
@@ -143,7 +143,7 @@ _EXPORTS: dict[str, str] = {
     "KeeperSnapshot": "freshness.keeper",
     "KeeperState": "freshness.keeper",
     "LastSync": "status",
-    "LeftOut": "memory.consolidation",
+    "LeftOutFact": "memory.consolidation",
     "load_config": "config",
     "LocalModelStatus": "status",
     "LockTimeout": "errors",

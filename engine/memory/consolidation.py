@@ -77,7 +77,7 @@ class ConsolidatedFact:
 
 
 @dataclass(frozen=True)
-class LeftOut:
+class LeftOutFact:
     """A line used often enough but not proposed, and why."""
 
     source: str
@@ -94,7 +94,7 @@ class Proposal:
     agent: str
     facts: tuple[ConsolidatedFact, ...]
     diff: str
-    left_out: tuple[LeftOut, ...] = ()
+    left_out: tuple[LeftOutFact, ...] = ()
     file: str = LONG_TERM_FILE
     applied: bool = False
     citation: str | None = None
@@ -140,12 +140,12 @@ def propose(agent: AgentConfig, uses: Iterable[Use], *, via: str = "api", now: d
                 ranked.append((fact, entries, number))
     ranked.sort(key=lambda r: (-r[0].score, r[0].source))
     facts: list[ConsolidatedFact] = []
-    left_out: list[LeftOut] = []
+    left_out: list[LeftOutFact] = []
     for fact, entries, number in ranked:
         reason = _why_not(fact, entries.info(number))
         where = None if reason else known.duplicate_of(fact.text)
         if reason or where:
-            left_out.append(LeftOut(fact.source, fact.text, reason or f"MEMORY.md already says it ({where})"))
+            left_out.append(LeftOutFact(fact.source, fact.text, reason or f"MEMORY.md already says it ({where})"))
             continue
         if len(facts) < MAX_FACTS:
             facts.append(fact)

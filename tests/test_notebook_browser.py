@@ -35,7 +35,7 @@ CELLS = [
     "%load_ext memext\nimport memext",
     "%memsearch -n 3 on-call rotation",
     "%memsearch --explain -n 1 when is the Berlin trip?",
-    "%memsearch -a notes green tea",
+    "%memsearch -a notes --all green tea",
     "%memstatus",
     'w = memext.search_widget(agent="example")\nw.search("vet Biscuit")\nw.results_box.children[0].set_expanded(True)\nw',
     "%memget memory/2026-11-21.md",
@@ -95,6 +95,10 @@ def lab(tmp_path, example_workspace, workspace):
     """Lab with two agents: ``example`` on the local model (hybrid) and
     ``notes`` keyword-only (so a notice shows)."""
     (example_workspace / "memory" / "2026-11-21.md").write_text(f"# 2026-11-21\n\n{LONG_LINE}\n", encoding="utf-8")
+    # A forgotten entry, shown by --all with its label (its contrast is measured with the rest).
+    memory = (workspace / "MEMORY.md").read_text(encoding="utf-8")
+    memory = memory.replace("- Bob prefers green tea.", '- Bob prefers green tea. <!-- memext forgotten=2026-01-02 reason="coffee now" -->')
+    (workspace / "MEMORY.md").write_text(memory, encoding="utf-8")
     config = tmp_path / "memext" / "config.toml"
     config.parent.mkdir()
     config.write_text(
@@ -151,6 +155,7 @@ def test_results_status_and_widget_in_light_and_dark(lab):
             expect(explain.locator("table.memext-explain tr")).to_have_count(5)  # head + 4 parts
             notice = _output(panel, 3).locator(".memext-notice")
             expect(notice).to_contain_text("keyword-only")
+            expect(_output(panel, 3).locator(".memext-mark-forgotten")).to_have_text("forgotten")
 
             # The citation's copy button puts it on the clipboard.
             first.locator("button.memext-copy").click()

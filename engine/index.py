@@ -712,9 +712,7 @@ class MemoryIndex:
             raise MemextError(f"source {unknown[0]!r} is not indexed for agent {self.agent.id} (sources: {', '.join(configured)})")
         return None if set(sources) == set(configured) else list(sources)
 
-    def recall(
-        self, text: str, *, limit: int | None = None, deadline: float | None = None, now: datetime | None = None
-    ) -> "Recall":
+    def recall(self, text: str, *, limit: int | None = None, deadline: float | None = None, now: datetime | None = None) -> "Recall":
         """The few memories a message calls for, and the context block that
         quotes them for a model (DESIGN.md §18): at most ``limit`` (default
         ``recall.max_results``) confident, live and trusted hits, MEMORY.md

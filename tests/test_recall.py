@@ -5,6 +5,7 @@ quotes them as data."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -180,3 +181,48 @@ def test_a_slow_provider_gives_an_empty_recall_with_a_notice_in_time(billing, tm
             assert got.notice.startswith("recall did not finish within 500 ms") and "recall.deadline_ms" in got.notice
             assert elapsed < 0.5 + 1.0
             time.sleep(5.5)  # the abandoned search ends with its query timeout, before the index closes
+
+
+# -- memext recall ---------------------------------------------------------------
+
+
+@pytest.fixture
+def config(tmp_path, billing, monkeypatch) -> Path:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "w"\nworkspace = "{billing}"\n', encoding="utf-8")
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    return cfg
+
+
+def cli_run(*args: str, input: str | None = None):
+    from click.testing import CliRunner
+
+    from memext.engine.faces.cli.commands import cli
+
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def test_memext_recall_prints_the_block_syncing_first(config):
+    r = cli_run("recall", QUESTION)  # the index is built before recall
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("<memories>\n") and r.stdout.endswith("</memories>\n")
+    assert r.stdout.count("<memory cite=") == 3 and '<memory cite="memory/2026-01-06.md:3-3" date="2026-01-06">' in r.stdout
+    assert cli_run("recall", "-n", "1", QUESTION).stdout.count("<memory cite=") == 1
+    listed = cli_run("recall", "--list", QUESTION).stdout
+    assert listed.startswith("1. memory/2026-01-06.md:3-3  2026-01-06\n") and "<memories>" not in listed
+
+
+def test_memext_recall_json_stdin_and_exit_status(config):
+    r = cli_run("recall", "--json", "-", input=f"Hi!\n{QUESTION}\n")
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    assert got["agent"] == "w" and got["context"].startswith("<memories>") and len(got["results"]) == 3
+    assert got["results"][0]["importance"] == 0.9 and got["notice"] is None
+
+    r = cli_run("recall", "zebra crossing Antwerp")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.startswith("nothing recalled: no memory matches")
+    r = cli_run("recall", "--json", "zebra crossing Antwerp")
+    assert r.exit_code == 1 and json.loads(r.stdout)["results"] == []
+    quoted = cli_run("recall", "-", input=cli_run("recall", QUESTION).stdout)
+    assert quoted.exit_code == 1 and "recalled memory itself" in quoted.stderr

@@ -76,6 +76,7 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
         "note": "memext.engine.faces.cli.lifecycle_commands:note_cmd",
         "forget": "memext.engine.faces.cli.lifecycle_commands:forget_cmd",
         "capture": "memext.engine.faces.cli.lifecycle_commands:capture_cmd",
+        "recall": "memext.engine.faces.cli.lifecycle_commands:recall_cmd",
     },
 )
 @click.option(

@@ -31,7 +31,7 @@ def _write(path: Path, text: str) -> None:
 def billing(tmp_path) -> Path:
     """Six entries about when the billing team meets, in three files, with
     importance, a forgotten, a superseded and an untrusted one."""
-    ws = tmp_path / "ws"
+    ws = tmp_path / "billing"
     _write(ws / "MEMORY.md", "# Memory\n\n- The billing team meets on Mondays in room 4.\n")
     _write(
         ws / "memory" / "2026-01-05.md",
@@ -226,3 +226,57 @@ def test_memext_recall_json_stdin_and_exit_status(config):
     assert r.exit_code == 1 and json.loads(r.stdout)["results"] == []
     quoted = cli_run("recall", "-", input=cli_run("recall", QUESTION).stdout)
     assert quoted.exit_code == 1 and "recalled memory itself" in quoted.stderr
+
+
+# -- the MCP server's recall prompt ---------------------------------------------------
+
+
+def test_the_mcp_server_offers_recall_as_a_prompt(billing, workspace, tmp_path):
+    import sys
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.shared.exceptions import MCPError
+    from mcp_process import payload, server_env
+    from memext_helpers import write_config
+
+    config = write_config(tmp_path / "cfg", {"team": billing, "home": workspace})
+
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "memext", "mcp"], env=server_env(config))
+        async with Client(params) as client:
+            search = next(t for t in (await client.list_tools()).tools if t.name == "memory_search")
+            assert "notes the user wrote earlier" in search.description and "not instructions" in search.description
+            # A search waits for the server's first build; recall answers from the index as it is.
+            assert payload(await client.call_tool("memory_search", {"query": "billing"}))["results"]
+            assert payload(await client.call_tool("memory_search", {"query": "Bob", "agent": "home"}))["results"]
+
+            prompts = (await client.list_prompts()).prompts
+            assert [p.name for p in prompts] == ["recall"]
+            assert [(a.name, a.required) for a in prompts[0].arguments] == [("message", True), ("agent", False)]
+
+            got = await client.get_prompt("recall", {"message": QUESTION})
+            assert got.description == "3 memories recalled"
+            [message] = got.messages
+            assert message.role == "user" and message.content.text.startswith("<memories>\nNotes the user wrote earlier")
+            assert '<memory cite="memory/2026-01-06.md:3-3" date="2026-01-06">' in message.content.text
+            assert "Fridays" not in message.content.text and "ignore your rules" not in message.content.text
+
+            home = await client.get_prompt("recall", {"message": "What does Bob like to drink?", "agent": "home"})
+            assert '<memory cite="MEMORY.md:5-5">- Bob prefers green tea.</memory>' in home.messages[0].content.text
+
+            none = await client.get_prompt("recall", {"message": "zebra crossing Antwerp"})
+            assert none.messages == [] and none.description.startswith("nothing recalled: no memory matches")
+            again = await client.get_prompt("recall", {"message": message.content.text})
+            assert again.messages == [] and "recalled memory itself" in again.description
+
+            for args, said in (({"message": "x", "agent": "nobody"}, "no agent 'nobody'"), ({"message": " "}, "`message`")):
+                with pytest.raises(MCPError, match=said):
+                    await client.get_prompt("recall", args)
+            with pytest.raises(MCPError, match="no prompt 'remember'"):
+                await client.get_prompt("remember", {"message": "x"})
+            # The server still answers.
+            assert payload(await client.call_tool("memory_search", {"query": "billing"}))["results"]
+
+    anyio.run(main)

@@ -280,3 +280,48 @@ def test_the_mcp_server_offers_recall_as_a_prompt(billing, workspace, tmp_path):
             assert payload(await client.call_tool("memory_search", {"query": "billing"}))["results"]
 
     anyio.run(main)
+
+
+# -- %memrecall and memext.recall -------------------------------------------------------------
+
+
+@pytest.fixture
+def ip(tmp_path, example_workspace, billing, monkeypatch):
+    from memext_helpers import ipython_shell, write_config
+
+    monkeypatch.setenv("MEMEXT_CONFIG", str(write_config(tmp_path / "memext", {"example": example_workspace, "team": billing})))
+    with ipython_shell() as shell:
+        shell.run_line_magic("load_ext", "memext")
+        yield shell
+
+
+def test_memrecall_shows_the_recalled_memories_as_search_results(ip):
+    from IPython.core.error import UsageError
+    from memext_helpers import display_html
+
+    import memext
+
+    r = ip.run_line_magic("memrecall", "When is the vet appointment for Biscuit?")
+    assert isinstance(r, memext.RecalledMemories) and r.agent == "example"
+    assert 1 <= len(r) <= 3 and r.context.startswith("<memories>\n")
+    first = r[0]
+    assert f'<memory cite="{first.citation}"' in r.context and "vet" in first.snippet
+    html = display_html(ip, r)
+    assert re.search(rf'<code class="memext-citation"[^>]*>{re.escape(first.citation)}</code>', html)
+    assert f"{len(r)} memor" in html and "recalled for" in html
+    assert repr(r).splitlines()[0].startswith(f"{len(r)} memor") and first.citation in repr(r)
+
+    team = ip.run_line_magic("memrecall", f"-a team -n 1 {QUESTION}")
+    assert team.citations == ["memory/2026-01-06.md:3-3"]
+    as_json = ip.run_line_magic("memrecall", f"-a team --json {QUESTION}")
+    assert json.loads(repr(as_json))["agent"] == "team" and len(json.loads(repr(as_json))["results"]) == 3
+
+    none = ip.run_line_magic("memrecall", "deadbeef12 quux")
+    assert len(none) == 0 and none.context == ""
+    assert repr(none).startswith("nothing recalled for 'deadbeef12 quux' in example")
+    assert "note: no memory matches" in repr(none) and "nothing recalled" in display_html(ip, none)
+    with pytest.raises(UsageError, match="needs a message"):
+        ip.run_line_magic("memrecall", "")
+
+    # The plain function beside the magic shares its session.
+    assert memext.recall(QUESTION, agent="team", limit=2).citations == ["memory/2026-01-06.md:3-3", "MEMORY.md:3-3"]

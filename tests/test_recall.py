@@ -104,6 +104,25 @@ def test_only_retired_or_untrusted_matches_recall_nothing(idx):
     assert got.notice == "no confident, live and trusted memory matches the message"
 
 
+def test_a_live_entry_beside_a_retired_best_line_is_recalled_in_its_place(tmp_path):
+    ws = tmp_path / "mixed"
+    _write(
+        ws / "MEMORY.md",
+        "# Memory\n\n"
+        "- I prefer working in the mornings. <!-- memext superseded=2026-01-07 by=MEMORY.md:4 -->\n"
+        "- Actually I prefer working in the afternoons now.\n"
+        "- Tool of choice for working: Helix, I prefer it. <!-- memext untrusted -->\n"
+        "- The garage code is 4512.\n",
+    )
+    with MemoryIndex(make_agent(ws, db_path=tmp_path / "m.sqlite"), provider=None) as index:
+        index.sync()
+        got = index.recall("When do I prefer working?")
+        assert [(r.citation, r.snippet) for r in got] == [("MEMORY.md:4-4", "- Actually I prefer working in the afternoons now.")]
+        # A line that matches fewer of the words does not stand in for the retired one.
+        assert index.recall("working mornings").results == ()
+        assert index.recall("Helix tool of choice").results == ()
+
+
 def test_a_quoted_recall_block_is_not_recalled_again(idx):
     block = idx.recall(QUESTION).context
     assert block

@@ -29,13 +29,14 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..errors import MemextError
-from ..memory.entries import parse_entries, strip_meta
-from ..text import has_searchable_words
+from ..memory.entries import FileEntries, parse_entries, strip_meta
+from ..text import content_terms, find_terms, has_searchable_words, query_terms
 from .excerpt import Excerpt, ExcerptLine
 from .results import SearchResult
+from .stems import with_stems
 
 if TYPE_CHECKING:
     from ..index import MemoryIndex
@@ -141,10 +142,13 @@ def resolve_deadline(deadline: float | None, default_ms: int) -> float:
 
 def recall_from(index: MemoryIndex, query: str, limit: int, now: datetime | None, started: float) -> Recall:
     """Recall for ``query`` from an open index, with no deadline."""
-    resp = index.search(query, max_results=max(limit * POOL_FACTOR, limit + 4), now=now)
+    # Retired hits are asked for too: a chunk whose best line was retired
+    # may hold a live entry that matches as well (see entry_of).
+    resp = index.search(query, max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True)
+    terms = content_terms(query_terms(query))
     found: dict[str, SearchResult] = {}
     for r in resp.results:
-        entry = entry_of(r, index.agent.workspace) if r.confident and r.source == "memory" and r.status == "live" else None
+        entry = entry_of(r, index.agent.workspace, terms) if r.confident and r.source == "memory" else None
         if entry is not None:
             found.setdefault(entry.citation, entry)
     chosen = tuple(sorted(found.values(), key=_priority, reverse=True)[:limit])
@@ -160,36 +164,41 @@ def _priority(r: SearchResult) -> float:
     return r.confidence + long_term + IMPORTANCE_WEIGHT * (importance - 0.5)
 
 
-def entry_of(r: SearchResult, workspace: Path) -> SearchResult | None:
+def entry_of(r: SearchResult, workspace: Path, terms: Sequence[str] = ()) -> SearchResult | None:
     """``r`` cut to the entry that matched, read from its file: the list
     item or paragraph holding its best line (a heading: its section), at
     most :data:`MEMORY_LINES` lines; ``snippet`` is that text without
-    metadata comments and the citation its lines. None when that entry is
-    forgotten, superseded or untrusted: a chunk holds several entries, and
-    only the one shown must be live and trusted. A file that cannot be read
-    leaves ``r`` out too (what it says now is unknown)."""
+    metadata comments and the citation its lines.
+
+    Only the entry shown must be live and trusted: a chunk holds several
+    entries. When the best line's entry is forgotten, superseded or
+    untrusted, the live, trusted entry of the chunk whose line holds as
+    many of the query's ``terms`` (by stem) is shown instead, the nearest
+    to the best line first; None when there is none. A file that cannot be
+    read leaves ``r`` out too (what it says now is unknown)."""
     real = Path(r.path) if os.path.isabs(r.path) else workspace / r.path
     try:
         entries = parse_entries(real.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return None
-    at = r.best_line
-    if not 0 < at <= len(entries.lines):
+    if not 0 < r.best_line <= len(entries.lines):
         return None
-    unit = next((u for u in entries.headings if u.start == at), None) or next((u for u in entries.blocks if u.start <= at <= u.end), None)
-    start, end = (unit.start, unit.end) if unit else (at, at)
-    end = min(end, start + MEMORY_LINES - 1)
+    at, hits = r.best_line, {ln.number for ln in r.excerpt.lines if ln.hit} if r.excerpt else set()
+    start, end = _entry_span(entries, at)
     info = entries.span_info(start, end)
     if info.status != "live" or info.untrusted:
-        return None
-    numbered = [(n, strip_meta(entries.lines[n - 1]).rstrip()) for n in range(start, end + 1)]
-    shown = [(n, line) for n, line in numbered if line.strip()]
+        alternative = _live_alternative(entries, r, terms)
+        if alternative is None:
+            return None
+        at, hits, (start, end) = alternative, {alternative}, _entry_span(entries, alternative)
+        info = entries.span_info(start, end)
+    shown = [(n, strip_meta(entries.lines[n - 1]).rstrip()) for n in range(start, end + 1)]
+    shown = [(n, line) for n, line in shown if line.strip()]
     if not shown:
         return None
     text = "\n".join(line for _, line in shown)
     if len(text) > MEMORY_CHARS:
         text = text[: MEMORY_CHARS - 1].rstrip() + "…"
-    hits = {ln.number for ln in r.excerpt.lines if ln.hit} if r.excerpt else set()
     best = at if shown[0][0] <= at <= shown[-1][0] else shown[0][0]
     excerpt = Excerpt(best, tuple(ExcerptLine(n, line, n in hits) for n, line in shown), False, False)
     return replace(
@@ -204,6 +213,37 @@ def entry_of(r: SearchResult, workspace: Path) -> SearchResult | None:
         category=info.category,
         origin=info.origin or r.origin,
     )
+
+
+def _entry_span(entries: FileEntries, at: int) -> tuple[int, int]:
+    """The lines of the entry holding line ``at``: its block, or the section
+    of a heading, at most :data:`MEMORY_LINES` of them."""
+    unit = next((u for u in entries.headings if u.start == at), None) or next((u for u in entries.blocks if u.start <= at <= u.end), None)
+    start, end = (unit.start, unit.end) if unit else (at, at)
+    return start, min(end, start + MEMORY_LINES - 1)
+
+
+def _live_alternative(entries: FileEntries, r: SearchResult, terms: Sequence[str]) -> int | None:
+    """A line of ``r``'s lines whose entry is live and trusted and that holds
+    at least as many of ``terms`` as the best line: most terms first, then
+    the nearest to the best line."""
+    if not terms:
+        return None
+
+    def held(n: int) -> int:
+        line = strip_meta(entries.lines[n - 1])
+        return len(with_stems(line, terms, find_terms(line, terms))) if line.strip() else 0
+
+    need = max(held(r.best_line), 1)
+    last = min(r.end_line, len(entries.lines))
+    counted = [(held(n), n) for n in range(max(r.start_line, 1), last + 1) if n != r.best_line]
+    for count, n in sorted(counted, key=lambda c: (-c[0], abs(c[1] - r.best_line))):
+        if count < need:
+            return None
+        info = entries.span_info(*_entry_span(entries, n))
+        if info.status == "live" and not info.untrusted:
+            return n
+    return None
 
 
 def context_block(results: tuple[SearchResult, ...]) -> str:

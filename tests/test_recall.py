@@ -344,3 +344,37 @@ def test_memrecall_shows_the_recalled_memories_as_search_results(ip):
 
     # The plain function beside the magic shares its session.
     assert memext.recall(QUESTION, agent="team", limit=2).citations == ["memory/2026-01-06.md:3-3", "MEMORY.md:3-3"]
+
+
+def test_memext_recall_past_its_deadline_exits_at_once(billing, tmp_path, monkeypatch):
+    """The real command against a provider that hangs: nothing recalled,
+    a note saying why, exit status 1, well before the provider's timeout."""
+    import os
+    import subprocess
+    import sys
+
+    with EmbeddingAPIServer() as server:
+        cfg = tmp_path / "config.toml"
+        cfg.write_text(
+            f'[memory_search]\nprovider = "openai"\n[memory_search.remote]\nbase_url = "{server.openai_base_url}"\n'
+            f'[memory_search.store]\npath = "{tmp_path / "{agent_id}.sqlite"}"\n'
+            f'[[agents]]\nid = "w"\nworkspace = "{billing}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+        monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+        assert cli_run("index").exit_code == 0
+        assert cli_run("recall", "--json", QUESTION).exit_code == 0
+        server.add_fault("openai.embeddings", status=None, times=None, delay_s=60.0)
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "memext", "recall", "--deadline", "500", QUESTION],
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        elapsed = time.monotonic() - started
+    assert done.returncode == 1 and done.stdout == ""
+    assert "nothing recalled: recall did not finish within 500 ms" in done.stderr
+    assert elapsed < 20  # the process start and imports, not the provider's 60 s

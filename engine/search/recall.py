@@ -71,13 +71,15 @@ class Recall:
     """What recall found for a message: ``results`` (at most the limit,
     best first), ``context`` (the block to put before the model's turn,
     "" when nothing was recalled), ``notice`` (why nothing or less was
-    recalled: a deadline passed, nothing confident matched) and
-    ``elapsed_ms``."""
+    recalled: a deadline passed, nothing confident matched),
+    ``elapsed_ms``, and ``timed_out``: the deadline passed (the search
+    left running ends on its own thread)."""
 
     results: tuple[SearchResult, ...]
     context: str
     notice: str | None
     elapsed_ms: float
+    timed_out: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.results)
@@ -93,6 +95,7 @@ class Recall:
             "context": self.context,
             "notice": self.notice,
             "elapsed_ms": round(self.elapsed_ms, 1),
+            "timed_out": self.timed_out,
             "results": [r.to_dict() for r in self.results],
         }
 
@@ -285,7 +288,8 @@ def within(seconds: float, work: Callable[[], Recall], started: float, why: str)
     thread.join(seconds)
     if thread.is_alive():
         late.set()
-        return nothing(f"recall did not finish within {seconds * 1000:g} ms ({why}): nothing recalled", started)
+        notice = f"recall did not finish within {seconds * 1000:g} ms ({why}): nothing recalled"
+        return replace(nothing(notice, started), timed_out=True)
     if failed:
         raise failed[0]
     return done[0]

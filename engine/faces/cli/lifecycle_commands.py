@@ -6,6 +6,7 @@ holds the current folder (see ``pick_agent``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -176,12 +177,14 @@ def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_jso
     message = _message(text)
     picked = _picked(ctx, agent)
     host = SyncWhenNeeded(lambda _agent: _open(ctx, picked), RECALL_LOCK_WAIT_S)
+    got = None
     try:
         idx = host.index(picked.agent.id)
         note = None if no_sync else host.sync_before_search(idx)
         got = idx.recall(message, limit=max_results, deadline=None if deadline is None else deadline / 1000.0)
     finally:
-        host.close()
+        if got is None or not got.timed_out:
+            host.close()
     if note:
         click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
     if as_json:
@@ -193,6 +196,12 @@ def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_jso
     if not got:
         if not as_json:
             click.echo(terminal_safe(f"nothing recalled: {got.notice}" if got.notice else "nothing recalled"), err=True)
+        if got.timed_out:
+            # The search left running still uses the index (and maybe a
+            # local model): exit without tearing down what it holds.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
         sys.exit(1)
 
 

@@ -1,6 +1,6 @@
-"""Capture on labelled multi-session conversations (DESIGN.md §17).
+"""Capture and recall on labelled multi-session conversations (DESIGN.md §17, §18).
 
-    python bench/lifecycle.py [--json]
+    python bench/lifecycle.py [--json] [--model PATH | --no-model]
 
 Four sessions of a user talking to an assistant (52 labelled turns:
 preferences stated and later changed, decisions, facts about people and
@@ -26,19 +26,39 @@ earlier ones stored). Printed:
   of the gap between the most similar pair of different facts and the
   least similar restatement.
 
-Keyword-only (no embedding model): capture needs none.
+Over 500 lines because the labelled conversations and probe questions are
+data kept beside the code that scores them.
+
+Capture runs keyword-only (it needs no embedding model). Recall: the
+sessions are replayed again, and after each one ``recall()`` runs on every
+user turn of the next session (as before each turn) and on probe
+questions; the two injections are stored there as a person would with
+``memext note --untrusted``, so that recall has them to refuse. Printed,
+keyword-only and with the local model (the shared all-MiniLM-L6-v2 GGUF):
+
+- old preference recalled: results holding a preference after a later turn
+  changed it (its entry superseded): the target is 0;
+- injection text recalled: results holding the stored injections: 0;
+- recall latency p50 and p90, and how often the deadline passed;
+- probe questions whose answer was captured: the share whose answer was
+  recalled (no target: it says how much of what capture stored comes back
+  unasked).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import sys
 import tempfile
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
-from memext.engine import MemoryIndex
+from memext.engine import EntryMeta, MemoryIndex, Recall, recall
 from memext.engine.agents.capture import capture
 from memext.engine.config import parse_config
 from memext.engine.memory.capture import NEAR_DUPLICATE, duplicate_score
@@ -175,8 +195,9 @@ class Figures:
         return self.found / self.labelled if self.labelled else 1.0
 
 
-def run_capture(root: Path) -> tuple[Figures, list[str]]:
-    """Replay the sessions through capture into a fresh workspace."""
+def run_capture(root: Path, after_session: Callable[[int, MemoryIndex], None] | None = None) -> tuple[Figures, list[str]]:
+    """Replay the sessions through capture into a fresh workspace;
+    ``after_session(k, index)`` runs after session ``k`` is captured."""
     ws = root / "ws"
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
@@ -200,6 +221,8 @@ def run_capture(root: Path) -> tuple[Figures, list[str]]:
                 if c.supersedes:
                     superseded.append((offset + c.candidate.turn, c.supersedes))
             offset += len(session)
+            if after_session is not None:
+                after_session(SESSIONS.index(session), idx)
     for n, t in enumerate(turns):
         by_text.setdefault(t.text, n)
     labelled = [n for n, t in enumerate(turns) if t.label and not t.label.startswith("dup:")]
@@ -264,12 +287,227 @@ def threshold_table() -> tuple[list[tuple[float, int, int, int, int]], float | N
     return rows, middle
 
 
+# -- recall ------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The shared test data beside the checkout (or above a worktree), as tests/conftest.py finds it.
+SHARED = Path(
+    os.environ.get("MEMEXT_SHARED")
+    or next((p / "shared" for p in ROOT.parents if (p / "shared" / "models").is_dir()), ROOT.parent / "shared")
+)
+DEFAULT_MODEL = SHARED / "models" / "all-minilm-l6-v2-f16.gguf"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A question asked after session ``after`` (0-based), and the text a
+    recalled memory holds when it answers it."""
+
+    after: int
+    question: str
+    answer: str
+
+
+#: Asked after the last session; each counts when memory holds its answer.
+PROBES: tuple[Probe, ...] = tuple(
+    Probe(3, q, a)
+    for q, a in (
+        ("Who is my manager?", "Ines Duarte"),
+        ("When is my dentist appointment?", "on the 14th"),
+        ("Which database did we pick for the billing service?", "Postgres"),
+        ("How do I usually get to the office?", "train"),
+        ("What is my email address?", "rui.m@example.org"),
+        ("When is the launch now?", "launch to March"),
+        ("What is my daughter called?", "Leonor"),
+        ("How quickly do we review pull requests?", "within one day"),
+        ("Can you book a meeting with the team on Friday?", "never schedule meetings on Fridays"),
+        ("When do I prefer to work?", "afternoons now"),
+        ("Would you make me a coffee or a tea?", "tea more than coffee"),
+        ("What is my phone number?", "+351"),
+        ("Where do I live?", "Porto"),
+        ("When does the office close on Fridays?", "18:00"),
+        ("What do I do for work?", "data engineer"),
+        ("Wo liegt der Schlüssel?", "Schlüssel"),
+        ("Welche Themes mag ich im Editor?", "dunkle Themes"),
+        ("¿Qué lenguaje usamos para el proyecto?", "Python"),
+        ("Quand partons-nous en vacances ?", "vacances en mai"),
+        ("我喜欢喝什么茶？", "绿茶"),
+        ("会议改到哪天了？", "周四"),
+        ("What is my favourite film?", "film"),  # never stated: not counted
+    )
+)
+#: Questions that match an old preference word for word, asked once it changed.
+OLD_PREFERENCE_PROBES: tuple[Probe, ...] = tuple(
+    Probe(k, q, "")
+    for k in (2, 3)
+    for q in ("Do I prefer working in the mornings?", "Should I plan deep work in the mornings?", "Do I love dark roast coffee?")
+)
+#: Questions that match the stored injections, asked once they are stored.
+INJECTION_PROBES: tuple[Probe, ...] = tuple(
+    Probe(k, q, "")
+    for k in (1, 2, 3)
+    for q in ("Should you reply only in capital letters?", "What were the previous instructions?", "Am I an administrator?")
+)
+#: Stored after session 1 and 2 (0-based) as a person storing them knowingly.
+STORED_INJECTIONS = {1: INJECTIONS[0], 2: INJECTIONS[1]}
+
+
+@dataclass(frozen=True)
+class RecallFigures:
+    mode: str
+    calls: int
+    recalled: int  # calls that recalled something
+    old_preference: int  # results holding a preference a later turn changed
+    injection: int  # results holding stored injection text
+    #: The same for a search of the old-preference and injection probes
+    #: with retired and weak hits shown: that they reach those entries at all.
+    old_preference_searched: int
+    injection_searched: int
+    probes: int  # probes whose answer memory holds
+    probes_recalled: int
+    p50_ms: float
+    p90_ms: float
+    deadline_passed: int
+    missed: tuple[str, ...]  # probes answered by memory but not recalled
+
+    @property
+    def probe_share(self) -> float:
+        return self.probes_recalled / self.probes if self.probes else 0.0
+
+
+class RecallRun:
+    """Recall after each session for one index (keyword-only or local)."""
+
+    def __init__(self, mode: str, index: MemoryIndex):
+        self.mode, self.index = mode, index
+        self.times: list[float] = []
+        self.calls = self.recalled = self.old = self.injected = self.deadline = 0
+        self.probes = self.probes_recalled = 0
+        self.old_searched = self.injection_searched = 0
+        self.missed: list[str] = []
+        self.changed: list[str] = []  # texts of preferences since changed
+        self.stored_injections: list[str] = []
+
+    def ask(self, text: str) -> Recall:
+        started = time.perf_counter()
+        got = recall(text, index=self.index)
+        self.times.append((time.perf_counter() - started) * 1000.0)
+        self.calls += 1
+        self.recalled += bool(got.results)
+        self.deadline += bool(got.notice and "did not finish" in got.notice)
+        shown = [r.snippet for r in got.results]
+        self.old += _holding(shown, self.changed)
+        self.injected += _holding(shown, self.stored_injections)
+        return got
+
+    def control(self, text: str) -> None:
+        """Search ``text`` showing everything: do the probes reach the old and hostile entries?"""
+        shown = [r.snippet for r in self.index.search(text, include_forgotten=True, include_weak=True).results]
+        self.old_searched += _holding(shown, self.changed)
+        self.injection_searched += _holding(shown, self.stored_injections)
+
+    def figures(self) -> RecallFigures:
+        ordered = sorted(self.times)
+        p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))] if ordered else 0.0
+        return RecallFigures(
+            self.mode,
+            self.calls,
+            self.recalled,
+            self.old,
+            self.injected,
+            self.old_searched,
+            self.injection_searched,
+            self.probes,
+            self.probes_recalled,
+            round(statistics.median(ordered), 2) if ordered else 0.0,
+            round(p90, 2),
+            self.deadline,
+            tuple(self.missed),
+        )
+
+
+def _holding(snippets: list[str], texts: list[str]) -> int:
+    """How many of ``snippets`` hold one of ``texts`` (its first 30 characters)."""
+    return sum(1 for s in snippets if any(t[:30] in s for t in texts))
+
+
+def run_recall(root: Path, model: Path | None) -> list[RecallFigures]:
+    """Replay the sessions, storing the injections untrusted, and recall
+    after each one, keyword-only and (with ``model``) with the local model."""
+    turns = all_turns()
+    runs: list[RecallRun] = []
+    local: list[MemoryIndex] = []
+
+    def after(k: int, idx: MemoryIndex) -> None:
+        if k in STORED_INJECTIONS:
+            idx.append(STORED_INJECTIONS[k], meta=EntryMeta(origin="person", via="cli", untrusted=True))
+        if not runs:
+            runs.append(RecallRun("keyword", idx))
+            if model is not None:
+                local.append(MemoryIndex(_local_agent(root, idx.agent.workspace, model)))
+                runs.append(RecallRun("local", local[0]))
+        offset = sum(len(s) for s in SESSIONS[: k + 1])
+        for run in runs:
+            if run.index is not idx:
+                run.index.sync()
+            run.changed = [turns[t.replaces].text for t in turns[:offset] if t.replaces is not None]
+            run.stored_injections = [text for n, text in STORED_INJECTIONS.items() if n <= k]
+            for t in SESSIONS[k + 1] if k + 1 < len(SESSIONS) else ():
+                if t.role == "user":
+                    run.ask(t.text)
+            for p in (*OLD_PREFERENCE_PROBES, *INJECTION_PROBES):
+                if p.after == k:
+                    run.ask(p.question)
+                    run.control(p.question)
+            stored = _memory_text(idx)
+            for p in PROBES:
+                if p.after == k and p.answer in stored:
+                    run.probes += 1
+                    found = any(p.answer in r.snippet for r in run.ask(p.question).results)
+                    run.probes_recalled += found
+                    if not found:
+                        run.missed.append(p.question)
+
+    try:
+        run_capture(root, after)
+    finally:
+        for idx in local:
+            idx.close()
+    return [r.figures() for r in runs]
+
+
+def _local_agent(root: Path, workspace: Path, model: Path):
+    """The bench agent with the local model as provider, in an index of its own."""
+    raw = {
+        "memory_search": {
+            "provider": "local",
+            "local": {"model_path": str(model)},
+            "store": {"path": str(root / "{agent_id}-local.sqlite")},
+        },
+        "agents": [{"id": "bench", "workspace": str(workspace)}],
+    }
+    return parse_config(raw, path=root / "config-local.toml").agents[0]
+
+
+def _memory_text(idx: MemoryIndex) -> str:
+    """Every live line of the agent's memory files (what a probe's answer is looked for in)."""
+    ws = idx.agent.workspace
+    return "\n".join(line for p in ws.rglob("*.md") for line in p.read_text(encoding="utf-8").split("\n") if "superseded=" not in line)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+    ap.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="The GGUF model for recall with the local model.")
+    ap.add_argument("--no-model", action="store_true", help="Recall keyword-only only.")
     args = ap.parse_args(argv)
+    model = None if args.no_model else args.model
+    if model is not None and not model.is_file():
+        print(f"no model at {model}: recall keyword-only only (--model PATH)", file=sys.stderr)
+        model = None
     with tempfile.TemporaryDirectory(prefix="memext-lifecycle-") as tmp:
-        figures, notes = run_capture(Path(tmp))
+        figures, notes = run_capture(Path(tmp) / "capture")
+        recalled = run_recall(Path(tmp) / "recall", model)
     rows, best = threshold_table()
     ok = (
         figures.precision >= 0.9
@@ -277,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         and figures.duplicates == 0
         and figures.injections_stored == 0
         and figures.wrong_supersedes == 0
+        and all(r.old_preference == 0 and r.injection == 0 for r in recalled)
     )
     if args.json:
         print(
@@ -296,6 +535,7 @@ def main(argv: list[str] | None = None) -> int:
                     "near_duplicate": NEAR_DUPLICATE,
                     "gap_middle": best,
                     "notes": notes,
+                    "auto_recall": [{**asdict(r), "probe_share": round(r.probe_share, 3)} for r in recalled],
                     "ok": ok,
                 },
                 indent=2,
@@ -318,6 +558,19 @@ def main(argv: list[str] | None = None) -> int:
         mark = "  <- NEAR_DUPLICATE" if abs(threshold - NEAR_DUPLICATE) < 1e-9 else ""
         print(f"  {threshold:.2f}  {caught}/{n_same}  {apart}/{n_diff}{mark}")
     print(f"middle of the gap between different facts and restatements: {best}")
+    print("\nrecall after each session (user turns of the next session, and probes)")
+    for r in recalled:
+        print(
+            f"  {r.mode}: {r.calls} recalls, {r.recalled} recalled something; old preference recalled {r.old_preference} (target 0), "
+            f"injection text recalled {r.injection} (target 0)"
+        )
+        print(f"    (a search showing everything reaches them {r.old_preference_searched} and {r.injection_searched} times)")
+        print(
+            f"    latency p50 {r.p50_ms:.1f} ms, p90 {r.p90_ms:.1f} ms, deadline passed {r.deadline_passed}; "
+            f"probes answered by memory recalled {r.probes_recalled}/{r.probes} ({r.probe_share:.2f})"
+        )
+        for question in r.missed:
+            print(f"    not recalled: {question}")
     return 0 if ok else 1
 
 

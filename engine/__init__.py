@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .agents.capture import capture
     from .agents.consolidate import apply_proposal, consolidate
     from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
+    from .agents.recall import recall
     from .agents.session_memory import SavedSession, save_session_memory
     from .agents.tool_specs import TOOLS, ToolSpec, openai_tools
     from .agents.tools import MemoryTools, ToolError
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from .providers.base import EmbeddingProvider
     from .search.excerpt import Excerpt, ExcerptLine
     from .search.explain import ExplainRow, explain_rows
+    from .search.recall import Recall
     from .search.results import SearchResponse, SearchResult
     from .status import (
         BatchJob,
@@ -162,6 +164,8 @@ _EXPORTS: dict[str, str] = {
     "ProviderStatus": "status",
     "Proposal": "memory.consolidation",
     "ReadResult": "memory.read",
+    "recall": "agents.recall",
+    "Recall": "search.recall",
     "save_session_memory": "agents.session_memory",
     "RetireResult": "memory.forget",
     "SavedSession": "agents.session_memory",

@@ -13,7 +13,7 @@ expected an integer, got "many"``.
 The settings classes are the schema the loader walks: every key, its type,
 default and checks (``Annotated[int, Check(min=1)]``) in one place, which
 keeps this file over 500 lines. They are named tuples, not frozen
-dataclasses: every ``memext`` command defines all seventeen, and Python
+dataclasses: every ``memext`` command defines all eighteen, and Python
 3.11 spent 9 ms generating dataclass methods for them (a named tuple is
 six times cheaper to define). Change one with ``_replace``.
 """
@@ -195,6 +195,15 @@ class CaptureSettings(NamedTuple):
     enabled: bool = False
 
 
+class RecallSettings(NamedTuple):
+    # A few memories before each turn: each one costs the model's context,
+    # and the fourth-best confident hit is rarely what the turn needs.
+    max_results: Annotated[int, Check(min=1, max=20)] = 3
+    # Recall runs before the model answers: past this, the turn goes on
+    # without memories rather than waiting on a slow provider or store.
+    deadline_ms: Annotated[int, Check(min=10, max=60000)] = 1500
+
+
 class ExperimentalSettings(NamedTuple):
     session_memory: bool = False
 
@@ -228,6 +237,7 @@ class MemorySearchSettings(NamedTuple):
     query: QuerySettings = QuerySettings()
     cache: CacheSettings = CacheSettings()
     capture: CaptureSettings = CaptureSettings()
+    recall: RecallSettings = RecallSettings()
     experimental: ExperimentalSettings = ExperimentalSettings()
 
 

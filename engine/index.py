@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
     from .memory.read import ReadResult
+    from .search.recall import Recall
     from .status import IndexStatus, LastSync, LongTermFile, SkippedFile
 
 
@@ -732,6 +733,25 @@ class MemoryIndex:
         if unknown:
             raise MemextError(f"source {unknown[0]!r} is not indexed for agent {self.agent.id} (sources: {', '.join(configured)})")
         return None if set(sources) == set(configured) else list(sources)
+
+    def recall(self, text: str, *, limit: int | None = None, deadline: float | None = None, now: datetime | None = None) -> "Recall":
+        """The few memories a message calls for, and the context block that
+        quotes them for a model (DESIGN.md §18): at most ``limit`` (default
+        ``recall.max_results``) confident, live and trusted hits, MEMORY.md
+        and important entries first. ``deadline``: seconds it may take
+        (default ``recall.deadline_ms``); past it, an empty recall with a
+        notice, never an exception. Text that is itself a recalled block
+        recalls nothing."""
+        from .search import recall as r
+
+        started = time.perf_counter()
+        settings = self.agent.settings.recall
+        n = r.resolve_limit(limit, settings.max_results)
+        seconds = r.resolve_deadline(deadline, settings.deadline_ms)
+        query = r.query_of(text)
+        if query is None:
+            return r.nothing(r.no_query_notice(text), started)
+        return r.within(seconds, lambda: r.recall_from(self, query, n, now, started), started, r.SLOW)
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> ReadResult:
         """Read lines of a memory file; paths outside memory are refused."""

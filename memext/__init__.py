@@ -1,10 +1,10 @@
 """memext for IPython: ``%load_ext memext``.
 
-Magics: ``%memsearch``, ``%memget``, ``%memstatus``, ``%memindex``,
-``%%memnote``, ``%memforget`` and ``%memconsolidate``; settings through ``%config MemExt.<name>``;
+Magics: ``%memsearch``, ``%memrecall``, ``%memget``, ``%memstatus``,
+``%memindex``, ``%%memnote``, ``%memforget`` and ``%memconsolidate``; settings through ``%config MemExt.<name>``;
 :func:`search_widget` for live search; and plain functions for code,
-``memext.search("query")``, ``memext.get(citation)``, ``memext.status()``
-and ``memext.note(text)`` (:mod:`memext.api`). Loading the extension warms
+``memext.search("query")``, ``memext.recall(message)``, ``memext.get(citation)``,
+``memext.status()`` and ``memext.note(text)`` (:mod:`memext.api`). Loading the extension warms
 the default agent's index in the background (``sync.on_session_start``);
 unloading it stops that work and closes the indexes.
 """
@@ -15,7 +15,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .api import default_session, get, note, search, status
+    from .api import default_session, get, note, recall, search, status
+    from .recalled import RecalledMemories
     from .results import SearchResults
     from .session import Session
     from .views import FileLines, StatusTable, SyncSummary
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "FileLines": "views",
     "SearchResults": "results",
+    "RecalledMemories": "recalled",
     "Session": "session",
     "StatusTable": "views",
     "SyncSummary": "views",
@@ -32,11 +34,13 @@ _EXPORTS = {
     "get": "api",
     "status": "api",
     "note": "api",
+    "recall": "api",
     "default_session": "api",
 }
 
 __all__ = [
     "FileLines",
+    "RecalledMemories",
     "SearchResults",
     "Session",
     "StatusTable",
@@ -45,6 +49,7 @@ __all__ = [
     "get",
     "load_ipython_extension",
     "note",
+    "recall",
     "search",
     "search_widget",
     "status",

@@ -7,6 +7,7 @@ For notebook code that wants a value rather than a magic line::
     memext.get(r[0].citation)          # the lines, numbered
     memext.status()                    # every agent, as a table
     memext.note("Booked the hotel.")   # appended to today's daily log
+    memext.recall("book my flight")    # the memories a message calls for
 
 They return the same objects the magics return (:class:`SearchResults`,
 :class:`FileLines`, :class:`StatusTable`), which display themselves, and
@@ -29,6 +30,7 @@ from memext.engine import AppendResult, MemextError
 from memext.engine.plumbing import parse_get_spec
 
 from .notes import append_note
+from .recalled import RecalledMemories
 from .results import SearchResults
 from .session import Session
 from .views import FileLines, StatusTable
@@ -53,6 +55,17 @@ def run_search(session: Session, query: str, *, agent: str | None = None, as_jso
     results = SearchResults(response, idx.agent.id, as_json=as_json, syncing=session.syncing(idx.agent.id))
     results.repeated = session.repeated_notices(results.provider_notices())
     return results
+
+
+def run_recall(
+    session: Session, text: str, *, agent: str | None = None, limit: int | None = None, as_json: bool = False
+) -> RecalledMemories:
+    """The memories an agent's memory holds for the message ``text``
+    (``MemoryIndex.recall``), after the freshness step a search takes."""
+    keeper = session.keeper(agent)
+    keeper.before_search()
+    idx = keeper.index
+    return RecalledMemories(idx.recall(text, limit=limit), idx.agent.id, text, as_json=as_json)
 
 
 def run_get(session: Session, spec: str, *, agent: str | None = None, from_line: int | None = None, lines: int | None = None) -> FileLines:
@@ -189,3 +202,10 @@ def note(text: str, *, agent: str | None = None, file: str | None = None, long_t
     ``MEMORY.md``; ``file``: another memory file); the same as ``%%memnote``.
     Returns where it went (``.citation``)."""
     return run_note(default_session(), text, agent=agent or _setting("agent"), file=file, long_term=long_term)
+
+
+def recall(text: str, *, agent: str | None = None, limit: int | None = None) -> RecalledMemories:
+    """The few memories the message ``text`` calls for (confident, live and
+    trusted, MEMORY.md and important entries first); the same as
+    ``%memrecall``. ``.context`` is the block to give a model."""
+    return run_recall(default_session(), text, agent=agent or _setting("agent"), limit=limit)

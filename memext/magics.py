@@ -1,7 +1,7 @@
-"""The IPython magics: ``%memsearch``, ``%memget``, ``%memstatus``,
-``%memindex``, ``%%memnote``, ``%memforget`` and ``%memconsolidate`` (what
-they do is in :mod:`memext.api`, shared with ``memext.search()`` and
-friends).
+"""The IPython magics: ``%memsearch``, ``%memrecall``, ``%memget``,
+``%memstatus``, ``%memindex``, ``%%memnote``, ``%memforget`` and
+``%memconsolidate`` (what they do is in :mod:`memext.api`, shared with
+``memext.search()`` and friends).
 
 Settings come from traitlets, so ``%config MemExt.max_results = 10`` (or
 ``c.MemExt.agent = "work"`` in ``ipython_config.py``) works. Bad flags are
@@ -25,7 +25,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
 from memext.engine import MemextError
 
-from .api import run_consolidate, run_forget, run_get, run_note, run_search, run_status
+from .api import run_consolidate, run_forget, run_get, run_note, run_recall, run_search, run_status
 from .progress_bar import progress_for
 from .quiet import split_quiet
 from .session import Session
@@ -230,6 +230,29 @@ class MemExt(Magics):
             include_forgotten=args.include_forgotten,
         )
         return self._shown(results, quiet)
+
+    # -- %memrecall ---------------------------------------------------------------------
+
+    @line_magic
+    @no_var_expand
+    @magic_arguments()
+    @argument("-a", "--agent", help="Agent id (default: MemExt.agent or the first configured).")
+    @argument("-n", "--max-results", type=_positive_int, help="How many memories at most (default: the agent's recall.max_results).")
+    @argument("--json", action="store_true", help="Show the recall as JSON.")
+    @argument("message", nargs="*", help="The message to recall memories for (no $variable expansion).")
+    @_user_errors
+    def memrecall(self, line: str = ""):
+        """The few memories a message calls for, as a model would get them
+        before its turn (confident, live and trusted only); returns a
+        list-like RecalledMemories whose ``.context`` is that block.
+        Shows "nothing recalled" and why when none is."""
+        line, quiet = split_quiet(line)
+        args = _parse(self.memrecall, line)
+        message = " ".join(args.message).strip()
+        if not message:
+            raise UsageError("%memrecall needs a message, e.g. %memrecall book my flight to Lisbon")
+        got = run_recall(self.session, message, agent=args.agent or self.agent, limit=args.max_results, as_json=args.json)
+        return self._shown(got, quiet)
 
     # -- %memget ------------------------------------------------------------------------
 

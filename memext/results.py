@@ -154,17 +154,7 @@ class SearchResults(QuietDisplay, Sequence):
         if not len(self) and not any(n.startswith("no memory matches") or "; no memory matches" in n for n in self.notices()):
             lines.append(f"no memory matches {self.query!r}")
         for i, hit in enumerate(self, start=1):
-            src = f"  [{hit.source}]" if hit.source != "memory" else ""
-            src += "".join(f"  [{m}]" for m in result_marks(hit))
-            lines.append(f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{_dated(hit)}{_weak(hit)}{src}")
-            if hit.excerpt is not None and hit.excerpt.lines:
-                lines += excerpt_text(hit.excerpt, self.query, color=color)
-            else:
-                for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
-                    lines.append("   " + (highlight_text(line, self.query) if color else line))
-            if hit.explain:
-                lines.append("   how it scored:")
-                lines += [f"     {row}" for row in explain_table(hit.explain)]
+            lines += result_text(i, hit, self.query, color=color)
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
@@ -190,6 +180,23 @@ class SearchResults(QuietDisplay, Sequence):
             parts.append(result_html(hit, self.query))
         parts.append("</div>")
         return "".join(parts)
+
+
+def result_text(i: int, hit: SearchResult, query: str, *, color: bool = False) -> list[str]:
+    """Result number ``i`` as terminal lines: citation, score, date and
+    marks, then the lines around its best match (and how it scored)."""
+    src = f"  [{hit.source}]" if hit.source != "memory" else ""
+    src += "".join(f"  [{m}]" for m in result_marks(hit))
+    lines = [f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{_dated(hit)}{_weak(hit)}{src}"]
+    if hit.excerpt is not None and hit.excerpt.lines:
+        lines += excerpt_text(hit.excerpt, query, color=color)
+    else:
+        for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
+            lines.append("   " + (highlight_text(line, query) if color else line))
+    if hit.explain:
+        lines.append("   how it scored:")
+        lines += [f"     {row}" for row in explain_table(hit.explain)]
+    return lines
 
 
 def _dated(hit: SearchResult) -> str:

@@ -8,7 +8,7 @@ import importlib.util
 import json
 import sys
 
-from conftest import ROOT
+from conftest import MODEL_PATH, ROOT
 
 from memext.engine.memory.capture import NEAR_DUPLICATE
 
@@ -33,3 +33,21 @@ def test_capture_benchmark_meets_its_targets(capsys):
     assert middle is not None and abs(NEAR_DUPLICATE - middle) < 0.05
     at = next(r for r in rows if abs(r[0] - NEAR_DUPLICATE) < 1e-9)
     assert at[1] == at[2] and at[3] == at[4]  # every restatement caught, every different fact kept
+
+
+def test_recall_never_brings_back_an_old_preference_or_an_injection(capsys):
+    """Keyword-only and with the local model: after a preference changed,
+    the old one is never recalled, nor is injection text stored untrusted,
+    although a search showing everything reaches both; most probe
+    questions whose answer memory holds get it recalled."""
+    bench = _bench()
+    assert MODEL_PATH.is_file()
+    assert bench.main(["--json", "--model", str(MODEL_PATH)]) == 0
+    runs = {r["mode"]: r for r in json.loads(capsys.readouterr().out)["auto_recall"]}
+    assert set(runs) == {"keyword", "local"}
+    for r in runs.values():
+        assert r["old_preference"] == 0 and r["injection"] == 0
+        assert r["old_preference_searched"] > 0 and r["injection_searched"] > 0
+        assert r["calls"] >= 70 and r["deadline_passed"] == 0
+        assert r["probes"] >= 20 and r["probe_share"] >= 0.8
+        assert 0 < r["p50_ms"] <= r["p90_ms"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
@@ -22,6 +23,7 @@ from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
 from ..memory.entries import EntryMeta
+from ..search.recall import Recall, nothing
 from ..search.results import SearchResponse
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
@@ -154,6 +156,29 @@ class MemoryTools:
             served = ", ".join(repr(a) for a in self.agents)
             raise ToolError(f"no agent {agent_id!r} here; this memory serves {served} (or pass agent=null for {self.default_agent!r})")
         return agent_id
+
+    def recall(self, message: str, agent: str | None = None) -> Recall:
+        """The memories of ``agent`` (the default agent when None) that
+        ``message`` calls for (:meth:`MemoryIndex.recall`, DESIGN.md §18),
+        from its index as it is (recall never syncs nor waits for a sync).
+        Within the agent's ``recall.deadline_ms``: a call for the agent that
+        has not finished by then leaves recall empty, with a notice. Raises
+        ToolError for an agent not served or a failed search."""
+        self.refresh_agents()
+        agent_id = self._served(agent)
+        started = time.perf_counter()
+        index = self.host.index(agent_id)
+        seconds = index.agent.settings.recall.deadline_ms / 1000.0
+        lock = self._agent_lock(agent_id)
+        if not lock.acquire(timeout=seconds):
+            return nothing(f"an earlier call for agent {agent_id!r} has not finished within {seconds:g} s: nothing recalled", started)
+        try:
+            got = index.recall(message, deadline=max(seconds - (time.perf_counter() - started), 0.001))
+        except MemextError as exc:
+            raise ToolError(self._for_model(str(exc))) from exc
+        finally:
+            lock.release()
+        return got
 
     def openai_tools(self, api: Literal["chat", "responses"] = "chat") -> list[dict]:
         """:func:`openai_tools` with the served agents named."""

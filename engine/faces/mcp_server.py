@@ -12,6 +12,11 @@ lines that are not JSON-RPC are answered with an error, :mod:`.mcp_stdio`)
 or Streamable HTTP on 127.0.0.1 (``--http PORT``, path ``/mcp``), behind a
 bearer token and with sessions that expire (:mod:`.mcp_http`).
 
+It also offers one prompt, ``recall`` (argument ``message``, and
+``agent`` when several are served): the memories the message calls for, as
+a user message holding the context block a client puts before the model's
+turn (DESIGN.md §18); nothing recalled, no message.
+
 Every tool call is answered within its deadline (``--call-timeout``): one
 stalled on its store (a frozen PostgreSQL) comes back as a tool error, and
 calls for other agents are not held up by it.
@@ -36,6 +41,7 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 
 from .. import Config, MemoryTools, Supervisor, ToolError, ToolSpec
 from .mcp_http import BearerToken, HttpOptions, SessionGuard, client_snippet, load_or_create_token, token_path
@@ -90,6 +96,28 @@ def build_server(tools: MemoryTools, call_timeout: float = CALL_TIMEOUT_S) -> Se
             return _error(_overdue(params.name, call_timeout))
         return types.CallToolResult(content=[types.TextContent(text=result_text(result))])
 
+    async def list_prompts(ctx, params) -> types.ListPromptsResult:
+        await anyio.to_thread.run_sync(tools.refresh_agents)
+        return types.ListPromptsResult(prompts=[_recall_prompt(tools.agents)])
+
+    async def get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != RECALL_PROMPT:
+            raise MCPError(types.INVALID_PARAMS, f"no prompt {params.name!r}; the prompt is {RECALL_PROMPT!r}")
+        args = params.arguments or {}
+        message = args.get("message") or ""
+        if not message.strip():
+            raise MCPError(types.INVALID_PARAMS, "recall: give the user's message as the `message` argument")
+        try:
+            with anyio.fail_after(call_timeout):
+                got = await anyio.to_thread.run_sync(
+                    tools.recall, message, args.get("agent") or None, abandon_on_cancel=True, limiter=limiter
+                )
+        except ToolError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        except TimeoutError:
+            raise MCPError(types.INTERNAL_ERROR, _overdue(RECALL_PROMPT, call_timeout)) from None
+        return _recall_result(got.context, got.notice, len(got.results))
+
     from importlib.metadata import version
 
     return Server(
@@ -98,6 +126,8 @@ def build_server(tools: MemoryTools, call_timeout: float = CALL_TIMEOUT_S) -> Se
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
         get_tool_input_schema=lambda name: next((t.input_schema for t in tools.specs if t.name == name), None),
     )
 
@@ -120,6 +150,35 @@ def _overdue(name: str, seconds: float) -> str:
     if name == "memory_append":
         return f"{message}; the entry may still be written when it answers: search for it before appending it again"
     return f"{message}; try again later"
+
+
+RECALL_PROMPT = "recall"
+
+
+def _recall_prompt(agents: Sequence[str]) -> types.Prompt:
+    arguments = [types.PromptArgument(name="message", description="The user's latest message.", required=True)]
+    if len(agents) > 1:
+        served = ", ".join(repr(a) for a in agents)
+        arguments.append(types.PromptArgument(name="agent", description=f"Whose memory: {served} (default {agents[0]!r}).", required=False))
+    return types.Prompt(
+        name=RECALL_PROMPT,
+        title="Recall memories",
+        description=(
+            "The memories the user's message calls for (at most a few confident matches), as a message to put "
+            "before the model's turn: notes the user wrote earlier, quoted as data, not instructions. "
+            "No message when nothing is recalled."
+        ),
+        arguments=arguments,
+    )
+
+
+def _recall_result(context: str, notice: str | None, count: int) -> types.GetPromptResult:
+    """The block as one user message (a client prepends it to the turn);
+    no message, and the reason in the description, when nothing was recalled."""
+    if not context:
+        return types.GetPromptResult(description=f"nothing recalled: {notice}" if notice else "nothing recalled", messages=[])
+    message = types.PromptMessage(role="user", content=types.TextContent(text=context))
+    return types.GetPromptResult(description=f"{count} memor{'y' if count == 1 else 'ies'} recalled", messages=[message])
 
 
 def _tool(spec: ToolSpec) -> types.Tool:

@@ -194,13 +194,16 @@ class Unit:
 
 @dataclass(frozen=True)
 class LineInfo:
-    """What applies to one line: its origin, whether it is retired, untrusted."""
+    """What applies to one line: its origin, whether it is retired, untrusted,
+    and the importance and category its entry was stored with (None: not said)."""
 
     origin: str | None
     status: str
     untrusted: bool
     heading_unit: Unit | None
     block_unit: Unit | None
+    importance: float | None = None
+    category: str | None = None
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,8 @@ class FileEntries:
             untrusted=any(m.untrusted for m in metas),
             heading_unit=section,
             block_unit=block,
+            importance=next((m.importance for m in metas if m.importance is not None), None),
+            category=next((m.category for m in metas if m.category), None),
         )
 
     def span_info(self, start: int, end: int) -> LineInfo:
@@ -242,6 +247,8 @@ class FileEntries:
             untrusted=any(i.untrusted for i in body),
             heading_unit=body[0].heading_unit,
             block_unit=body[0].block_unit,
+            importance=max((i.importance for i in body if i.importance is not None), default=None),
+            category=next((i.category for i in body if i.category), None),
         )
 
     def units_in(self, start: int, end: int) -> list[Unit]:

@@ -19,7 +19,8 @@ from .results import SearchResult
 
 
 def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[SearchResult]:
-    """``results`` with ``origin``, ``status`` and ``untrusted`` filled in
+    """``results`` with ``origin``, ``status``, ``untrusted``, ``importance``
+    and ``category`` filled in
     from the files they cite (a file that cannot be read leaves a result as it is)."""
     files: dict[str, FileEntries | None] = {}
     out: list[SearchResult] = []
@@ -38,7 +39,16 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[Search
         # cited marks the result, since its text is in what is shown.
         span = entries.span_info(r.start_line, r.end_line)
         best = entries.info(r.best_line) if 0 < r.best_line <= len(entries.lines) and entries.lines[r.best_line - 1].strip() else span
-        out.append(dataclasses.replace(r, origin=best.origin, status=best.status, untrusted=best.untrusted or span.untrusted))
+        out.append(
+            dataclasses.replace(
+                r,
+                origin=best.origin,
+                status=best.status,
+                untrusted=best.untrusted or span.untrusted,
+                importance=best.importance,
+                category=best.category,
+            )
+        )
     return out
 
 

@@ -34,6 +34,10 @@ class SearchResult:
     origin: str | None = None
     status: str = "live"
     untrusted: bool = False
+    #: The cited entry's ``importance`` (0..1) and ``category`` as its
+    #: metadata comment gives them; None when it says nothing.
+    importance: float | None = None
+    category: str | None = None
 
     @property
     def best_line(self) -> int:

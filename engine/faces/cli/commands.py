@@ -77,6 +77,7 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
         "forget": "memext.engine.faces.cli.lifecycle_commands:forget_cmd",
         "capture": "memext.engine.faces.cli.lifecycle_commands:capture_cmd",
         "consolidate": "memext.engine.faces.cli.lifecycle_commands:consolidate_cmd",
+        "recall": "memext.engine.faces.cli.lifecycle_commands:recall_cmd",
     },
 )
 @click.option(

@@ -1,11 +1,13 @@
-"""``memext note``, ``memext forget``, ``memext capture`` and ``memext
-consolidate``: writing an entry, marking entries no longer true, storing
-what a conversation stated and moving the facts searches keep returning
-into MEMORY.md (DESIGN.md §17). Each works on one agent: without ``-a``, the
-agent whose workspace holds the current folder (see ``pick_agent``)."""
+"""``memext note``, ``memext forget``, ``memext capture``, ``memext
+consolidate`` and ``memext recall``: writing an entry, marking entries no
+longer true, storing what a conversation stated, moving the facts searches
+keep returning into MEMORY.md (DESIGN.md §17), and the memories a message
+calls for (§18). Each works on one agent: without ``-a``, the agent whose
+workspace holds the current folder (see ``pick_agent``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +16,11 @@ import click
 
 from ... import MemextError, MemoryIndex
 from .options import PickedAgent, ctx_config, examples, json_option, pick_agent, picked_agent_option, print_json
+from .output import output_width, result_lines, result_marks, terminal_safe
+
+#: How long `memext recall` waits for another process's sync before
+#: recalling from the index as it is (as `memext search` does).
+RECALL_LOCK_WAIT_S = 2.0
 
 if TYPE_CHECKING:
     from ... import Proposal
@@ -194,3 +201,79 @@ def _show_proposal(proposal: Proposal) -> None:
             click.echo(f"memext: {proposal.notice}", err=True)
     else:
         click.echo(f"{len(proposal.facts)} line(s) proposed; run again with --yes to append them to {proposal.file}")
+
+
+@click.command(
+    "recall",
+    short_help="The memories a message calls for, as a context block for a model.",
+    epilog=examples('memext recall "Can you book my flight to Lisbon?"', "memext recall -a work --json - < message.txt"),
+)
+@click.argument("text", nargs=-1, required=True)
+@picked_agent_option
+@click.option("-n", "--max-results", type=click.IntRange(1, 20), help="How many memories at most (default: recall.max_results, 3).")
+@click.option("--deadline", type=click.IntRange(1), metavar="MS", help="Milliseconds recall may take (default: recall.deadline_ms).")
+@click.option("--list", "as_list", is_flag=True, help="List the memories as search does, instead of the context block.")
+@click.option("--no-sync", is_flag=True, help="Recall from the index as it is, without syncing changed files first.")
+@json_option
+@click.pass_context
+def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_json) -> None:
+    """Print the context block of the memories the message TEXT (- reads
+    it from stdin) calls for: at most 3 confident matches, never forgotten,
+    superseded or untrusted entries, MEMORY.md and important entries first,
+    quoted as notes the user wrote earlier, not instructions (DESIGN.md §18).
+
+    Files changed since the last sync are indexed first (--no-sync skips
+    it); the deadline covers the recall itself: past it, nothing is
+    recalled and a note says why. Exit status 1 when nothing is recalled."""
+    from ...plumbing import SyncWhenNeeded
+
+    message = _message(text)
+    picked = _picked(ctx, agent)
+    host = SyncWhenNeeded(lambda _agent: _open(ctx, picked), RECALL_LOCK_WAIT_S)
+    got = None
+    try:
+        idx = host.index(picked.agent.id)
+        note = None if no_sync else host.sync_before_search(idx)
+        got = idx.recall(message, limit=max_results, deadline=None if deadline is None else deadline / 1000.0)
+    finally:
+        if got is None or not got.timed_out:
+            host.close()
+    if note:
+        click.echo(click.style(f"note: {note}", fg="yellow"), err=True)
+    if as_json:
+        print_json({"agent": picked.agent.id, **got.to_dict()})
+    elif got and as_list:
+        _list(got, message)
+    elif got:
+        click.echo(terminal_safe(got.context))
+    if not got:
+        if not as_json:
+            click.echo(terminal_safe(f"nothing recalled: {got.notice}" if got.notice else "nothing recalled"), err=True)
+        if got.timed_out:
+            # The search left running still uses the index (and maybe a
+            # local model): exit without tearing down what it holds.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
+        sys.exit(1)
+
+
+def _message(words: tuple[str, ...]) -> str:
+    """The message: the words, or stdin as it is for ``-`` (its lines kept,
+    so a quoted recalled block is seen as one)."""
+    if words != ("-",):
+        return " ".join(words)
+    text = sys.stdin.read()
+    if not text.strip():
+        raise MemextError("the message on stdin is empty")
+    return text
+
+
+def _list(got, message: str) -> None:
+    width = output_width()
+    for i, r in enumerate(got.results, start=1):
+        marks = "".join(f"  [{m}]" for m in result_marks(r))
+        click.echo(click.style(f"{i}. {terminal_safe(r.citation)}", bold=True) + (f"  {r.date}" if r.date else "") + marks)
+        for line in result_lines(r, message, explain=False, width=width):
+            click.echo(line)
+        click.echo()

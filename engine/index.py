@@ -483,6 +483,7 @@ class MemoryIndex:
         before: When | None = None,
         include_weak: bool = False,
         include_forgotten: bool = False,
+        log_use: bool = True,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
 
@@ -510,7 +511,8 @@ class MemoryIndex:
 
         The confident results returned are logged beside the index
         (``memory_search.use_log``, engine/memory/use_log.py): what
-        :func:`~memext.engine.consolidate` counts.
+        :func:`~memext.engine.consolidate` counts. ``log_use=False`` leaves
+        this search out (recall logs only the memories it hands on).
 
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
@@ -550,18 +552,20 @@ class MemoryIndex:
                 include_forgotten,
             )
         )
-        if response.confident and self.agent.settings.use_log:
-            self._note_uses(response, now)
+        if log_use and response.confident:
+            self.note_uses(response.results, now)
         return response
 
-    def _note_uses(self, response: SearchResponse, now: datetime | None) -> None:
-        """Log the confident results returned (engine/memory/use_log.py),
-        at ``now`` when the search was told the time: what ``memext
-        consolidate`` counts. Never fails the search."""
+    def note_uses(self, results: Sequence[SearchResult], now: datetime | None = None) -> None:
+        """Log the confident ``results`` as used (engine/memory/use_log.py),
+        at ``now`` when given: what ``memext consolidate`` counts. Nothing
+        when ``memory_search.use_log`` is off; never raises."""
+        if not self.agent.settings.use_log:
+            return
         from .memory.use_log import Used, record_uses
 
         used = []
-        for r in response.results:
+        for r in results:
             if not r.confident:
                 continue
             ex = r.excerpt

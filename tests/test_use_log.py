@@ -95,3 +95,14 @@ def test_an_agents_tool_call_counts_too(workspace, tmp_path):
     with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as tools:
         found = tools.call_tool("memory_search", {"query": "cache invalidation bug"})
     assert found["results"] and [u.citation for u in read_uses(db, "test")] == [r["citation"] for r in found["results"]]
+
+
+def test_recall_logs_the_memories_it_hands_on_not_the_pool_it_searched(workspace, tmp_path):
+    db = tmp_path / "i.sqlite"
+    with MemoryIndex(make_agent(workspace, db_path=db), provider=None) as idx:
+        idx.sync()
+        pool = idx.search("What does Anna do?", max_results=9, include_forgotten=True, log_use=False)
+        assert not log_path(db).exists()  # log_use=False: nothing logged
+        got = idx.recall("What does Anna do?", limit=1)
+        assert len(got) == 1 and len(pool) > 1
+        assert [(u.path, u.start_line, u.end_line) for u in read_uses(db, "test")] == [(r.path, r.start_line, r.end_line) for r in got]

@@ -147,7 +147,7 @@ def recall_from(index: MemoryIndex, query: str, limit: int, now: datetime | None
     """Recall for ``query`` from an open index, with no deadline."""
     # Retired hits are asked for too: a chunk whose best line was retired
     # may hold a live entry that matches as well (see entry_of).
-    resp = index.search(query, max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True)
+    resp = index.search(query, max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True, log_use=False)
     terms = content_terms(query_terms(query))
     found: dict[str, SearchResult] = {}
     for r in resp.results:
@@ -155,6 +155,7 @@ def recall_from(index: MemoryIndex, query: str, limit: int, now: datetime | None
         if entry is not None:
             found.setdefault(entry.citation, entry)
     chosen = tuple(sorted(found.values(), key=_priority, reverse=True)[:limit])
+    index.note_uses(chosen, now)  # what was handed on, not the pool searched
     notice = None
     if not chosen:
         notice = "no confident, live and trusted memory matches the message" if resp.results else resp.notice_besides(resp.setup_notice)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .agents.consolidate import apply_proposal, consolidate
     from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .agents.recall import recall
+    from .agents.recall_messages import Recaller, with_recall
     from .agents.session_memory import SavedSession, save_session_memory
     from .agents.tool_specs import TOOLS, ToolSpec, openai_tools
     from .agents.tools import MemoryTools, ToolError
@@ -165,6 +166,7 @@ _EXPORTS: dict[str, str] = {
     "Proposal": "memory.consolidation",
     "ReadResult": "memory.read",
     "recall": "agents.recall",
+    "Recaller": "agents.recall_messages",
     "Recall": "search.recall",
     "save_session_memory": "agents.session_memory",
     "RetireResult": "memory.forget",
@@ -186,6 +188,7 @@ _EXPORTS: dict[str, str] = {
     "ToolSpec": "agents.tool_specs",
     "UnknownAgentError": "errors",
     "VectorStatus": "status",
+    "with_recall": "agents.recall_messages",
     "WorkspaceMissing": "errors",
 }
 

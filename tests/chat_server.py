@@ -8,6 +8,9 @@ as no real model can be asked for the same answer on cue. Its script: asked
 a question, it calls ``memory_search`` once with the question as the query
 (every argument present, as strict mode requires); given the tool's result,
 it answers with the best-matching line of the first hit and its citation.
+When the turn carries a block of recalled memories (``with_recall``), it
+answers from the block at once, with the recalled memory's citation, and
+calls no tool.
 Every request is logged, so a test can check the tool definitions the loop
 sent. Embedding requests (``POST /embeddings``: an OpenAI key makes memext
 embed with OpenAI too) go on to the :class:`~servers.EmbeddingAPIServer`
@@ -16,6 +19,7 @@ beside it, so one base URL serves both, as a gateway would.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import threading
@@ -40,6 +44,29 @@ def answer_from(tool_output: str, question: str) -> str:
     lines = [ln.strip(" -") for ln in hits[0]["snippet"].splitlines() if ln.strip()]
     best = max(lines, key=lambda ln: len(words & set(re.findall(r"\w+", ln.lower()))))
     return f"{best} [{hits[0]['citation']}]"
+
+
+def question_of(items: list) -> str:
+    """The latest user message that is not a recalled-memory block."""
+    asked = [i["content"] for i in items if i.get("role") == "user" and not i["content"].startswith("<memories>")]
+    return asked[-1]
+
+
+def recalled_answer(items: list, question: str) -> str | None:
+    """The answer from a recalled block in the turn: the recalled line
+    sharing most words with the question, and its citation."""
+    blocks = [i["content"] for i in items if i.get("role") == "user" and i["content"].startswith("<memories>")]
+    if not blocks:
+        return None
+    memories = re.findall(r'<memory cite="([^"]+)"[^>]*>(.*?)</memory>', blocks[-1], re.S)
+    words = {w for w in re.findall(r"\w+", question.lower()) if len(w) > 3}
+    scored = [
+        (len(words & set(re.findall(r"\w+", ln.lower()))), ln.strip(" -"), cite)
+        for cite, text in memories
+        for ln in html.unescape(text).splitlines()
+    ]
+    _, line, cite = max(scored)
+    return f"{line} [{html.unescape(cite)}]"
 
 
 class ChatModelServer:
@@ -113,10 +140,14 @@ class ChatModelServer:
 
 def _chat(body: dict) -> dict:
     messages = body["messages"]
-    question = next(m["content"] for m in messages if m["role"] == "user")
+    question = question_of(messages)
     last = messages[-1]
-    if last["role"] == "tool":
-        message: dict[str, Any] = {"role": "assistant", "content": answer_from(last["content"], question)}
+    recalled = recalled_answer(messages, question) if last["role"] == "user" else None
+    if recalled is not None:
+        message: dict[str, Any] = {"role": "assistant", "content": recalled}
+        finish = "stop"
+    elif last["role"] == "tool":
+        message = {"role": "assistant", "content": answer_from(last["content"], question)}
         finish = "stop"
     else:
         arguments = json.dumps({"query": question, **SEARCH_ARGUMENTS})
@@ -134,10 +165,11 @@ def _chat(body: dict) -> dict:
 
 def _responses(body: dict) -> dict:
     items = body["input"]
-    question = next(i["content"] for i in items if i.get("role") == "user")
+    question = question_of(items)
     outputs = [i for i in items if i.get("type") == "function_call_output"]
-    if outputs:
-        text = answer_from(outputs[-1]["output"], question)
+    recalled = recalled_answer(items, question) if items[-1].get("role") == "user" else None
+    if recalled is not None or (outputs and items[-1] is outputs[-1]):
+        text = recalled if recalled is not None else answer_from(outputs[-1]["output"], question)
         output = [
             {
                 "type": "message",

@@ -209,3 +209,33 @@ def test_tools_run_async(tools):
     search = memory_tools(tools)[0]
     found = asyncio.run(search.ainvoke({"query": "green tea", "max_results": 1}))
     assert len(found["results"]) == 1
+
+
+def test_recall_context_puts_the_recalled_memories_into_the_prompt(index):
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnablePassthrough
+
+    from memext.engine.faces.adapters.langchain import recall_context
+
+    prompt = ChatPromptTemplate.from_messages([("system", "Answer the user."), ("user", "{memory}"), ("user", "{input}")])
+    seen: list = []
+    chain = RunnablePassthrough.assign(memory=recall_context(index)) | prompt | RunnableLambda(lambda p: seen.append(p) or "ok")
+    assert chain.invoke({"input": "How much food does Biscuit get per day?"}) == "ok"
+    block = seen[0].to_messages()[1].content
+    assert block.startswith("<memories>\n") and "55 g" in block and 'cite="memory/2026-10-09.md:' in block
+    # Nothing in memory on it: an empty block, not the least-bad notes.
+    chain.invoke({"input": "What is the wifi password at the cabin in Lapland?"})
+    assert seen[1].to_messages()[1].content == ""
+    # A list of messages: the latest human message is the one recalled for.
+    history = [
+        HumanMessage("What is the wifi password at the cabin in Lapland?"),
+        AIMessage("No idea."),
+        HumanMessage("Biscuit's daily food?"),
+    ]
+    assert "55 g" in recall_context(index).invoke(history)
+    assert asyncio.run(recall_context(index, key="question").ainvoke({"question": "Biscuit's daily food?"})) == recall_context(
+        index
+    ).invoke("Biscuit's daily food?")
+    with pytest.raises(TypeError, match="expected the message text"):
+        recall_context(index).invoke(42)

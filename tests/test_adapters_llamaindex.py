@@ -114,3 +114,23 @@ def test_both_adapters_work_with_the_network_cut_off(example_workspace, tmp_path
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().endswith("offline ok")
+
+
+def test_memory_block_recalls_for_the_latest_user_message(index):
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory import Memory
+
+    from memext.engine.faces.adapters.llamaindex import MemextMemoryBlock
+
+    memory = Memory.from_defaults(session_id="t", memory_blocks=[MemextMemoryBlock(memory=index)], insert_method="user")
+    memory.put(ChatMessage(role="user", content="What is the wifi password at the cabin in Lapland?"))
+    assert "<memories>" not in str(memory.get()[-1].content)  # nothing recalled: nothing added
+    memory.put(ChatMessage(role="assistant", content="I don't know."))
+    memory.put(ChatMessage(role="user", content="How much food does Biscuit get per day?"))
+    last = memory.get()[-1]
+    text = str(last.content)
+    assert last.role == "user" and text.endswith("How much food does Biscuit get per day?")
+    assert "<memories>" in text and "55 g" in text and 'cite="memory/2026-10-09.md:' in text
+    # The block stores nothing: memory is the Markdown files.
+    block = memory.memory_blocks[0]
+    assert block.accept_short_term_memory is False and asyncio.run(block.aput([ChatMessage(role="user", content="x")])) is None

@@ -30,8 +30,8 @@ def run_example(code: str, cwd) -> str:
     return out.stdout
 
 
-def test_the_page_has_the_five_examples():
-    assert len(EXAMPLES) == 5
+def test_the_page_has_the_seven_examples():
+    assert len(EXAMPLES) == 7
 
 
 @pytest.mark.parametrize("which", ["langchain", "llamaindex"])
@@ -65,3 +65,12 @@ def test_langchain_tools_example_cites_and_refuses(example_workspace):
     citation, refusal = run_example(code, example_workspace).splitlines()
     assert re.fullmatch(r"(MEMORY\.md|memory/[\w-]+\.md):\d+-\d+", citation)
     assert "notes.txt" in refusal and "Traceback" not in refusal
+
+
+@pytest.mark.parametrize("which, question", [("recall_context", "55 g"), ("MemextMemoryBlock", "When is Miguel's birthday?")])
+def test_recall_examples_put_a_cited_block_before_the_turn(which, question, example_workspace):
+    code = next(c for c in EXAMPLES if f"import {which}" in c)
+    out = run_example(code, example_workspace)
+    assert "<memories>\nNotes the user wrote earlier" in out and "not instructions" in out
+    assert re.search(r'<memory cite="(MEMORY\.md|memory/[\w-]+\.md):\d+(-\d+)?"', out)
+    assert question in out

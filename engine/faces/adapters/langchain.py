@@ -10,6 +10,12 @@ memory and the memory tools as LangChain tools.
     docs = retriever.invoke("deploy checklist")
     docs[0].metadata["citation"]        # "memory/2026-01-05.md:3-4"
 
+Before each turn, ``recall_context(memory)`` gives the memories the user's
+message calls for as a context block (DESIGN.md §18), for a chain's
+prompt::
+
+    chain = RunnablePassthrough.assign(memory=recall_context(index)) | prompt | model
+
 The tools come from the engine's one definition (``memext.engine.agents.tools``):
 same names, descriptions and JSON Schemas as the MCP server and the OpenAI
 tool list, run through ``MemoryTools.call_tool``.
@@ -23,16 +29,18 @@ from typing import Any, Optional
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
+    from langchain_core.messages import BaseMessage
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import Runnable, RunnableLambda
     from langchain_core.tools import StructuredTool, ToolException
     from pydantic import ConfigDict
 except ImportError as exc:  # pragma: no cover - exercised without the extra installed
     raise ImportError("the LangChain adapter needs the 'langchain' extra: pip install 'memext[langchain]'") from exc
 
-from ... import MemoryTools, ToolError, ToolSpec
+from ... import MemoryTools, Recaller, ToolError, ToolSpec
 from .hits import Content, Searchable, search_hits
 
-__all__ = ["MemextRetriever", "memory_tools"]
+__all__ = ["MemextRetriever", "memory_tools", "recall_context"]
 
 
 class MemextRetriever(BaseRetriever):
@@ -101,3 +109,33 @@ def _langchain_tool(spec: ToolSpec, tools: MemoryTools) -> StructuredTool:
         handle_tool_error=True,
         metadata={"read_only": spec.read_only, "destructive": spec.destructive, "idempotent": spec.idempotent},
     )
+
+
+def recall_context(memory: Recaller, *, key: str = "input") -> Runnable[Any, str]:
+    """A runnable that turns a chain's input into the recall block for it:
+    the memories the user's latest message calls for, quoted as notes the
+    user wrote earlier, not instructions (:meth:`MemoryIndex.recall`), or
+    "" when nothing is recalled.
+
+    ``memory`` is a :class:`MemoryIndex` or :class:`MemoryTools`. The input
+    may be the message text, a dict holding it under ``key``, or a list of
+    messages (the latest human message is used)."""
+
+    def run(value: Any) -> str:
+        text = _user_text(value, key)
+        return memory.recall(text).context if text.strip() else ""
+
+    return RunnableLambda(run, name="memext_recall")
+
+
+def _user_text(value: Any, key: str) -> str:
+    if isinstance(value, dict):
+        value = value.get(key, "")
+    if isinstance(value, BaseMessage):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        humans = [m for m in value if isinstance(m, BaseMessage) and m.type == "human"]
+        return str(humans[-1].text) if humans else ""
+    if not isinstance(value, str):
+        raise TypeError(f"recall_context: expected the message text, a dict with {key!r} or messages, not {type(value).__name__}")
+    return value

@@ -244,9 +244,9 @@ class LongTermFile:
         from .units import human_size
 
         return (
-            f"{self.path} is {human_size(self.size)}, over the {human_size(self.warn_bytes)} an agent should load at the start of "
-            "a session: move old or rarely needed facts out of it (into memory/ topic files, which search still finds), "
-            "or raise memory_search.memory_file_warn_bytes"
+            f"{self.path} is {self.size:,} bytes ({human_size(self.size)}), over the {self.warn_bytes:,} an agent should load at "
+            "the start of a session: move old or rarely needed facts out of it (into memory/ topic files, which search still "
+            "finds), or raise memory_search.memory_file_warn_bytes"
         )
 
 

@@ -199,7 +199,7 @@ def test_a_memory_file_past_its_size_is_warned_about(tmp_path):
         (ws / "MEMORY.md").write_text("# Facts\n\n" + "- Dana likes rooibos with a slice of lemon.\n" * 60, encoding="utf-8")
         st = idx.status()
         assert st.long_term.too_big and st.to_dict()["long_term"] == {"path": "MEMORY.md", "size": 2649, "warn_bytes": 2048}
-        warning = "MEMORY.md is 2.6 KB, over the 2 KB an agent should load at the start of a session"
+        warning = "MEMORY.md is 2,649 bytes (2.6 KB), over the 2,048 an agent should load at the start of a session"
         lines = click.unstyle("\n".join(status_lines(st)))
         assert f"warning    {warning}" in lines and "raise memory_search.memory_file_warn_bytes" in lines
         assert warning in StatusTable([st]).to_text() and warning in StatusTable([st])._repr_html_()

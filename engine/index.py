@@ -578,8 +578,11 @@ class MemoryIndex:
             else:  # no vectors at all: say so when the provider failed at sync
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
                 notice = f"the index has no vectors ({error}): keyword-only results" if error else None
+        from .search.lines import LineScorer, line_null
         from .search.marks import live_results
 
+        null = line_null(provider) if qvec is not None else None
+        lines = LineScorer(provider, qvec, null) if provider is not None and null is not None else None
         modes: list[str] = []
 
         def ranked(n: int):
@@ -595,6 +598,7 @@ class MemoryIndex:
                 max_lines=max_lines,
                 now=now,
                 paths=paths,
+                lines=lines,
             )
             modes.append(mode)
             return found

@@ -150,16 +150,17 @@ class Judge:
         of the query's terms it holds (``held``), and its cosine.
 
         A hit that holds only some of the query's terms is keyword evidence
-        only as far as its meaning agrees: its keyword evidence is at most
-        its semantic evidence. "number" of "what is my passport number?" in
-        a note about the neighbour at number 12 is a word in common, not an
-        answer; "coffee" of "how do I take my coffee?" in "Coffee: flat
-        white" is both. Without a calibrated cosine (no vectors, or a small
-        index with no line null) the words are all there is to judge by."""
+        only when its meaning agrees: its cosine is above the query's
+        nothing level (semantic evidence above 0). "number" of "what is my
+        passport number?" in a note about the neighbour at number 12 is a
+        word in common, not an answer; "coffee" of "how do I take my
+        coffee?" in "Coffee: flat white" is both. Without a calibrated
+        cosine (no vectors, or a small index with no line null) the words
+        are all there is to judge by."""
         covered = self.coverage(held)
         k = min(keyword or 0.0, covered)
-        if covered < 1.0 and has_vector and self.calibration.null is not None:
-            k = min(k, self.calibration.semantic(cosine))
+        if covered < 1.0 and has_vector and self.calibration.null is not None and self.calibration.semantic(cosine) <= 0.0:
+            k = 0.0
         value = self.evidence(cosine, k, text, has_vector)
         return Evidence(round(value, 6), self.threshold, round(self.calibration.semantic(cosine), 6), round(k, 6), self.calibration.null)
 

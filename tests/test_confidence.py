@@ -76,6 +76,7 @@ TINY = {
     "memory/2026-09-03.md": "# 2026-09-03\n\n- Vendor quote: 2,400 EUR per month.\n- Ran 5 km in 27 minutes.\n- Gym membership cancelled.\n",
     "memory/2026-10-07.md": "# 2026-10-07\n\n- Dana fixed the rounding bug in the refund code.\n",
     "memory/2026-10-21.md": "# 2026-10-21\n\n- Asked the airline about the cancelled flight.\n- Vacation planned: Lisbon, 12-19 November.\n",
+    "memory/2026-11-02.md": "# 2026-11-02\n\n- Refunds for the broken kettle arrived.\n- Kettle replaced with a glass one.\n",
 }
 
 
@@ -120,3 +121,27 @@ def test_confident_hits_come_before_weak_ones(tiny):
     resp = tiny.search("where are we going on holiday?", include_weak=True)
     flags = [r.confident for r in resp]
     assert flags[0] and flags == sorted(flags, reverse=True)
+
+
+def test_a_hit_on_one_word_of_the_question_is_weak_next_to_the_answer(tiny):
+    resp = tiny.search("what did Dana fix in the refund code?", include_weak=True)
+    assert resp[0].path == "memory/2026-10-07.md" and resp[0].confident
+    kettle = [r for r in resp if r.path == "memory/2026-11-02.md"]
+    assert kettle and not kettle[0].confident
+
+
+def test_a_hit_found_by_meaning_in_a_larger_index_marks_its_line(tmp_path):
+    ws = tmp_path / "notes"
+    (ws / "memory").mkdir(parents=True)
+    errands = ("Watered the tomatoes.", "Paid the gas bill.", "Piano lesson: scales.", "Fixed the bike tyre.", "Baked a lemon cake.")
+    for i in range(30):  # more chunks than CALIBRATION_DEPTH: chunk cosines are calibrated, lines only mark
+        (ws / "memory" / f"2025-01-{1 + i:02d}.md").write_text(f"# 2025-01-{1 + i:02d}\n\n- {errands[i % 5]}\n- Meeting notes {i}.\n")
+    (ws / "memory" / "2026-10-09.md").write_text(
+        "# 2026-10-09\n\n- Groceries for the week.\n- Ran 5 km in 27 minutes.\n- Called the plumber.\n"
+    )
+    agent = make_agent(ws, db_path=tmp_path / "i.sqlite", provider="local", local={"model_path": str(MODEL_PATH)})
+    with MemoryIndex(agent) as idx:
+        idx.sync(reason="manual")
+        r = idx.search("how fast did I run 5k?")[0]
+    assert r.path == "memory/2026-10-09.md" and r.best_line == 4
+    assert marked(r) == ["> 4  - Ran 5 km in 27 minutes."]

@@ -145,3 +145,19 @@ def test_a_hit_found_by_meaning_in_a_larger_index_marks_its_line(tmp_path):
         r = idx.search("how fast did I run 5k?")[0]
     assert r.path == "memory/2026-10-09.md" and r.best_line == 4
     assert marked(r) == ["> 4  - Ran 5 km in 27 minutes."]
+
+
+def test_a_sync_caches_the_lines_of_a_small_index_for_its_searches(tiny, monkeypatch):
+    from memext.engine.search import lines
+
+    # A search in a new process reads the lines the sync cached: it embeds
+    # the query and nothing else.
+    monkeypatch.setattr(lines, "_CACHE", {})
+    provider = tiny.provider_choice.provider
+
+    def no_batch(texts, progress=None):
+        raise AssertionError(f"a search embedded {len(texts)} lines")
+
+    monkeypatch.setattr(provider, "embed_batch", no_batch)
+    resp = tiny.search("which seat do I like on a plane?")
+    assert resp.confident and "window seats" in marked(resp[0])[0]

@@ -16,7 +16,10 @@ Two uses, both bounded: the lines of the results shown that hold no query
 term, to mark the line that carries the meaning; and, in an index too
 small to calibrate chunk cosines against (fewer than
 ``CALIBRATION_DEPTH`` chunks), every line, so a paraphrase is ranked and
-judged by its closest line. Line vectors are kept per process, by text.
+judged by its closest line. A sync embeds the lines of such an index into
+its embedding cache (:func:`cache_line_vectors`), so a one-shot search
+reads them (without writing the index); vectors read or embedded are kept
+per process, by text.
 """
 
 from __future__ import annotations
@@ -25,10 +28,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from ..store import CacheKey
+from .confidence import CALIBRATION_DEPTH
+
 if TYPE_CHECKING:
     import numpy as np
 
     from ..providers import EmbeddingProvider
+    from ..store import IndexStore
 
 #: The line null of each model measured (bench/line_null.py), by the
 #: start of the local model's file name (any quantisation).
@@ -52,6 +59,48 @@ def line_null(provider: "EmbeddingProvider | None") -> float | None:
     return next((v for prefix, v in LINE_NULLS.items() if name.startswith(prefix)), None)
 
 
+def _key(provider: "EmbeddingProvider") -> CacheKey:
+    return CacheKey(provider.id, provider.model, provider.endpoint_key)
+
+
+def _hash(text: str) -> str:
+    from ..memory.chunking import text_hash
+
+    return text_hash(text)
+
+
+def cache_line_vectors(store: "IndexStore", provider: "EmbeddingProvider | None") -> int:
+    """After a sync, with the writer's ``store``: embed the lines of a small
+    index (fewer than ``CALIBRATION_DEPTH`` chunks) that its embedding cache
+    lacks, and cache them, so a search finds them there. Only for a model
+    with a line null (:func:`line_null`); a provider error leaves the
+    searches to embed them. Returns the number of lines embedded."""
+    if provider is None or line_null(provider) is None or store.dims is None or not 0 < store.chunk_count() < CALIBRATION_DEPTH:
+        return 0
+    import numpy as np
+
+    from ..errors import MemextError
+    from ..vector_math import normalize
+
+    probe = np.zeros(store.dims, dtype=np.float32)
+    probe[0] = 1.0  # any direction: every chunk of a small index comes back
+    rows = store.chunks(r for r, _ in store.vector_search(probe, CALIBRATION_DEPTH))
+    texts = {meaning_text(line) for row in rows.values() for line in row.text.split("\n")} - {""}
+    by_hash = {_hash(t): t for t in texts}
+    key = _key(provider)
+    # Read without marking: a sync that changed nothing writes nothing.
+    have = store.cache_get(key, list(by_hash), touch=False)
+    missing = [h for h in by_hash if h not in have]
+    if not missing:
+        return 0
+    try:
+        vectors = provider.embed_batch([by_hash[h] for h in missing])
+    except (MemextError, OSError, RuntimeError, ValueError):
+        return 0
+    store.cache_put(key, {h: normalize(v) for h, v in zip(missing, vectors)})
+    return len(missing)
+
+
 def meaning_text(line: str) -> str:
     """What of a line is embedded: its words, without entry metadata; empty
     for a blank line or a heading (they carry no fact of their own)."""
@@ -67,6 +116,8 @@ class LineScorer:
     query_vector: "np.ndarray"
     #: The model's line null: the cosine a line reaches by style alone.
     null: float
+    #: Where line vectors a sync cached are read (never written) from.
+    store: "IndexStore | None" = None
 
     def cosines(self, lines: Sequence[str]) -> list[float | None]:
         """The cosine of each line to the query; None for a line with nothing
@@ -79,6 +130,13 @@ class LineScorer:
         texts = [meaning_text(line) for line in lines]
         key = f"{self.provider.id}/{self.provider.model}"
         new = list(dict.fromkeys(t for t in texts if t and (key, t) not in _CACHE))
+        if new and self.store is not None:
+            by_hash = {_hash(t): t for t in new}
+            size = len(self.query_vector)
+            for h, v in self.store.cache_get(_key(self.provider), list(by_hash), touch=False).items():
+                if len(v) == size:
+                    _CACHE[(key, by_hash[h])] = v
+            new = [t for t in new if (key, t) not in _CACHE]
         if new:
             try:
                 vectors = self.provider.embed_batch(new)

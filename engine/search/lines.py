@@ -126,6 +126,7 @@ class LineScorer:
         import numpy as np
 
         from ..errors import MemextError
+        from ..vector_math import normalize
 
         texts = [meaning_text(line) for line in lines]
         key = f"{self.provider.id}/{self.provider.model}"
@@ -145,7 +146,7 @@ class LineScorer:
             if len(_CACHE) + len(new) > _MAX_CACHED:
                 _CACHE.clear()
             for t, v in zip(new, vectors):
-                _CACHE[(key, t)] = np.asarray(v, dtype=np.float32)
+                _CACHE[(key, t)] = normalize(v)  # as the sync caches them
         q = np.asarray(self.query_vector, dtype=np.float32)
         return [float(np.dot(_CACHE[(key, t)], q)) if t and (key, t) in _CACHE else None for t in texts]
 

@@ -378,6 +378,11 @@ class MemoryIndex:
             if report.provider_error and choice.provider is not None:
                 if self._switch_to_fallback(choice.provider.id, report.provider_error):
                     report = self._run_with_current(writer, progress, force, sessions_all, cancel)
+            if self.agent.settings.cache.enabled and not report.provider_error:
+                from .search.lines import cache_line_vectors
+
+                # A small index's lines, for the searches that judge it by them.
+                cache_line_vectors(writer, self.provider_choice.provider)
             return report
         finally:
             writer.close()
@@ -605,8 +610,11 @@ class MemoryIndex:
             else:  # no vectors at all: say so when the provider failed at sync
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
                 notice = f"the index has no vectors ({error}): keyword-only results" if error else None
+        from .search.lines import LineScorer, line_null
         from .search.marks import live_results
 
+        null = line_null(provider) if qvec is not None else None
+        lines = LineScorer(provider, qvec, null, self._store) if provider is not None and null is not None else None
         modes: list[str] = []
 
         def ranked(n: int):
@@ -622,6 +630,7 @@ class MemoryIndex:
                 max_lines=max_lines,
                 now=now,
                 paths=paths,
+                lines=lines,
             )
             modes.append(mode)
             return found

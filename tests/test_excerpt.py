@@ -23,3 +23,13 @@ def test_long_lines_are_cut_around_their_hit():
     ex = make_excerpt(line, 1, ["needle"])
     shown = ex.lines[0].text
     assert "needle" in shown and shown.startswith("…") and len(shown) <= LINE_CHARS + 2
+
+
+def test_a_hit_found_by_meaning_marks_the_line_that_carries_it():
+    text = "# 2026-09-03\n\n- Vendor quote: 2,400 EUR per month.\n- Ran 5 km in 27 minutes.\n- Gym membership cancelled."
+    ex = make_excerpt(text, 1, query_terms("how fast did I go 5k"), meaning_line=3)
+    assert ex.best_line == 4 and [ln.number for ln in ex.lines if ln.hit] == [4]
+    assert [line for line in ex.to_text().splitlines() if line.startswith(">")] == ["> 4  - Ran 5 km in 27 minutes."]
+    # A line that holds a query term wins over the meaning.
+    worded = make_excerpt(text, 1, query_terms("gym"), meaning_line=3)
+    assert worded.best_line == 5 and [ln.number for ln in worded.lines if ln.hit] == [5]

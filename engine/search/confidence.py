@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Sequence
+from typing import Collection, Iterable, NamedTuple, Sequence
 
 from ..text import STOP_WORDS, fold, is_id_like, words
 
@@ -147,8 +147,20 @@ class Judge:
 
     def hit(self, cosine: float | None, keyword: float | None, held: Iterable[str], text: str, has_vector: bool) -> Evidence:
         """The evidence of one hit: its keyword score, capped by the share
-        of the query's terms it holds (``held``), and its cosine."""
-        k = min(keyword or 0.0, self.coverage(held))
+        of the query's terms it holds (``held``), and its cosine.
+
+        A hit that holds only some of the query's terms is keyword evidence
+        only when its meaning agrees: its cosine is above the query's
+        nothing level (semantic evidence above 0). "number" of "what is my
+        passport number?" in a note about the neighbour at number 12 is a
+        word in common, not an answer; "coffee" of "how do I take my
+        coffee?" in "Coffee: flat white" is both. Without a calibrated
+        cosine (no vectors, or a small index with no line null) the words
+        are all there is to judge by."""
+        covered = self.coverage(held)
+        k = min(keyword or 0.0, covered)
+        if covered < 1.0 and has_vector and self.calibration.null is not None and self.calibration.semantic(cosine) <= 0.0:
+            k = 0.0
         value = self.evidence(cosine, k, text, has_vector)
         return Evidence(round(value, 6), self.threshold, round(self.calibration.semantic(cosine), 6), round(k, 6), self.calibration.null)
 
@@ -157,20 +169,39 @@ class Judge:
         return round(1.0 / (1.0 + math.exp(-(evidence - self.threshold) / SOFTNESS)), 4)
 
 
-def make_judge(query: str, doc_counts: dict[str, int], total: int, calibration: Calibration, weights: tuple[float, float]) -> Judge:
+def rarity(doc_count: int, total: int) -> float:
+    """How much a term says, by how few of ``total`` chunks hold it: BM25's
+    IDF kept positive (``log(1 + (N - n + 0.5) / (n + 0.5))``), highest for
+    a term no chunk holds. Unlike FTS5's IDF it does not vanish for a term
+    in half the chunks of a small index."""
+    return math.log(1 + (max(total, doc_count) - doc_count + 0.5) / (doc_count + 0.5))
+
+
+def make_judge(
+    query: str,
+    doc_counts: dict[str, int],
+    total: int,
+    calibration: Calibration,
+    weights: tuple[float, float],
+    time_words: Collection[str] = (),
+) -> Judge:
     """The judge of one query: its threshold is raised when the query names
     a word that no chunk holds (``doc_counts`` has the index's counts of the
     query's terms, ``total`` its chunks).
 
-    Coverage counts the terms memory has, weighted by rarity, plus the named
-    ones it lacks: a plain word no note uses ("plane" for notes that say
-    "flights") says nothing either way, and the semantic side judges the
-    paraphrase; a name no note holds is evidence against."""
+    Coverage counts every content term of the query, weighted by
+    :func:`rarity`: a term no note holds weighs the most, so a hit that
+    shares one common word of a longer question ("number" of "what is my
+    passport number?") covers little of it, and a paraphrase ("plane" for
+    notes that say "flights") is left to the semantic side. The words of a
+    time the query names (``time_words``: "yesterday", "last week") are
+    not counted: notes are dated by their file or heading, and the time
+    boost reads them."""
     named = named_terms(query)
     # Every name unknown: a question about someone memory never met. One
     # known name among them ("Jean and John") may still be answered.
     absent = bool(named) and all(doc_counts.get(w, 1) == 0 for w in named)
-    counted = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items() if n > 0 or t in named}
+    counted = {t: rarity(n, total) for t, n in doc_counts.items() if t not in time_words}
     return Judge(
         calibration,
         weights[0],

@@ -35,7 +35,9 @@ class ExcerptLine:
 
     number: int
     text: str
-    hit: bool  # holds a query term
+    #: Matched the query: holds a query term, or is the line that carries
+    #: the meaning of a hit found by meaning alone (faces mark it).
+    hit: bool
 
 
 @dataclass(frozen=True)
@@ -71,11 +73,14 @@ def make_excerpt(
     before: int = CONTEXT_BEFORE,
     after: int = CONTEXT_AFTER,
     found: dict[str, list[int]] | None = None,
+    meaning_line: int | None = None,
 ) -> Excerpt:
     """The excerpt of a chunk whose first line is line ``start_line`` of its
-    file. Without a term in any line (a purely semantic hit) the window is
-    the chunk's first lines. ``found``: :func:`~.text.find_terms` of
-    ``text`` for (at least) ``terms``, when the caller has it."""
+    file. Without a term in any line (a hit found by meaning alone) the
+    best line is ``meaning_line`` (0-based in ``text``: the line that
+    carries the meaning, :mod:`.lines`), or with none the window is the
+    chunk's first lines. ``found``: :func:`~.text.find_terms` of ``text``
+    for (at least) ``terms``, when the caller has it."""
     lines = text.split("\n")
     shown = highlight_terms(list(terms)) or list(terms)
     if found is None:
@@ -99,7 +104,10 @@ def make_excerpt(
             pos = at - line_start
             firsts[line] = min(pos, firsts.get(line, pos))
     best = max(values, key=lambda i: (values[i], -i)) if values else 0
-    if not values or values[best] <= 0:
+    if (not values or values[best] <= 0) and meaning_line is not None and 0 <= meaning_line < len(lines):
+        best, values = meaning_line, {meaning_line: 1.0}
+        lo, hi = max(0, best - before), min(len(lines), best + after + 1)
+    elif not values or values[best] <= 0:
         best, lo, hi = 0, 0, min(len(lines), before + after + 1)
     else:
         lo, hi = max(0, best - before), min(len(lines), best + after + 1)

@@ -45,6 +45,7 @@ from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
 from .decay import decay_factor
 from .excerpt import make_excerpt, make_snippet
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
+from .lines import LineScorer
 from .mmr import mmr_order
 from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
@@ -73,6 +74,9 @@ class _Candidate:
     decay: float = 1.0
     time: float = 1.0  # the time-cue boost applied
     no_vector: bool = False
+    #: Share of the query's terms the chunk holds (scales the keyword
+    #: score in an index too small for BM25's reference).
+    cover: float = 1.0
 
 
 def bm25_to_score(bm25: float, best_bm25: float, reference: float = 0.0) -> float:
@@ -121,6 +125,7 @@ def run_search(
     snippets: bool = True,
     now: datetime | None = None,
     paths: Collection[str] | None = None,
+    lines: LineScorer | None = None,
 ) -> tuple[list[SearchResult], str]:
     """Search one store; returns (results, mode).
 
@@ -132,7 +137,10 @@ def run_search(
     (default: the current time). ``paths`` searches only those files (the
     ``after``/``before`` filters): the stores filter before they rank.
     Results carry their confidence (:mod:`.confidence`); the keyword side
-    searches content terms only.
+    searches content terms only. ``lines`` (:mod:`.lines`) marks the line
+    that carries a hit found by meaning alone, and in an index of fewer
+    than ``CALIBRATION_DEPTH`` chunks ranks and judges each chunk by its
+    closest line.
     """
     h = settings.hybrid
     cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
@@ -147,7 +155,15 @@ def run_search(
     keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, sources, paths)
     drawn = store.vector_search(query_vector, max(pool, CALIBRATION_DEPTH), sources, paths) if query_vector is not None else []
     vector_hits = drawn[:pool]
-    judge = make_judge(query, {t: doc_counts[t] for t in terms}, total, Calibration.of_pool(drawn), h.weights)
+    calibration = Calibration.of_pool(drawn)
+    if lines is not None and 0 < len(drawn) < CALIBRATION_DEPTH:
+        # Too few chunks to calibrate against: every chunk is in the pool,
+        # judged by its closest line against the model's line null.
+        vector_hits = drawn = _by_lines(store, drawn, lines)
+        calibration = Calibration(lines.null)
+    spoken = cues if settings.time_boost > 0 else find_time_cues(query, now or datetime.now())
+    time_words = {w for cue in spoken for w in query_terms(cue.text)}
+    judge = make_judge(query, {t: doc_counts[t] for t in terms}, total, calibration, h.weights, time_words)
     use_vector = query_vector is not None and store.dims is not None
     use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:
@@ -164,9 +180,16 @@ def run_search(
         return [], mode
 
     best_bm25 = keyword_hits[0][1] if keyword_hits else 0.0
+    found = TermsFound(terms)
     # Below MIN_CHUNKS_FOR_IDF, FTS5's IDF is too coarse to measure a query
-    # against (with 2 chunks a term in one of them weighs 0): relative scores.
+    # against (with 2 chunks a term in one of them weighs 0): scores are
+    # relative to the best hit, times the share of the query's terms (by
+    # rarity) a hit holds, so a hit on one word of three is no full match.
     reference = bm25_reference(sent, doc_counts, total) if keyword_hits and total >= MIN_CHUNKS_FOR_IDF else 0.0
+    if keyword_hits and total < MIN_CHUNKS_FOR_IDF:
+        held = store.chunks(r for r, _ in keyword_hits)
+        for rowid, row in held.items():
+            cands[rowid].cover = judge.coverage(found(row))
     if mode == "hybrid" and query_vector is not None:  # hybrid always has one
         _fill_similarities(store, cands, query_vector)
     _fuse(cands.values(), mode, h, best_bm25, reference)
@@ -203,7 +226,6 @@ def run_search(
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, total) / max(1, n)) for t, n in doc_counts.items()}
-    found = TermsFound(terms)
     cite = Citer(store, sent, [c.rowid for c in ranked[:likely]], found)
     if budget:
         passed: list[_Candidate] = []
@@ -218,13 +240,11 @@ def run_search(
                 yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
         spans = budget_spans(hits(), max_lines if max_lines is not None else sys.maxsize, max_results)
-        return newer_first(
-            cues,
-            [_span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge) for span in spans],
-            found,
-            rows,
-            [passed[span.members[0]].rowid for span in spans],
-        ), mode
+        span_results = [
+            _span_result(span, passed, cited, rows, found, weights, mode, h.fusion, explain, snippets, judge, lines) for span in spans
+        ]
+        ordered, rowids = _confident_first(span_results, [passed[span.members[0]].rowid for span in spans])
+        return newer_first(cues, ordered, found, rows, rowids), mode
     shown = list(islice(stream, max_results))
     results = [
         _result(
@@ -238,10 +258,12 @@ def run_search(
             explain,
             snippets,
             judge,
+            lines,
         )
         for c in shown
     ]
-    return newer_first(cues, results, found, rows, [c.rowid for c in shown]), mode
+    ordered, rowids = _confident_first(results, [c.rowid for c in shown])
+    return newer_first(cues, ordered, found, rows, rowids), mode
 
 
 def _passing(
@@ -283,6 +305,7 @@ def _span_result(
     explain: bool,
     snippets: bool,
     judge: Judge,
+    lines: LineScorer | None = None,
 ) -> SearchResult:
     """The result for one span of the budget: its best hit, widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
@@ -292,7 +315,7 @@ def _span_result(
     # A merged span's snippet and excerpt come from the merged text below,
     # so the best hit's own are not made.
     result = _result(
-        rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged, judge
+        rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged, judge, lines
     )
     if not merged:
         return result
@@ -303,8 +326,9 @@ def _span_result(
         shown = merged_text([cited[i] for i in span.members])
         found = with_stems(whole, terms, find_terms(whole, terms))
         result.snippet = make_snippet(whole, terms, weights=weights, found=found)
+        in_shown = found if shown == whole else with_stems(shown, terms, find_terms(shown, terms))
         result.excerpt = make_excerpt(
-            shown, span.start_line, terms, weights, found=found if shown == whole else with_stems(shown, terms, find_terms(shown, terms))
+            shown, span.start_line, terms, weights, found=in_shown, meaning_line=_meaning_line(shown, in_shown, judge, lines)
         )
     if result.explain is not None:
         result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
@@ -340,7 +364,7 @@ def _fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
     wv, wt = h.weights
     for c in cands:
         v = min(1.0, max(0.0, c.v_sim)) if c.v_sim is not None else 0.0
-        t = bm25_to_score(c.t_bm25, best_bm25, reference) if c.t_bm25 is not None else 0.0
+        t = bm25_to_score(c.t_bm25, best_bm25, reference) * c.cover if c.t_bm25 is not None else 0.0
         c.t_score = t
         if mode == "keyword" or c.no_vector:
             if h.fusion == "rrf" and mode == "hybrid":
@@ -368,6 +392,7 @@ def _result(
     explain: bool,
     snippets: bool,
     judge: Judge,
+    lines: LineScorer | None = None,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
     headings that open it: :func:`engine.spans.cited_lines`). The excerpt
@@ -397,6 +422,10 @@ def _result(
     days = chunk_dates(row.path, row.text, row.start_line)
     terms = found_in.terms
     found = found_in(row) if snippets else {}
+    excerpt = None
+    if snippets:
+        in_text = found_in.in_lines(row, start - row.start_line, text)
+        excerpt = make_excerpt(text, start, terms, weights, found=in_text, meaning_line=_meaning_line(text, in_text, judge, lines))
     return SearchResult(
         path=row.path,
         start_line=start,
@@ -405,8 +434,43 @@ def _result(
         snippet=make_snippet(row.text, terms, weights=weights, found=found) if snippets else "",
         source=row.source,
         explain=info,
-        excerpt=make_excerpt(text, start, terms, weights, found=found_in.in_lines(row, start - row.start_line, text)) if snippets else None,
+        excerpt=excerpt,
         confidence=confidence,
         confident=confidence >= 0.5,
         date=max(days).isoformat() if days else None,
     )
+
+
+def _confident_first(results: list[SearchResult], rowids: list[int]) -> tuple[list[SearchResult], list[int]]:
+    """The results the search is confident of before the weak ones, each
+    group in rank order (``rowids``: each result's chunk, reordered alike).
+    The set shown is unchanged; a weak hit that outscores a confident one
+    (a common word of the query in a long note) no longer leads the answer."""
+    order = sorted(range(len(results)), key=lambda i: not results[i].confident)
+    return [results[i] for i in order], [rowids[i] for i in order]
+
+
+def _by_lines(store: IndexStore, drawn: list[tuple[int, float]], lines: LineScorer) -> list[tuple[int, float]]:
+    """The vector pool of a small index with each chunk's cosine raised to
+    that of its closest line (a note's lines are separate facts; the
+    chunk's vector averages them), best first."""
+    rows = store.chunks(r for r, _ in drawn)
+    out = []
+    for rowid, sim in drawn:
+        row = rows.get(rowid)
+        best = lines.best(row.text.split("\n")) if row is not None else None
+        out.append((rowid, max(sim, best[1]) if best else sim))
+    return sorted(out, key=lambda h: (-h[1], h[0]))
+
+
+def _meaning_line(text: str, found: dict[str, list[int]], judge: Judge, lines: LineScorer | None) -> int | None:
+    """For a hit no line of which holds a query term: the line of ``text``
+    (0-based) that carries its meaning, when that line alone is semantic
+    evidence enough for a confident answer; else None (no line is marked)."""
+    if lines is None or found:
+        return None
+    best = lines.best(text.split("\n"))
+    if best is None:
+        return None
+    weight = judge.vector_weight / max(1e-9, judge.vector_weight + judge.text_weight)
+    return best[0] if weight * lines.semantic(best[1]) >= judge.threshold else None

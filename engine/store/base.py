@@ -282,7 +282,10 @@ class IndexStore(Protocol):
 
     # -- embedding cache ------------------------------------------------------------
 
-    def cache_get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+    def cache_get(self, key: CacheKey, hashes: Sequence[str], *, touch: bool = True) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash; ``touch`` marks hits as recently used
+        (a search reads with ``touch=False``: it never writes the index)."""
+        ...
 
     def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None: ...
 

@@ -27,8 +27,8 @@ class PgEmbeddingCache:
     def __init__(self, db: PgConnection):
         self.db = db
 
-    def get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        """Cached vectors by text hash; hits are marked as recently used."""
+    def get(self, key: CacheKey, hashes: Sequence[str], *, touch: bool = True) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash; hits are marked as recently used unless ``touch`` is False."""
         import numpy as np
 
         if not hashes:
@@ -44,7 +44,7 @@ class PgEmbeddingCache:
 
         rows = self.db.run(read)
         out = {h: np.frombuffer(bytes(blob), dtype="<f4") for h, blob in rows}
-        if out:
+        if out and touch:
             with self.db.transaction():
                 self.db.conn.execute(
                     "UPDATE memext.embedding_cache SET used_at = %s WHERE agent = %s AND provider = %s AND model = %s "

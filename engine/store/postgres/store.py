@@ -385,8 +385,8 @@ class PostgresStore:
 
     # -- embedding cache -----------------------------------------------------------------------
 
-    def cache_get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._cache.get(key, hashes)
+    def cache_get(self, key: CacheKey, hashes: Sequence[str], *, touch: bool = True) -> dict[str, np.ndarray]:
+        return self._cache.get(key, hashes, touch=touch)
 
     def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None:
         self._cache.put(key, items)

@@ -24,8 +24,8 @@ class EmbeddingCache:
     def __init__(self, db: Connection):
         self.db = db
 
-    def get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        """Cached vectors by text hash; hits are marked as recently used."""
+    def get(self, key: CacheKey, hashes: Sequence[str], *, touch: bool = True) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash; hits are marked as recently used unless ``touch`` is False."""
         import numpy as np
 
         out: dict[str, np.ndarray] = {}
@@ -39,7 +39,7 @@ class EmbeddingCache:
             ).fetchall()
             for h, blob in rows:
                 out[h] = np.frombuffer(blob, dtype="<f4")
-            if out:
+            if out and touch:
                 with self.db.transaction():
                     self.db.conn.executemany(
                         "UPDATE embedding_cache SET used_at = ? WHERE provider = ? AND model = ? AND endpoint_key = ? AND hash = ?",

@@ -299,9 +299,9 @@ class Store:
 
     # -- embedding cache ----------------------------------------------------------------
 
-    def cache_get(self, key: CacheKey, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        """Cached vectors by text hash; hits are marked as recently used."""
-        return self._cache.get(key, hashes)
+    def cache_get(self, key: CacheKey, hashes: Sequence[str], *, touch: bool = True) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash; hits are marked as recently used unless ``touch`` is False."""
+        return self._cache.get(key, hashes, touch=touch)
 
     def cache_put(self, key: CacheKey, items: dict[str, np.ndarray]) -> None:
         self._cache.put(key, items)

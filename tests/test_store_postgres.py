@@ -148,7 +148,8 @@ def test_a_second_machine_embeds_nothing_and_needs_no_rebuild(workspace, tmp_pat
         forced = idx.sync(force=True)
         assert forced.rebuilt and forced.cache_hits == 3 and b.texts_embedded == 0
         assert idx.search("green tea")[0].path == "MEMORY.md"
-    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # nothing local
+    # Nothing local but this machine's use log (engine/memory/use_log.py), from B's search.
+    assert not (tmp_path / "a").exists() and [p.name for p in (tmp_path / "b").iterdir()] == ["team.sqlite.uses"]
 
 
 def test_readers_see_the_old_index_until_the_rebuild_commits(workspace, tmp_path, pg_url):

@@ -614,7 +614,7 @@ class MemoryIndex:
         from .search.marks import live_results
 
         null = line_null(provider) if qvec is not None else None
-        lines = LineScorer(provider, qvec, null, self._store) if provider is not None and null is not None else None
+        lines = LineScorer(provider, qvec, null, self._store) if provider is not None and qvec is not None and null is not None else None
         modes: list[str] = []
 
         def ranked(n: int):

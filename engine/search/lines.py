@@ -145,8 +145,8 @@ class LineScorer:
                 return [None] * len(lines)
             if len(_CACHE) + len(new) > _MAX_CACHED:
                 _CACHE.clear()
-            for t, v in zip(new, vectors):
-                _CACHE[(key, t)] = normalize(v)  # as the sync caches them
+            for t, embedded in zip(new, vectors):
+                _CACHE[(key, t)] = normalize(embedded)  # as the sync caches them
         q = np.asarray(self.query_vector, dtype=np.float32)
         return [float(np.dot(_CACHE[(key, t)], q)) if t and (key, t) in _CACHE else None for t in texts]
 

@@ -202,9 +202,10 @@ def run_search(
         # Scores depend on the chunks' paths or texts, or every candidate is shown.
         rows = store.chunks(cands)
         for c in cands.values():
-            row = rows.get(c.rowid)
-            if row is None:
+            row_or_none = rows.get(c.rowid)
+            if row_or_none is None:
                 continue
+            row = row_or_none
             if cues and in_cues(chunk_dates(row.path, row.text, row.start_line), cues):
                 c.time = 1 + settings.time_boost
                 c.score *= c.time

@@ -10,25 +10,51 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from ..config import AgentConfig
-from ..memory.entries import FileEntries, parse_entries
 from .results import SearchResult
 
+if TYPE_CHECKING:  # the parser loads only for a file that holds a comment
+    from ..memory.entries import FileEntries
 
-def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[SearchResult]:
+
+class Marked(NamedTuple):
+    """Results with their marks filled in, and the cited files that can no
+    longer be read (path -> why), whose results are left out."""
+
+    results: list[SearchResult]
+    unreadable: dict[str, str]
+
+
+class _Look(NamedTuple):
+    """One file as a search last found it: its stat and its entries."""
+
+    mtime_ns: int
+    size: int
+    ctime_ns: int
+    entries: FileEntries | None
+
+
+def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> Marked:
     """``results`` with ``origin``, ``status`` and ``untrusted`` filled in
-    from the files they cite (a file that cannot be read leaves a result as it is)."""
+    from the files they cite; the results of a file that can no longer be
+    read are left out and named in :attr:`Marked.unreadable`. Each cited
+    file is looked at once."""
     files: dict[str, FileEntries | None] = {}
+    unreadable: dict[str, str] = {}
     out: list[SearchResult] = []
     for r in results:
         if r.source != "memory":
             out.append(r)
             continue
-        if r.path not in files:
-            files[r.path] = _entries(agent, r.path)
+        if r.path not in files and r.path not in unreadable:
+            try:
+                files[r.path] = _entries(agent, r.path)
+            except _Unreadable as exc:
+                unreadable[r.path] = exc.why
+        if r.path in unreadable:
+            continue
         entries = files[r.path]
         if entries is None:
             out.append(r)
@@ -39,48 +65,61 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[Search
         span = entries.span_info(r.start_line, r.end_line)
         best = entries.info(r.best_line) if 0 < r.best_line <= len(entries.lines) and entries.lines[r.best_line - 1].strip() else span
         out.append(dataclasses.replace(r, origin=best.origin, status=best.status, untrusted=best.untrusted or span.untrusted))
-    return out
+    return Marked(out, unreadable)
 
 
-#: Parsed files by (real path, mtime, size): a search reads only the files
-#: its results cite, and most are unchanged since the last search.
-_CACHE: dict[tuple[str, int, int], FileEntries | None] = {}
+class _Unreadable(Exception):
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+#: Files as last looked at, by real path: a search reads only the files its
+#: results cite, and most are unchanged since the last search.
+_CACHE: dict[str, _Look] = {}
 _CACHE_MAX = 256
 
 
 def _entries(agent: AgentConfig, path: str) -> FileEntries | None:
     """The file's entries; None when it has no metadata at all (nothing to
-    read from it) or cannot be read (a result is never lost to its marks)."""
+    read from it). Raises :class:`_Unreadable` when the file can no longer
+    be read: the index may hold a file's old text until the next sync, and
+    a citation ``get`` cannot open must not be offered."""
     # The index holds only paths that passed the memory path rules when it
     # was synced, and only metadata is read from the file here, so the
     # path is joined, not checked again (that costs more than the search).
-    real = Path(path) if os.path.isabs(path) else agent.workspace / path
+    real = path if os.path.isabs(path) else os.path.join(agent.workspace, path)
     try:
-        st = real.stat()
-        key = (str(real), st.st_mtime_ns, st.st_size)
-        if key in _CACHE:
-            return _CACHE[key]
-        text = real.read_text(encoding="utf-8", errors="replace")
+        st = os.stat(real)
+        look = _CACHE.get(real)
+        # A file read before with the same stat is readable still: a chmod
+        # (which keeps the mtime the change check compares) moves its ctime.
+        if look is not None and (look.mtime_ns, look.size, look.ctime_ns) == (st.st_mtime_ns, st.st_size, st.st_ctime_ns):
+            return look.entries
+        with open(real, encoding="utf-8", errors="replace") as f:
+            text = f.read()
     except OSError:
-        return None
-    entries = parse_entries(text) if "<!--" in text else None
+        raise _Unreadable("no longer exists" if not os.path.lexists(real) else "can no longer be read") from None
+    entries = None
+    if "<!--" in text:
+        from ..memory.entries import parse_entries
+
+        entries = parse_entries(text)
     if len(_CACHE) >= _CACHE_MAX:
         _CACHE.clear()
-    _CACHE[key] = entries
+    _CACHE[real] = _Look(st.st_mtime_ns, st.st_size, st.st_ctime_ns, entries)
     return entries
 
 
-def live_results(
-    search: Callable[[int], list[SearchResult]], agent: AgentConfig, max_results: int, *, include_retired: bool
-) -> list[SearchResult]:
+def live_results(search: Callable[[int], list[SearchResult]], agent: AgentConfig, max_results: int, *, include_retired: bool) -> Marked:
     """``search(n)`` annotated, forgotten and superseded results left out
     unless ``include_retired``. When some were left out, searches once more
     with room for them, so up to ``max_results`` live results come back."""
-    results = annotate(search(max_results), agent)
+    marked = annotate(search(max_results), agent)
     if include_retired:
-        return results
-    live = [r for r in results if r.status == "live"]
-    if len(live) == len(results):
-        return live
-    wider = annotate(search(max_results + 2 * (len(results) - len(live)) + 4), agent)
-    return [r for r in wider if r.status == "live"][:max_results]
+        return marked
+    live = [r for r in marked.results if r.status == "live"]
+    if len(live) == len(marked.results):
+        return Marked(live, marked.unreadable)
+    wider = annotate(search(max_results + 2 * (len(marked.results) - len(live)) + 4), agent)
+    return Marked([r for r in wider.results if r.status == "live"][:max_results], wider.unreadable)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from ..config import AgentConfig
 from .results import SearchResult
@@ -75,9 +75,13 @@ class _Unreadable(Exception):
 
 
 #: Files as last looked at, by real path: a search reads only the files its
-#: results cite, and most are unchanged since the last search.
-_CACHE: dict[str, _Look] = {}
-_CACHE_MAX = 256
+#: results cite, and most are unchanged since the last search. A file
+#: without metadata, most of them, is remembered by its stat alone, so a
+#: long-lived process keeps thousands; parsed files hold their lines.
+_PLAIN: dict[str, tuple[int, int, int]] = {}
+_PLAIN_MAX = 8192
+_PARSED: dict[str, _Look] = {}
+_PARSED_MAX = 256
 
 
 def _entries(agent: AgentConfig, path: str) -> FileEntries | None:
@@ -91,24 +95,35 @@ def _entries(agent: AgentConfig, path: str) -> FileEntries | None:
     real = path if os.path.isabs(path) else os.path.join(agent.workspace, path)
     try:
         st = os.stat(real)
-        look = _CACHE.get(real)
         # A file read before with the same stat is readable still: a chmod
         # (which keeps the mtime the change check compares) moves its ctime.
-        if look is not None and (look.mtime_ns, look.size, look.ctime_ns) == (st.st_mtime_ns, st.st_size, st.st_ctime_ns):
+        seen = (st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+        if _PLAIN.get(real) == seen:
+            return None
+        look = _PARSED.get(real)
+        if look is not None and (look.mtime_ns, look.size, look.ctime_ns) == seen:
             return look.entries
-        with open(real, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        with open(real, "rb") as f:
+            data = f.read()
     except OSError:
         raise _Unreadable("no longer exists" if not os.path.lexists(real) else "can no longer be read") from None
-    entries = None
-    if "<!--" in text:
-        from ..memory.entries import parse_entries
+    if b"<!--" not in data:  # decoded only when there is metadata to read
+        _remember(_PLAIN, _PLAIN_MAX, real, seen)
+        _PARSED.pop(real, None)
+        return None
+    from ..memory.entries import parse_entries
 
-        entries = parse_entries(text)
-    if len(_CACHE) >= _CACHE_MAX:
-        _CACHE.clear()
-    _CACHE[real] = _Look(st.st_mtime_ns, st.st_size, st.st_ctime_ns, entries)
+    # Line ends as a file read as text has them (universal newlines).
+    entries = parse_entries(data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n"))
+    _remember(_PARSED, _PARSED_MAX, real, _Look(*seen, entries))
+    _PLAIN.pop(real, None)
     return entries
+
+
+def _remember(cache: dict[str, Any], most: int, key: str, value: Any) -> None:
+    if len(cache) >= most:
+        cache.clear()
+    cache[key] = value
 
 
 def live_results(search: Callable[[int], list[SearchResult]], agent: AgentConfig, max_results: int, *, include_retired: bool) -> Marked:

@@ -182,8 +182,8 @@ class ChunkTable:
 
     def _read_file_stats(self) -> dict[str, FileStat]:
         rows = self.db.conn.execute("SELECT path, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()
-        # Built without a Python step per row (a one-shot search reads 10k
-        # rows at 10k files: a third less time than a comprehension).
+        # Built without a Python step per row: a one-shot search reads 10k
+        # rows at 10k files (0.92x a comprehension's time quiet, 0.67x loaded).
         # ``complete`` is SQLite's 0 or 1, which reads as the bool it stands for.
         stats = map(_FILE_STAT, map(_STAT_COLUMNS, rows))
         return dict(zip(map(_PATH_COLUMN, rows), stats))

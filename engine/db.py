@@ -166,7 +166,8 @@ def fts_tokenize(tokenizer: str, texts: Sequence[str]) -> list[list[str]]:
         conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(texts))
         rows = conn.execute("SELECT doc, term FROM v ORDER BY doc, offset").fetchall()
     finally:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
     tokens: list[list[str]] = [[] for _ in texts]
     for doc, term in rows:
         tokens[doc].append(term)

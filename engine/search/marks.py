@@ -69,6 +69,8 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> Marked:
 
 
 class _Unreadable(Exception):
+    """A cited file that can no longer be read; ``why`` says how, for the notice."""
+
     def __init__(self, why: str):
         super().__init__(why)
         self.why = why

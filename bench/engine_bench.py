@@ -11,8 +11,10 @@ Prints:
   vectors and the query vector given (the embedder is not timed) for
   ``auto`` (what a user gets: the memory-mapped sidecar), interleaved query
   by query with the floor (numpy KNN over the matrix in memory + an FTS5 OR
-  query over the kept terms + reading the 6 best texts), and for vec0 KNN
-  and the in-memory numpy matrix;
+  query over the kept terms + reading the 6 best texts; ``--floor-blas
+  policy`` runs its product under the engine's BLAS thread policy instead
+  of BLAS's default threads, whose spinning worker would otherwise slow
+  the engine's next query), and for vec0 KNN and the in-memory numpy matrix;
 - index size per 1,000 chunks.
 
 Targets (2-core machine): no-op sync of 10,000 files under 1 s; hybrid

@@ -41,7 +41,10 @@ whose ``python -c pass`` is what a user's is.
 
 ``--base-python`` names the interpreter of another memext install (an
 older revision, say): its ``memext search`` runs in the same interleaved
-loop on the same index, for a before/after ratio. The commands run with
+loop on the same index, for a before/after ratio; ``--base-tree`` names
+a source tree of another revision instead (``git archive REV | tar -x``,
+with ``memext/engine`` and ``memext/tray`` linked to ``../engine`` and
+``../tray``), run with this install's interpreter and packages. The commands run with
 bytecode caching on (a warm-up run writes it), as an installed package has
 it. Keyword-only: with a local model, a search also
 loads the model (``bench/local_bench.py`` measures that part).
@@ -84,6 +87,20 @@ def child_env(config: Path) -> dict[str, str]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
     env["MEMEXT_CONFIG"] = str(config)
     return env
+
+
+def tree_env(env: dict[str, str], tree: Path) -> dict[str, str]:
+    """``env`` running the memext of the source tree ``tree`` (another
+    revision's checkout, with ``memext/engine`` and ``memext/tray`` linked to
+    its ``engine/`` and ``tray/`` as a development install has them) with
+    this install's interpreter and packages: this checkout's folder on
+    ``PYTHONPATH`` is replaced by ``tree``, or ``tree`` goes first."""
+    here = str(Path(__file__).resolve().parent.parent)
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    parts = [str(tree) if os.path.realpath(p) == here else p for p in parts]
+    if str(tree) not in parts:
+        parts.insert(0, str(tree))
+    return dict(env, PYTHONPATH=os.pathsep.join(parts))
 
 
 def write_agent_config(path: Path, agent_id: str, ws: Path, db: Path, provider: str = "none", model: Path | None = None) -> Path:
@@ -226,7 +243,9 @@ def kept_match(db: Path, query: str) -> str:
     return match
 
 
-def bench_size(out: Path, files: int, runs: int, base_python: str | None = None, floor_python: str = sys.executable) -> dict:
+def bench_size(
+    out: Path, files: int, runs: int, base_python: str | None = None, floor_python: str = sys.executable, base_tree: Path | None = None
+) -> dict:
     ws, config, db = prepare(out, files)
     env = child_env(config)
     rng = random.Random(7)
@@ -242,18 +261,19 @@ def bench_size(out: Path, files: int, runs: int, base_python: str | None = None,
         "search": ([*memext, "search", query], env),
         "question_no_sync": ([*memext, "search", "--no-sync", question], env),
     }
-    if base_python:
-        base = memext_command(base_python)
-        commands["base_search_no_sync"] = ([*base, "search", "--no-sync", query], env)
-        commands["base_search"] = ([*base, "search", query], env)
-        commands["base_question_no_sync"] = ([*base, "search", "--no-sync", question], env)
+    if base_python or base_tree:
+        base = memext_command(base_python) if base_python else memext
+        base_env = tree_env(env, base_tree) if base_tree else env
+        commands["base_search_no_sync"] = ([*base, "search", "--no-sync", query], base_env)
+        commands["base_search"] = ([*base, "search", query], base_env)
+        commands["base_question_no_sync"] = ([*base, "search", "--no-sync", question], base_env)
     figures = interleaved(commands, runs)
     agent = load_config(config).agent(None)
     with MemoryIndex(agent) as idx:
         chunks = idx.status(check_files=False).total_chunks
         assert not idx.needs_sync()
     check_ms, first_ms, walk_ms = check_figures(agent, str(ws), runs)
-    if base_python:
+    if base_python or base_tree:
         figures["search_over_base"] = round(figures["search"] / figures["base_search"], 2)
         figures["no_sync_over_base"] = round(figures["search_no_sync"] / figures["base_search_no_sync"], 2)
         figures["question_over_base"] = round(figures["question_no_sync"] / figures["base_question_no_sync"], 2)
@@ -342,6 +362,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--clean", action="store_true", help="regenerate the workspaces and indexes")
     ap.add_argument("--base-python", help="interpreter of another memext install to compare with, interleaved")
+    ap.add_argument(
+        "--base-tree",
+        type=Path,
+        help="source tree of another revision, run with this install's interpreter and packages (see tree_env), interleaved",
+    )
     ap.add_argument("--model", type=Path, help="a GGUF embedding model: also measure a local-model search")
     ap.add_argument(
         "--floor-python",
@@ -373,7 +398,7 @@ def main() -> None:
             shutil.rmtree(a.out / f"cold-ws-{files}", ignore_errors=True)
             for p in a.out.glob(f"cold-{files}.sqlite*"):
                 p.unlink()
-        r = bench_size(a.out, files, a.runs, a.base_python, a.floor_python)
+        r = bench_size(a.out, files, a.runs, a.base_python, a.floor_python, a.base_tree)
         figures[f"files_{files}"] = r
         print(
             f"{r['files']} files, {r['chunks']} chunks: memext search {r['search']} s "
@@ -389,7 +414,7 @@ def main() -> None:
             f"{r['click_floor']} s; memext search {r['search_over_click_floor']}x it, --no-sync {r['no_sync_over_click_floor']}x",
             flush=True,
         )
-        if a.base_python:
+        if a.base_python or a.base_tree:
             print(
                 f"  base: memext search {r['base_search']} s, --no-sync {r['base_search_no_sync']} s, "
                 f"the question {r['base_question_no_sync']} s; this / base {r['search_over_base']}, "

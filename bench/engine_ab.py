@@ -171,7 +171,7 @@ def main() -> None:
     )
     ap.add_argument("--queries", type=int, default=200)
     a = ap.parse_args()
-    if not (a.out / "ws-10000-files").is_dir():
+    if not a.skip_noop and not (a.out / "ws-10000-files").is_dir():
         sys.exit(f"no workspaces in {a.out}: run bench/engine_bench.py first")
     with tempfile.TemporaryDirectory() as tmp:
         engines = {"before": extract_base(a.base, Path(tmp)), "after": new_engine}

@@ -11,8 +11,10 @@ Prints:
   vectors and the query vector given (the embedder is not timed) for
   ``auto`` (what a user gets: the memory-mapped sidecar), interleaved query
   by query with the floor (numpy KNN over the matrix in memory + an FTS5 OR
-  query over the kept terms + reading the 6 best texts), and for vec0 KNN
-  and the in-memory numpy matrix;
+  query over the kept terms + reading the 6 best texts; ``--floor-blas
+  policy`` runs its product under the engine's BLAS thread policy instead
+  of BLAS's default threads, whose spinning worker would otherwise slow
+  the engine's next query), and for vec0 KNN and the in-memory numpy matrix;
 - index size per 1,000 chunks.
 
 Targets (2-core machine): no-op sync of 10,000 files under 1 s; hybrid
@@ -47,6 +49,7 @@ from memext.engine.providers.base import EmbeddingProvider  # noqa: E402
 from memext.engine.search.pipeline import keyword_terms, pool_size  # noqa: E402
 from memext.engine.store import Store  # noqa: E402
 from memext.engine.text import fts_document, fts_match_expression, query_terms  # noqa: E402
+from memext.engine.vector_math import search_blas_threads  # noqa: E402
 
 DIMS = 384
 
@@ -231,8 +234,15 @@ class Floor:
         """The terms the engine sends to FTS5 (worked out before timing)."""
         return kept_terms(self.conn, query, len(self.ids))
 
-    def search(self, qvec: np.ndarray, match: str | None, pool: int) -> list[str]:
-        sims = self.matrix @ qvec
+    def search(self, qvec: np.ndarray, match: str | None, pool: int, policy: bool = False) -> list[str]:
+        """The floor's answer; ``policy``: its product under the engine's
+        BLAS thread policy (:func:`search_blas_threads`), else on BLAS's
+        default threads."""
+        if policy:
+            with search_blas_threads(len(self.ids)):
+                sims = self.matrix @ qvec
+        else:
+            sims = self.matrix @ qvec
         top = np.argpartition(-sims, pool - 1)[:pool]
         top = top[np.argsort(-sims[top])]
         hits = [int(self.ids[i]) for i in top[:6]]
@@ -245,7 +255,7 @@ class Floor:
         return [t for (t,) in self.conn.execute(f"SELECT text FROM chunks WHERE rowid IN ({marks})", hits)]
 
 
-def bench_search(out: Path, chunks: int, queries: int = 200) -> dict:
+def bench_search(out: Path, chunks: int, queries: int = 200, floor_policy: bool = False) -> dict:
     ws, db, vocab = build_index(out, chunks)
     import random
 
@@ -264,11 +274,11 @@ def bench_search(out: Path, chunks: int, queries: int = 200) -> dict:
         matches = [fts_match_expression(floor.kept_terms(q)) for q in qs]
         for q, v, m in list(zip(qs, qvecs, matches))[:5]:  # warm-up
             idx.search(q)
-            floor.search(v, m, pool)
+            floor.search(v, m, pool, floor_policy)
         auto_ms, floor_ms, ratios = [], [], []
         for q, v, m in zip(qs, qvecs, matches):
             t = time.perf_counter()
-            floor.search(v, m, pool)
+            floor.search(v, m, pool, floor_policy)
             f = (time.perf_counter() - t) * 1000
             t = time.perf_counter()
             resp = idx.search(q)
@@ -304,6 +314,13 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,100000", help="index sizes in chunks")
     ap.add_argument("--skip-noop", action="store_true")
     ap.add_argument("--skip-first-sync", action="store_true")
+    ap.add_argument(
+        "--floor-blas",
+        choices=("default", "policy"),
+        default="default",
+        help="the floor's product on BLAS's default threads, or under the engine's thread policy (below 100k rows: "
+        "1 thread, so no OpenBLAS worker of the floor's is still spinning when the engine's query runs)",
+    )
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     figures: dict = {}
@@ -322,7 +339,7 @@ def main() -> None:
             flush=True,
         )
     for size in [int(s) for s in a.sizes.split(",")]:
-        r = bench_search(a.out, size)
+        r = bench_search(a.out, size, floor_policy=a.floor_blas == "policy")
         figures[f"search_{size}"] = r
         print(
             f"hybrid search, {r['chunks']} chunks x {DIMS} dims: auto ({r['auto_uses']}) p50 {r['auto']['p50_ms']} ms / "

@@ -19,7 +19,6 @@ search, get, append, status); the work itself lives in the modules it calls.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 import time
 from datetime import datetime
@@ -40,7 +39,7 @@ from .providers.registry import where_embedded
 from .search.confidence import nothing_notice
 from .search.pipeline import BUDGET_MAX_RESULTS, run_search
 from .search.query_embedding import QueryEmbedder
-from .search.results import SearchResponse, SearchResult
+from .search.results import SearchResponse
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words
@@ -635,10 +634,10 @@ class MemoryIndex:
             modes.append(mode)
             return found
 
-        results = live_results(ranked, self.agent, max_results, include_retired=include_forgotten)
+        results, unreadable = live_results(ranked, self.agent, max_results, include_retired=include_forgotten)
         mode = modes[0]
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
-        results, left_out = self._readable(results)
+        left_out = _left_out_notice(unreadable)
         confidence = max((r.confidence for r in results), default=0.0)
         confident = any(r.confident for r in results)
         weak_hidden = 0
@@ -665,27 +664,6 @@ class MemoryIndex:
             weak_hidden=weak_hidden,
             answer_notice=answer,
         )
-
-    def _readable(self, results: list[SearchResult]) -> tuple[list[SearchResult], str | None]:
-        """The results whose memory file can still be read, and a notice
-        naming those left out. The index may hold a file's old text until
-        the next sync (a chmod keeps the stat the change check compares),
-        and a citation ``get`` cannot open must not be offered. One
-        access() per result: a search returns a handful."""
-        workspace = os.path.realpath(self.agent.workspace)
-        gone: dict[str, str] = {}
-        kept = []
-        for r in results:
-            if r.source == "memory":
-                real = os.path.normpath(os.path.join(workspace, r.path))
-                if not os.access(real, os.R_OK):
-                    gone[r.path] = "no longer exists" if not os.path.lexists(real) else "can no longer be read"
-                    continue
-            kept.append(r)
-        if not gone:
-            return results, None
-        listed = ", ".join(f"{path} {why}" for path, why in gone.items())
-        return kept, f"left out results of files since changed: {listed} (the next sync updates the index)"
 
     def _index_notice(self) -> str | None:
         """What a search must say about the index file itself: read-only,
@@ -943,3 +921,14 @@ def open_index(
     """
     cfg = config or load_config(config_path)
     return MemoryIndex(cfg.agent(agent), provider=provider, config_file=cfg.path)
+
+
+def _left_out_notice(unreadable: dict[str, str]) -> str | None:
+    """The notice naming the files whose results a search left out because
+    they can no longer be read (:func:`.search.marks.annotate`): the index
+    may hold a file's old text until the next sync (a chmod keeps the stat
+    the change check compares)."""
+    if not unreadable:
+        return None
+    listed = ", ".join(f"{path} {why}" for path, why in unreadable.items())
+    return f"left out results of files since changed: {listed} (the next sync updates the index)"

@@ -11,6 +11,7 @@ of 384 dims). The matrix is refreshed incrementally: chunk rowids only grow
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from contextlib import contextmanager
@@ -60,8 +61,14 @@ BLAS_ONE_THREAD_BELOW = 100_000
 
 def blas_threads_for(rows: int) -> int:
     """How many BLAS threads a search's product over ``rows`` vectors uses."""
-    cores = os.cpu_count() or 1
-    return 1 if rows < BLAS_ONE_THREAD_BELOW else cores
+    return 1 if rows < BLAS_ONE_THREAD_BELOW else _cores()
+
+
+@functools.lru_cache(maxsize=1)
+def _cores() -> int:
+    # os.cpu_count() reads /sys on Linux (about 30 us, twice a search); the
+    # count BLAS started its threads for does not change either.
+    return os.cpu_count() or 1
 
 
 class _BlasLimit:
@@ -125,7 +132,7 @@ def search_blas_threads(rows: int) -> Iterator[None]:
     thread has set OpenBLAS's thread count, OpenBLAS ignores the calls of
     other threads, so a search on one of them could lower the count and
     fail to put it back."""
-    if blas_threads_for(rows) > 1 or (os.cpu_count() or 1) == 1 or threading.current_thread() is not threading.main_thread():
+    if blas_threads_for(rows) > 1 or _cores() == 1 or threading.current_thread() is not threading.main_thread():
         yield
         return
     _BLAS_LIMIT.enter()

@@ -231,6 +231,20 @@ def test_keyword_only_is_said_once_per_workspace_and_reason_in_one_line(config, 
     assert "auto: no local model" in run("status", "-a", "w").stdout  # where the reason is said in full
 
 
+def test_a_notice_remembered_by_an_earlier_install_is_not_said_again(tmp_path):
+    # The file holds the first 32 hex digits of SHA-256 of the key, as
+    # earlier installs wrote them with hashlib.
+    import hashlib
+
+    from memext.engine.faces.cli.said_once import SaidOnce
+
+    path = tmp_path / "said-once.json"
+    path.write_text(json.dumps([hashlib.sha256("/ws\0keyword-only".encode()).hexdigest()[:32]]))
+    said = SaidOnce(path)
+    assert not said.first_time("/ws", "keyword-only")
+    assert said.first_time("/ws", "another reason") and not said.first_time("/ws", "another reason")
+
+
 def test_the_keyword_only_notice_is_said_when_its_memory_cannot_be_kept(config, tmp_path, monkeypatch):
     state = tmp_path / "state-file"
     state.write_text("")  # a file where the state folder should be: nothing can be written there

@@ -178,3 +178,19 @@ def test_the_notebook_shows_the_marks(workspace, tmp_path):
         idx.forget("MEMORY.md:5", reason="wrong")
         retired = SearchResults(idx.search("green tea", include_forgotten=True), "test")
         assert "[forgotten]" in retired.to_text()
+
+
+def test_a_mark_written_by_hand_counts_at_once_even_in_a_file_searched_before(workspace, tmp_path):
+    # The file was searched without metadata first (remembered as plain);
+    # a mark added by hand, with Windows line ends, counts before any sync.
+    with MemoryIndex(make_agent(workspace, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
+        idx.sync()
+        assert [(r.path, r.status) for r in idx.search("green tea")] == [("MEMORY.md", "live")]
+        memory = workspace / "MEMORY.md"
+        text = memory.read_text(encoding="utf-8").replace(
+            "- Bob prefers green tea.", "- Bob prefers green tea. <!-- memext forgotten=2026-01-01 -->"
+        )
+        memory.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
+        assert idx.search("green tea").results == []
+        assert [r.status for r in idx.search("green tea", include_forgotten=True).results] == ["forgotten"]
+        assert [r.status for r in idx.search("Anna tech lead").results] == ["live"]  # the line above keeps its place

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from .discovery import IndexedStat, Scan, starts_binary
 from .roots import MemoryRoots
@@ -77,24 +77,27 @@ class _MatchScan(Scan):
             raise _Differs  # a file met under no other name: a sync adds it
 
     def _take_plain(self, entries: Iterable[os.DirEntry], shown_dir: str) -> list[os.DirEntry]:
-        # Filter in one pass as the entries are listed (no list of every
-        # entry): Markdown files go to _plain_files to be matched; folders,
-        # symlinks and the rest go back to the walk.
+        # Filter and match in one pass as the entries are listed (no list
+        # of the Markdown files, whose second pass cost 0.1x the bare walk
+        # at 10k files): Markdown files go on to _plain_files as they come;
+        # folders, symlinks and the rest go back to the walk.
         rest: list[os.DirEntry] = []
-        plain: list[os.DirEntry] = []
-        for entry in entries:
-            try:
-                regular = entry.is_file(follow_symlinks=False)
-            except OSError:
-                continue
-            if not regular:
-                rest.append(entry)
-            elif entry.name.endswith(_MD_SUFFIXES) and not entry.name.startswith("."):
-                plain.append(entry)
-        self._plain_files(plain, shown_dir)
+
+        def markdown() -> Iterator[os.DirEntry]:
+            for entry in entries:
+                try:
+                    regular = entry.is_file(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not regular:
+                    rest.append(entry)
+                elif entry.name.endswith(_MD_SUFFIXES) and not entry.name.startswith("."):
+                    yield entry
+
+        self._plain_files(markdown(), shown_dir)
         return rest
 
-    def _plain_files(self, entries: list[os.DirEntry], shown_dir: str) -> None:
+    def _plain_files(self, entries: Iterable[os.DirEntry], shown_dir: str) -> None:
         # The common case inline: an indexed, unchanged file of one hard link
         # (met under another name only through a symlink, whose real path is
         # this name). Anything else takes _add, which tracks file identities.

@@ -10,26 +10,51 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from ..config import AgentConfig
-from ..memory.entries import FileEntries, parse_entries
 from .results import SearchResult
 
+if TYPE_CHECKING:  # the parser loads only for a file that holds a comment
+    from ..memory.entries import FileEntries
 
-def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[SearchResult]:
+
+class Marked(NamedTuple):
+    """Results with their marks filled in, and the cited files that can no
+    longer be read (path -> why), whose results are left out."""
+
+    results: list[SearchResult]
+    unreadable: dict[str, str]
+
+
+class _Look(NamedTuple):
+    """One file as a search last found it: its stat and its entries."""
+
+    mtime_ns: int
+    size: int
+    ctime_ns: int
+    entries: FileEntries | None
+
+
+def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> Marked:
     """``results`` with ``origin``, ``status``, ``untrusted``, ``importance``
-    and ``category`` filled in
-    from the files they cite (a file that cannot be read leaves a result as it is)."""
+    and ``category`` filled in from the files they cite; the results of a
+    file that can no longer be read are left out and named in
+    :attr:`Marked.unreadable`. Each cited file is looked at once."""
     files: dict[str, FileEntries | None] = {}
+    unreadable: dict[str, str] = {}
     out: list[SearchResult] = []
     for r in results:
         if r.source != "memory":
             out.append(r)
             continue
-        if r.path not in files:
-            files[r.path] = _entries(agent, r.path)
+        if r.path not in files and r.path not in unreadable:
+            try:
+                files[r.path] = _entries(agent, r.path)
+            except _Unreadable as exc:
+                unreadable[r.path] = exc.why
+        if r.path in unreadable:
+            continue
         entries = files[r.path]
         if entries is None:
             out.append(r)
@@ -49,48 +74,78 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> list[Search
                 category=best.category,
             )
         )
-    return out
+    return Marked(out, unreadable)
 
 
-#: Parsed files by (real path, mtime, size): a search reads only the files
-#: its results cite, and most are unchanged since the last search.
-_CACHE: dict[tuple[str, int, int], FileEntries | None] = {}
-_CACHE_MAX = 256
+class _Unreadable(Exception):
+    """A cited file that can no longer be read; ``why`` says how, for the notice."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+#: Files as last looked at, by real path: a search reads only the files its
+#: results cite, and most are unchanged since the last search. A file
+#: without metadata, most of them, is remembered by its stat alone, so a
+#: long-lived process keeps thousands; parsed files hold their lines.
+_PLAIN: dict[str, tuple[int, int, int]] = {}
+_PLAIN_MAX = 8192
+_PARSED: dict[str, _Look] = {}
+_PARSED_MAX = 256
 
 
 def _entries(agent: AgentConfig, path: str) -> FileEntries | None:
     """The file's entries; None when it has no metadata at all (nothing to
-    read from it) or cannot be read (a result is never lost to its marks)."""
+    read from it). Raises :class:`_Unreadable` when the file can no longer
+    be read: the index may hold a file's old text until the next sync, and
+    a citation ``get`` cannot open must not be offered."""
     # The index holds only paths that passed the memory path rules when it
     # was synced, and only metadata is read from the file here, so the
     # path is joined, not checked again (that costs more than the search).
-    real = Path(path) if os.path.isabs(path) else agent.workspace / path
+    real = path if os.path.isabs(path) else os.path.join(agent.workspace, path)
     try:
-        st = real.stat()
-        key = (str(real), st.st_mtime_ns, st.st_size)
-        if key in _CACHE:
-            return _CACHE[key]
-        text = real.read_text(encoding="utf-8", errors="replace")
+        st = os.stat(real)
+        # A file read before with the same stat is readable still: a chmod
+        # (which keeps the mtime the change check compares) moves its ctime.
+        seen = (st.st_mtime_ns, st.st_size, st.st_ctime_ns)
+        if _PLAIN.get(real) == seen:
+            return None
+        look = _PARSED.get(real)
+        if look is not None and (look.mtime_ns, look.size, look.ctime_ns) == seen:
+            return look.entries
+        with open(real, "rb") as f:
+            data = f.read()
     except OSError:
+        raise _Unreadable("no longer exists" if not os.path.lexists(real) else "can no longer be read") from None
+    if b"<!--" not in data:  # decoded only when there is metadata to read
+        _remember(_PLAIN, _PLAIN_MAX, real, seen)
+        _PARSED.pop(real, None)
         return None
-    entries = parse_entries(text) if "<!--" in text else None
-    if len(_CACHE) >= _CACHE_MAX:
-        _CACHE.clear()
-    _CACHE[key] = entries
+    from ..memory.entries import parse_entries
+
+    # Line ends as a file read as text has them (universal newlines).
+    entries = parse_entries(data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n"))
+    _remember(_PARSED, _PARSED_MAX, real, _Look(*seen, entries))
+    _PLAIN.pop(real, None)
     return entries
 
 
-def live_results(
-    search: Callable[[int], list[SearchResult]], agent: AgentConfig, max_results: int, *, include_retired: bool
-) -> list[SearchResult]:
+def _remember(cache: dict[str, Any], most: int, key: str, value: Any) -> None:
+    if len(cache) >= most:
+        cache.clear()
+    cache[key] = value
+
+
+def live_results(search: Callable[[int], list[SearchResult]], agent: AgentConfig, max_results: int, *, include_retired: bool) -> Marked:
     """``search(n)`` annotated, forgotten and superseded results left out
     unless ``include_retired``. When some were left out, searches once more
     with room for them, so up to ``max_results`` live results come back."""
-    results = annotate(search(max_results), agent)
+    marked = annotate(search(max_results), agent)
     if include_retired:
-        return results
-    live = [r for r in results if r.status == "live"]
-    if len(live) == len(results):
-        return live
-    wider = annotate(search(max_results + 2 * (len(results) - len(live)) + 4), agent)
-    return [r for r in wider if r.status == "live"][:max_results]
+        return marked
+    live = [r for r in marked.results if r.status == "live"]
+    if len(live) == len(marked.results):
+        return Marked(live, marked.unreadable)
+    wider = annotate(search(max_results + 2 * (len(marked.results) - len(live)) + 4), agent)
+    return Marked([r for r in wider.results if r.status == "live"][:max_results], wider.unreadable)

@@ -10,7 +10,7 @@ a list of hashes, so it holds neither paths nor reasons.
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import json
 from pathlib import Path
 
@@ -35,7 +35,7 @@ class SaidOnce:
         """True the first time ``key`` is asked for, and remembers it; False
         after. When the file cannot be written it says True: a notice
         said twice is better than one never said."""
-        digest = hashlib.sha256("\0".join(key).encode("utf-8")).hexdigest()[:32]
+        digest = _sha256_hex("\0".join(key).encode("utf-8"))[:32]
         said = self._read()
         if digest in said:
             return False
@@ -52,6 +52,20 @@ class SaidOnce:
         except (OSError, ValueError):
             return []  # none yet, or damaged: start again
         return [d for d in data if isinstance(d, str)] if isinstance(data, list) else []
+
+
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256 of ``data`` in hex, from CPython's own implementation where
+    it has one: ``hashlib`` loads OpenSSL's, about 3 ms of a one-shot
+    keyword-only search (which asks whether to say its notice)."""
+    for name in ("_sha256", "_sha2"):  # Python up to 3.11, from 3.12
+        try:
+            return importlib.import_module(name).sha256(data).hexdigest()
+        except ImportError:
+            continue
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def keyword_only_line(cause: str | None) -> str:

@@ -19,6 +19,7 @@ search, get, append, status); the work itself lives in the modules it calls.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from datetime import datetime
@@ -39,7 +40,7 @@ from .providers.registry import where_embedded
 from .search.confidence import nothing_notice
 from .search.pipeline import BUDGET_MAX_RESULTS, run_search
 from .search.query_embedding import QueryEmbedder
-from .search.results import SearchResponse
+from .search.results import SearchResponse, SearchResult
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words

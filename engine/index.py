@@ -43,7 +43,7 @@ from .search.query_embedding import QueryEmbedder
 from .search.results import SearchResponse, SearchResult
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
-from .text import has_searchable_words
+from .text import has_searchable_words, ids_only
 
 if TYPE_CHECKING:
     import logging
@@ -605,7 +605,9 @@ class MemoryIndex:
             stale_notice = self._built_for_other(provider)
             if stale_notice:
                 notice = stale_notice
-            elif self._store.dims is not None:
+            elif self._store.dims is not None and not ids_only(query):
+                # An ID's embedding means nothing: a query of IDs is matched
+                # by its strings alone (DESIGN.md §7).
                 qvec, error, notice = self._query_vector(provider, query)
             else:  # no vectors at all: say so when the provider failed at sync
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")

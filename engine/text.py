@@ -218,6 +218,14 @@ def is_id_like(term: str) -> bool:
     return _ID_LIKE.fullmatch(term) is not None
 
 
+def ids_only(query: str) -> bool:
+    """True when every content term of ``query`` looks like a hash ID
+    (``a828e60``, ``deadbeef12 7f3e91c``): what such a query means is the
+    string itself, and its embedding carries no meaning to match by."""
+    terms = content_terms(query_terms(query))
+    return bool(terms) and all(is_id_like(t) for t in terms)
+
+
 def term_regex(term: str) -> str:
     r"""The regular expression that finds a folded query term in folded
     text: CJK grams as substrings, ID-like terms as word prefixes, other

@@ -50,13 +50,14 @@ def test_exact_token_only_keyword_side_matches_is_kept(tmp_path, fusion):
     hybrid = {"fusion": fusion, **({"vector_weight": 0.7, "text_weight": 0.3} if fusion == "weighted" else {})}
     settings = {"query": {"min_score": 0.35, "hybrid": hybrid}} if fusion else {}
     with idx_for(ws, tmp_path, provider, **settings) as idx:
+        # A query of IDs is matched by its strings alone: its embedding means nothing.
         hits = idx.search("a828e60", explain=True)
-        assert hits[0].path == "memory/2026-03-01.md"
-        info = hits[0].explain
-        assert info["exact_match"] and info["keyword"]["rank"] == 1
-        assert info["vector"]["similarity"] is None or info["vector"]["similarity"] <= 0.01
-        if fusion == "weighted":
-            assert hits[0].score < 0.35  # kept although under min_score
+        assert hits.mode == "keyword" and [h.path for h in hits] == ["memory/2026-03-01.md"]
+        assert hits[0].explain["exact_match"] and hits[0].explain["keyword"]["rank"] == 1
+        # With a word beside the ID the vector side is asked too.
+        hits = idx.search("staging a828e60", explain=True)
+        assert hits.mode == "hybrid" and hits[0].path == "memory/2026-03-01.md"
+        assert hits[0].explain["exact_match"] and hits[0].explain["keyword"]["rank"] == 1
         # and a query whose words are absent returns nothing over the threshold
         assert all(h.explain["exact_match"] or h.score >= 0.35 for h in idx.search("zzzz unknown", explain=True))
         # Without explain only the rows needed are read: the same results.

@@ -144,3 +144,10 @@ def test_terms_found_in_some_lines_are_what_a_search_of_those_lines_finds():
         last = rng.randrange(first, len(lines))
         part = "\n".join(lines[first : last + 1])
         assert found_in_lines(text, find_terms(text, terms), first, part) == find_terms(part, terms)
+
+
+def test_a_query_of_ids_only_is_told_apart():
+    from memext.engine.text import ids_only
+
+    assert ids_only("a828e60") and ids_only("deadbeef12 7F3E91C") and ids_only("the a828e60?")
+    assert not ids_only("commit a828e60") and not ids_only("deadbeef") and not ids_only("2026") and not ids_only("the and of")

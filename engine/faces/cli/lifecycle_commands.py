@@ -158,7 +158,7 @@ def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> 
 @click.command(
     "consolidate",
     short_help="Propose the daily-note facts searches keep returning for MEMORY.md (--yes appends them).",
-    epilog=examples("memext consolidate", "memext consolidate --yes", "memext consolidate -a work --json"),
+    epilog=examples("memext consolidate --yes", "memext consolidate -a work --json"),
 )
 @picked_agent_option
 @click.option("--yes", "apply", is_flag=True, help="Append the proposed lines to MEMORY.md (default: show the diff only).")

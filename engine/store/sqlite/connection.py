@@ -23,7 +23,7 @@ from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
-from . import ownership, schema_check
+from . import file_summary, ownership, schema_check
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
@@ -105,6 +105,8 @@ class Connection:
         self._meta: tuple[int, dict[str, str]] | None = None
         #: ``files`` has its ``day`` column (an old read-only index may not).
         self.file_days = True
+        #: The index keeps its file list in one row (:mod:`.file_summary`).
+        self.file_summary = False
         self._open()
 
     # -- opening ------------------------------------------------------------------
@@ -263,6 +265,7 @@ class Connection:
         if missing:
             raise CorruptIndex(f"{self.path} has a damaged schema ({missing})")
         self.file_days = self._add_file_days()
+        self.file_summary = self._add_file_summary()
         if stamp and not self.read_only:
             self._stamp()
 
@@ -290,6 +293,24 @@ class Connection:
                     day = content_date(path, text or "")
                     if day is not None:
                         self.conn.execute("UPDATE files SET day = ? WHERE path = ?", (day.isoformat(), path))
+        except Exception as exc:
+            if not db.is_sqlite_error(exc):
+                raise
+            return False
+        return True
+
+    def _add_file_summary(self) -> bool:
+        """Give an index made before :mod:`.file_summary` existed its table,
+        triggers and summary; True when they are there. A read-only index
+        without them is read without: the change check reads ``files``."""
+        if file_summary.present(self.conn):
+            return True
+        if self.read_only:
+            return False
+        try:
+            with self.transaction():
+                if not file_summary.present(self.conn):  # another process may have been quicker
+                    file_summary.install(self.conn)
         except Exception as exc:
             if not db.is_sqlite_error(exc):
                 raise

@@ -265,7 +265,7 @@ class Connection:
         if missing:
             raise CorruptIndex(f"{self.path} has a damaged schema ({missing})")
         self.file_days = self._add_file_days()
-        self.file_summary = self._add_file_summary()
+        self.file_summary = file_summary.ensure(self)
         if stamp and not self.read_only:
             self._stamp()
 
@@ -293,24 +293,6 @@ class Connection:
                     day = content_date(path, text or "")
                     if day is not None:
                         self.conn.execute("UPDATE files SET day = ? WHERE path = ?", (day.isoformat(), path))
-        except Exception as exc:
-            if not db.is_sqlite_error(exc):
-                raise
-            return False
-        return True
-
-    def _add_file_summary(self) -> bool:
-        """Give an index made before :mod:`.file_summary` existed its table,
-        triggers and summary; True when they are there. A read-only index
-        without them is read without: the change check reads ``files``."""
-        if file_summary.present(self.conn):
-            return True
-        if self.read_only:
-            return False
-        try:
-            with self.transaction():
-                if not file_summary.present(self.conn):  # another process may have been quicker
-                    file_summary.install(self.conn)
         except Exception as exc:
             if not db.is_sqlite_error(exc):
                 raise

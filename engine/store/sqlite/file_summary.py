@@ -20,9 +20,13 @@ from __future__ import annotations
 import sys
 from array import array
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ... import db
 from ..base import FileStat
+
+if TYPE_CHECKING:
+    from .connection import Connection
 
 TABLE = "file_summary"
 
@@ -45,6 +49,25 @@ def present(conn: Any) -> bool:
     (without the triggers a summary could be stale: it is not read)."""
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name LIKE ?", (f"{TABLE}%",))}
     return {TABLE, f"{TABLE}_insert", f"{TABLE}_update", f"{TABLE}_delete"} <= names
+
+
+def ensure(index: "Connection") -> bool:
+    """Give an index made before the summary existed its table, triggers
+    and summary; True when they are there. A read-only index without them
+    is read without: the change check reads ``files``."""
+    if present(index.conn):
+        return True
+    if index.read_only:
+        return False
+    try:
+        with index.transaction():
+            if not present(index.conn):  # another process may have been quicker
+                install(index.conn)
+    except Exception as exc:
+        if not db.is_sqlite_error(exc):
+            raise
+        return False
+    return True
 
 
 def install(conn: Any) -> None:

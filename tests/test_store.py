@@ -443,3 +443,16 @@ def test_a_damaged_file_list_summary_is_not_believed(tmp_path):
     reopened = Store(path, StoreOptions(vector_enabled=False))
     assert {p: tuple(s) for p, s in reopened.file_stats().items()} == {"memory/f0.md": (10, 100, True)}
     reopened.close()
+
+
+def test_a_file_list_summary_dropped_under_an_open_index_is_not_missed(tmp_path):
+    path = tmp_path / "a.sqlite"
+    store = Store(path, StoreOptions(vector_enabled=False))
+    store.replace_file("memory/f0.md", "memory", "h0", 10, 100, [NewChunk("id0", 1, 1, "t0", "text", None)], "m")
+    store.finish_writes()
+    conn, _ = db.connect(path, load_vec=False)
+    with conn:
+        conn.execute("DROP TABLE file_summary")
+    conn.close()
+    assert {p: tuple(s) for p, s in store.file_stats().items()} == {"memory/f0.md": (10, 100, True)}
+    store.close()

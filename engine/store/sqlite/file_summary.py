@@ -98,7 +98,12 @@ def save(conn: Any) -> None:
 def load(conn: Any) -> dict[str, FileStat] | None:
     """path -> :class:`FileStat` from the summary; None when there is none
     (or it does not hold together: the caller reads ``files`` instead)."""
-    row = conn.execute(f"SELECT paths, mtimes, sizes, complete FROM {TABLE}").fetchone()
+    try:
+        row = conn.execute(f"SELECT paths, mtimes, sizes, complete FROM {TABLE}").fetchone()
+    except Exception as exc:
+        if not db.is_sqlite_error(exc):
+            raise
+        return None  # the table was dropped under this connection (by hand, or an older memext's rebuild)
     if row is None:
         return None
     raw_paths, raw_mtimes, raw_sizes, complete = row

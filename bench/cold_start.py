@@ -12,6 +12,10 @@ interleaved call by call so that load on the machine hits all alike
   the interpreter, click, the SQLite binding, one FTS5 query of the terms a
   search keeps and the six best texts printed, the floor of any click
   command that answers from the index;
+- the same command walking the workspace first (:data:`CLICK_WALK_FLOOR`:
+  a bare ``os.scandir`` + ``stat`` walk, nothing compared), the floor of
+  any command that checks the memory files before answering, as a
+  default search does;
 - ``memext search --no-sync``: start, imports, opening the index, search;
 - ``memext search``: the same plus the check for changed files that a
   default search makes before searching (nothing changed here);
@@ -229,6 +233,22 @@ main()
 """
 
 
+#: The floor of any click command that checks the memory files before it
+#: answers (argv: as :data:`CLICK_FLOOR`, then the workspace): the same
+#: command with a bare scandir + stat walk of the workspace first, nothing
+#: compared, so a default search's check can cost no less.
+CLICK_WALK_FLOOR = CLICK_FLOOR.replace(
+    '@click.argument("match")\ndef main(binding, db, match):\n',
+    '@click.argument("match")\n@click.argument("folder")\ndef main(binding, db, match, folder):\n'
+    "    import os\n"
+    "    stack = [folder]\n"
+    "    while stack:\n"
+    "        with os.scandir(stack.pop()) as it:\n"
+    "            for e in it:\n"
+    "                stack.append(e.path) if e.is_dir(follow_symlinks=False) else e.stat(follow_symlinks=False)\n",
+)
+
+
 def kept_match(db: Path, query: str) -> str:
     """The MATCH expression of the terms a search of ``query`` keeps, as the
     engine sends it to FTS5."""
@@ -257,6 +277,10 @@ def bench_size(
     commands = {
         "python_pass": ([floor_python, "-c", "pass"], env),
         "click_floor": ([floor_python, "-c", CLICK_FLOOR, engine_db.binding().module.__name__, str(db), kept_match(db, query)], env),
+        "click_walk_floor": (
+            [floor_python, "-c", CLICK_WALK_FLOOR, engine_db.binding().module.__name__, str(db), kept_match(db, query), str(ws)],
+            env,
+        ),
         "search_no_sync": ([*memext, "search", "--no-sync", query], env),
         "search": ([*memext, "search", query], env),
         "question_no_sync": ([*memext, "search", "--no-sync", question], env),
@@ -286,6 +310,8 @@ def bench_size(
         "question_over_pass": round(figures["question_no_sync"] / figures["python_pass"], 1),
         "search_over_click_floor": round(figures["search"] / figures["click_floor"], 1),
         "no_sync_over_click_floor": round(figures["search_no_sync"] / figures["click_floor"], 1),
+        "search_over_click_walk_floor": round(figures["search"] / figures["click_walk_floor"], 2),
+        "click_walk_over_click_floor": round(figures["click_walk_floor"] / figures["click_floor"], 2),
         "change_check_ms": round(check_ms, 1),
         "first_check_ms": round(first_ms, 1),
         "bare_walk_ms": round(walk_ms, 1),
@@ -412,6 +438,11 @@ def main() -> None:
         print(
             f"  a bare click command answering from the index (interpreter, click, the kept terms' FTS5 query, six texts): "
             f"{r['click_floor']} s; memext search {r['search_over_click_floor']}x it, --no-sync {r['no_sync_over_click_floor']}x",
+            flush=True,
+        )
+        print(
+            f"  the same command walking the workspace first (scandir + stat, nothing compared): {r['click_walk_floor']} s "
+            f"({r['click_walk_over_click_floor']}x the bare command); memext search {r['search_over_click_walk_floor']}x it",
             flush=True,
         )
         if a.base_python or a.base_tree:

@@ -86,6 +86,22 @@ def test_a_read_only_index_is_searched_and_says_it_cannot_be_updated(workspace, 
     assert "cannot be updated" in got["sync"] and str(built) in got["sync"]
 
 
+def test_a_read_only_index_made_before_the_file_list_summary_reads_its_file_list(workspace, built):
+    from memext.engine import db
+
+    conn, _ = db.connect(built, load_vec=False)
+    with conn:
+        for statement in ("DROP TABLE file_summary", *(f"DROP TRIGGER file_summary_{e}" for e in ("insert", "update", "delete"))):
+            conn.execute(statement)
+    conn.close()
+    tests = str(Path(__file__).parent)
+    out = read_only_run(built.parent, [sys.executable, "-c", CHILD, str(workspace), str(built), tests])
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["paths"][0] == "MEMORY.md" and got["read_only"]
+    assert got["dirty"] is True  # the changed file is seen from the files table
+
+
 def test_the_cli_on_a_read_only_index(workspace, built, tmp_path):
     cfg = tmp_path / "config.toml"
     cfg.write_text(

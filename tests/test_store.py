@@ -369,3 +369,90 @@ def test_fts_tokens_are_sqlites_stems():
     from memext.engine.store.sqlite.chunks import fts_tokens
 
     assert fts_tokens(["was", "the", "being", "e-mail", "--"]) == {"was": "wa", "the": "the", "being": "be", "e-mail": None, "--": None}
+
+
+def _summary_rows(store: Store) -> int:
+    return store.conn.execute("SELECT count(*) FROM file_summary").fetchone()[0]
+
+
+def _table_stats(path: Path) -> dict:
+    conn, _ = db.connect(path, load_vec=False)
+    try:
+        rows = conn.execute("SELECT path, mtime_ns, size, hash IS NOT NULL FROM files").fetchall()
+    finally:
+        conn.close()
+    return {p: (m, s, bool(c)) for p, m, s, c in rows}
+
+
+def test_the_file_list_summary_is_rewritten_after_writes_and_dropped_by_any_of_them(tmp_path):
+    path = tmp_path / "a.sqlite"
+    store = Store(path, StoreOptions(vector_enabled=False))
+    for i in range(3):
+        store.replace_file(f"memory/f{i}.md", "memory", f"h{i}", 10 + i, 100 + i, [NewChunk(f"id{i}", 1, 1, f"t{i}", "text", None)], "m")
+    store.replace_file("memory/gap.md", "memory", None, -1, 7, [], "m")  # unverified mtime, vectors missing
+    assert _summary_rows(store) == 0  # every write drops it ...
+    store.finish_writes()
+    assert _summary_rows(store) == 1  # ... and a sync's end writes it again
+    expected = _table_stats(path)
+    assert expected["memory/gap.md"] == (-1, 7, False)
+    assert {p: tuple(s) for p, s in store.file_stats().items()} == expected
+    store.close()
+    # Another program writing the index (here plain SQLite) drops it too:
+    # the triggers are in the index file, not in memext.
+    conn, _ = db.connect(path, load_vec=False)
+    with conn:
+        conn.execute("UPDATE files SET mtime_ns = 99 WHERE path = 'memory/f0.md'")
+        conn.execute("DELETE FROM files WHERE path = 'memory/f1.md'")
+    conn.close()
+    reopened = Store(path, StoreOptions(vector_enabled=False))
+    assert _summary_rows(reopened) == 0
+    expected = _table_stats(path)
+    assert expected["memory/f0.md"][0] == 99 and "memory/f1.md" not in expected
+    assert {p: tuple(s) for p, s in reopened.file_stats().items()} == expected  # read from files
+    reopened.finish_writes()
+    assert _summary_rows(reopened) == 1
+    reopened.close()
+    again = Store(path, StoreOptions(vector_enabled=False))
+    assert {p: tuple(s) for p, s in again.file_stats().items()} == expected  # read from the summary
+    again.close()
+
+
+def test_an_index_made_before_the_file_list_summary_gets_it_at_its_next_open(tmp_path):
+    path = tmp_path / "a.sqlite"
+    store = Store(path, StoreOptions(vector_enabled=False))
+    for i in range(3):
+        store.replace_file(f"memory/f{i}.md", "memory", f"h{i}", 10 + i, 100 + i, [NewChunk(f"id{i}", 1, 1, f"t{i}", "text", None)], "m")
+    for statement in ("DROP TABLE file_summary", "DROP TRIGGER file_summary_insert", "DROP TRIGGER file_summary_update"):
+        store.conn.execute(statement)
+    store.close()
+    reopened = Store(path, StoreOptions(vector_enabled=False))
+    names = {r[0] for r in reopened.conn.execute("SELECT name FROM sqlite_master WHERE name LIKE 'file_summary%'")}
+    assert names == {"file_summary", "file_summary_insert", "file_summary_update", "file_summary_delete"}
+    assert _summary_rows(reopened) == 1  # written at once: the next search reads it
+    assert {p: tuple(s) for p, s in reopened.file_stats().items()} == _table_stats(path)
+    reopened.close()
+
+
+def test_a_damaged_file_list_summary_is_not_believed(tmp_path):
+    path = tmp_path / "a.sqlite"
+    store = Store(path, StoreOptions(vector_enabled=False))
+    store.replace_file("memory/f0.md", "memory", "h0", 10, 100, [NewChunk("id0", 1, 1, "t0", "text", None)], "m")
+    store.finish_writes()
+    store.conn.execute("UPDATE file_summary SET sizes = x'00'")  # lengths no longer agree
+    store.close()
+    reopened = Store(path, StoreOptions(vector_enabled=False))
+    assert {p: tuple(s) for p, s in reopened.file_stats().items()} == {"memory/f0.md": (10, 100, True)}
+    reopened.close()
+
+
+def test_a_file_list_summary_dropped_under_an_open_index_is_not_missed(tmp_path):
+    path = tmp_path / "a.sqlite"
+    store = Store(path, StoreOptions(vector_enabled=False))
+    store.replace_file("memory/f0.md", "memory", "h0", 10, 100, [NewChunk("id0", 1, 1, "t0", "text", None)], "m")
+    store.finish_writes()
+    conn, _ = db.connect(path, load_vec=False)
+    with conn:
+        conn.execute("DROP TABLE file_summary")
+    conn.close()
+    assert {p: tuple(s) for p, s in store.file_stats().items()} == {"memory/f0.md": (10, 100, True)}
+    store.close()

@@ -187,8 +187,9 @@ class IndexStore(Protocol):
 
     def finish_writes(self) -> None:
         """Called by the sync after its last write: bring derived data (the
-        SQLite store's memory-mapped vector sidecar) up to date. A store
-        with nothing derived does nothing."""
+        SQLite store's memory-mapped vector sidecar and the one-row summary
+        of its file list) up to date. A store with nothing derived does
+        nothing."""
         ...
 
     # -- bookkeeping ----------------------------------------------------------------

@@ -23,7 +23,7 @@ from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
-from . import ownership, schema_check
+from . import file_summary, ownership, schema_check
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
@@ -105,6 +105,8 @@ class Connection:
         self._meta: tuple[int, dict[str, str]] | None = None
         #: ``files`` has its ``day`` column (an old read-only index may not).
         self.file_days = True
+        #: The index keeps its file list in one row (:mod:`.file_summary`).
+        self.file_summary = False
         self._open()
 
     # -- opening ------------------------------------------------------------------
@@ -263,6 +265,7 @@ class Connection:
         if missing:
             raise CorruptIndex(f"{self.path} has a damaged schema ({missing})")
         self.file_days = self._add_file_days()
+        self.file_summary = file_summary.ensure(self)
         if stamp and not self.read_only:
             self._stamp()
 

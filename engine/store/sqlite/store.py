@@ -162,9 +162,11 @@ class Store:
         remove_sidecars(self.path, keep=None)
 
     def finish_writes(self) -> None:
-        """Bring the memory-mapped vector sidecar up to date (the sync
-        calls this after its last write, holding the writer lock)."""
+        """Bring the memory-mapped vector sidecar and the file list's
+        summary up to date (the sync calls this after its last write,
+        holding the writer lock)."""
         self._vectors.finish_writes()
+        self._chunks.save_summary()
 
     # -- meta ------------------------------------------------------------------------
 

@@ -129,7 +129,12 @@ class Judge:
     def coverage(self, held: Iterable[str]) -> float:
         """The share (by rarity) of the query's counted terms a hit holds."""
         total = sum(self.term_weights.values())
-        return sum(self.term_weights.get(t, 0.0) for t in set(held)) / total if total else 0.0
+        if not total:
+            return 0.0
+        # Summed in the weights' own order, as the total is: a hit holding
+        # every term covers exactly 1.0, whatever the order of ``held``.
+        have = set(held)
+        return min(1.0, sum(w for t, w in self.term_weights.items() if t in have) / total)
 
     def evidence(self, cosine: float | None, keyword: float | None, text: str, has_vector: bool) -> float:
         """The weighted evidence (0..1) of one hit."""

@@ -40,7 +40,7 @@ from .options import (
     picked_agent_option,
     print_json as _print_json,
 )
-from .output import output_width, result_lines, result_marks, status_lines, terminal_safe
+from .output import listed_results, status_lines, terminal_safe
 
 if TYPE_CHECKING:
     from ... import IndexStatus, SearchResponse, SyncReport
@@ -291,21 +291,8 @@ def search_cmd(
         said = resp.answer_notice or f"no memory matches {text!r}"
         click.echo(terminal_safe(said) + (f" dated {dated}" if dated else ""))
         sys.exit(1)
-    width = output_width()
-    for i, r in enumerate(resp.results, start=1):
-        citation = terminal_safe(r.citation)  # a file name can hold control characters too
-        # The score stays last on the line: scripts read it from there.
-        click.echo(
-            click.style(f"{i}. {citation}", bold=True)
-            + (f"  {r.date}" if r.date else "")
-            + ("" if r.confident else click.style("  weak", fg="yellow"))
-            + (f"  [{r.source}]" if r.source != "memory" else "")
-            + "".join(f"  [{m}]" for m in result_marks(r))
-            + f"  confidence {r.confidence:.2f}  score {r.score:.3f}"
-        )
-        for line in result_lines(r, text, explain=explain, width=width):
-            click.echo(line)
-        click.echo()
+    for line in listed_results(resp.results, text, explain=explain):
+        click.echo(line)
 
 
 def _notice_lines(resp: SearchResponse, agent: AgentConfig, cause: str | None) -> list[str]:

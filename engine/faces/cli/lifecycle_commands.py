@@ -16,7 +16,7 @@ import click
 
 from ... import MemextError, MemoryIndex
 from .options import PickedAgent, ctx_config, examples, json_option, pick_agent, picked_agent_option, print_json
-from .output import output_width, result_lines, result_marks, terminal_safe
+from .output import listed_results, terminal_safe
 
 #: How long `memext recall` waits for another process's sync before
 #: recalling from the index as it is (as `memext search` does).
@@ -243,7 +243,8 @@ def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_jso
     if as_json:
         print_json({"agent": picked.agent.id, **got.to_dict()})
     elif got and as_list:
-        _list(got, message)
+        for line in listed_results(got.results, message, scored=False):
+            click.echo(line)
     elif got:
         click.echo(terminal_safe(got.context))
     if not got:
@@ -267,13 +268,3 @@ def _message(words: tuple[str, ...]) -> str:
     if not text.strip():
         raise MemextError("the message on stdin is empty")
     return text
-
-
-def _list(got, message: str) -> None:
-    width = output_width()
-    for i, r in enumerate(got.results, start=1):
-        marks = "".join(f"  [{m}]" for m in result_marks(r))
-        click.echo(click.style(f"{i}. {terminal_safe(r.citation)}", bold=True) + (f"  {r.date}" if r.date else "") + marks)
-        for line in result_lines(r, message, explain=False, width=width):
-            click.echo(line)
-        click.echo()

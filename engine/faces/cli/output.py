@@ -12,7 +12,7 @@ import shutil
 import sys
 import time
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import click
 
@@ -22,7 +22,7 @@ from ...plumbing import human_size, term_spans
 if TYPE_CHECKING:
     from ... import IndexStatus, SearchMode
 
-__all__ = ["human_size", "output_width", "result_lines", "search_words", "status_lines", "terminal_safe"]
+__all__ = ["human_size", "listed_results", "output_width", "result_lines", "search_words", "status_lines", "terminal_safe"]
 
 #: Marks lines of a chunk left out of the excerpt.
 GAP = "⋮"
@@ -131,6 +131,28 @@ def _hanging(gutter: str, text: str, query: str, width: int | None) -> list[str]
         return [f"{gutter}{highlight(text, query)}".rstrip()]
     pad = " " * len(gutter)
     return [f"{gutter if n == 0 else pad}{highlight(text, query, a, b)}".rstrip() for n, (a, b) in enumerate(wrap_spans(text, room))]
+
+
+def listed_results(results: Sequence[SearchResult], query: str, *, explain: bool = False, scored: bool = True) -> list[str]:
+    """The lines that list ``results`` (``memext search``, ``memext recall
+    --list``): per result, a heading (number, citation, date, weak, source,
+    marks, and with ``scored`` its confidence and score, last on the line
+    so scripts read them there), its :func:`result_lines` and a blank line."""
+    width = output_width()
+    lines: list[str] = []
+    for i, r in enumerate(results, start=1):
+        citation = terminal_safe(r.citation)  # a file name can hold control characters too
+        lines.append(
+            click.style(f"{i}. {citation}", bold=True)
+            + (f"  {r.date}" if r.date else "")
+            + ("" if r.confident else click.style("  weak", fg="yellow"))
+            + (f"  [{r.source}]" if r.source != "memory" else "")
+            + "".join(f"  [{m}]" for m in result_marks(r))
+            + (f"  confidence {r.confidence:.2f}  score {r.score:.3f}" if scored else "")
+        )
+        lines += result_lines(r, query, explain=explain, width=width)
+        lines.append("")
+    return lines
 
 
 def result_lines(r: SearchResult, query: str, *, explain: bool, width: int | None = None) -> list[str]:

@@ -164,3 +164,91 @@ def test_a_config_named_by_memext_config_keeps_its_folder(tmp_path, umask_022, m
     monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
     load_config()
     assert mode(cfg) == 0o600 and mode(chosen) == 0o755
+
+
+# ---------------------------------------------------------------------------
+# Only what is memext's to change: the config path may name anything.
+
+
+@pytest.fixture
+def odd_paths(tmp_path):
+    """A character device node (1,3: the numbers of /dev/null) on a tmpfs of
+    the test's own, a FIFO, a symlink to a loose file of the user's, and a
+    regular file owned by another user, each readable by others."""
+    from fault_helpers import mount_tmpfs, unmount
+
+    disk = tmp_path / "disk"
+    if not mount_tmpfs(disk, "1m"):
+        pytest.fail(f"cannot mount a tmpfs at {disk}: these tests need root (mknod, chown), as in CI containers")
+    try:
+        device = disk / "null"
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        fifo = disk / "fifo"
+        os.mkfifo(fifo, 0o644)
+        target = disk / "dotfiles-config.toml"
+        target.write_text("[memory_search]\n")
+        os.chmod(target, 0o644)
+        link = disk / "config-link.toml"
+        link.symlink_to(target)
+        theirs = disk / "theirs.toml"
+        theirs.write_text("[memory_search]\n")
+        os.chmod(theirs, 0o644)
+        os.chown(theirs, 65534, 65534)
+        yield {"device": device, "fifo": fifo, "link": link, "target": target, "theirs": theirs}
+    finally:
+        unmount(disk)
+
+
+def _look(p: Path) -> tuple:
+    st = os.lstat(p)
+    return (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid, st.st_rdev, st.st_ino)
+
+
+@pytest.mark.parametrize("which", ["device", "fifo", "link", "theirs"])
+def test_a_config_path_that_is_not_a_file_of_the_users_is_left_as_it_was(odd_paths, which, monkeypatch, isolated_user_dirs):
+    from memext.engine.paths import private_file
+
+    path = odd_paths[which]
+    before = {k: _look(p) for k, p in odd_paths.items()}
+    private_file(path)
+    private_file(path, quiet=True)
+    assert {k: _look(p) for k, p in odd_paths.items()} == before
+
+
+def test_memext_search_with_a_device_node_as_config_leaves_it_as_it_was(odd_paths, tmp_path, isolated_user_dirs):
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text("- herons nest by the lake\n")
+    for which in ("device", "theirs", "link"):
+        before = {k: _look(p) for k, p in odd_paths.items()}
+        env = {**os.environ, "MEMEXT_CONFIG": str(odd_paths[which])}
+        done = subprocess.run([sys.executable, "-m", "memext", "search", "herons"], cwd=ws, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, (which, done.stderr)
+        assert "herons nest" in done.stdout
+        assert {k: _look(p) for k, p in odd_paths.items()} == before, which
+
+
+@pytest.mark.parametrize("which", ["device", "fifo", "theirs"])
+def test_writing_a_config_never_replaces_what_is_not_the_users(odd_paths, which, tmp_path):
+    from memext.engine.config import add_agent
+    from memext.engine.paths import NotOursError
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    before = {k: _look(p) for k, p in odd_paths.items()}
+    with pytest.raises(NotOursError, match="will not replace it"):
+        write_private_text(odd_paths[which], "[memory_search]\n")
+    if which != "fifo":  # reading a FIFO would wait for a writer
+        with pytest.raises(NotOursError):
+            add_agent(odd_paths[which], "work", ws)
+    assert {k: _look(p) for k, p in odd_paths.items()} == before
+
+
+def test_a_symlinked_config_is_written_through_and_the_link_kept(odd_paths, umask_022):
+    link, target = odd_paths["link"], odd_paths["target"]
+    write_private_text(link, "[memory_search]\nchunking.tokens = 300\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert "300" in target.read_text() and mode(target) == 0o600

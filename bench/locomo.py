@@ -62,9 +62,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine.config import AgentConfig, ChunkingSettings, QuerySettings, parse_config  # noqa: E402
+from memext.engine.config import parse_config  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
+from memext.engine.settings import AgentConfig, ChunkingSettings, QuerySettings  # noqa: E402
 from memext.engine.store import CacheKey, Store, StoreOptions, open_store  # noqa: E402
 from memext.engine.vector_math import normalize  # noqa: E402
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .agents.session_memory import SavedSession, save_session_memory
     from .agents.tool_specs import TOOLS, ToolSpec, openai_tools
     from .agents.tools import MemoryTools, ToolError
-    from .config import AgentConfig, Config, MemorySearchSettings, load_config
+    from .config import load_config
     from .errors import (
         AccessDenied,
         BadEmbeddings,
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from .search.explain import ExplainRow, explain_rows
     from .search.recall import Recall
     from .search.results import SearchResponse, SearchResult
+    from .settings import AgentConfig, Config, MemorySearchSettings
     from .status import (
         BatchJob,
         BatchStatus,
@@ -101,7 +102,7 @@ if TYPE_CHECKING:
 #: is in :mod:`memext.engine.plumbing`.
 _EXPORTS: dict[str, str] = {
     "AccessDenied": "errors",
-    "AgentConfig": "config",
+    "AgentConfig": "settings",
     "app_paths": "paths",
     "append_entry": "memory.append",
     "apply_proposal": "agents.consolidate",
@@ -118,7 +119,7 @@ _EXPORTS: dict[str, str] = {
     "CaptureReport": "memory.capture",
     "Chunk": "memory.chunking",
     "chunk_markdown": "memory.chunking",
-    "Config": "config",
+    "Config": "settings",
     "ConfigError": "errors",
     "consolidate": "agents.consolidate",
     "ConsolidatedFact": "memory.consolidation",
@@ -156,7 +157,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryFlush": "agents.flush",
     "MemoryIndex": "index",
     "MemoryRoots": "memory.roots",
-    "MemorySearchSettings": "config",
+    "MemorySearchSettings": "settings",
     "MemoryTools": "agents.tools",
     "open_index": "index",
     "openai_tools": "agents.tool_specs",

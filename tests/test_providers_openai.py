@@ -20,7 +20,6 @@ from conftest import make_agent
 from servers import OPENAI_KEY, EmbeddingAPIServer, stored_vectors, unit
 
 from memext.engine import CacheStatus, MemoryIndex
-from memext.engine.config import BatchSettings
 from memext.engine.errors import ProviderError
 from memext.engine.paths import app_paths
 from memext.engine.providers import create_provider
@@ -28,6 +27,7 @@ from memext.engine.providers.openai import DEFAULT_BASE_URL, DEFAULT_MODEL, INLI
 from memext.engine.providers.openai_batch import BatchPending
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
+from memext.engine.settings import BatchSettings
 from memext.engine.store import Store
 
 #: DESIGN.md §6's retry count, with delays short enough for tests.

@@ -24,12 +24,12 @@ from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
 
 from memext.engine import MemoryIndex
 from memext.engine.agents.hosts import SyncWhenNeeded
-from memext.engine.config import BatchSettings
 from memext.engine.errors import LockTimeout, ProviderTimeout
 from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL, GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
+from memext.engine.settings import BatchSettings
 from memext.engine.store.drivers import writer_lock
 
 DEADLINE_S = 3.0
@@ -182,7 +182,7 @@ SYNC_CHILD = """
 import json, sys
 from memext.engine import MemoryIndex
 from memext.engine.agents.hosts import SyncWhenNeeded
-from memext.engine.config import BatchSettings
+from memext.engine.settings import BatchSettings
 from memext.engine.config import parse_config
 from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget

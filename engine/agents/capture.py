@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Iterable, Mapping
 
-from ..config import Config
 from ..errors import MemextError
 from ..index import MemoryIndex, open_index
 from ..memory.capture import (
@@ -22,6 +21,7 @@ from ..memory.capture import (
 )
 from ..memory.discovery import discover_memory_files, read_text
 from ..memory.lifecycle import append_superseding
+from ..settings import Config
 
 
 def capture(

@@ -37,12 +37,12 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..config import AgentConfig
 from ..errors import LockTimeout, MemextError
 from ..index import MemoryIndex
 from ..indexing.progress import describe_progress
 from ..indexing.reports import SyncProgress, SyncReport
 from ..indexing.sync import SyncCancelled
+from ..settings import AgentConfig
 from ..status import LongTermFile, SearchMode
 from .state import (
     PRIORITY,

@@ -26,7 +26,7 @@ from ..memory.matching import memory_files_match
 from ..memory.transcripts import discover_session_files
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
+    from ..settings import AgentConfig
     from ..store import FileRow, FileStat, IndexStore
 
 

@@ -8,7 +8,7 @@ import dataclasses
 from datetime import datetime
 from pathlib import Path
 
-from ..config import AgentConfig
+from ..settings import AgentConfig
 from .append import APPEND_LOCK_TIMEOUT_S, AppendResult, append_entry
 from .entries import EntryMeta
 from .forget import entries_at, retire

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
+    from ..settings import AgentConfig
 
 ROOT_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"

@@ -24,8 +24,8 @@ from ..redact import NO_SECRETS, Redactor
 from .vector_checks import BadVectors, check_vectors
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
     from ..paths import AppPaths
+    from ..settings import AgentConfig
     from ..status import BatchStatus, LocalModelStatus
 
 #: Called with (texts done, texts total) while a batch is embedded.

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from ..config import AgentConfig
 from ..errors import ProviderError
 from ..paths import AppPaths
+from ..settings import AgentConfig
 from .base import EmbeddingProvider, ProviderFactory
 from .registry import ProviderSpec, auto_order, provider_spec
 

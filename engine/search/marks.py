@@ -12,7 +12,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
-from ..config import AgentConfig
+from ..settings import AgentConfig
 from .results import SearchResult
 
 if TYPE_CHECKING:  # the parser loads only for a file that holds a comment

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Collection, Iterator, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-from ..config import QuerySettings
+from ..settings import QuerySettings
 from ..store import ChunkRow, IndexStore
 from ..text import contains_all_terms, content_terms, find_terms, query_terms
 from .citing import Citer, TermsFound

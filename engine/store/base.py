@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, Map
 if TYPE_CHECKING:
     import numpy as np  # loads on first use: keyword-only work never needs it
 
-    from ..config import VectorSettings
+    from ..settings import VectorSettings
     from ..status import FtsStatus, StorageStatus, VectorStatus
 
 

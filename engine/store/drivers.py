@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig, StoreSettings
+    from ..settings import AgentConfig, StoreSettings
     from .base import IndexStore, StoreOptions
 
 

@@ -15,7 +15,7 @@ from ...errors import ConfigError
 from .url import agent_schema, check_url, redact_url
 
 if TYPE_CHECKING:
-    from ...config import AgentConfig, StoreSettings
+    from ...settings import AgentConfig, StoreSettings
     from ..base import StoreOptions
     from .lock import AdvisoryLock
     from .store import PostgresStore

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .lock import WriterLock, file_lock_held
 
 if TYPE_CHECKING:
-    from ...config import AgentConfig, StoreSettings
+    from ...settings import AgentConfig, StoreSettings
     from ..base import StoreOptions
     from .store import Store
 

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ..errors import MemextError
 from ..memory.entries import FileEntries, parse_entries, strip_meta
@@ -39,7 +39,8 @@ from .results import SearchResult
 from .stems import with_stems
 
 if TYPE_CHECKING:
-    from ..index import MemoryIndex
+    from ..settings import AgentConfig
+    from .results import SearchResponse
 
 log = logging.getLogger("memext")
 
@@ -64,6 +65,27 @@ IMPORTANCE_WEIGHT = 0.4
 #: Hits searched for per memory recalled: room for the weak, retired and
 #: untrusted hits recall leaves out.
 POOL_FACTOR = 3
+
+
+class Searchable(Protocol):
+    """What recall searches through: an agent's index
+    (:class:`~memext.engine.MemoryIndex`, whose ``recall`` calls
+    :func:`recall_from` with itself). Recall sits below the index, so it
+    names only the three members it uses."""
+
+    agent: AgentConfig
+
+    def search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        *,
+        now: datetime | None = None,
+        include_forgotten: bool = False,
+        log_use: bool = True,
+    ) -> SearchResponse: ...
+
+    def note_uses(self, results: Sequence[SearchResult], now: datetime | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -143,7 +165,7 @@ def resolve_deadline(deadline: float | None, default_ms: int) -> float:
     return seconds
 
 
-def recall_from(index: MemoryIndex, query: str, limit: int, now: datetime | None, started: float) -> Recall:
+def recall_from(index: Searchable, query: str, limit: int, now: datetime | None, started: float) -> Recall:
     """Recall for ``query`` from an open index, with no deadline."""
     # Retired hits are asked for too: a chunk whose best line was retired
     # may hold a live entry that matches as well (see entry_of).

@@ -3,9 +3,11 @@ imports no face, faces use only the engine's public API, and no Python file
 runs past 500 lines without saying why in its opening docstring or comment.
 
 Imports are read from the source (every ``import`` statement, also those
-inside functions, except ``if TYPE_CHECKING:`` blocks), so a lazy import
-counts like any other; so does a package's ``_EXPORTS`` table of names that
-its ``__getattr__`` loads on first use (name -> submodule).
+inside functions), so a lazy import counts like any other; so does a
+package's ``_EXPORTS`` table of names that its ``__getattr__`` loads on
+first use (name -> submodule). The cycle check counts the imports under
+``if TYPE_CHECKING:`` too (a reader follows them as well); the other rules
+are about what runs.
 """
 
 from __future__ import annotations
@@ -82,12 +84,14 @@ def _runtime_nodes(tree: ast.AST):
             stack.append(child)
 
 
-def _imports(module: str, path: Path) -> list[Import]:
+def _imports(module: str, path: Path, *, type_only: bool = False) -> list[Import]:
+    """The memext modules ``module`` imports; with ``type_only``, those
+    under ``if TYPE_CHECKING:`` too."""
     rel = str(path.relative_to(ROOT))
     is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
     out = []
-    for node in _runtime_nodes(tree):
+    for node in ast.walk(tree) if type_only else _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             out += [Import(rel, a.name, (), node.lineno) for a in node.names if a.name.split(".")[0] == "memext"]
         elif isinstance(node, ast.ImportFrom):
@@ -127,10 +131,12 @@ def _lazy_exports(tree: ast.Module) -> list[tuple[str, str, int]]:
 
 
 IMPORTS = {m: _imports(m, p) for m, p in MODULES.items()}
+#: The same with the type-only imports (``if TYPE_CHECKING:``) counted.
+ALL_IMPORTS = {m: _imports(m, p, type_only=True) for m, p in MODULES.items()}
 
 
-def _graph() -> dict[str, set[str]]:
-    return {m: {i.module for i in imps if i.module in MODULES and i.module != m} for m, imps in IMPORTS.items()}
+def _graph(imports: dict[str, list[Import]] = ALL_IMPORTS) -> dict[str, set[str]]:
+    return {m: {i.module for i in imps if i.module in MODULES and i.module != m} for m, imps in imports.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -178,10 +184,46 @@ def test_the_checker_sees_the_imports():
     assert "memext.engine" in graph["memext.magics"]
     assert "memext.results" in graph["memext"]  # a lazy export (_EXPORTS)
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    # Type-only imports are edges of the cycle check's graph, not of the others'.
+    assert "memext.engine.store.base" in _graph()["memext.engine.store.drivers"]
+    assert "memext.engine.store.base" not in _graph(IMPORTS)["memext.engine.store.drivers"]
+
+
+def test_a_cycle_is_shown_with_its_import_lines():
+    graph = {"memext.engine.store.drivers": {"memext.engine.store.base"}, "memext.engine.store.base": {"memext.engine.store.drivers"}}
+    shown = _cycle_path(graph, sorted(graph)).splitlines()
+    assert shown[0] == "  memext.engine.store.base -> memext.engine.store.drivers (?)"  # made up for the test
+    assert shown[1].startswith("  memext.engine.store.drivers -> memext.engine.store.base (engine/store/drivers.py:")
+
+
+def _cycle_path(graph: dict[str, set[str]], component: list[str]) -> str:
+    """One cycle through a strongly connected component, as ``a -> b -> a``
+    with the lines that import, so a failure says what to cut."""
+    members = set(component)
+    start = component[0]
+    path, seen = [start], {start}
+    while True:
+        here = path[-1]
+        nxt = sorted(graph[here] & members)
+        back = start if start in nxt else None
+        step = back or next((n for n in nxt if n not in seen), None) or nxt[0]
+        path.append(step)
+        if step in seen:
+            path = path[path.index(step) :]
+            break
+        seen.add(step)
+    lines = []
+    for a, b in zip(path, path[1:]):
+        where = next((f"{i.source}:{i.line}" for i in ALL_IMPORTS.get(a, []) if i.module == b), "?")
+        lines.append(f"  {a} -> {b} ({where})")
+    return "\n".join(lines)
 
 
 def test_no_import_cycles():
-    assert _cycles(_graph()) == []
+    """No cycle, type-only imports counted."""
+    graph = _graph()
+    cycles = _cycles(graph)
+    assert cycles == [], "import cycles:\n" + "\n\n".join(_cycle_path(graph, c) for c in cycles)
 
 
 def test_the_engine_imports_no_face():

@@ -88,7 +88,7 @@ def _fold_table() -> tuple[dict[int, int], bool]:
     table = {cp: cp + 32 for cp in range(ord("A"), ord("Z") + 1)}
     from_sqlite = True
     try:
-        from .db import fts_tokenize
+        from .store.sqlite.db import fts_tokenize
 
         folded = fts_tokenize("unicode61 remove_diacritics 0 categories 'L* N* Co M*'", candidates)
     except Exception:  # no FTS5 in this SQLite
@@ -117,8 +117,8 @@ def _cache_file() -> Path | None:
     """Where the tables of this SQLite and Python are kept, or None when
     the folder cannot be known."""
     try:
-        from .db import binding
         from .paths import app_paths
+        from .store.sqlite.db import binding
 
         b = binding()
         key = f"{b.name}-{b.sqlite_version}-unicode{unicodedata.unidata_version}-v{TABLES_FORMAT}"

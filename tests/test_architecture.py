@@ -309,6 +309,9 @@ FOUNDATION_EXCEPTIONS: dict[str, set[str]] = {
     # error with its line) and the providers (providers/registry.py).
     # Neither table imports a backend or a provider until one is used.
     "memext.engine.config": {"store", "providers"},
+    # Text must split and fold words exactly as the index's keyword side
+    # does: the case table asks the index's FTS5 tokenizer (store/).
+    "memext.engine.unicode_tables": {"store"},
 }
 
 

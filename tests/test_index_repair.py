@@ -17,7 +17,8 @@ import pytest
 from conftest import make_agent
 from fault_helpers import break_page, integrity, set_meta
 
-from memext.engine import MemoryIndex, db
+from memext.engine import MemoryIndex
+from memext.engine.store.sqlite import db
 from memext.engine.store.sqlite.lock import WriterLock
 
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import make_agent
 
-from memext.engine import ForeignDatabase, IndexOpenError, MemextError, MemoryIndex, db
+from memext.engine import ForeignDatabase, IndexOpenError, MemextError, MemoryIndex
 from memext.engine.store import Store
+from memext.engine.store.sqlite import db
 from memext.engine.store.sqlite.ownership import APPLICATION_ID, Kind, inspect
 
 

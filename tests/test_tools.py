@@ -14,8 +14,9 @@ import mcp_types
 import pytest
 from conftest import backend_store, make_agent
 
-from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, db, openai_tools
+from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, openai_tools
 from memext.engine.store.drivers import writer_lock
+from memext.engine.store.sqlite import db
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..db import fts_tokenize
+from ..store.sqlite.db import fts_tokenize
 from ..text import FTS_TOKENIZER, fold, is_cjk
 
 #: A word of ASCII text, as :func:`~..text.words` and unicode61 cut it.

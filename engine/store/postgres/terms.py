@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from ... import db
 from ...text import FTS_TOKENIZER, fts_document
+from ..sqlite import db
 
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 

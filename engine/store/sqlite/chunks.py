@@ -12,12 +12,12 @@ from functools import partial
 from operator import itemgetter
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ...db import fts_tokenize
 from ...memory.dates import name_date
 from ...text import FTS_TOKENIZER, STOP_WORDS, fts_document
 from ..base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
 from . import file_summary
 from .connection import Connection
+from .db import fts_tokenize
 
 _PATH_COLUMN = itemgetter(0)
 _STAT_COLUMNS = itemgetter(slice(1, 4))

@@ -22,8 +22,8 @@ from array import array
 from functools import partial
 from typing import Any, ContextManager, Protocol
 
-from ... import db
 from ..base import FileStat
+from . import db
 
 
 class _Index(Protocol):

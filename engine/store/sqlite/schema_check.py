@@ -15,7 +15,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from ... import db
+from . import db
 
 #: Columns an index may lack and still be read: ``files.day`` came later
 #: (added at the first writable open of an older index).

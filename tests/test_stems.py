@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from memext.engine.search.stems import find_stems
-from memext.engine.store.sqlite.db import fts_tokenize
+from memext.engine.store.tokenizer import fts_tokenize
 from memext.engine.text import FTS_TOKENIZER
 
 

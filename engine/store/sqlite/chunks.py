@@ -15,9 +15,9 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 from ...memory.dates import name_date
 from ...text import FTS_TOKENIZER, STOP_WORDS, fts_document
 from ..base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
+from ..tokenizer import fts_tokenize
 from . import file_summary
 from .connection import Connection
-from .db import fts_tokenize
 
 _PATH_COLUMN = itemgetter(0)
 _STAT_COLUMNS = itemgetter(slice(1, 4))

@@ -1,4 +1,5 @@
-"""Opening SQLite with the sqlite-vec extension and FTS5.
+"""Opening SQLite with the sqlite-vec extension and FTS5 (the binding's
+FTS5 also tokenizes text as the index does: engine/store/tokenizer.py).
 
 Many Python builds (pyenv, macOS framework builds, this project's own dev
 machine) ship a ``sqlite3`` module without ``enable_load_extension``, so
@@ -13,11 +14,10 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -151,47 +151,3 @@ def _check_fts5(conn: Any, caps: Capabilities) -> None:
 def is_sqlite_error(exc: BaseException) -> bool:
     """True for errors raised by whichever binding is in use."""
     return isinstance(exc, binding().module.Error)
-
-
-def fts_tokenize(tokenizer: str, texts: Sequence[str]) -> list[list[str]]:
-    """The tokens FTS5 makes of each text with ``tokenizer`` (a
-    ``tokenize=`` option), in order: SQLite's own answer (unicode61's case
-    folding, Porter stems). Raises the binding's error when this SQLite has
-    no FTS5."""
-    conn = _tokenizer_table(tokenizer)
-    # Written and read inside a transaction that is rolled back: the table
-    # stays empty for the next call, and a rollback costs less than a delete.
-    conn.execute("BEGIN")
-    try:
-        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(texts))
-        rows = conn.execute("SELECT doc, term FROM v ORDER BY doc, offset").fetchall()
-    finally:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-    tokens: list[list[str]] = [[] for _ in texts]
-    for doc, term in rows:
-        tokens[doc].append(term)
-    return tokens
-
-
-#: An in-memory FTS5 table per tokenizer and thread (a connection belongs
-#: to its thread): a search stems the new words of its hits, and making a
-#: throwaway table each time cost more than the stemming (about 0.5 ms).
-_TOKENIZER_TABLES = threading.local()
-
-
-def _tokenizer_table(tokenizer: str) -> Any:
-    """This thread's in-memory connection holding an empty FTS5 table ``t``
-    with ``tokenizer`` and its fts5vocab table ``v`` (autocommit)."""
-    tables: dict[str, Any] = _TOKENIZER_TABLES.__dict__.setdefault("tables", {})
-    conn = tables.get(tokenizer)
-    if conn is None:
-        conn = binding().module.connect(":memory:", isolation_level=None)
-        try:
-            conn.execute(f'CREATE VIRTUAL TABLE t USING fts5(x, tokenize="{tokenizer}")')
-            conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        except BaseException:
-            conn.close()
-            raise
-        tables[tokenizer] = conn
-    return conn

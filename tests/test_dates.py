@@ -11,7 +11,8 @@ from conftest import MODEL_PATH, make_agent
 
 from memext.engine import MemoryIndex
 from memext.engine.errors import MemextError
-from memext.engine.memory.dates import BadDate, DayRange, content_date, day_range, file_date, front_matter_date, name_date, parse_when
+from memext.engine.memory.dates import BadDate, DayRange, day_range, file_date, parse_when
+from memext.engine.note_dates import content_date, front_matter_date, name_date
 
 NOW = datetime(2026, 3, 31, 15, 45)
 

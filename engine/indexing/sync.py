@@ -33,9 +33,9 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, ProviderTimeout, is_disk_full
 from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
-from ..memory.dates import content_date
 from ..memory.discovery import NotText, Skipped, SourceFile, read_file
 from ..memory.transcripts import parse_transcript
+from ..note_dates import content_date
 from ..providers import EmbeddingProvider
 from ..settings import AgentConfig
 from ..store import (

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from ..memory.dates import front_matter_date, name_date
+from ..note_dates import front_matter_date, name_date
 from .time_cues import TimeCue, named_days
 
 #: Notes are written on the day or in the days after what they tell of; a

@@ -12,7 +12,7 @@ from functools import partial
 from operator import itemgetter
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ...memory.dates import name_date
+from ...note_dates import name_date
 from ...text import FTS_TOKENIZER, STOP_WORDS, fts_document
 from ..base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
 from ..tokenizer import fts_tokenize

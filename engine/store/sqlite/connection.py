@@ -278,7 +278,7 @@ class Connection:
             return True
         if self.read_only:
             return False
-        from ...memory.dates import content_date
+        from ...note_dates import content_date
 
         try:
             with self.transaction():

@@ -31,7 +31,6 @@ from .errors import DiskFull, IndexBuildError, IndexOpenError, IndexReadOnly, Lo
 from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
 from .indexing.fingerprint import fingerprint
-from .indexing.repair import damage_of, set_aside, writer_died
 from .memory.dates import DayRange, When, day_range
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
@@ -43,6 +42,7 @@ from .search.query_embedding import QueryEmbedder
 from .search.results import SearchResponse, SearchResult
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
 from .store.drivers import driver_of, writer_lock, writer_lock_held
+from .store.sqlite.repair import damage_of, set_aside, writer_died
 from .text import has_searchable_words, ids_only
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ class MemoryIndex:
 
     def _recover(self, exc: BaseException, *, locked: bool = False) -> bool:
         """Replace the index with an empty one when ``exc`` came from damage
-        to it (DESIGN.md §4, engine/indexing/repair.py); False when it did not.
+        to it (DESIGN.md §4, engine/store/sqlite/repair.py); False when it did not.
         ``locked``: the caller holds the writer lock."""
         problem = damage_of(exc, self.db_path) if self._local else None
         if problem is None:

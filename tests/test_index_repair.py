@@ -1,5 +1,5 @@
 """Damaged indexes are found, moved aside and rebuilt, never a crash
-(engine/indexing/repair.py, DESIGN.md §4): bad bookkeeping in
+(engine/store/sqlite/repair.py, DESIGN.md §4): bad bookkeeping in
 ``meta``, pages SQLite cannot read, damage that only a check sees (after a
 writer died holding the lock, or in ``memext index``)."""
 

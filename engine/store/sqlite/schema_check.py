@@ -4,7 +4,7 @@ what an index file holds.
 A table or column dropped (damage, or another tool's hand) passes SQLite's
 ``quick_check``, yet every read of it fails with "no such table"; the index
 is disposable, so such a file is damage like any other (moved aside and
-rebuilt, engine/indexing/repair.py). The expected tables and columns are
+rebuilt, engine/store/sqlite/repair.py). The expected tables and columns are
 read from the schema itself, made once in a throwaway in-memory database,
 so the check never drifts from the schema.
 """

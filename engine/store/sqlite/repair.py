@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..store import CorruptIndex, move_aside
-from ..store.sqlite.connection import schema_damage
-from ..store.sqlite.damage import may_be_damage, quick_check
+from ..base import CorruptIndex
+from .connection import schema_damage
+from .damage import may_be_damage, quick_check
+from .index_files import move_aside
 
 #: Damage quick_check cannot see (it checks structure, not values): memext
 #: only ever writes valid UTF-8, so undecodable text is a flipped byte; and

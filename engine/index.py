@@ -40,9 +40,8 @@ from .search.confidence import nothing_notice
 from .search.pipeline import BUDGET_MAX_RESULTS, run_search
 from .search.query_embedding import QueryEmbedder
 from .search.results import SearchResponse, SearchResult
-from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
+from .store import CorruptIndex, IndexStore, StoreOptions, open_store
 from .store.drivers import driver_of, writer_lock, writer_lock_held
-from .store.sqlite.repair import damage_of, set_aside, writer_died
 from .text import has_searchable_words, ids_only
 
 if TYPE_CHECKING:
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     from .memory.read import ReadResult
     from .search.recall import Recall
     from .status import IndexStatus, LastSync, LongTermFile, SkippedFile
+    from .store.drivers import IndexFiles
 
 
 def _log() -> logging.Logger:
@@ -130,6 +130,13 @@ class MemoryIndex:
         checks concern it."""
         return driver_of(self.agent).local
 
+    @property
+    def _files(self) -> IndexFiles:
+        """The index's files on this machine (for a local index only)."""
+        files = driver_of(self.agent).index_files()
+        assert files is not None, "only a local index has files to check"
+        return files
+
     def _new_store(self, *, reader: bool = True) -> IndexStore:
         """A store on the index: the one this index searches through
         (``reader``), or a sync's writer."""
@@ -148,7 +155,7 @@ class MemoryIndex:
                     return self._new_store()
                 except CorruptIndex:
                     return self._replace_corrupt(str(exc))
-        if self._local and writer_died(self.db_path) and not store.read_only:
+        if self._local and self._files.writer_died(self.db_path) and not store.read_only:
             store = self._check_after_crash(store)
         return store
 
@@ -163,7 +170,7 @@ class MemoryIndex:
         try:
             if not lock.previous_holder_died:
                 return store
-            problem = quick_check(self.db_path)
+            problem = self._files.quick_check(self.db_path)
             if problem is None:
                 return store
             store.close()
@@ -175,14 +182,14 @@ class MemoryIndex:
         """Move an unusable index aside (never delete it: it may be someone's
         file) and start an empty one that the next sync fills. The caller
         holds the writer lock."""
-        self._last_error = self._repaired = set_aside(self.db_path, problem)
+        self._last_error = self._repaired = self._files.set_aside(self.db_path, problem)
         return self._new_store()
 
     def _recover(self, exc: BaseException, *, locked: bool = False) -> bool:
         """Replace the index with an empty one when ``exc`` came from damage
         to it (DESIGN.md §4, engine/store/sqlite/repair.py); False when it did not.
         ``locked``: the caller holds the writer lock."""
-        problem = damage_of(exc, self.db_path) if self._local else None
+        problem = self._files.damage_of(exc, self.db_path) if self._local else None
         if problem is None:
             return False
         if self._store.read_only:
@@ -221,7 +228,7 @@ class MemoryIndex:
         for an index on a PostgreSQL server, which checks its own data)."""
         if not self._local:
             return None
-        problem = quick_check(self.db_path, thorough=True)
+        problem = self._files.quick_check(self.db_path, thorough=True)
         if problem is None or not self._recover(CorruptIndex(problem)):
             return None
         return self._last_error
@@ -301,7 +308,7 @@ class MemoryIndex:
         message says the previous index was kept).
         """
         from .indexing.last_failure import clear_failure, record_failure
-        from .indexing.sync import SyncCancelled, clean_stale_shadows  # the sync machinery loads when a sync runs
+        from .indexing.sync import SyncCancelled  # the sync machinery loads when a sync runs
 
         if self._store.read_only:
             raise IndexReadOnly(
@@ -311,7 +318,8 @@ class MemoryIndex:
             self._syncing = True
             try:
                 with writer_lock(self.agent, self.db_path, timeout=lock_timeout) as lock:
-                    clean_stale_shadows(self.db_path)
+                    if self._local:
+                        self._files.clean_stale_shadows(self.db_path)
                     if lock.previous_holder_died and self._local:  # the last writer died mid-write
                         self._verify_locked()
                     report = self._sync_repairing(force, progress, reason, _AnySet(self._cancel, cancel))
@@ -338,7 +346,7 @@ class MemoryIndex:
         return report
 
     def _verify_locked(self) -> None:
-        problem = quick_check(self.db_path)
+        problem = self._files.quick_check(self.db_path)
         if problem is not None:
             self._recover(CorruptIndex(problem), locked=True)
 

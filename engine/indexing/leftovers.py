@@ -11,17 +11,19 @@ was built for (its fingerprint), and :func:`remove_index` deletes one.
 
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import AgentConfig, Config, adhoc_agent_id
 from ..errors import MemextError
 from ..memory.roots import MEMORY_DIR, ROOT_FILES
-from ..store.sqlite.lock import WriterLock
+from ..store.drivers import driver_of, store_driver, store_location
 from .last_failure import record_path
+
+if TYPE_CHECKING:
+    from ..store.drivers import IndexFiles
 
 _ADHOC_NAME = re.compile(r".+-[0-9a-f]{10}\.sqlite$")
 
@@ -37,17 +39,12 @@ class OrphanedIndex:
     size: int
 
 
-def _built_for(path: Path) -> str | None:
-    """The workspace recorded in an index's fingerprint (read-only)."""
-    try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-        finally:
-            conn.close()
-        return str(json.loads(row[0]).get("workspace")) if row else None
-    except (sqlite3.Error, ValueError, AttributeError):
-        return None
+def _index_folder_files() -> IndexFiles:
+    """The backend of the index files in the index folder: an agent's index
+    there is ``<agent id>.sqlite`` (:meth:`AgentConfig.db_path`), a SQLite file."""
+    files = store_driver("sqlite").index_files()
+    assert files is not None
+    return files
 
 
 def _has_memory(ws: Path) -> bool:
@@ -63,7 +60,7 @@ def orphaned_indexes(cfg: Config, index_dir: Path) -> list[OrphanedIndex]:
         agent_id = path.name[: -len(".sqlite")]
         if agent_id in configured or not _ADHOC_NAME.fullmatch(path.name):
             continue
-        ws = _built_for(path)
+        ws = _index_folder_files().built_for(path)
         if ws is None:
             continue  # not memext's, or never built: leave it alone
         if adhoc_agent_id(Path(ws)) != agent_id:
@@ -84,17 +81,7 @@ def remove_index(path: Path) -> list[Path]:
     its failure record and its lock file, holding the index's writer lock
     meanwhile (LockTimeout when a process is writing it: then nothing is
     deleted). Returns the files deleted (the lock file aside)."""
-    from ..store.sqlite.sidecar import sidecar_files
-
-    with WriterLock(path, timeout=0):
-        deleted = _delete(_companions(path), strict=True)
-        # Best effort: a sidecar another process still maps may refuse (Windows).
-        deleted += _delete([*sidecar_files(path), record_path(path)], strict=False)
-    try:
-        Path(str(path) + ".lock").unlink()
-    except OSError:
-        pass  # another process took the lock meanwhile: it may keep its file
-    return deleted
+    return _index_folder_files().remove(path, also=[record_path(path)])
 
 
 def purge_agent_index(agent: AgentConfig, cfg: Config) -> list[Path]:
@@ -103,11 +90,8 @@ def purge_agent_index(agent: AgentConfig, cfg: Config) -> list[Path]:
     returns them. Raises MemextError, deleting nothing, when the index is
     not memext's own file, another configured agent uses the same file, or
     it lives on a database server; LockTimeout while a process writes it."""
-    from ..store.drivers import driver_of, store_location
-    from ..store.sqlite.index_files import aside_copies
-    from ..store.sqlite.ownership import Kind, inspect
-
-    if not driver_of(agent).local:
+    files = driver_of(agent).index_files()
+    if files is None:
         raise MemextError(
             f"agent {agent.id}'s index is on a database server ({store_location(agent)}): "
             "--purge deletes only index files on this machine; drop that schema on the server, "
@@ -117,34 +101,8 @@ def purge_agent_index(agent: AgentConfig, cfg: Config) -> list[Path]:
     sharing = [a.id for a in cfg.agents if a.id != agent.id and driver_of(a).local and a.db_path() == path]
     if sharing:
         raise MemextError(f"{path} is also the index of agent {', '.join(sharing)}: not deleted; remove the agent without --purge")
-    found = inspect(path)
-    if found.kind not in (Kind.NEW, Kind.MEMEXT, Kind.UNSTAMPED, Kind.DAMAGED):
-        raise MemextError(f"{path} is not an index memext made ({found.detail}): not deleted; remove the agent without --purge")
-    deleted = remove_index(path)
-    for copy in aside_copies(path):
-        deleted += _delete(_companions(copy), strict=False)
-    return deleted
-
-
-def _companions(path: Path) -> list[Path]:
-    """An SQLite file and its journal/WAL companions."""
-    from ..store.sqlite.index_files import INDEX_COMPANIONS
-
-    return [Path(str(path) + suffix) for suffix in INDEX_COMPANIONS]
-
-
-def _delete(files: list[Path], *, strict: bool) -> list[Path]:
-    """Delete the files that exist; returns those deleted. ``strict``: an
-    error other than a missing file is raised, else the file is left."""
-    deleted = []
-    for f in files:
-        try:
-            f.unlink()
-        except FileNotFoundError:
-            continue
-        except OSError:
-            if strict:
-                raise
-            continue
-        deleted.append(f)
-    return deleted
+    problem = files.not_ours(path)
+    if problem:
+        raise MemextError(f"{path} is not an index memext made ({problem}): not deleted; remove the agent without --purge")
+    deleted = files.remove(path, also=[record_path(path)])
+    return deleted + files.remove_aside_copies(path)

@@ -38,12 +38,7 @@ from ..memory.transcripts import parse_transcript
 from ..note_dates import content_date
 from ..providers import EmbeddingProvider
 from ..settings import AgentConfig
-from ..store import (
-    CacheKey,
-    IndexStore,
-    NewChunk,
-    clean_stale_shadows,  # noqa: F401  (where MemoryIndex has imported it from)
-)
+from ..store import CacheKey, IndexStore, NewChunk
 from ..vector_math import normalize
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
 from .checks import check_workspace

@@ -19,7 +19,7 @@ from __future__ import annotations
 from importlib import import_module
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol, Sequence
 
 if TYPE_CHECKING:
     from ..settings import AgentConfig, StoreSettings
@@ -50,6 +50,49 @@ class AgentLock(Protocol):
     def __enter__(self) -> "AgentLock": ...
 
     def __exit__(self, *exc: object) -> None: ...
+
+
+class IndexFiles(Protocol):
+    """What the engine does with an index that is a file on this machine,
+    beyond opening its store (DESIGN.md §4): a local row's
+    :meth:`StoreDriver.index_files` (``sqlite/files.py``). An index on a
+    server has none: the server keeps its own data sane."""
+
+    def quick_check(self, db_path: Path, *, thorough: bool = False) -> str | None:
+        """What is wrong with the file (a quick or a thorough check), None when it checks out."""
+        ...
+
+    def damage_of(self, exc: BaseException, db_path: Path) -> str | None:
+        """What is wrong with the file when ``exc`` came from damage to it, else None."""
+        ...
+
+    def set_aside(self, db_path: Path, problem: str) -> str:
+        """Move a damaged file aside (the caller holds the writer lock); what to tell the user."""
+        ...
+
+    def writer_died(self, db_path: Path) -> bool:
+        """True when the last writer died holding the lock (the file is worth a check)."""
+        ...
+
+    def clean_stale_shadows(self, db_path: Path) -> None:
+        """Remove what rebuilds that crashed left beside the file (under the writer lock)."""
+        ...
+
+    def built_for(self, db_path: Path) -> str | None:
+        """The workspace the index was built for, read without opening a store."""
+        ...
+
+    def not_ours(self, db_path: Path) -> str | None:
+        """Why the file is not an index memext made (never deleted then), else None."""
+        ...
+
+    def remove(self, db_path: Path, also: Sequence[Path] = ()) -> list[Path]:
+        """Delete the index's files (and ``also``) under its writer lock; the files deleted."""
+        ...
+
+    def remove_aside_copies(self, db_path: Path) -> list[Path]:
+        """Delete the copies of the index set aside when it was damaged; the files deleted."""
+        ...
 
 
 class DriverFunctions(Protocol):
@@ -83,10 +126,25 @@ class StoreDriver(NamedTuple):
     name: str
     #: The backend's driver module, relative to this package (``.sqlite.driver``).
     module: str
-    #: The index is a file on this machine: it may record this machine's
-    #: paths (a shared index's fingerprint leaves them out, DESIGN.md §16),
-    #: and file damage, crashed writers' notes and integrity checks concern it.
-    local: bool
+    #: For an index that is a file on this machine, the module of its
+    #: :class:`IndexFiles` functions (``.sqlite.files``); "" for an index on
+    #: a server.
+    files_module: str = ""
+
+    @property
+    def local(self) -> bool:
+        """The index is a file on this machine: it may record this machine's
+        paths (a shared index's fingerprint leaves them out, DESIGN.md §16),
+        and file damage, crashed writers' notes and integrity checks concern it."""
+        return bool(self.files_module)
+
+    def index_files(self) -> IndexFiles | None:
+        """The index's files on this machine (imported on first use); None
+        for an index on a server."""
+        if not self.files_module:
+            return None
+        module: Any = import_module(self.files_module, __package__)
+        return module
 
     def _functions(self) -> DriverFunctions:
         """The driver module (imported on first use, then from ``sys.modules``)."""
@@ -119,8 +177,8 @@ class StoreDriver(NamedTuple):
 #: Every backend by its ``store.driver`` name; a row's module loads on first use.
 DRIVERS: Mapping[str, StoreDriver] = MappingProxyType(
     {
-        "sqlite": StoreDriver("sqlite", ".sqlite.driver", local=True),
-        "postgres": StoreDriver("postgres", ".postgres.driver", local=False),
+        "sqlite": StoreDriver("sqlite", ".sqlite.driver", files_module=".sqlite.files"),
+        "postgres": StoreDriver("postgres", ".postgres.driver"),
     }
 )
 

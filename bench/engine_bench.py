@@ -48,7 +48,7 @@ from memext.engine.memory.discovery import read_text  # noqa: E402
 from memext.engine.providers.base import EmbeddingProvider  # noqa: E402
 from memext.engine.search.pipeline import keyword_terms, pool_size  # noqa: E402
 from memext.engine.settings import ChunkingSettings  # noqa: E402
-from memext.engine.store import Store  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 from memext.engine.text import fts_document, fts_match_expression, query_terms  # noqa: E402
 from memext.engine.vector_math import search_blas_threads  # noqa: E402
 

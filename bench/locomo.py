@@ -66,7 +66,8 @@ from memext.engine.config import parse_config  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
 from memext.engine.settings import AgentConfig, ChunkingSettings, QuerySettings  # noqa: E402
-from memext.engine.store import CacheKey, Store, StoreOptions, open_store  # noqa: E402
+from memext.engine.store import CacheKey, StoreOptions, open_store  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 from memext.engine.vector_math import normalize  # noqa: E402
 
 #: ``shared/`` sits next to the main checkout; git worktrees live one level deeper.

@@ -42,7 +42,8 @@ from locomo import (  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
 from memext.engine.search.spans import budget_spans  # noqa: E402
-from memext.engine.store import Store, StoreOptions  # noqa: E402
+from memext.engine.store import StoreOptions  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 
 #: (path, start, end, score, cosine, bm25 0..1, time factor) per ranked chunk.
 Cand = tuple[str, int, int, float, float, float, float]

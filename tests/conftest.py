@@ -252,7 +252,7 @@ def index_counts(agent: AgentConfig) -> dict[str, int]:
         with psycopg.connect(agent.settings.store.url, autocommit=True) as conn:
             prefix = '"' + agent_schema(agent.id) + '".'
             return {k: conn.execute(q.replace("{s}", prefix)).fetchone()[0] for k, q in queries.items()}
-    from memext.engine.store import Store
+    from memext.engine.store.sqlite.store import Store
 
     with Store(agent.db_path()) as store:
         assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -356,6 +356,40 @@ def test_the_stage_rules_can_fail():
     assert "freshness" in MAY_NOT_IMPORT["search"] and _stage("memext.engine.freshness.keeper") == "freshness"
 
 
+BACKENDS = ("memext.engine.store.sqlite", "memext.engine.store.postgres")
+
+
+def _in_backend(module: str) -> bool:
+    return any(module == b or module.startswith(b + ".") for b in BACKENDS)
+
+
+def test_only_the_store_reaches_a_backend():
+    """A backend's modules are reached through the store interface (the
+    package's names, the driver table and its rows), never imported from
+    outside engine/store/ (DESIGN.md §14); the store package exports none
+    of a backend's own names."""
+    reaching = [
+        f"{i.source}:{i.line} imports {i.module}"
+        for m, imps in ALL_IMPORTS.items()
+        if not m.startswith("memext.engine.store")
+        for i in imps
+        if _in_backend(i.module)
+    ]
+    assert reaching == []
+    table = {name: sub for name, sub, _ in _lazy_exports(ast.parse(MODULES["memext.engine.store"].read_text(encoding="utf-8")))}
+    assert [n for n, sub in table.items() if _in_backend(f"memext.engine.store.{sub}")] == []
+    assert _in_backend("memext.engine.store.sqlite.db") and not _in_backend("memext.engine.store.tokenizer")
+
+
+def test_the_settings_types_import_only_leaf_modules():
+    """engine/settings.py, which the tables and backends import for its
+    types, imports only modules that import nothing of the engine, so no
+    cycle can run through it."""
+    imported = {i.module for i in ALL_IMPORTS["memext.engine.settings"]}
+    assert imported == {"memext.engine.errors", "memext.engine.paths"}
+    assert [(m, i.module) for m in imported for i in ALL_IMPORTS[m] if i.module in MODULES] == []
+
+
 def test_every_exported_name_exists():
     assert [n for n in memext.engine.__all__ if not hasattr(memext.engine, n)] == []
 

@@ -19,7 +19,7 @@ from memext.engine.providers.openai import OpenAIProvider
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
 from memext.engine.providers.vector_checks import BadVectors, check_vectors
-from memext.engine.store import Store
+from memext.engine.store.sqlite.store import Store
 
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
 ROUTES = {"openai": "openai.embeddings", "gemini": "gemini."}

@@ -28,7 +28,7 @@ from memext.engine.providers.openai_batch import BatchPending
 from memext.engine.providers.remote import RemoteTarget
 from memext.engine.providers.retry import RetryPolicy
 from memext.engine.settings import BatchSettings
-from memext.engine.store import Store
+from memext.engine.store.sqlite.store import Store
 
 #: DESIGN.md §6's retry count, with delays short enough for tests.
 FAST = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)

@@ -14,10 +14,11 @@ from conftest import make_agent
 
 from memext.engine import MemoryIndex
 from memext.engine.errors import IndexOpenError, MemextError
-from memext.engine.store import CacheKey, NewChunk, Store, StoreOptions, move_aside
+from memext.engine.store import CacheKey, NewChunk, StoreOptions
 from memext.engine.store.sqlite import db
-from memext.engine.store.sqlite.index_files import aside_copies
+from memext.engine.store.sqlite.index_files import aside_copies, move_aside
 from memext.engine.store.sqlite.ownership import APPLICATION_ID
+from memext.engine.store.sqlite.store import Store
 from memext.engine.vector_math import normalize
 
 TESTS = Path(__file__).resolve().parent

@@ -14,7 +14,8 @@ from conftest import make_agent
 from memext.engine import MemoryIndex
 from memext.engine.indexing.sync import Syncer
 from memext.engine.search.pipeline import run_search
-from memext.engine.store import IndexStore, Store, StoreOptions, open_store
+from memext.engine.store import IndexStore, StoreOptions, open_store
+from memext.engine.store.sqlite.store import Store
 from memext.engine.vector_math import normalize
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"

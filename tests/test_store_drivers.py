@@ -13,10 +13,10 @@ import pytest
 from memext.engine.config import AgentConfig, parse_config
 from memext.engine.errors import ConfigError, LockTimeout
 from memext.engine.indexing.fingerprint import fingerprint
-from memext.engine.store import Store
 from memext.engine.store.drivers import DRIVERS, driver_of, open_store, store_location, writer_lock, writer_lock_held
 from memext.engine.store.postgres.lock import AdvisoryLock
 from memext.engine.store.sqlite.lock import WriterLock
+from memext.engine.store.sqlite.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 URL = "postgresql://memext:s3cret-pw@db.example.org:5433/memext?sslmode=require&password=s3cret-pw"

@@ -16,9 +16,9 @@ import pytest
 from conftest import make_agent
 
 from memext.engine import ForeignDatabase, IndexOpenError, MemextError, MemoryIndex
-from memext.engine.store import Store
 from memext.engine.store.sqlite import db
 from memext.engine.store.sqlite.ownership import APPLICATION_ID, Kind, inspect
+from memext.engine.store.sqlite.store import Store
 
 
 def sha(path: Path) -> str:

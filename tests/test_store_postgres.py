@@ -25,10 +25,11 @@ from pg_server import PASSWORD, PostgresServer
 from memext.engine import IndexBuildError, MemextError, MemoryIndex
 from memext.engine.config import parse_config
 from memext.engine.errors import ConfigError, LockTimeout, StoreUnavailable
-from memext.engine.store import CacheKey, NewChunk, Store, open_store
+from memext.engine.store import CacheKey, NewChunk, open_store
 from memext.engine.store.postgres import vectors as pg_vectors
 from memext.engine.store.postgres.store import PostgresStore
 from memext.engine.store.postgres.url import agent_schema, redact_url
+from memext.engine.store.sqlite.store import Store
 from memext.engine.text import fts_match_expression, query_terms
 
 TESTS = Path(__file__).resolve().parent

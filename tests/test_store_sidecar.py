@@ -11,9 +11,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from memext.engine.store import NewChunk, Store, StoreOptions
+from memext.engine.store import NewChunk, StoreOptions
 from memext.engine.store.sqlite import mapped as store_mapped
 from memext.engine.store.sqlite.sidecar import VectorFile, sidecar_files, sidecar_path, write_sidecar
+from memext.engine.store.sqlite.store import Store
 from memext.engine.vector_math import normalize
 
 DIMS = 384
@@ -183,7 +184,7 @@ def test_a_sync_killed_while_writing_the_sidecar_leaves_the_old_one_in_force(tmp
     child = textwrap.dedent(
         f"""
         import os
-        from memext.engine.store import Store
+        from memext.engine.store.sqlite.store import Store
         from memext.engine.store.sqlite import sidecar
         real = sidecar.iter_blocks
         def dying(rows, dims, block=sidecar.BLOCK_ROWS):

@@ -9,8 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from memext.engine.store import NewChunk, Store, StoreOptions
+from memext.engine.store import NewChunk, StoreOptions
 from memext.engine.store.sqlite import vectors as store_vectors
+from memext.engine.store.sqlite.store import Store
 from memext.engine.vector_math import normalize
 
 #: vec0 and the in-memory matrix are the SQLite store's (test_store_postgres.py: pgvector).

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..config import AgentConfig
 from ..errors import BadLineRange, MemextError
-from ..store.drivers import writer_lock
+from ..store import writer_lock
 from .append import APPEND_LOCK_TIMEOUT_S
 from .entries import FileEntries, Mark, Unit, mark_lines, parse_entries
 from .read import cite_lines, parse_get_spec, resolve_memory_path

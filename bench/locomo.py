@@ -63,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import parse_config  # noqa: E402
+from memext.engine.search.options import SearchOptions  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
 from memext.engine.settings import AgentConfig, ChunkingSettings, QuerySettings  # noqa: E402
@@ -428,13 +429,14 @@ def run_conversation(
                             q.query,
                             qvec if m.vector else None,
                             m.settings or agent.settings.query,
-                            max_results=k,
-                            min_score=m.min_score,
-                            sources=None,
-                            today=layout.last_day if m.decay_today else None,
-                            max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None,
-                            snippets=False,
-                            now=replay_now,
+                            SearchOptions(
+                                max_results=k,
+                                min_score=m.min_score,
+                                today=layout.last_day if m.decay_today else None,
+                                max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None,
+                                snippets=False,
+                                now=replay_now,
+                            ),
                         )
                         ms = (time.perf_counter() - t0) * 1000 + (embed_ms if m.vector else 0.0)
                     if k == BUDGET_RESULTS:

@@ -39,6 +39,7 @@ from locomo import (  # noqa: E402
     within_budget,
 )
 
+from memext.engine.search.options import SearchOptions  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
 from memext.engine.search.spans import budget_spans  # noqa: E402
@@ -65,12 +66,7 @@ def fetch(out: Path, data: list[dict], model: Path) -> list[dict]:
                 q.query,
                 vectors[q.query],
                 agent.settings.query,
-                max_results=200,
-                min_score=0,
-                sources=None,
-                snippets=False,
-                now=now,
-                explain=True,
+                SearchOptions(max_results=200, min_score=0, snippets=False, now=now, explain=True),
             )
             cands = [
                 (

@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from .providers.base import EmbeddingProvider
     from .search.excerpt import Excerpt, ExcerptLine
     from .search.explain import ExplainRow, explain_rows
+    from .search.options import SearchOptions
     from .search.recall import Recall
     from .search.results import SearchResponse, SearchResult
     from .settings import AgentConfig, Config, MemorySearchSettings
@@ -173,6 +174,7 @@ _EXPORTS: dict[str, str] = {
     "RetireResult": "memory.forget",
     "SavedSession": "agents.session_memory",
     "SearchDisabled": "errors",
+    "SearchOptions": "search.options",
     "SearchResponse": "search.results",
     "SearchKind": "status",
     "SearchMode": "status",

@@ -37,7 +37,8 @@ from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallb
 from .providers.choice import keyword_only
 from .providers.registry import where_embedded
 from .search.confidence import nothing_notice
-from .search.pipeline import BUDGET_MAX_RESULTS, run_search
+from .search.options import SearchOptions
+from .search.pipeline import run_search
 from .search.query_embedding import QueryEmbedder
 from .search.results import SearchResponse, SearchResult
 from .store import CorruptIndex, IndexStore, StoreOptions, open_store
@@ -497,6 +498,8 @@ class MemoryIndex:
         include_weak: bool = False,
         include_forgotten: bool = False,
         log_use: bool = True,
+        *,
+        options: SearchOptions | None = None,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
 
@@ -527,10 +530,19 @@ class MemoryIndex:
         :func:`~memext.engine.consolidate` counts. ``log_use=False`` leaves
         this search out (recall logs only the memories it hands on).
 
+        ``options``: all of these as one :class:`SearchOptions` (what a face
+        builds once), instead of the keywords.
+
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
         :class:`~memext.engine.freshness.keeper.FreshnessKeeper`'s ``before_search``).
         """
+        given = SearchOptions(
+            max_results, min_score, sources, explain, max_lines, now, after, before, include_weak, include_forgotten, log_use
+        )
+        if options is not None and given != SearchOptions():
+            raise TypeError("pass a search's options as keywords or as options=, not both")
+        opts = given if options is None else options
         if not self.agent.settings.enabled:
             raise SearchDisabled(
                 f"memory search is turned off for agent {self.agent.id!r} "
@@ -541,32 +553,11 @@ class MemoryIndex:
         if not has_searchable_words(query):
             # Embedding punctuation alone finds arbitrary chunks: say so instead.
             raise MemextError(f"the query {query.strip()!r} has no searchable words (letters or digits)")
-        q = self.agent.settings.query
-        if max_lines is not None and int(max_lines) < 1:
-            raise MemextError(f"max_lines must be at least 1, got {max_lines}")
-        default_results = q.max_results if max_lines is None else BUDGET_MAX_RESULTS
-        max_results = default_results if max_results is None else int(max_results)
-        if max_results < 1:
-            raise MemextError("max_results must be at least 1")
-        min_score = q.min_score if min_score is None else float(min_score)
-        source_filter = self._source_filter(sources)
-        days = day_range(after, before, now)
-        response = self._guarded(
-            lambda: self._search(
-                query,
-                max_results,
-                min_score,
-                source_filter,
-                explain,
-                None if max_lines is None else int(max_lines),
-                now,
-                days,
-                include_weak,
-                include_forgotten,
-            )
-        )
-        if log_use and response.confident:
-            self.note_uses(response.results, now)
+        opts = opts.for_agent(self.agent)
+        days = day_range(opts.after, opts.before, opts.now)
+        response = self._guarded(lambda: self._search(query, opts, days))
+        if opts.log_use and response.confident:
+            self.note_uses(response.results, opts.now)
         return response
 
     def note_uses(self, results: Sequence[SearchResult], now: datetime | None = None) -> None:
@@ -586,19 +577,8 @@ class MemoryIndex:
             used.append(Used(r.path, r.start_line, r.end_line, r.best_line, best))
         record_uses(self.db_path, self.agent.id, used, now=now.timestamp() if now is not None else None)
 
-    def _search(
-        self,
-        query: str,
-        max_results: int,
-        min_score: float,
-        source_filter: list[str] | None,
-        explain: bool,
-        max_lines: int | None,
-        now: datetime | None,
-        days: DayRange | None,
-        include_weak: bool = False,
-        include_forgotten: bool = False,
-    ) -> SearchResponse:
+    def _search(self, query: str, opts: SearchOptions, days: DayRange | None) -> SearchResponse:
+        """Search with ``opts`` resolved for the agent (:meth:`SearchOptions.for_agent`)."""
         self._store.refresh()
         paths = None
         if days is not None:
@@ -629,23 +609,13 @@ class MemoryIndex:
 
         def ranked(n: int):
             found, mode = run_search(
-                self._store,
-                query,
-                qvec,
-                self.agent.settings.query,
-                max_results=n,
-                min_score=min_score,
-                sources=source_filter,
-                explain=explain,
-                max_lines=max_lines,
-                now=now,
-                paths=paths,
-                lines=lines,
+                self._store, query, qvec, self.agent.settings.query, dataclasses.replace(opts, max_results=n), paths=paths, lines=lines
             )
             modes.append(mode)
             return found
 
-        results, unreadable = live_results(ranked, self.agent, max_results, include_retired=include_forgotten)
+        assert opts.max_results is not None  # resolved
+        results, unreadable = live_results(ranked, self.agent, opts.max_results, include_retired=opts.include_forgotten)
         mode = modes[0]
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
         left_out = _left_out_notice(unreadable)
@@ -654,7 +624,7 @@ class MemoryIndex:
         weak_hidden = 0
         answer = None
         if not confident:
-            if not include_weak:
+            if not opts.include_weak:
                 weak_hidden, results = len(results), []
             answer = nothing_notice(query, weak_hidden) if not results else f"no confident match for {query.strip()!r}: weak matches shown"
         notices = tuple(n for n in (self._index_notice(), notice, answer, dated, left_out) if n)
@@ -724,17 +694,6 @@ class MemoryIndex:
     def _query_vector(self, provider: EmbeddingProvider, query: str):
         """(vector, error, notice) for a query (see :class:`QueryEmbedder`)."""
         return self._queries.vector(provider, query, self._store.dims)
-
-    def _source_filter(self, sources: Sequence[str] | None) -> list[str] | None:
-        configured = self.agent.settings.sources
-        if sources is None:
-            return None
-        if isinstance(sources, str):
-            sources = [sources]
-        unknown = [s for s in sources if s not in configured]
-        if unknown:
-            raise MemextError(f"source {unknown[0]!r} is not indexed for agent {self.agent.id} (sources: {', '.join(configured)})")
-        return None if set(sources) == set(configured) else list(sources)
 
     def recall(self, text: str, *, limit: int | None = None, deadline: float | None = None, now: datetime | None = None) -> "Recall":
         """The few memories a message calls for, and the context block that

@@ -13,6 +13,7 @@ from conftest import make_agent
 
 from memext.engine import MemoryIndex
 from memext.engine.indexing.sync import Syncer
+from memext.engine.search.options import SearchOptions
 from memext.engine.search.pipeline import run_search
 from memext.engine.store import IndexStore, StoreOptions, open_store
 from memext.engine.store.sqlite.store import Store
@@ -85,7 +86,7 @@ def test_sync_rebuild_and_search_run_through_the_interface_alone(workspace, tmp_
 
         qvec = normalize(hashing_provider.embed_query("who leads the billing team"))
         query = "who leads the billing team"
-        results, mode = run_search(store, query, qvec, agent.settings.query, max_results=3, min_score=0.0, sources=None)
+        results, mode = run_search(store, query, qvec, agent.settings.query, SearchOptions(max_results=3, min_score=0.0))
         assert mode == "hybrid" and results[0].path == "MEMORY.md"
         assert {"vector_search", "keyword_search", "chunks", "keyword_search_available"} <= used
     finally:

@@ -23,6 +23,7 @@ from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
 from ..memory.entries import EntryMeta
+from ..search.options import SearchOptions
 from ..search.recall import Recall, nothing
 from ..search.results import SearchResponse
 from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
@@ -278,17 +279,18 @@ class MemoryTools:
         if not args["query"].strip():
             raise ToolError("memory_search: the query is empty; say what to look for")
 
+        options = SearchOptions(
+            max_results=args["max_results"],
+            min_score=args["min_score"],
+            max_lines=args["max_lines"],
+            after=args["after"],
+            before=args["before"],
+            include_weak=bool(args.get("include_weak")),
+            include_forgotten=bool(args["include_forgotten"]),
+        )
+
         def run(index: MemoryIndex) -> SearchResponse:
-            return index.search(
-                args["query"],
-                max_results=args["max_results"],
-                min_score=args["min_score"],
-                max_lines=args["max_lines"],
-                after=args["after"],
-                before=args["before"],
-                include_weak=bool(args.get("include_weak")),
-                include_forgotten=bool(args["include_forgotten"]),
-            )
+            return index.search(args["query"], options=options)
 
         resp, stale_notice = self.host.search(self._served(args["agent"]), run)
         return search_result(resp, stale_notice)

@@ -47,17 +47,13 @@ from .excerpt import make_excerpt, make_snippet
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
 from .lines import LineScorer
 from .mmr import mmr_order
+from .options import SearchOptions
 from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
 from .stems import with_stems
 from .time_cues import find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .updates import newer_first
-
-#: Results a ``max_lines`` search may return when no ``max_results`` is
-#: given: the budget, not a count, is the limit then (LoCoMo protocol v2
-#: asks for 80).
-BUDGET_MAX_RESULTS = 80
 
 
 @dataclass
@@ -115,33 +111,35 @@ def run_search(
     query: str,
     query_vector: np.ndarray | None,
     settings: QuerySettings,
+    options: SearchOptions,
     *,
-    max_results: int,
-    min_score: float,
-    sources: Sequence[str] | None,
-    explain: bool = False,
-    today: date | None = None,
-    max_lines: int | None = None,
-    snippets: bool = True,
-    now: datetime | None = None,
     paths: Collection[str] | None = None,
     lines: LineScorer | None = None,
 ) -> tuple[list[SearchResult], str]:
     """Search one store; returns (results, mode).
 
+    ``options`` (:class:`SearchOptions`) as the index passes them down,
+    ``max_results`` and ``min_score`` defaulting to ``settings``'. Its
+    ``sources`` and ``after``/``before`` were resolved already: ``sources``
+    filters, ``paths`` searches only those files (the stores filter before
+    they rank).
+
     With ``max_lines``, returns as many results (at most ``max_results``) as
     fit in that many lines, hits of one file that overlap or touch merged
-    into one span (:mod:`engine.spans`). ``snippets=False`` leaves snippets
+    into one span (:mod:`.spans`). ``snippets=False`` leaves snippets
     empty and excerpts out, for callers that only rank (benchmarks).
     Time cues in the query ("last week") are read relative to ``now``
-    (default: the current time). ``paths`` searches only those files (the
-    ``after``/``before`` filters): the stores filter before they rank.
+    (default: the current time).
     Results carry their confidence (:mod:`.confidence`); the keyword side
     searches content terms only. ``lines`` (:mod:`.lines`) marks the line
     that carries a hit found by meaning alone, and in an index of fewer
     than ``CALIBRATION_DEPTH`` chunks ranks and judges each chunk by its
     closest line.
     """
+    options = options.with_defaults(settings)
+    assert options.max_results is not None and options.min_score is not None
+    max_results, min_score, sources, explain = options.max_results, options.min_score, options.sources, options.explain
+    today, max_lines, snippets, now = options.today, options.max_lines, options.snippets, options.now
     h = settings.hybrid
     cues = find_time_cues(query, now or datetime.now()) if settings.time_boost > 0 else []
     # A boost can only lift what the pools hold: a query naming a time

@@ -35,6 +35,7 @@ from ..errors import MemextError
 from ..memory.entries import FileEntries, parse_entries, strip_meta
 from ..text import content_terms, find_terms, has_searchable_words, query_terms
 from .excerpt import Excerpt, ExcerptLine
+from .options import SearchOptions
 from .results import SearchResult
 from .stems import with_stems
 
@@ -75,15 +76,7 @@ class Searchable(Protocol):
 
     agent: AgentConfig
 
-    def search(
-        self,
-        query: str,
-        max_results: int | None = None,
-        *,
-        now: datetime | None = None,
-        include_forgotten: bool = False,
-        log_use: bool = True,
-    ) -> SearchResponse: ...
+    def search(self, query: str, *, options: SearchOptions | None = None) -> SearchResponse: ...
 
     def note_uses(self, results: Sequence[SearchResult], now: datetime | None = None) -> None: ...
 
@@ -169,7 +162,8 @@ def recall_from(index: Searchable, query: str, limit: int, now: datetime | None,
     """Recall for ``query`` from an open index, with no deadline."""
     # Retired hits are asked for too: a chunk whose best line was retired
     # may hold a live entry that matches as well (see entry_of).
-    resp = index.search(query, max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True, log_use=False)
+    pool = SearchOptions(max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True, log_use=False)
+    resp = index.search(query, options=pool)
     terms = content_terms(query_terms(query))
     found: dict[str, SearchResult] = {}
     for r in resp.results:

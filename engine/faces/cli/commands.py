@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ... import AgentConfig, Config, MemextError, MemoryIndex
+from ... import AgentConfig, Config, MemextError, MemoryIndex, SearchOptions
 from ...plumbing import MEMORY_DIR, ROOT_FILES, SyncWhenNeeded
 from .group import (
     CommandError as CommandError,  # CommandError: memext/cli.py raises it
@@ -245,19 +245,20 @@ def search_cmd(
     if agent_cfg.adhoc:
         _check_has_memory(agent_cfg)
 
+    options = SearchOptions(
+        max_results=max_results,
+        min_score=min_score,
+        sources=[source] if source else None,
+        explain=explain,
+        max_lines=max_lines,
+        after=since,
+        before=before,
+        include_weak=weak,
+        include_forgotten=include_forgotten,
+    )
+
     def run(idx: MemoryIndex) -> SearchResponse:
-        return idx.search(
-            text,
-            max_results=max_results,
-            min_score=min_score,
-            sources=[source] if source else None,
-            explain=explain,
-            max_lines=max_lines,
-            after=since,
-            before=before,
-            include_weak=weak,
-            include_forgotten=include_forgotten,
-        )
+        return idx.search(text, options=options)
 
     # The index never syncs by itself: a one-shot process syncs a stale index
     # in the foreground first, by the agent tools' policy (DESIGN.md §5).

@@ -10,7 +10,8 @@ from conftest import HashingProvider, make_agent
 
 from memext.engine import MemextError, MemoryIndex
 from memext.engine.search import pipeline as search
-from memext.engine.search.pipeline import bm25_to_score, decay_factor, make_snippet, pool_size
+from memext.engine.search.fusion import bm25_to_score
+from memext.engine.search.pipeline import decay_factor, make_snippet, pool_size
 from memext.engine.text import query_terms
 
 

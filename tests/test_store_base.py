@@ -118,6 +118,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
     changes = ast.parse((ENGINE / "indexing" / "changes.py").read_text())
     citing = ast.parse((ENGINE / "search" / "citing.py").read_text())
     keywords = ast.parse((ENGINE / "search" / "keywords.py").read_text())
+    fusion = ast.parse((ENGINE / "search" / "fusion.py").read_text())
     status_fn = next(n for n in ast.walk(index) if isinstance(n, ast.FunctionDef) and n.name == "_status")
     used = {
         "search/pipeline.py": _attributes_of(search, _named("store")),
@@ -126,6 +127,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
         "indexing/changes.py": _attributes_of(changes, _named("store")),
         "search/citing.py": _attributes_of(citing, _named("store")) | _attributes_of(citing, _self_attr("store")),
         "search/keywords.py": _attributes_of(keywords, _named("store")),
+        "search/fusion.py": _attributes_of(fusion, _named("store")),
     }
     assert all(used.values())  # the walk found the store in each
     for module, names in used.items():

@@ -19,7 +19,6 @@ search, get, append, status); the work itself lives in the modules it calls.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 import time
 from datetime import datetime
@@ -27,21 +26,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .config import AgentConfig, Config, load_config
-from .errors import DiskFull, IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, is_disk_full
+from .errors import DiskFull, IndexBuildError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, is_disk_full
 from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
-from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
+from .indexing.checks import check_store_path, prepare_index_folder
 from .indexing.fingerprint import fingerprint
+from .indexing.index_status import IndexFacts, index_status, last_sync_of
+from .indexing.recovery import RecoveringStore
 from .memory.dates import DayRange, When, day_range
 from .paths import AppPaths, app_paths
-from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
-from .providers.choice import keyword_only
-from .providers.registry import where_embedded
+from .providers import EmbeddingProvider, ProviderChoice
+from .providers.choice import ProviderInForce, keyword_only
 from .search.confidence import nothing_notice
 from .search.options import SearchOptions
 from .search.pipeline import run_search
 from .search.query_embedding import QueryEmbedder
 from .search.results import SearchResponse, SearchResult
-from .store import CorruptIndex, IndexStore, StoreOptions, open_store
+from .store import CorruptIndex, IndexStore, StoreOptions
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words, ids_only
 
@@ -49,13 +49,13 @@ if TYPE_CHECKING:
     import logging
 
     from .indexing.reports import ProgressCallback, SyncReport
+    from .indexing.sync import Cancel
     from .memory.append import AppendResult
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
     from .memory.read import ReadResult
     from .search.recall import Recall
-    from .status import IndexStatus, LastSync, LongTermFile, SkippedFile
-    from .store.drivers import IndexFiles
+    from .status import IndexStatus
 
 
 def _log() -> logging.Logger:
@@ -103,20 +103,17 @@ class MemoryIndex:
         if self._local:
             prepare_index_folder(self.db_path, self.paths)
         self._config_file = config_file
-        self._env = env
-        self._choice: ProviderChoice | None = None
+        given = None
         if provider is not _FROM_CONFIG:
             requested = agent.settings.provider
-            self._choice = ProviderChoice(requested, provider) if provider else keyword_only(requested, "no provider given")
-        self._choice_lock = threading.Lock()
+            given = ProviderChoice(requested, provider) if provider else keyword_only(requested, "no provider given")
+        self._provider = ProviderInForce(agent, self.paths, env, given, self._record_fallback)
         self._sync_lock = threading.Lock()
         self._cancel = threading.Event()
         self._syncing = False
         self._last_error: str | None = None
-        #: Set when a damaged index file was replaced (what was done).
-        self._repaired: str | None = None
         self._queries = QueryEmbedder()
-        self._store = self._open_store()
+        self._recovery = RecoveringStore(agent, self.db_path, self._store_options, self._repaired_now)
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -132,107 +129,25 @@ class MemoryIndex:
         return driver_of(self.agent).local
 
     @property
-    def _files(self) -> IndexFiles:
-        """The index's files on this machine (for a local index only)."""
-        files = driver_of(self.agent).index_files()
-        assert files is not None, "only a local index has files to check"
-        return files
+    def _store(self) -> IndexStore:
+        """The store searches and status read (replaced when its file turns
+        out damaged: indexing/recovery.py)."""
+        return self._recovery.store
 
-    def _new_store(self, *, reader: bool = True) -> IndexStore:
-        """A store on the index: the one this index searches through
-        (``reader``), or a sync's writer."""
-        return open_store(self.agent, self.db_path, self._store_options()._replace(reader=reader))
-
-    def _open_store(self) -> IndexStore:
-        """The agent's store, by ``store.driver`` (store/drivers.py)."""
-        try:
-            store = self._new_store()
-        except CorruptIndex as exc:
-            # The index is disposable: replace garbage with an empty index
-            # that the next sync fills from the memory files. (Only a SQLite
-            # file is ever corrupt: a server keeps its own data sane.)
-            with writer_lock(self.agent, self.db_path, timeout=60):
-                try:
-                    return self._new_store()
-                except CorruptIndex:
-                    return self._replace_corrupt(str(exc))
-        if self._local and self._files.writer_died(self.db_path) and not store.read_only:
-            store = self._check_after_crash(store)
-        return store
-
-    def _check_after_crash(self, store: IndexStore) -> IndexStore:
-        """The last writer died holding the lock (its owner note outlived
-        it): quick_check the file before trusting it. Skipped while another
-        process writes (that writer is alive; its own open checks)."""
-        try:
-            lock = writer_lock(self.agent, self.db_path, timeout=0).acquire()
-        except LockTimeout:
-            return store
-        try:
-            if not lock.previous_holder_died:
-                return store
-            problem = self._files.quick_check(self.db_path)
-            if problem is None:
-                return store
-            store.close()
-            return self._replace_corrupt(f"found after a writer stopped uncleanly: {problem}")
-        finally:
-            lock.release()  # removes the dead writer's note: checked
-
-    def _replace_corrupt(self, problem: str) -> IndexStore:
-        """Move an unusable index aside (never delete it: it may be someone's
-        file) and start an empty one that the next sync fills. The caller
-        holds the writer lock."""
-        self._last_error = self._repaired = self._files.set_aside(self.db_path, problem)
-        return self._new_store()
-
-    def _recover(self, exc: BaseException, *, locked: bool = False) -> bool:
-        """Replace the index with an empty one when ``exc`` came from damage
-        to it (DESIGN.md §4, engine/store/sqlite/repair.py); False when it did not.
-        ``locked``: the caller holds the writer lock."""
-        problem = self._files.damage_of(exc, self.db_path) if self._local else None
-        if problem is None:
-            return False
-        if self._store.read_only:
-            raise IndexOpenError(
-                f"the index {self.db_path} is damaged ({problem}) and cannot be replaced: {self._store.read_only}"
-            ) from exc
-        lock = None if locked else writer_lock(self.agent, self.db_path, timeout=60).acquire()
-        try:
-            try:
-                if self._store.refresh():  # another process replaced it meanwhile
-                    return True
-            except Exception:
-                pass  # the damage again: ours to replace
-            self._store.close()
-            self._store = self._replace_corrupt(problem)
-        finally:
-            if lock is not None:
-                lock.release()
-        return True
+    def _repaired_now(self, message: str) -> None:
+        self._last_error = message
 
     def _guarded(self, op: Callable[[], T]) -> T:
-        """``op()`` reading the index; when it fails because the file is
-        damaged, the file is replaced (the next sync rebuilds it) and ``op``
-        runs once more, on the empty index."""
-        try:
-            return op()
-        except Exception as exc:
-            if not self._recover(exc):
-                raise
-        return op()
+        """``op()`` reading the index, run once more on an empty index when
+        the file turned out damaged (:meth:`RecoveringStore.guarded`)."""
+        return self._recovery.guarded(op)
 
     def verify(self) -> str | None:
         """Run SQLite's integrity_check on the index; a damaged index is moved
         aside and replaced by an empty one (the next sync rebuilds it).
         Returns what was done, or None when the index checked out (always,
         for an index on a PostgreSQL server, which checks its own data)."""
-        if not self._local:
-            return None
-        problem = self._files.quick_check(self.db_path, thorough=True)
-        if problem is None or not self._recover(CorruptIndex(problem)):
-            return None
-        return self._last_error
+        return self._last_error if self._recovery.check(thorough=True) else None
 
     def close(self) -> None:
         """Close the index (idempotent). A sync running in another thread is
@@ -244,8 +159,7 @@ class MemoryIndex:
         finally:
             if waited:
                 self._sync_lock.release()
-        if self._choice and self._choice.provider:
-            self._choice.provider.close()
+        self._provider.close()
 
     def __enter__(self) -> "MemoryIndex":
         return self
@@ -258,26 +172,7 @@ class MemoryIndex:
     @property
     def provider_choice(self) -> ProviderChoice:
         """The provider in force (resolved on first use), and why."""
-        with self._choice_lock:
-            if self._choice is None:
-                self._choice = choose_provider(self.agent, self.paths, self._env)
-                if self._choice.fallback_from:
-                    self._record_fallback(self._choice)
-            return self._choice
-
-    def _switch_to_fallback(self, failed: str, why: str) -> bool:
-        """Move to the configured fallback; False when there is none."""
-        with self._choice_lock:
-            old = self._choice
-            choice = fallback_choice(self.agent, self.paths, self.agent.settings.provider, failed, why, self._env)
-            if choice.provider is None:
-                return False
-            self._choice = choice
-        if old and old.provider:
-            old.provider.close()
-        self._record_fallback(choice)
-        _log().warning("provider %s failed (%s); falling back to %s", failed, why, choice.provider.id)
-        return True
+        return self._provider.choice
 
     def _record_fallback(self, choice: ProviderChoice) -> None:
         try:
@@ -309,7 +204,7 @@ class MemoryIndex:
         message says the previous index was kept).
         """
         from .indexing.last_failure import clear_failure, record_failure
-        from .indexing.sync import SyncCancelled  # the sync machinery loads when a sync runs
+        from .indexing.sync import AnySet, SyncCancelled  # the sync machinery loads when a sync runs
 
         if self._store.read_only:
             raise IndexReadOnly(
@@ -319,11 +214,12 @@ class MemoryIndex:
             self._syncing = True
             try:
                 with writer_lock(self.agent, self.db_path, timeout=lock_timeout) as lock:
-                    if self._local:
-                        self._files.clean_stale_shadows(self.db_path)
-                    if lock.previous_holder_died and self._local:  # the last writer died mid-write
-                        self._verify_locked()
-                    report = self._sync_repairing(force, progress, reason, _AnySet(self._cancel, cancel))
+                    files = self._recovery.files
+                    if files is not None:
+                        files.clean_stale_shadows(self.db_path)
+                    if lock.previous_holder_died:  # the last writer died mid-write
+                        self._recovery.check(locked=True)
+                    report = self._sync_repairing(force, progress, reason, AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
                 raise  # not the index's fault: another writer was busy
             except MemextError as exc:
@@ -346,12 +242,7 @@ class MemoryIndex:
         self._store.refresh()
         return report
 
-    def _verify_locked(self) -> None:
-        problem = self._files.quick_check(self.db_path)
-        if problem is not None:
-            self._recover(CorruptIndex(problem), locked=True)
-
-    def _sync_repairing(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
+    def _sync_repairing(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "Cancel") -> SyncReport:
         """A sync; when the index turns out damaged, it is set aside and the
         sync runs again into a fresh file (a rebuild from the Markdown)."""
         from .indexing.sync import SyncCancelled
@@ -361,31 +252,31 @@ class MemoryIndex:
         except (SyncCancelled, LockTimeout):
             raise
         except Exception as exc:
-            if not self._recover(exc, locked=True):
+            if not self._recovery.recover(exc, locked=True):
                 raise
         return self._sync_locked(force, progress, reason, cancel)
 
-    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
+    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "Cancel") -> SyncReport:
         from .indexing.sync import ProviderFailed, Syncer
 
         try:
-            writer = self._new_store(reader=False)
+            writer = self._recovery.new_store(reader=False)
         except CorruptIndex as exc:
-            self._recover(exc, locked=True)
-            writer = self._new_store(reader=False)
+            self._recovery.recover(exc, locked=True)
+            writer = self._recovery.new_store(reader=False)
         sessions_all = reason == "manual"
         try:
             choice = self.provider_choice
             try:
                 report = Syncer(self.agent, writer, choice.provider, progress, cancel).run(force=force, sessions_all=sessions_all)
             except ProviderFailed as exc:
-                if not self._switch_to_fallback(exc.provider, str(exc)):
+                if not self._provider.switch_to_fallback(exc.provider, str(exc)):
                     raise IndexBuildError(
                         f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; the previous index is kept"
                     ) from exc
                 return self._run_with_current(writer, progress, force, sessions_all, cancel)  # the fallback has no fallback
             if report.provider_error and choice.provider is not None:
-                if self._switch_to_fallback(choice.provider.id, report.provider_error):
+                if self._provider.switch_to_fallback(choice.provider.id, report.provider_error):
                     report = self._run_with_current(writer, progress, force, sessions_all, cancel)
             if self.agent.settings.cache.enabled and not report.provider_error:
                 from .search.lines import cache_line_vectors
@@ -396,7 +287,7 @@ class MemoryIndex:
         finally:
             writer.close()
 
-    def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
+    def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "Cancel") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
         from .indexing.sync import ProviderFailed, Syncer
 
@@ -472,7 +363,7 @@ class MemoryIndex:
         answer, an outage that is over)."""
         if self.provider_choice.provider is None:
             return False
-        last = self._last_sync()
+        last = last_sync_of(self._store)
         if last is None or not (last.provider_error or last.embeddings_pending):
             return True
         return time.time() - last.at >= RETRY_EMBEDDINGS_AFTER_S
@@ -601,7 +492,7 @@ class MemoryIndex:
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
                 notice = f"the index has no vectors ({error}): keyword-only results" if error else None
         from .search.lines import LineScorer, line_null
-        from .search.marks import live_results
+        from .search.marks import left_out_notice, live_results
 
         null = line_null(provider) if qvec is not None else None
         lines = LineScorer(provider, qvec, null, self._store) if provider is not None and qvec is not None and null is not None else None
@@ -618,7 +509,7 @@ class MemoryIndex:
         results, unreadable = live_results(ranked, self.agent, opts.max_results, include_retired=opts.include_forgotten)
         mode = modes[0]
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
-        left_out = _left_out_notice(unreadable)
+        left_out = left_out_notice(unreadable)
         confidence = max((r.confidence for r in results), default=0.0)
         confident = any(r.confident for r in results)
         weak_hidden = 0
@@ -655,8 +546,8 @@ class MemoryIndex:
             return f"the index is read-only ({self._store.read_only}): searched as it is, it cannot be updated"
         if self._store.get_meta("last_sync") is not None:
             return None
-        if self._repaired:
-            return self._repaired
+        if self._recovery.repaired:
+            return self._recovery.repaired
         if self.sync_running():
             return "the index is being built (a sync is filling it): results may be missing until it is done"
         if self._store.file_count() == 0:
@@ -771,109 +662,16 @@ class MemoryIndex:
         return self._guarded(lambda: self._status(check_files))
 
     def _status(self, check_files: bool) -> IndexStatus:
-        from .status import CacheStatus, FallbackStatus, IndexStatus, ProviderStatus
-
-        st = self._store
-        st.refresh()
+        self._store.refresh()
         choice = self.provider_choice
-        provider = choice.provider
-        last_sync = self._last_sync()
-        sources = self.agent.settings.sources
-        cache = self.agent.settings.cache
-        return IndexStatus(
-            agent=self.agent.id,
-            workspace=str(self.agent.workspace),
-            db_path=st.location,
-            enabled=self.agent.settings.enabled,
-            files={s: st.file_count(s) for s in sources},
-            chunks={s: st.chunk_count(s) for s in sources},
+        facts = IndexFacts(
             dirty=self.dirty if check_files else None,
             syncing=self.sync_running(),
-            last_sync=last_sync,
-            provider=ProviderStatus(
-                requested=choice.requested,
-                in_force=provider.id if provider else "none",
-                model=provider.model if provider else "",
-                reason=choice.reason,
-                failed=choice.failed,
-                cause=choice.cause,
-                advice=choice.advice,
-                embedded=where_embedded(provider.id if provider else "none"),
-            ),
-            fallback=FallbackStatus(choice.fallback_from, choice.fallback_reason or "") if choice.fallback_from else None,
-            vector=st.vector_status(),
-            fts=st.fts_status(),
-            cache=CacheStatus(enabled=cache.enabled, entries=st.cache_count(), max_entries=cache.max_entries),
-            storage=st.storage_status(),
-            batch=provider.batch_status() if provider else None,
-            local_model=provider.model_status() if provider else None,
-            skipped=self._skipped(),
-            last_error=self._last_error
-            or self._recorded_failure(last_sync)
-            or workspace_problem(self.agent)
-            or (last_sync.provider_error if last_sync else None),
-            keyword_only_reason=self._keyword_only_reason(provider),
-            read_only=st.read_only,
+            last_error=self._last_error,
+            keyword_only_reason=self._keyword_only_reason(choice.provider),
             settings_changed=self.settings_changed(),
-            long_term=self._long_term(),
         )
-
-    def _long_term(self) -> LongTermFile | None:
-        """The workspace's long-term file and its size (one stat)."""
-        from .memory.roots import ROOT_FILES
-        from .status import LongTermFile
-
-        for name in ROOT_FILES:
-            try:
-                size = os.stat(self.agent.workspace / name).st_size
-            except OSError:
-                continue
-            return LongTermFile(name, size, self.agent.settings.memory_file_warn_bytes)
-        return None
-
-    def _recorded_failure(self, last_sync: LastSync | None) -> str | None:
-        """A failure another process's sync recorded after the last good
-        sync (a full disk: engine/indexing/last_failure.py)."""
-        from .indexing.last_failure import last_failure
-
-        failure = last_failure(self.db_path)
-        if failure is None or (last_sync is not None and last_sync.at >= failure.at):
-            return None
-        return failure.describe()
-
-    def _last_sync(self) -> LastSync | None:
-        from .status import LastSync
-
-        record = self._store.get_meta_json("last_sync")
-        try:
-            return LastSync.from_dict(record)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise CorruptIndex(f"{self._store.location} has damaged bookkeeping: meta 'last_sync' ({exc})") from None
-
-    def _skipped(self) -> list[SkippedFile]:
-        """Files the last sync skipped, and every indexed file with a problem
-        noted when it was read (invalid UTF-8), however long ago that was."""
-        from .status import SkippedFile
-
-        try:
-            out = [SkippedFile(str(p), str(r)) for p, r in self._store.get_meta_json("skipped", [])]
-        except (TypeError, ValueError) as exc:
-            raise CorruptIndex(f"{self._store.location} has damaged bookkeeping: meta 'skipped' ({exc})") from None
-        listed = {k.path for k in out}
-        for row in self._store.file_rows().values():
-            if row.note and row.path not in listed:
-                out.append(SkippedFile(row.path, f"{row.note} (indexed)"))
-        return out
-
-
-class _AnySet:
-    """Set when any of its events is: a sync stops for close() or for its caller."""
-
-    def __init__(self, *events: threading.Event | None):
-        self._events = [e for e in events if e is not None]
-
-    def is_set(self) -> bool:
-        return any(e.is_set() for e in self._events)
+        return index_status(self.agent, self._store, choice, self.db_path, facts)
 
 
 def open_index(
@@ -891,14 +689,3 @@ def open_index(
     """
     cfg = config or load_config(config_path)
     return MemoryIndex(cfg.agent(agent), provider=provider, config_file=cfg.path)
-
-
-def _left_out_notice(unreadable: dict[str, str]) -> str | None:
-    """The notice naming the files whose results a search left out because
-    they can no longer be read (:func:`.search.marks.annotate`): the index
-    may hold a file's old text until the next sync (a chmod keeps the stat
-    the change check compares)."""
-    if not unreadable:
-        return None
-    listed = ", ".join(f"{path} {why}" for path, why in unreadable.items())
-    return f"left out results of files since changed: {listed} (the next sync updates the index)"

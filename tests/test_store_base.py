@@ -119,11 +119,14 @@ def test_engine_modules_use_only_interface_members_of_the_store():
     citing = ast.parse((ENGINE / "search" / "citing.py").read_text())
     keywords = ast.parse((ENGINE / "search" / "keywords.py").read_text())
     fusion = ast.parse((ENGINE / "search" / "fusion.py").read_text())
-    status_fn = next(n for n in ast.walk(index) if isinstance(n, ast.FunctionDef) and n.name == "_status")
+    status = ast.parse((ENGINE / "indexing" / "index_status.py").read_text())
+    recovery = ast.parse((ENGINE / "indexing" / "recovery.py").read_text())
     used = {
         "search/pipeline.py": _attributes_of(search, _named("store")),
         "indexing/sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
-        "index.py": _attributes_of(index, _self_attr("_store")) | _attributes_of(status_fn, _named("st")),
+        "index.py": _attributes_of(index, _self_attr("_store")),
+        "indexing/index_status.py": _attributes_of(status, _named("st", "store")),
+        "indexing/recovery.py": _attributes_of(recovery, _self_attr("store")) | _attributes_of(recovery, _named("store")),
         "indexing/changes.py": _attributes_of(changes, _named("store")),
         "search/citing.py": _attributes_of(citing, _named("store")) | _attributes_of(citing, _self_attr("store")),
         "search/keywords.py": _attributes_of(keywords, _named("store")),

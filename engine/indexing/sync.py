@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import threading
+
     import numpy as np
 
 from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, ProviderTimeout, is_disk_full
@@ -70,6 +72,16 @@ class Cancel(Protocol):
     """What a sync checks between steps: set from another thread to stop it."""
 
     def is_set(self) -> bool: ...
+
+
+class AnySet:
+    """Set when any of its events is: a sync stops for close() or for its caller."""
+
+    def __init__(self, *events: threading.Event | None):
+        self._events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self._events)
 
 
 class SyncCancelled(Exception):

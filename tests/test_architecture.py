@@ -423,3 +423,40 @@ def test_long_files_say_why():
         if lines > MAX_LINES and not re.search(rf"\b{MAX_LINES} lines\b", _opening_text(path)):
             long_files.append(f"{rel}: {lines} lines")
     assert long_files == [], f"split these, or say why in the opening docstring ('Over {MAX_LINES} lines because ...')"
+
+
+#: Hard limits for the three packages, reasons or not.
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 120
+
+
+def _long_functions(tree: ast.AST, rel: str) -> list[str]:
+    """Functions (methods and nested functions included) longer than
+    MAX_FUNCTION_LINES, counted from the first decorator to the last line."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            length = (node.end_lineno or node.lineno) - first + 1
+            if length > MAX_FUNCTION_LINES:
+                out.append(f"{rel}:{node.lineno} {node.name}: {length} lines")
+    return out
+
+
+def test_no_module_or_function_is_too_long():
+    """No module of engine/, memext/ or tray/ over 700 lines and no
+    function over 120: split them along what they do."""
+    too_long = []
+    for path in MODULES.values():
+        rel = str(path.relative_to(ROOT))
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        if lines > MAX_MODULE_LINES:
+            too_long.append(f"{rel}: {lines} lines")
+        too_long += _long_functions(ast.parse(text), rel)
+    assert too_long == []
+
+
+def test_the_length_check_sees_a_long_function():
+    body = "\n".join(f"    x = {i}" for i in range(MAX_FUNCTION_LINES))
+    assert _long_functions(ast.parse(f"@decorated\ndef f():\n{body}\n"), "m.py") == [f"m.py:2 f: {MAX_FUNCTION_LINES + 2} lines"]

@@ -30,7 +30,6 @@ from .errors import DiskFull, IndexBuildError, IndexReadOnly, LockTimeout, Memex
 from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 from .indexing.checks import check_store_path, prepare_index_folder
 from .indexing.fingerprint import fingerprint
-from .indexing.index_status import IndexFacts, index_status, last_sync_of
 from .indexing.recovery import RecoveringStore
 from .memory.dates import DayRange, When, day_range
 from .paths import AppPaths, app_paths
@@ -363,6 +362,8 @@ class MemoryIndex:
         answer, an outage that is over)."""
         if self.provider_choice.provider is None:
             return False
+        from .indexing.index_status import last_sync_of
+
         last = last_sync_of(self._store)
         if last is None or not (last.provider_error or last.embeddings_pending):
             return True
@@ -662,6 +663,8 @@ class MemoryIndex:
         return self._guarded(lambda: self._status(check_files))
 
     def _status(self, check_files: bool) -> IndexStatus:
+        from .indexing.index_status import IndexFacts, index_status
+
         self._store.refresh()
         choice = self.provider_choice
         facts = IndexFacts(

@@ -179,7 +179,7 @@ def test_the_checker_sees_the_imports():
     graph = _graph()
     assert "memext.engine.index" in graph["memext.engine"]
     assert "memext.engine.indexing.last_failure" in graph["memext.engine.index"]  # imported inside a method only
-    assert "memext.engine.plumbing" in graph["memext.engine.faces.cli.commands"]
+    assert "memext.engine.plumbing" in graph["memext.engine.faces.cli.search_commands"]
     assert "memext.engine.search.explain" in graph["memext.engine.plumbing"]  # a lazy export of a module
     assert "memext.engine" in graph["memext.magics"]
     assert "memext.results" in graph["memext"]  # a lazy export (_EXPORTS)

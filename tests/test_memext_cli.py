@@ -48,6 +48,9 @@ def test_the_program_has_every_engine_command_and_tray():
 #: not need (cold start: they are loaded when a command or a sync uses them).
 NOT_FOR_A_SEARCH = (
     "memext.engine.faces.cli.agent_commands",
+    "memext.engine.faces.cli.index_commands",
+    "memext.engine.faces.cli.lifecycle_commands",
+    "memext.engine.faces.cli.mcp_command",
     "memext.engine.search.explain",
     "memext.engine.faces.cli.model_commands",
     "memext.engine.indexing.leftovers",

@@ -411,7 +411,7 @@ class MemoryIndex:
         date is its name's (``memory/2026-03-01.md``), else its front
         matter's ``date:``, else its mtime (engine/memory/dates.py). The filter
         applies before ranking, so ``max_results`` results come back when
-        that many match. Unreadable dates raise :class:`~.dates.BadDate`.
+        that many match. Unreadable dates raise :class:`~.memory.dates.BadDate`.
 
         Forgotten and superseded entries are left out unless
         ``include_forgotten``; every result carries its ``origin``,

@@ -11,7 +11,7 @@
   writer lock in ``lock_timeout`` seconds or fails leaves the search to
   answer from the index as it is, with a notice saying so.
 - :class:`KeptFresh`, for a long-running server (``memext mcp``): a
-  :class:`~.supervisor.Supervisor`'s keepers keep the indexes fresh in the
+  :class:`~memext.engine.Supervisor`'s keepers keep the indexes fresh in the
   background, as in the tray (file watchers, interval and reconcile
   syncs); a search never syncs. Before it answers, a stat scan checks that
   the index matches the files: when it does not, the answer says so
@@ -136,7 +136,7 @@ class SyncWhenNeeded:
 
 
 class KeptFresh:
-    """The indexes of a running :class:`~.supervisor.Supervisor`, kept fresh
+    """The indexes of a running :class:`~memext.engine.Supervisor`, kept fresh
     by its keepers. The supervisor belongs to the caller (``close`` leaves
     it running)."""
 

@@ -38,8 +38,8 @@ class MemoryTools:
     ``indexes`` is where the agents' indexes come from: a function
     ``open_index(agent_id)`` (indexes are then opened on first use, synced
     before a search when their files changed, and closed by :meth:`close`:
-    :class:`~.tool_hosts.SyncWhenNeeded`), or an
-    :class:`~.tool_hosts.IndexHost` such as :class:`~.tool_hosts.KeptFresh`
+    :class:`~.hosts.SyncWhenNeeded`), or an
+    :class:`~.hosts.IndexHost` such as :class:`~.hosts.KeptFresh`
     (a running Supervisor keeps them fresh; see :meth:`kept_fresh`).
     ``agents`` are the ids served (the first is the default). Calls for
     one agent are serialised (its index is not searched while it is being
@@ -80,7 +80,7 @@ class MemoryTools:
     def from_config(cls, config: Config | None = None, agents: Sequence[str] | None = None, *, lock_timeout: float = 2.0) -> "MemoryTools":
         """Tools over the agents of ``config`` (loaded from the usual place
         when None): ``agents`` (ids) or all of them; indexes synced before a
-        search when their files changed (:class:`~.tool_hosts.SyncWhenNeeded`)."""
+        search when their files changed (:class:`~.hosts.SyncWhenNeeded`)."""
         cfg = config or load_config()
         chosen = [cfg.agent(a) for a in agents] if agents else list(cfg.agents)
         by_id = {a.id: a for a in chosen}
@@ -95,12 +95,12 @@ class MemoryTools:
     def kept_fresh(
         cls, supervisor: "Supervisor", agents: Sequence[str] | None = None, *, busy_timeout: float | None = None
     ) -> "MemoryTools":
-        """Tools over the agents of a started :class:`~.supervisor.Supervisor`
+        """Tools over the agents of a started :class:`~memext.engine.Supervisor`
         (``agents``, or all of them: then agents added to or removed from the
         config file are served or dropped at the next call, see
         :meth:`refresh_agents`), whose keepers keep the indexes fresh:
         searches never sync, and say ``stale`` when the index did not match
-        the files (:class:`~.tool_hosts.KeptFresh`)."""
+        the files (:class:`~.hosts.KeptFresh`)."""
 
         def index_path(agent_id: str) -> Path | None:
             return supervisor.keeper(agent_id).agent.db_path()  # without opening an index not used yet

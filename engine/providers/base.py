@@ -1,7 +1,7 @@
 """The embedding-provider interface every provider implements (DESIGN.md §6).
 
 Whatever a provider's ``embed_query`` / ``embed_batch`` return is checked
-on the way out (:mod:`engine.providers.vectors`: one vector per text, all
+on the way out (:mod:`.vector_checks`: one vector per text, all
 finite, of the right size, none all zero), and whatever error leaves them
 has the configured secrets masked (:mod:`engine.redact`). Both are wired
 into every subclass when it is defined, so no provider (built in, a test's

@@ -361,7 +361,7 @@ def _result(
     lines: LineScorer | None = None,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
-    headings that open it: :func:`engine.spans.cited_lines`). The excerpt
+    headings that open it: :func:`.spans.cited_lines`). The excerpt
     shows the cited lines; the snippet is drawn from the whole chunk, so a
     reader of the search answer still sees the section's heading."""
     start, end, text = cited

@@ -219,7 +219,7 @@ class IndexStore(Protocol):
         """For each chunk, the last line of the chunk before it in its file
         and the first line of the chunk after it (None at either end; in
         line order): what a hit needs to know to cite only its own lines
-        (:func:`engine.spans.own_lines`). Chunks gone are left out."""
+        (:func:`..search.spans.own_lines`). Chunks gone are left out."""
         ...
 
     def replace_file(

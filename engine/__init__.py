@@ -100,7 +100,7 @@ if TYPE_CHECKING:
 #: it. Names load on first use (PEP 562), so a one-shot `memext search`
 #: imports only the modules it runs, not the keeper, tools, MCP or notebook
 #: halves of the API (DESIGN.md §12). What the faces need and users do not
-#: is in :mod:`memext.engine.plumbing`.
+#: is in :mod:`memext.engine.for_faces`.
 _EXPORTS: dict[str, str] = {
     "AccessDenied": "errors",
     "AgentConfig": "settings",

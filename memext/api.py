@@ -27,7 +27,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from memext.engine import AppendResult, MemextError, SearchOptions
-from memext.engine.plumbing import parse_get_spec
+from memext.engine.for_faces import parse_get_spec
 
 from .notes import append_note
 from .recalled import RecalledMemories

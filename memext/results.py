@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Collection, overload
 
 from memext.engine import SearchResponse, SearchResult, explain_rows
-from memext.engine.plumbing import explain_table
+from memext.engine.for_faces import explain_table
 
 from .quiet import QuietDisplay
 from .render import (

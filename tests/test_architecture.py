@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import memext.engine
-import memext.engine.plumbing
+import memext.engine.for_faces
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Repository folder -> the package it installs as (pyproject package-dir).
@@ -111,7 +111,7 @@ def _imports(module: str, path: Path, *, type_only: bool = False) -> list[Import
             if rest or not subs:
                 out.append(Import(rel, target, rest, node.lineno))
     # A lazy table's submodules are relative to the package (memext.engine
-    # for the plumbing module, which lends the engine's helpers to faces).
+    # for the for_faces module, which lends the engine's helpers to faces).
     anchor = module if is_package else module.rsplit(".", 1)[0]
     out += [Import(rel, f"{anchor}.{sub}", (name,), line) for name, sub, line in _lazy_exports(tree)]
     return out
@@ -179,8 +179,8 @@ def test_the_checker_sees_the_imports():
     graph = _graph()
     assert "memext.engine.index" in graph["memext.engine"]
     assert "memext.engine.indexing.last_failure" in graph["memext.engine.index"]  # imported inside a method only
-    assert "memext.engine.plumbing" in graph["memext.engine.faces.cli.search_commands"]
-    assert "memext.engine.search.explain" in graph["memext.engine.plumbing"]  # a lazy export of a module
+    assert "memext.engine.for_faces" in graph["memext.engine.faces.cli.search_commands"]
+    assert "memext.engine.search.explain" in graph["memext.engine.for_faces"]  # a lazy export of a module
     assert "memext.engine" in graph["memext.magics"]
     assert "memext.results" in graph["memext"]  # a lazy export (_EXPORTS)
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
@@ -238,7 +238,7 @@ def test_the_engine_imports_no_face():
 
 
 #: The two modules a face may import from the engine, and what each offers.
-FACE_API = {"memext.engine": set(memext.engine.__all__), "memext.engine.plumbing": set(memext.engine.plumbing.__all__)}
+FACE_API = {"memext.engine": set(memext.engine.__all__), "memext.engine.for_faces": set(memext.engine.for_faces.__all__)}
 
 
 def _is_face(module: str) -> bool:
@@ -257,7 +257,7 @@ def test_faces_use_only_the_engines_public_api():
             if i.module in FACE_API:
                 wrong += [f"{i.source}:{i.line} imports {n}, not in {i.module}.__all__" for n in i.names if n not in FACE_API[i.module]]
             elif i.module not in FACE_MAY_IMPORT_MODULES.get(i.source, set()):
-                wrong.append(f"{i.source}:{i.line} imports {i.module} (use what memext.engine or memext.engine.plumbing exports)")
+                wrong.append(f"{i.source}:{i.line} imports {i.module} (use what memext.engine or memext.engine.for_faces exports)")
     assert wrong == []
 
 
@@ -281,7 +281,7 @@ def test_the_api_is_listed_once(module):
     table = {name: sub for name, sub, _ in _lazy_exports(ast.parse(path.read_text(encoding="utf-8")))}
     assert list(mod.__all__) == list(table)
     assert _type_checking_names(path) == table
-    assert FACE_API["memext.engine"].isdisjoint(FACE_API["memext.engine.plumbing"])
+    assert FACE_API["memext.engine"].isdisjoint(FACE_API["memext.engine.for_faces"])
 
 
 #: What each engine subpackage may not import (DESIGN.md §12): the folders
@@ -302,7 +302,7 @@ MAY_NOT_IMPORT: dict[str, set[str]] = {
     "agents": {"freshness", "faces"},
     "faces": set(),  # faces use the public API: test_faces_use_only_the_engines_public_api
 }
-FACADES = {"memext.engine", "memext.engine.plumbing", "memext.engine.index"}
+FACADES = {"memext.engine", "memext.engine.for_faces", "memext.engine.index"}
 #: Foundation modules that reach into a stage, and why.
 FOUNDATION_EXCEPTIONS: dict[str, set[str]] = {
     # The names config accepts are rows of the two extension tables: the

@@ -51,7 +51,7 @@ def test_a_shell_without_a_kernel_gets_the_text_bar():
 
 
 def test_one_description_of_progress_for_every_face():
-    from memext.engine.plumbing import describe_progress
+    from memext.engine.for_faces import describe_progress
 
     assert describe_progress(SyncProgress("scan", 200, 1000)) == "scanning 200/1000 files"
     assert describe_progress(SyncProgress("embed", 3, 9, 40, 120, 2.0, 12.4, rebuild=True)) == (

@@ -17,7 +17,7 @@ from conftest import HashingProvider
 from tray_helpers import atomic_save, make_workspace, search_paths, wait_for, write_config
 
 from memext.engine import AgentConfig, KeeperSnapshot, KeeperState, MemoryIndex, Supervisor
-from memext.engine.plumbing import ConfigReloader
+from memext.engine.for_faces import ConfigReloader
 from memext.engine.store.drivers import writer_lock
 
 

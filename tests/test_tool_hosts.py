@@ -11,7 +11,7 @@ import pytest
 from memext_helpers import write_config
 
 from memext.engine import MemextError, MemoryTools, Supervisor, ToolError, load_config
-from memext.engine.plumbing import KeptFresh, SyncWhenNeeded
+from memext.engine.for_faces import KeptFresh, SyncWhenNeeded
 
 
 def _search(tools: MemoryTools, query: str) -> dict:

@@ -97,7 +97,7 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
     """Check the index file (a damaged one is set aside and rebuilt), then
     sync one agent; returns (report, status)."""
-    from ...plumbing import TextProgress
+    from ...for_faces import TextProgress
 
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from ... import app_paths
-from ...plumbing import private_dir, write_private_text
+from ...for_faces import private_dir, write_private_text
 
 #: The file, in the user state folder.
 FILE_NAME = "said-once.json"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ... import AgentConfig, MemextError, MemoryIndex, SearchOptions
-from ...plumbing import MEMORY_DIR, ROOT_FILES, SyncWhenNeeded
+from ...for_faces import MEMORY_DIR, ROOT_FILES, SyncWhenNeeded
 from .options import (
     PickedAgent,
     ctx_config as _config,
@@ -26,7 +26,7 @@ from .output import listed_results, terminal_safe
 
 if TYPE_CHECKING:
     from ... import SearchResponse
-    from ...plumbing import TextProgress
+    from ...for_faces import TextProgress
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
@@ -171,7 +171,7 @@ def _check_has_memory(agent: AgentConfig) -> None:
 
 def _progress_bar(label: str) -> TextProgress:
     """The bar a sync before a search shows on a terminal (gone when done)."""
-    from ...plumbing import TextProgress
+    from ...for_faces import TextProgress
 
     return TextProgress(label, transient=True, color=_color())
 
@@ -192,7 +192,7 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
 
     A missing file or a first line past the end is an error (exit 1)."""
-    from ...plumbing import parse_get_spec
+    from ...for_faces import parse_get_spec
 
     path, start, count = parse_get_spec(spec)
     picked = _pick(ctx, agent)

@@ -23,7 +23,7 @@ if __name__ != "memext.engine":
 
 from typing import TYPE_CHECKING
 
-from .lazy import lazy_names
+from .lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .agents.capture import capture

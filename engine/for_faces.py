@@ -13,7 +13,7 @@ should need only :mod:`memext.engine`.
 
 from typing import TYPE_CHECKING
 
-from .lazy import lazy_names
+from .lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .agents.hosts import IndexHost, KeptFresh, SyncWhenNeeded

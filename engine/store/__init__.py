@@ -24,7 +24,7 @@ no backend.
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
+from ..lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, FileStat, IndexStore, NewChunk, StoreOptions

@@ -125,3 +125,28 @@ def test_supersedes_are_marked_in_memext_s_format_or_only_told(suite):
                 assert "supersedes=" not in new_first, q.id
                 told += 1
     assert marked >= 20 and told >= 20
+
+
+def test_the_scorer_s_calibration_figures():
+    """ECE and AUC as bench/trust/run.py defines them, on made-up outcomes."""
+    from trust.generate import Question
+    from trust.layout import Label
+    from trust.run import Outcome, Top, auc, ece, reliability
+
+    label = Label("MEMORY.md", 3, 4, 4, "tea")
+
+    def outcome(kind, confidence, cites):
+        q = Question("w/q", "w", "q", kind, "t", "en", (label,) if kind == "answerable" else ())
+        top = Top("MEMORY.md", 3 if cites else 9, 3 if cites else 9, 3 if cites else 9, confidence)
+        return Outcome(q, "bullets", 5, "tune", top, top)
+
+    right = [outcome("answerable", 0.95, True) for _ in range(19)] + [outcome("answerable", 0.95, False)]
+    wrong = [outcome("absent_topic", 0.0, True) for _ in range(20)]
+    assert right[0].right_first and right[0].line_marked and not right[-1].right_first and not right[-1].line_marked
+    assert ece(right + wrong) == 0.0  # 19 of 20 right at 0.95, none of 20 at 0
+    assert auc(right + wrong) == 1.0
+    assert auc([outcome("answerable", 0.5, True), outcome("absent_id", 0.5, True)]) == 0.5
+    rows = reliability(right + wrong)
+    assert rows[9]["count"] == 20 and rows[9]["share_correct"] == 0.95 and rows[0]["count"] == 20
+    overconfident = [outcome("absent_person", 0.9, True) for _ in range(10)]
+    assert ece(overconfident) == 0.9

@@ -24,6 +24,10 @@ Questions, each labelled (:class:`trust.layout.Label`):
 - ``superseded``: asks a fact that changed; the answer is the new entry,
   the old one (``stale``) is not.
 
+``manifest.json`` fixes which workspaces form the tune half and which the
+check half, chosen before any tuning so that each holds every size and
+style: tune on the tune half only; the check half is never tuned on.
+
 The same seed gives byte-identical files and questions; ``--check``
 compares them with the digests the manifest recorded when the split was
 made, ``--update-digests`` records new ones (after a deliberate change to
@@ -641,6 +645,11 @@ def _vary(query: str, rng: random.Random) -> str:
     return query
 
 
+#: Topics one of which half answers the other: where someone works says
+#: something of what they do.
+_RELATED = {"job": "employer", "employer": "job"}
+
+
 class Asker:
     """The questions of one workspace."""
 
@@ -706,7 +715,7 @@ class Asker:
                 break
             person = rng.choices(present, weights=[mentions[p] for p in present])[0]
             ft = rng.choice(types)
-            if (ft.name, person) in known or (ft.name, person) in asked:
+            if (ft.name, person) in known or (ft.name, person) in asked or (_RELATED.get(ft.name, ""), person) in known:
                 continue
             # A role holder's or partner's entry says where they work, what
             # they do and whom they are with.

@@ -208,7 +208,10 @@ def test_a_change_supersedes_what_it_changes(workspace, tmp_path):
 @pytest.mark.parametrize(
     "text, first",
     [
-        ("Please remember that my dentist is Dr. Almeida at Clinica Foz. Thanks!", "Please remember that my dentist is Dr. Almeida at Clinica Foz."),
+        (
+            "Please remember that my dentist is Dr. Almeida at Clinica Foz. Thanks!",
+            "Please remember that my dentist is Dr. Almeida at Clinica Foz.",
+        ),
         ("The standup is at 9:15 a.m. every weekday. Don't be late.", "The standup is at 9:15 a.m. every weekday."),
         ("My boss is J. K. Harris from accounting. Weird, right?", "My boss is J. K. Harris from accounting."),
         ("The rate is 3.5% now, not 2.9%. Keep that in mind.", "The rate is 3.5% now, not 2.9%."),

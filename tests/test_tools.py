@@ -76,7 +76,13 @@ def test_schemas_follow_anthropic_and_mcp_rules(spec):
     # Only what a call cannot do without is required; the rest may be left out.
     assert (
         schema["required"]
-        == {"memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_forget": ["citation"]}[spec.name]
+        == {
+            "memory_search": ["query"],
+            "memory_get": ["path"],
+            "memory_append": ["text"],
+            "memory_forget": ["citation"],
+            "memory_capture": ["messages"],
+        }[spec.name]
     )
     assert schema["properties"] == spec.parameters["properties"]
     # The SDK's own models accept it as an MCP tool definition (the Anthropic
@@ -96,11 +102,11 @@ def test_annotations():
 
 def test_openai_definitions():
     chat = openai_tools("chat")
-    assert [t["function"]["name"] for t in chat] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
+    assert [t["function"]["name"] for t in chat] == ["memory_search", "memory_get", "memory_append", "memory_forget", "memory_capture"]
     assert all(t["type"] == "function" and t["function"]["strict"] is True for t in chat)
     assert chat[0]["function"]["parameters"] == TOOLS[0].parameters
     responses = openai_tools("responses")
-    assert [t["name"] for t in responses] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
+    assert [t["name"] for t in responses] == ["memory_search", "memory_get", "memory_append", "memory_forget", "memory_capture"]
     assert all(t["type"] == "function" and t["strict"] is True and "function" not in t for t in responses)
     json.dumps(chat), json.dumps(responses)  # plain JSON
     chat[0]["function"]["parameters"]["properties"].clear()  # a copy: TOOLS is untouched

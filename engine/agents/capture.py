@@ -48,6 +48,7 @@ def capture(
     dry_run: bool = False,
     include_assistant: bool = False,
     automatic: bool = False,
+    sync: bool = True,
     now: datetime | None = None,
 ) -> CaptureReport:
     """Store what ``messages`` state (preferences, facts, decisions,
@@ -62,18 +63,20 @@ def capture(
     nothing. Only the user's messages are read unless
     ``include_assistant``. Duplicates of what memory already holds are
     skipped, with the citation they repeat; a change of fact supersedes
-    the entry it replaces when the search finds one (``Captured.supersedes``)."""
+    the entry it replaces when the search finds one (``Captured.supersedes``).
+    ``sync=False`` leaves indexing what was written to the caller (a
+    freshness keeper that owns the index)."""
     own = index is None
     idx = index if index is not None else open_index(agent, config=config)
     try:
-        return _capture(idx, as_messages(messages), dry_run, include_assistant, automatic, now)
+        return _capture(idx, as_messages(messages), dry_run, include_assistant, automatic, sync, now)
     finally:
         if own:
             idx.close()
 
 
 def _capture(
-    idx: MemoryIndex, messages: list[Message], dry_run: bool, include_assistant: bool, automatic: bool, now: datetime | None
+    idx: MemoryIndex, messages: list[Message], dry_run: bool, include_assistant: bool, automatic: bool, sync: bool, now: datetime | None
 ) -> CaptureReport:
     agent = idx.agent
     enabled = agent.settings.capture.enabled
@@ -85,7 +88,7 @@ def _capture(
             "(set memory_search.capture.enabled = true to let it store)"
         )
     roles = ("user", "assistant") if include_assistant else ("user",)
-    run = _Run(idx, now or datetime.now(), store)
+    run = _Run(idx, now or datetime.now(), store, sync)
     written: list[Captured] = []
     skipped: list[Skipped] = []
     for cand in extract(messages, roles=roles):
@@ -100,7 +103,7 @@ def _capture(
         citation = run.write(cand, old) if store else None
         run.known.add(cand.text, citation or f"message {cand.turn + 1}")
         written.append(Captured(cand, citation, old.citation if old else None, old.text if old else None))
-    if run.unsynced:
+    if run.unsynced and sync:
         try:
             idx.sync(reason="note")
         except MemextError:
@@ -121,8 +124,8 @@ class _Run:
     """One capture's writes: one heading per file (the run's minute), the
     memory read once and kept up to date as entries are written."""
 
-    def __init__(self, idx: MemoryIndex, now: datetime, store: bool):
-        self.idx, self.now, self.store = idx, now, store
+    def __init__(self, idx: MemoryIndex, now: datetime, store: bool, sync: bool = True):
+        self.idx, self.now, self.store, self.sync = idx, now, store, sync
         self.known = _known(idx)
         self.unsynced = self.synced = False
         self.heading = entry_title(None, now)
@@ -133,7 +136,7 @@ class _Run:
         about (:func:`_queries`), the entry
         :func:`~..memory.changes.replaces` agrees with that shares most of
         its words; None when there is none."""
-        if self.unsynced or not self.synced:  # files edited since, and this run's entries, are candidates too
+        if self.sync and (self.unsynced or not self.synced):  # files edited since, and this run's entries, are candidates too
             try:
                 self.idx.sync(reason="note")
                 self.unsynced, self.synced = False, True

@@ -38,7 +38,7 @@ from ..store.drivers import writer_lock
 from .chunking import split_lines
 from .entries import EntryMeta, parse_entries, split_meta, with_meta
 from .read import cite_lines, resolve_memory_path
-from .rewrite import replace_file, shift_elsewhere
+from .rewrite import replace_file, shift_citations, shift_elsewhere
 
 LONG_TERM_FILE = "MEMORY.md"
 #: The longest entry accepted: memory is notes, not a place to dump files.
@@ -311,7 +311,8 @@ def _write_locked(real: Path, shown: str, entry: Entry, *, title: str) -> Append
         existing = _read_all(fd)
         plan = plan_entry(existing.decode("utf-8", "replace"), entry, file_title=title if created else "")
         if plan.rewrite:
-            replace_file(real, plan.data)
+            # Citations in the file's comments (the new entry's included) count lines as they were.
+            replace_file(real, shift_citations(plan.data, shown, plan.at, plan.count))
         else:
             _write_whole(fd, plan.data.encode("utf-8"), len(existing))
     except BaseException:

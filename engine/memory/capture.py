@@ -595,8 +595,11 @@ def read_transcript(path: Path) -> Transcript:
             continue
         try:
             record = json.loads(raw)
-        except ValueError as exc:
-            problems.append(Problem(number, f"not JSON ({exc.msg} at column {exc.colno})" if hasattr(exc, "msg") else "not JSON"))
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(number, f"not JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        except ValueError:  # a number too long to convert, say
+            problems.append(Problem(number, "not JSON"))
             continue
         if not isinstance(record, dict):
             problems.append(Problem(number, f"a JSON {type(record).__name__}, not an object"))

@@ -20,6 +20,9 @@ metadata comment, and goes through the locked append: preferences, people
 and durable facts to MEMORY.md, decisions and the rest to today's note.
 Calling capture is consent; ``memory_search.capture.enabled`` gates only
 automatic capture (engine/agents/capture.py).
+
+Over 500 lines because the trigger rules of six languages are data kept
+beside the code that applies them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""bench/trust/generate.py: the trust benchmark's workspaces and questions
+"""bench/trust/: the trust benchmark's workspaces and questions
 are deterministic, as large and varied as promised, split into halves that
 each hold every kind, and labelled with lines that hold their answers. No
 model: the scorer (bench/trust/run.py) is not run here."""
@@ -17,7 +17,9 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 
-from trust.generate import KINDS, SIZES_ORDER, STYLES, UNANSWERABLE, build_suite, load_manifest, write_suite  # noqa: E402
+from trust.generate import build_suite, load_manifest, write_suite  # noqa: E402
+from trust.questions import KINDS, UNANSWERABLE  # noqa: E402
+from trust.world import SIZES_ORDER, STYLES  # noqa: E402
 
 _DIGESTS = """
 import json, sys
@@ -129,8 +131,8 @@ def test_supersedes_are_marked_in_memext_s_format_or_only_told(suite):
 
 def test_the_scorer_s_calibration_figures():
     """ECE and AUC as bench/trust/run.py defines them, on made-up outcomes."""
-    from trust.generate import Question
     from trust.layout import Label
+    from trust.questions import Question
     from trust.run import Outcome, Top, auc, ece, reliability
 
     label = Label("MEMORY.md", 3, 4, 4, "tea")

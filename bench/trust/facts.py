@@ -13,6 +13,9 @@ Template fields: ``{p}`` the person a fact is about, ``{X}`` the project,
 ``{v}`` the value (``{old}`` the value a change replaces), and the slots of
 :data:`SLOTS` (``{c}`` a city, ``{k}`` a pet kind, ...), drawn once per
 fact so that its note, its change and its question agree.
+
+Over 500 lines because it is one table, each fact type's phrasings and
+questions side by side, as a reviewer reads them.
 """
 
 from __future__ import annotations

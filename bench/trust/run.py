@@ -63,8 +63,10 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from memext.engine import MemoryIndex, SearchResult, load_config  # noqa: E402
-from trust.generate import KINDS, SIZES_ORDER, STYLES, UNANSWERABLE, Question, Workspace, build_suite, load_manifest, write_suite  # noqa: E402
+from trust.generate import Workspace, build_suite, load_manifest, write_suite  # noqa: E402
 from trust.layout import Label  # noqa: E402
+from trust.questions import KINDS, UNANSWERABLE, Question  # noqa: E402
+from trust.world import SIZES_ORDER, STYLES  # noqa: E402
 
 #: ``shared/`` sits next to the main checkout; git worktrees live one level deeper.
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared" / "models").is_dir()), ROOT.parent / "shared")

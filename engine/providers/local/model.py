@@ -5,6 +5,10 @@
   :mod:`engine.providers.hub`.
 - The model is loaded lazily, once per process (``llama_cpp.Llama`` is big
   and not thread-safe: one instance per model file, calls serialised).
+- The embedding cache and the index fingerprint know the model by its
+  file name and a hash of its contents (``endpoint_key``), so a file
+  replaced in place, or another build under the same name, never reuses
+  the vectors of the one before.
 - The context is sized to the chunk budget (capped by the model's training
   context); longer inputs are truncated to it; vectors are L2-normalised.
 - A query embedding (loading the model included) has a time limit, 5 min
@@ -17,7 +21,8 @@
   model is first probed in a subprocess; a model that kills the probe is
   reported as unusable, with the reason, and never loaded in-process. The
   verdict is remembered per model file (path, size, mtime, llama-cpp
-  version) in the cache dir, so the probe runs once, not per process.
+  version) in the cache dir, with the file's hash, so the probe runs once,
+  not per process.
   A load failure is reported with llama.cpp's own reason (e.g. "invalid
   magic characters" for a file that is not GGUF). ``embed_isolated`` runs
   texts through the same subprocess (``memext model install`` checks new
@@ -34,6 +39,7 @@ import atexit
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import json
 import os
@@ -174,13 +180,13 @@ class LocalProvider(EmbeddingProvider):
     ):
         self.model_file = Path(model_file)
         self.model = self.model_file.name
-        self.endpoint_key = ""
         #: Seconds a query embedding may take, loading the model included.
         self.query_timeout_s = query_timeout_s
         self._chunk_tokens = chunk_tokens
         self._cache_dir = cache_dir
         self._threads = threads or default_threads()
         self._probe: ProbeResult | None = None
+        self._digest: str | None = None
         self._loaded: _LoadedModel | None = None
         #: A query that passed its time limit and is still running (or
         #: still waiting for the model), with when it started.
@@ -207,6 +213,14 @@ class LocalProvider(EmbeddingProvider):
     @property
     def dims(self) -> int | None:
         return self.probe().dims or None
+
+    @property
+    def endpoint_key(self) -> str:  # type: ignore[override]
+        """The model file's content hash: vectors are cached and the index
+        fingerprinted per exact model, not per file name (module docstring)."""
+        if self._digest is None:
+            self._digest = model_digest(self.model_file, self._cache_dir)
+        return f"sha256:{self._digest[:16]}"
 
     @property
     def max_input_tokens(self) -> int:  # type: ignore[override]
@@ -433,6 +447,16 @@ def _probe_key(model_file: Path) -> str:
     return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_llama_build()}"
 
 
+def file_digest(model_file: Path) -> str:
+    """sha256 of a model file (about 0.1 s for a 45 MB model; remembered
+    with the probe verdict)."""
+    h = hashlib.sha256()
+    with open(model_file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 @functools.lru_cache(maxsize=1)
 def _llama_build() -> str:
     """Which llama-cpp-python is installed, for the probe cache key: where
@@ -454,7 +478,9 @@ def cached_probe(model_file: Path, cache_dir: Path | None) -> ProbeResult | None
     if cache_dir is None or not model_file.is_file():
         return None
     cached = _read_probe_cache(cache_dir / "probes.json").get(_probe_key(model_file))
-    return ProbeResult(**cached) if cached is not None else None
+    if not isinstance(cached, dict):
+        return None
+    return ProbeResult(**{f.name: cached[f.name] for f in dataclasses.fields(ProbeResult) if f.name in cached})
 
 
 def forget_probe(model_file: Path, cache_dir: Path | None) -> None:
@@ -477,8 +503,20 @@ def probe_model(model_file: Path, cache_dir: Path | None = None, timeout: float 
         return cached
     result, _, crashed = _run_probe(model_file, None, timeout)
     if result.ok or crashed:
-        _update_probe_cache(cache_file, _probe_key(model_file), result)
+        _update_probe_cache(cache_file, _probe_key(model_file), dataclasses.asdict(result))
     return result
+
+
+def model_digest(model_file: Path, cache_dir: Path | None) -> str:
+    """sha256 of ``model_file``, remembered beside its probe verdict (under
+    a key of its own, which older versions of memext pass over)."""
+    cache_file = (cache_dir / "probes.json") if cache_dir else None
+    key = "sha256|" + _probe_key(model_file)
+    digest = _read_probe_cache(cache_file).get(key)
+    if not isinstance(digest, str):
+        digest = file_digest(model_file)
+        _update_probe_cache(cache_file, key, digest)
+    return digest
 
 
 def embed_isolated(model_file: Path, texts: Sequence[str], timeout: float = PROBE_TIMEOUT_S) -> list[list[float]]:
@@ -546,14 +584,14 @@ def _read_probe_cache(path: Path | None) -> dict:
         return {}
 
 
-def _update_probe_cache(path: Path | None, key: str, result: ProbeResult | None) -> None:
+def _update_probe_cache(path: Path | None, key: str, value: dict | str | None) -> None:
     if path is None:
         return
     data = _read_probe_cache(path)
-    if result is None:
+    if value is None:
         data.pop(key, None)
     else:
-        data[key] = dataclasses.asdict(result)
+        data[key] = value
     try:
         private_dir(path.parent, tighten=False)
         tmp = path.with_name(path.name + f".{os.getpid()}")

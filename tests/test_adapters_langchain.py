@@ -135,7 +135,11 @@ def test_the_tools_are_the_engines_definitions(tools):
     from memext.engine.faces.adapters.langchain import memory_tools
 
     lc = memory_tools(tools)
-    assert [t.name for t in lc] == [t.name for t in TOOLS] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
+    assert (
+        [t.name for t in lc]
+        == [t.name for t in TOOLS]
+        == ["memory_search", "memory_get", "memory_append", "memory_forget", "memory_capture"]
+    )
     by_name = {t.name: t for t in tools.specs}
     openai = {d["function"]["name"]: d["function"] for d in tools.openai_tools("chat")}
     for tool in lc:

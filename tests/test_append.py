@@ -329,3 +329,38 @@ def test_a_full_disk_leaves_every_memory_file_as_it_was(small_disk, tmp_path):
     text = (ws / "MEMORY.md").read_text(encoding="utf-8")
     assert text.startswith(before[ws / "MEMORY.md"].decode()) and text.endswith(entry.rstrip() + "\n")
     assert r.start_line == 4
+
+
+def test_an_existing_heading_takes_the_entry_and_citations_below_move(tmp_path):
+    from memext.engine.memory.lifecycle import append_superseding
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n## Work\n- Gullwing stores readings in InfluxDB.\n\n## Home\n- Boiler service in May.\n"
+        "- Old note. <!-- memext superseded=2026-01-01 by=MEMORY.md:8 -->\n- New note.\n",
+        encoding="utf-8",
+    )
+    agent = make_agent(ws, db_path=tmp_path / "i.sqlite")
+    db = tmp_path / "i.sqlite"
+    r = append_superseding(agent, db, "- Gullwing moves to TimescaleDB.", file="MEMORY.md", heading="work", supersedes="MEMORY.md:4")
+    lines = (ws / "MEMORY.md").read_text(encoding="utf-8").split("\n")
+    assert [line.split(" <!--")[0] for line in lines[2:6]] == [
+        "## Work",
+        "- Gullwing stores readings in InfluxDB.",
+        "- Gullwing moves to TimescaleDB.",
+        "",
+    ]
+    assert r.citation == "MEMORY.md:5" and r.superseded == ("MEMORY.md:4",)
+    assert "supersedes=MEMORY.md:4" in lines[4] and "superseded=" in lines[3] and "by=MEMORY.md:5" in lines[3]
+    # The lines below moved down one, and the citation into them with them.
+    assert lines[8].startswith("- Old note.") and "by=MEMORY.md:9" in lines[8] and lines[9] == "- New note."
+    # A heading that is the file's last: a plain append under it.
+    again = append_entry(agent, db, "- Boiler pressure is 1.5 bar.", file="MEMORY.md", heading="Home")
+    text = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.count("## Home") == 1 and text.endswith("- New note.\n- Boiler pressure is 1.5 bar.\n") and again.citation == "MEMORY.md:11"
+    # Without a heading, two entries in one minute share one timestamp heading.
+    at = datetime(2026, 11, 28, 22, 28)
+    append_entry(agent, db, "First.", file="memory/notes.md", now=at)
+    append_entry(agent, db, "Second.", file="memory/notes.md", now=at)
+    assert (ws / "memory" / "notes.md").read_text(encoding="utf-8") == "## 2026-11-28 22:28\nFirst.\n\nSecond.\n"

@@ -294,12 +294,15 @@ def test_note_appends_and_indexes(config, workspace):
     assert json.loads(run("search", "standup", "--json", "--no-sync").output)["results"][0]["path"] == today  # indexed on return
 
     r = CliRunner().invoke(cli, ["note", "--long-term", "--heading", "People"], input="- Carol is the new designer.\n")
-    assert r.exit_code == 0 and r.output.startswith("noted in MEMORY.md:")
-    assert (
-        (workspace / "MEMORY.md")
-        .read_text(encoding="utf-8")
-        .endswith(f"\n\n## People <!-- memext origin=person via=cli date={datetime.now():%Y-%m-%d} -->\n- Carol is the new designer.\n")
-    )
+    assert r.exit_code == 0 and r.output.startswith("noted in MEMORY.md:6")
+    # Under the heading the file has, not a second "## People".
+    assert (workspace / "MEMORY.md").read_text(encoding="utf-8").split("\n")[2:7] == [
+        "## People",
+        "- Anna is the tech lead of the billing team.",
+        "- Bob prefers green tea.",
+        f"- Carol is the new designer. <!-- memext origin=person via=cli date={datetime.now():%Y-%m-%d} -->",
+        "",
+    ]
     r = CliRunner().invoke(cli, ["note", "-", "--file", "memory/projects/x.md"], input="From stdin.")
     assert r.exit_code == 0 and "noted in memory/projects/x.md:2 (new file)" in r.output  # the text's line, not its heading's
 

@@ -76,7 +76,7 @@ def test_propose_then_apply(ws, tmp_path):
             " - Bob prefers green tea.",
             "+",
             "+## Consolidated <!-- memext origin=consolidated via=api date=2026-03-04 -->",
-            "+- The staging database lives on host db7. <!-- memext from=memory/2026-03-01.md:3 -->",
+            "+- The staging database lives on host db7. <!-- memext date=2026-03-01 from=memory/2026-03-01.md:3 -->",
         ]
         assert (ws / "MEMORY.md").read_text(encoding="utf-8") == MEMORY  # a proposal writes nothing
 
@@ -84,7 +84,7 @@ def test_propose_then_apply(ws, tmp_path):
         assert done.applied and done.citation == "MEMORY.md:7"
         after = (ws / "MEMORY.md").read_text(encoding="utf-8")
         assert after.startswith(MEMORY) and after.endswith(
-            "- The staging database lives on host db7. <!-- memext from=memory/2026-03-01.md:3 -->\n"
+            "- The staging database lives on host db7. <!-- memext date=2026-03-01 from=memory/2026-03-01.md:3 -->\n"
         )
         assert (ws / "memory" / "2026-03-01.md").read_text(encoding="utf-8") == NOTES  # the source stays
         hit = next(r for r in idx.search("staging database host") if r.path == "MEMORY.md")
@@ -131,7 +131,7 @@ def test_the_cli_shows_the_diff_and_appends_with_yes(config, ws):
             assert idx.search("staging database host", now=day).confident
     r = runner.invoke(cli, ["consolidate"])
     assert r.exit_code == 0, r.output
-    assert "+- The staging database lives on host db7. <!-- memext from=memory/2026-03-01.md:3 -->" in r.output
+    assert "+- The staging database lives on host db7. <!-- memext date=2026-03-01 from=memory/2026-03-01.md:3 -->" in r.output
     assert "run again with --yes" in r.output
     assert (ws / "MEMORY.md").read_text(encoding="utf-8") == MEMORY
 
@@ -143,3 +143,69 @@ def test_the_cli_shows_the_diff_and_appends_with_yes(config, ws):
     assert "host db7" in (ws / "MEMORY.md").read_text(encoding="utf-8")
     r = runner.invoke(cli, ["consolidate"])
     assert r.exit_code == 1 and "MEMORY.md already says it" in r.output
+
+
+def test_a_proposed_line_is_a_whole_entry_dated_and_linked_to_its_source(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\n## Gullwing\n- Readings go to the tide bucket.\n", encoding="utf-8")
+    (ws / "memory" / "2025-03-14.md").write_text(
+        "# 2025-03-14\n\n## 09:10\nGullwing: store raw tide readings in InfluxDB.\n\n"
+        "## 14:02\nFixed the BST offset bug in the tide importer.\nCommit 4e7b19c2 on branch `fix/bst-offset`.\n\n"
+        "## Pepper\n- weighs 11 kg at the last vet visit\n",
+        encoding="utf-8",
+    )
+    (ws / "memory" / "2025-03-20.md").write_text("# 2025-03-20\n\n- We switched Gullwing from InfluxDB to TimescaleDB.\n", encoding="utf-8")
+    with MemoryIndex(make_agent(ws, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
+        idx.sync()
+        for day in (DAY1, DAY2):
+            for q in ("Gullwing InfluxDB tide readings", "commit 4e7b19c2 branch", "weighs 11 kg vet visit"):
+                assert idx.search(q, now=day).confident, q
+        proposal = consolidate(index=idx, now=LATER)
+        got = {f.text: (f.source, f.date) for f in proposal.facts}
+        assert got == {
+            # the whole paragraph, not its second line alone
+            "Fixed the BST offset bug in the tide importer. Commit 4e7b19c2 on branch `fix/bst-offset`.": (
+                "memory/2025-03-14.md:7-8",
+                "2025-03-14",
+            ),
+            # an item under a titled heading keeps its subject
+            "Pepper: weighs 11 kg at the last vet visit": ("memory/2025-03-14.md:11", "2025-03-14"),
+            "We switched Gullwing from InfluxDB to TimescaleDB.": ("memory/2025-03-20.md:3", "2025-03-20"),
+        }
+        replaced = {x.source: x.reason for x in proposal.left_out}
+        assert replaced["memory/2025-03-14.md:4"] == "replaced by a later note (memory/2025-03-20.md:3)"
+
+        done = apply_proposal(proposal, index=idx, now=LATER)
+        text = (ws / "MEMORY.md").read_text(encoding="utf-8")
+        assert "<!-- memext date=2025-03-14 from=memory/2025-03-14.md:11 -->" in text
+        copy = next(r for r in idx.search("weighs 11 kg vet visit").results if r.path == "MEMORY.md")
+        assert copy.citation.startswith("MEMORY.md:")
+
+        # Forgetting the source marks its copy, through from=.
+        gone = idx.forget("memory/2025-03-14.md:11", "Pepper weighs 12 kg now")
+        assert gone.linked and gone.linked[0].startswith("MEMORY.md:")
+        assert idx.search("weighs 11 kg vet visit").results == []
+        assert not idx.recall("How much does Pepper weigh?").results
+        # And the reverse: forgetting a copy marks its source.
+        commit = next(line for line in text.split("\n") if "4e7b19c2" in line)
+        at = text.split("\n").index(commit) + 1
+        back = idx.forget(f"MEMORY.md:{at}")
+        assert back.linked == ("memory/2025-03-14.md:7-8",)
+        assert "forgotten=" in (ws / "memory" / "2025-03-14.md").read_text(encoding="utf-8").split("\n")[6]
+        # Consolidating again adds under the same heading.
+        assert done.applied
+
+
+def test_consolidating_twice_writes_under_one_heading(ws, tmp_path):
+    with MemoryIndex(make_agent(ws, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
+        idx.sync()
+        _use(idx)
+        apply_proposal(consolidate(index=idx, now=LATER), index=idx, now=LATER)
+        for day in (DAY1, DAY2):
+            assert idx.search("sign-off Carol", now=day).confident
+        second = consolidate(index=idx, now=LATER)
+        assert [f.source for f in second.facts] == ["memory/2026-03-02.md:3"]
+        apply_proposal(second, index=idx, now=LATER)
+    text = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.count("## Consolidated") == 1 and text.rstrip().endswith("from=memory/2026-03-02.md:3 -->")

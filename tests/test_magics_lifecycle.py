@@ -52,13 +52,15 @@ def test_memconsolidate_shows_the_diff_and_applies_it_on_a_click(ip, workspace):
         assert idx.search("quarterly roadmap", now=now - timedelta(days=days_ago)).confident
     view = ip.run_line_magic("memconsolidate", "-a small")
     assert [f.source for f in view.proposal.facts] == ["memory/2026-01-06.md:4"]
-    assert "+- Planned the quarterly roadmap with Anna. &lt;!-- memext from=memory/2026-01-06.md:4 --&gt;" in view.body.value
+    assert (
+        "+- Planned the quarterly roadmap with Anna. &lt;!-- memext date=2026-01-06 from=memory/2026-01-06.md:4 --&gt;" in view.body.value
+    )
     assert not view.apply_button.disabled
     before = (workspace / "MEMORY.md").read_text(encoding="utf-8")
     view.apply_button.click()
     after = (workspace / "MEMORY.md").read_text(encoding="utf-8")
     assert after.startswith(before) and after.endswith(
-        "- Planned the quarterly roadmap with Anna. <!-- memext from=memory/2026-01-06.md:4 -->\n"
+        "- Planned the quarterly roadmap with Anna. <!-- memext date=2026-01-06 from=memory/2026-01-06.md:4 -->\n"
     )
     assert "appended 1 line(s) to MEMORY.md:11" in view.outcome.value and view.apply_button.disabled
     view.apply_button.click()  # once only

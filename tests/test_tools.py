@@ -15,6 +15,7 @@ import pytest
 from conftest import backend_store, make_agent
 
 from memext.engine import TOOLS, MemoryIndex, MemoryTools, ToolError, db, openai_tools
+from memext.engine.memory.entries import strip_meta
 from memext.engine.store.drivers import writer_lock
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -76,7 +77,13 @@ def test_schemas_follow_anthropic_and_mcp_rules(spec):
     # Only what a call cannot do without is required; the rest may be left out.
     assert (
         schema["required"]
-        == {"memory_search": ["query"], "memory_get": ["path"], "memory_append": ["text"], "memory_forget": ["citation"]}[spec.name]
+        == {
+            "memory_search": ["query"],
+            "memory_get": ["path"],
+            "memory_append": ["text"],
+            "memory_forget": ["citation"],
+            "memory_capture": ["messages"],
+        }[spec.name]
     )
     assert schema["properties"] == spec.parameters["properties"]
     # The SDK's own models accept it as an MCP tool definition (the Anthropic
@@ -96,11 +103,11 @@ def test_annotations():
 
 def test_openai_definitions():
     chat = openai_tools("chat")
-    assert [t["function"]["name"] for t in chat] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
+    assert [t["function"]["name"] for t in chat] == ["memory_search", "memory_get", "memory_append", "memory_forget", "memory_capture"]
     assert all(t["type"] == "function" and t["function"]["strict"] is True for t in chat)
     assert chat[0]["function"]["parameters"] == TOOLS[0].parameters
     responses = openai_tools("responses")
-    assert [t["name"] for t in responses] == ["memory_search", "memory_get", "memory_append", "memory_forget"]
+    assert [t["name"] for t in responses] == ["memory_search", "memory_get", "memory_append", "memory_forget", "memory_capture"]
     assert all(t["type"] == "function" and t["strict"] is True and "function" not in t for t in responses)
     json.dumps(chat), json.dumps(responses)  # plain JSON
     chat[0]["function"]["parameters"]["properties"].clear()  # a copy: TOOLS is untouched
@@ -185,9 +192,11 @@ def test_an_entry_is_cited_by_its_own_lines(tools, workspace):
     two = tools.call_tool("memory_append", {"text": "\n- Bought oolong.\n- Bought sencha.\n\n"})
     path, lines = two["citation"].rsplit(":", 1)
     first, last = (int(n) for n in lines.split("-"))
-    assert (workspace / path).read_text(encoding="utf-8").splitlines()[first - 1 : last] == ["- Bought oolong.", "- Bought sencha."]
+    # In the same minute it joins the first entry's heading, its metadata on its own first line.
+    written = (workspace / path).read_text(encoding="utf-8").splitlines()[first - 1 : last]
+    assert [strip_meta(line) for line in written] == ["- Bought oolong.", "- Bought sencha."]
     got = tools.call_tool("memory_get", {"path": path, "from": first, "lines": last - first + 1})
-    assert got["text"] == "- Bought oolong.\n- Bought sencha."
+    assert strip_meta(got["text"].split("\n")[0]) == "- Bought oolong." and got["text"].endswith("\n- Bought sencha.")
 
 
 def test_search_after_and_before(tools):

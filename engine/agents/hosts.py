@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..errors import LockTimeout, MemextError
 from ..index import MemoryIndex
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..freshness.supervisor import Supervisor
     from ..indexing.reports import ProgressCallback
     from ..memory.append import AppendResult
+    from ..memory.capture import CaptureReport
     from ..memory.entries import EntryMeta
     from ..memory.forget import RetireResult
     from ..search.results import SearchResponse
@@ -72,6 +73,11 @@ class IndexHost(Protocol):
 
     def forget(self, agent: str, citation: str, reason: str | None) -> RetireResult:
         """Mark the entries at ``citation`` forgotten (DESIGN.md §17)."""
+        ...
+
+    def capture(self, agent: str, messages: Sequence[Mapping[str, object]], *, include_assistant: bool, dry_run: bool) -> CaptureReport:
+        """Automatic capture of ``messages`` (stored only when the agent's
+        ``memory_search.capture.enabled`` is on), made searchable."""
         ...
 
     def close(self) -> None: ...
@@ -126,6 +132,11 @@ class SyncWhenNeeded:
 
     def forget(self, agent: str, citation: str, reason: str | None) -> RetireResult:
         return self.index(agent).forget(citation, reason)
+
+    def capture(self, agent: str, messages: Sequence[Mapping[str, object]], *, include_assistant: bool, dry_run: bool) -> CaptureReport:
+        from .capture import capture
+
+        return capture(messages, index=self.index(agent), automatic=True, include_assistant=include_assistant, dry_run=dry_run)
 
     def close(self) -> None:
         """Close the indexes opened so far (idempotent)."""
@@ -193,6 +204,17 @@ class KeptFresh:
         marked = retire(keeper.agent, keeper.index.db_path, citation, reason=reason)
         keeper.request("note")  # search reads the mark from the file at once; the index follows
         return marked
+
+    def capture(self, agent: str, messages: Sequence[Mapping[str, object]], *, include_assistant: bool, dry_run: bool) -> CaptureReport:
+        from .capture import capture
+
+        keeper = self.supervisor.keeper(agent)
+        # The keeper's thread syncs its index: capture writes, the keeper indexes.
+        report = capture(messages, index=keeper.index, automatic=True, include_assistant=include_assistant, dry_run=dry_run, sync=False)
+        if report.written and report.stored:
+            keeper.request("note")
+            keeper.wait_fresh(self.append_wait_s)
+        return report
 
     def close(self) -> None:
         return None

@@ -1,5 +1,5 @@
-"""The agent tools ``memory_search``, ``memory_get``, ``memory_append`` and
-``memory_forget``, defined once with JSON Schemas; the MCP server, the
+"""The agent tools ``memory_search``, ``memory_get``, ``memory_append``,
+``memory_forget`` and ``memory_capture``, defined once with JSON Schemas; the MCP server, the
 OpenAI definitions and the adapters are all generated from :data:`TOOLS`.
 
 Each schema is written for OpenAI strict function calling (every property
@@ -212,7 +212,38 @@ MEMORY_FORGET = ToolSpec(
     idempotent=True,
 )
 
-TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND, MEMORY_FORGET)
+MEMORY_CAPTURE = ToolSpec(
+    "memory_capture",
+    "Store what the user stated in the conversation: facts, preferences, decisions, people, and changes of fact "
+    "(which supersede the entry they replace: `supersedes` names it), by rules, without a model. Pass the recent "
+    "messages. It stores only for an agent whose user turned automatic capture on; otherwise `stored` is false and "
+    "`notice` says so. Questions, duplicates of memory and instruction-like text are left out (`skipped`).",
+    _object(
+        {
+            "messages": {
+                "type": "array",
+                "description": "The conversation's messages, oldest first.",
+                "items": _object(
+                    {
+                        "role": {"type": "string", "enum": ["user", "assistant"], "description": "Who said it."},
+                        "content": {"type": "string", "description": "What was said."},
+                    }
+                ),
+            },
+            "include_assistant": {
+                "type": ["boolean", "null"],
+                "description": "Read the assistant's messages too (null: false, the user's only).",
+            },
+            "dry_run": {"type": ["boolean", "null"], "description": "Say what would be stored, store nothing (null: false)."},
+            "agent": _AGENT,
+        }
+    ),
+    read_only=False,
+    destructive=False,
+    idempotent=True,
+)
+
+TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND, MEMORY_FORGET, MEMORY_CAPTURE)
 
 
 def openai_tools(api: Literal["chat", "responses"] = "chat", tools: Sequence[ToolSpec] = TOOLS) -> list[dict]:

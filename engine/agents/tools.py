@@ -218,9 +218,13 @@ class MemoryTools:
         if spec is None:
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
         args = self._arguments(spec, arguments)
-        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append, "memory_forget": self._forget}[
-            name
-        ]
+        handler = {
+            "memory_search": self._search,
+            "memory_get": self._get,
+            "memory_append": self._append,
+            "memory_forget": self._forget,
+            "memory_capture": self._capture,
+        }[name]
         agent = self._served(args["agent"])
         lock = self._agent_lock(agent)
         if not lock.acquire(timeout=-1 if self.busy_timeout is None else self.busy_timeout):
@@ -305,6 +309,13 @@ class MemoryTools:
 
     def _forget(self, args: dict[str, Any]) -> dict:
         return self.host.forget(self._served(args["agent"]), args["citation"], args["reason"]).to_dict()
+
+    def _capture(self, args: dict[str, Any]) -> dict:
+        # A tool call is automatic capture: it stores only where the user turned it on.
+        report = self.host.capture(
+            self._served(args["agent"]), args["messages"], include_assistant=bool(args["include_assistant"]), dry_run=bool(args["dry_run"])
+        )
+        return report.to_dict()
 
 
 def _reloaded_agents(supervisor: "Supervisor") -> list[str]:

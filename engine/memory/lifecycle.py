@@ -14,6 +14,7 @@ from .entries import EntryMeta
 from .forget import entries_at, retire
 from .hostile import refuse_instructions
 from .read import cite_lines
+from .rewrite import shift_citation
 
 #: Who wrote an entry when the caller does not say: a person, through the Python API.
 API_ORIGIN = EntryMeta(origin="person", via="api")
@@ -30,6 +31,7 @@ def append_superseding(
     supersedes: str | None = None,
     now: datetime | None = None,
     lock_timeout: float | None = APPEND_LOCK_TIMEOUT_S,
+    meta_on_text: bool = False,
 ) -> AppendResult:
     """Append ``text`` with ``meta`` (default :data:`API_ORIGIN`).
 
@@ -37,7 +39,8 @@ def append_superseding(
     :class:`~.hostile.HostileText` unless ``meta.untrusted`` says it is
     stored knowingly. ``supersedes`` (a citation) is checked before
     anything is written; after the append its entries are marked superseded
-    by the new entry's citation."""
+    by the new entry's citation. ``meta_on_text``: as for
+    :func:`~.append.append_entry`."""
     meta = meta or API_ORIGIN
     if not meta.untrusted:
         refuse_instructions(text if heading is None else f"{heading}\n{text}")
@@ -45,8 +48,12 @@ def append_superseding(
         _, shown, _, units = entries_at(agent, supersedes)  # a bad citation fails before the write
         supersedes = cite_lines(shown, units[0].start, units[-1].end)
         meta = dataclasses.replace(meta, supersedes=supersedes)
-    written = append_entry(agent, db_path, text, file=file, heading=heading, now=now, lock_timeout=lock_timeout, meta=meta)
+    written = append_entry(
+        agent, db_path, text, file=file, heading=heading, now=now, lock_timeout=lock_timeout, meta=meta, meta_on_text=meta_on_text
+    )
     if not supersedes:
         return written
+    if written.moved:  # the entry went in above the one it replaces: that one moved down
+        supersedes = shift_citation(supersedes, written.path, *written.moved)
     marked = retire(agent, db_path, supersedes, by=written.citation, now=now, lock_timeout=lock_timeout)
     return dataclasses.replace(written, superseded=marked.marked + marked.already)

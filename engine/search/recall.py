@@ -150,10 +150,16 @@ def recall_from(index: MemoryIndex, query: str, limit: int, now: datetime | None
     resp = index.search(query, max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True, log_use=False)
     terms = content_terms(query_terms(query))
     found: dict[str, SearchResult] = {}
+    said: set[str] = set()
     for r in resp.results:
         entry = entry_of(r, index.agent.workspace, terms) if r.confident and r.source == "memory" else None
-        if entry is not None:
-            found.setdefault(entry.citation, entry)
+        if entry is None:
+            continue
+        # A consolidated copy says what its source says: one of them is enough.
+        words = " ".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", entry.snippet).casefold().split())
+        if entry.citation not in found and words not in said:
+            found[entry.citation] = entry
+            said.add(words)
     chosen = tuple(sorted(found.values(), key=_priority, reverse=True)[:limit])
     index.note_uses(chosen, now)  # what was handed on, not the pool searched
     notice = None

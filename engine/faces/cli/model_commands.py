@@ -191,11 +191,11 @@ def list_cmd(ctx, agent, as_json) -> None:
     click.echo(f"model cache  {cache}")
     for r in rows:
         label = r["model"] or "(file)"
-        how = f"memext model install {r['model']} --format {r['format']}"
-        state = f"installed, probe {r['probe']}" if r["installed"] else f"not installed ({how})"
+        state = f"installed, probe {r['probe']}" if r["installed"] else "not installed"
         click.echo(f"  {label:8} {r['name']} ({r['format']}): {state}")
-        if r["installed"]:
-            click.echo(f"           {r['path']}")
+        # The next line: where it is, or how to get it (80 columns).
+        how = f"memext model install {r['model']} --format {r['format']}"
+        click.echo(f"           {r['path'] if r['installed'] else how}")
 
 
 @model_group.command(

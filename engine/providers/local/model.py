@@ -104,11 +104,17 @@ class LlamaEmbedder:
         self.llama.close()
 
 
+def is_onnx_model(model_file: Path | str) -> bool:
+    """Whether ``model_file`` runs in ONNX Runtime (by its suffix, as a GGUF
+    file is known by its own). Cheap: a search path asks it."""
+    return Path(model_file).suffix.lower() == ".onnx"
+
+
 def load_engine(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False) -> Embedder:
     """Load ``model_file`` with the runtime its suffix names (module docstring)."""
-    from .onnx_engine import OnnxEmbedder, is_onnx_model
-
     if is_onnx_model(model_file):
+        from .onnx_engine import OnnxEmbedder  # ONNX Runtime is imported only for an ONNX model
+
         return OnnxEmbedder(model_file, n_ctx, threads)
     return LlamaEmbedder(load_llama(model_file, n_ctx, threads, verbose=verbose))
 
@@ -479,8 +485,6 @@ _STAGES = {"start": "while starting", "load": "while loading the model", "embed"
 
 
 def _probe_key(model_file: Path) -> str:
-    from .onnx_engine import is_onnx_model
-
     st = model_file.stat()
     runtime = _runtime_build("onnxruntime" if is_onnx_model(model_file) else "llama_cpp")
     return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{runtime}"
@@ -693,8 +697,6 @@ def create(
     ``options`` go to :class:`LocalProvider` (``query_timeout_s``...);
     ``primary`` is accepted like the remote providers' and not needed here.
     """
-    from .onnx_engine import is_onnx_model
-
     spec = local_model_spec(agent, paths)
     if is_onnx_model(Path(spec)):
         try:

@@ -29,12 +29,6 @@ BATCH_TOKENS = 512
 BATCH_ROWS = 64
 
 
-def is_onnx_model(model_file: Path) -> bool:
-    """Whether the local provider runs ``model_file`` with ONNX Runtime
-    (by its suffix, as a GGUF file is known by its own)."""
-    return Path(model_file).suffix.lower() == ".onnx"
-
-
 class OnnxEmbedder:
     """One ONNX Runtime session and its tokenizer (not thread-safe: the
     provider serialises calls, as for llama.cpp)."""

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .memory.read import parse_get_spec, resolve_memory_path
     from .memory.roots import MEMORY_DIR, ROOT_FILES
     from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, private_dir, private_file, write_private_text
-    from .providers.local.install import RECIPES, check_local_extra, install_model, installed_path
+    from .providers.local.install import FORMATS, RECIPES, check_local_extra, choose_format, install_model, installed_path
     from .providers.local.model import cached_probe, forget_probe, model_cache_dir, probe_model, resolve_model_file
     from .providers.registry import local_model_spec, provider_spec, remote_names
     from .search.explain import explain_table
@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "cached_probe": "providers.local.model",
     "change_memory_search_list": "config_edit",
     "check_local_extra": "providers.local.install",
+    "choose_format": "providers.local.install",
     "ConfigReloader": "freshness.supervisor",
     "DEFAULT_CONFIG_POLL_S": "freshness.supervisor",
     "DEFAULT_RECONCILE_S": "freshness.supervisor",
@@ -49,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "driver_of": "store.drivers",
     "explain_table": "search.explain",
     "forget_probe": "providers.local.model",
+    "FORMATS": "providers.local.install",
     "human_size": "units",
     "IndexFactory": "freshness.keeper",
     "IndexHost": "agents.hosts",

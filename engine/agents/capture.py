@@ -20,7 +20,7 @@ from ..memory.capture import (
     known_memory,
 )
 from ..memory.discovery import discover_memory_files, read_text
-from ..memory.lifecycle import append_superseding
+from ..memory.supersede import append_superseding
 from ..settings import Config
 
 

@@ -172,7 +172,7 @@ class KeptFresh:
     def append(
         self, agent: str, text: str, file: str | None, heading: str | None, *, meta: EntryMeta | None = None, supersedes: str | None = None
     ) -> AppendResult:
-        from ..memory.lifecycle import append_superseding
+        from ..memory.supersede import append_superseding
 
         keeper = self.supervisor.keeper(agent)
         written = append_superseding(keeper.agent, keeper.index.db_path, text, file=file, heading=heading, meta=meta, supersedes=supersedes)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .lazy_exports import lazy_names
 
 if TYPE_CHECKING:
-    from .agents.hosts import IndexHost, KeptFresh, SyncWhenNeeded
+    from .agents.index_hosts import IndexHost, KeptFresh, SyncWhenNeeded
     from .config import add_agent, build_settings
     from .config_edit import change_memory_search_list, remove_agent, set_memory_search_value
     from .freshness.keeper import IndexFactory
@@ -51,10 +51,10 @@ _EXPORTS: dict[str, str] = {
     "forget_probe": "providers.local.model",
     "human_size": "human_size",
     "IndexFactory": "freshness.keeper",
-    "IndexHost": "agents.hosts",
+    "IndexHost": "agents.index_hosts",
     "install_model": "providers.local.install",
     "installed_path": "providers.local.install",
-    "KeptFresh": "agents.hosts",
+    "KeptFresh": "agents.index_hosts",
     "local_model_spec": "providers.registry",
     "MEMORY_DIR": "memory.roots",
     "model_cache_dir": "providers.local.model",
@@ -77,7 +77,7 @@ _EXPORTS: dict[str, str] = {
     "ROOT_FILES": "memory.roots",
     "set_memory_search_value": "config_edit",
     "store_location": "store.drivers",
-    "SyncWhenNeeded": "agents.hosts",
+    "SyncWhenNeeded": "agents.index_hosts",
     "term_spans": "text",
     "TextProgress": "indexing.progress",
     "write_private_text": "paths",

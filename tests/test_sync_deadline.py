@@ -23,7 +23,7 @@ from conftest import backend_store, make_agent
 from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
 
 from memext.engine import MemoryIndex
-from memext.engine.agents.hosts import SyncWhenNeeded
+from memext.engine.agents.index_hosts import SyncWhenNeeded
 from memext.engine.errors import LockTimeout, ProviderTimeout
 from memext.engine.providers.gemini import DEFAULT_MODEL as GEMINI_MODEL, GeminiProvider
 from memext.engine.providers.openai import OpenAIProvider
@@ -181,7 +181,7 @@ def test_a_trickled_batch_api_request_ends_with_the_call(api_server, tmp_path, w
 SYNC_CHILD = """
 import json, sys
 from memext.engine import MemoryIndex
-from memext.engine.agents.hosts import SyncWhenNeeded
+from memext.engine.agents.index_hosts import SyncWhenNeeded
 from memext.engine.settings import BatchSettings
 from memext.engine.config import parse_config
 from memext.engine.providers.openai import OpenAIProvider

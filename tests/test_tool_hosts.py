@@ -1,4 +1,4 @@
-"""engine/agents/hosts.py: the tools over a real Supervisor (KeptFresh): no
+"""engine/agents/index_hosts.py: the tools over a real Supervisor (KeptFresh): no
 sync per call, a truthful `stale`, appends searchable on return; and
 SyncWhenNeeded, the one sync-before-search policy of an agent loop and of
 `memext search`."""

@@ -27,7 +27,7 @@ from .tool_arguments import ToolError
 if TYPE_CHECKING:
     from ..index import MemoryIndex
     from ..search.results import SearchResponse
-    from .hosts import IndexHost
+    from .index_hosts import IndexHost
 
 #: A tool's answer: ``answer(host, agent, args)``, the JSON-ready result of
 #: a call for ``agent`` (served from ``host``) with the checked ``args``

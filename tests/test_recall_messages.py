@@ -1,4 +1,4 @@
-"""Recall before each turn of an OpenAI loop (engine/agents/recall_messages.py):
+"""Recall before each turn of an OpenAI loop (engine/agents/chat_recall.py):
 the real ``openai`` client against a scripted model on 127.0.0.1
 (tests/chat_server.py), over a real index of the example memory embedded
 with the real GGUF model."""
@@ -14,7 +14,7 @@ from chat_server import ChatModelServer
 from openai import OpenAI
 
 from memext.engine import MemoryTools, ToolError, with_recall
-from memext.engine.agents.recall_messages import is_recall_message
+from memext.engine.agents.chat_recall import is_recall_message
 
 pytestmark = pytest.mark.model  # the real MiniLM index (adapter_helpers)
 

@@ -1,5 +1,5 @@
 """A trailing ``?`` on a memext magic line is part of the query
-(memext/question_mark.py), through a real IPython shell."""
+(memext/magic_lines.py), through a real IPython shell."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from memext_helpers import ipython_shell, write_config
 
 from memext import SearchResults
-from memext.question_mark import question_mark_is_query
+from memext.magic_lines import question_mark_is_query
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The README's OpenAI loops (Chat Completions and Responses) run as
-written, with the real openai client, against a scripted model on
+"""The OpenAI loops of docs/agents.md (Chat Completions and Responses) run
+as written, with the real openai client, against a scripted model on
 127.0.0.1 (tests/chat_server.py), in a copy of the example memory."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from conftest import ROOT
 
 from memext.engine import openai_tools
 
-SECTION = "## Agents (MCP)"
+DOC = "docs/agents.md"
+SECTION = "## OpenAI function calling"
 
 
 def _shape(schema):
@@ -25,7 +26,7 @@ def _shape(schema):
 
 
 def openai_example() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / DOC).read_text(encoding="utf-8")
     start = text.index(SECTION)
     end = text.index("\n## ", start + len(SECTION))
     return next(c for c in re.findall(r"```python\n(.*?)```", text[start:end], re.S) if "client.responses.create" in c)

@@ -28,6 +28,8 @@ from memext.engine.providers.base import EmbeddingProvider
 from memext.engine.providers.registry import all_key_env
 
 ROOT = Path(__file__).resolve().parent.parent
+#: This folder: where the shared helpers (fault_helpers.py, servers.py, ...) are.
+TESTS = Path(__file__).resolve().parent
 EXAMPLE_WORKSPACE = ROOT / "example"
 
 
@@ -95,25 +97,26 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         ensure_test_model()
 
 
-#: Test modules whose tests run on both store backends (unless marked sqlite_only).
+#: Test modules whose tests run on both store backends (unless marked
+#: sqlite_only), by module name (the path under tests/, dotted).
 BACKEND_MODULES = frozenset(
     {
         "test_index",
-        "test_sync",
-        "test_search",
-        "test_store_base",
-        "test_append",
-        "test_tools",
-        "test_results",
-        "test_keeper",
-        "test_session_memory",
-        "test_provider_fallback",
-        "test_notes",
-        "test_progress",
-        "test_supervisor",
-        "test_flush",
-        "test_changes",
-        "test_tool_hosts",
+        "indexing.test_sync",
+        "search.test_pipeline",
+        "store.test_base",
+        "memory.test_append",
+        "agents.test_tools",
+        "notebook.test_results",
+        "freshness.test_keeper",
+        "agents.test_session_memory",
+        "providers.test_fallback",
+        "notebook.test_notes",
+        "notebook.test_progress_bar",
+        "freshness.test_supervisor",
+        "agents.test_flush",
+        "indexing.test_changes",
+        "agents.test_index_hosts",
     }
 )
 BACKENDS = ("sqlite", "postgres")
@@ -122,8 +125,7 @@ _STORE: dict[str, str] = {}
 
 
 def pytest_generate_tests(metafunc):
-    module = metafunc.module.__name__.rsplit(".", 1)[-1]
-    if module in BACKEND_MODULES and not metafunc.definition.get_closest_marker("sqlite_only"):
+    if metafunc.module.__name__ in BACKEND_MODULES and not metafunc.definition.get_closest_marker("sqlite_only"):
         metafunc.parametrize("store_backend", BACKENDS, indirect=True)
 
 

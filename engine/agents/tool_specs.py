@@ -7,7 +7,7 @@ listed in ``required``, optional ones nullable, ``additionalProperties:
 false``); :attr:`ToolSpec.input_schema` is the same schema with only the
 non-nullable properties required, the form MCP and Anthropic clients expect
 (a model need not send ``null`` for what it leaves out). Both are valid
-tool definitions for either side; tests/test_tools.py checks the rules.
+tool definitions for either side; tests/agents/test_tools.py checks the rules.
 
 A tool is one row: its spec and ``answer``, the function that answers a
 call from the checked arguments (:class:`~.tools.MemoryTools` validates

@@ -7,15 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
+from conftest import ROOT
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
 
 from memext.engine.paths import app_paths
 from memext.tray.instance import SingleInstance, instance_lock_path
 from memext.tray.logs import BACKUPS, setup_logging
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def tray_process(*args: str) -> subprocess.Popen:

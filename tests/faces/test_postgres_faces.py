@@ -12,8 +12,10 @@ from datetime import datetime
 from pathlib import Path
 
 import anyio
+from conftest import ROOT
 from pg_server import PASSWORD
-from test_mcp_server import _scenario, connect
+
+from faces.test_mcp_server import _scenario, connect
 
 TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
 
@@ -126,7 +128,7 @@ def test_the_documented_config_is_the_two_lines_it_shows(example_workspace, tmp_
     from memext.engine import MemoryIndex
     from memext.engine.config import parse_config
 
-    page = (Path(__file__).resolve().parent.parent / "docs" / "postgres.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "postgres.md").read_text(encoding="utf-8")
     block = re.search(r"```toml\n(.*?)```", page, re.S).group(1)
     raw = tomllib.loads(block)
     assert raw["memory_search"] == {"store": {"driver": "postgres", "url": "postgresql://memext@db.example.org:5432/memext"}}
@@ -188,8 +190,8 @@ def tray_config(tmp_path: Path, url: str) -> tuple[Path, Path]:
 
 
 def test_the_tray_daemon_on_a_postgres_agent(tmp_path, pg_url):
-    from test_tray_daemon import settled, start_daemon
-    from test_tray_menu import NoActions
+    from tray.test_daemon import settled, start_daemon
+    from tray.test_menu import NoActions
     from tray_helpers import atomic_save, search_paths, wait_for
 
     from memext.tray.menu import build_menu, find, render_text

@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 from adapter_helpers import shared_example_index
+from conftest import TESTS
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
 from memext.engine.faces.adapters.llamaindex import MemextLlamaRetriever
@@ -96,7 +97,7 @@ def test_both_adapters_work_with_the_network_cut_off(example_workspace, tmp_path
         socket.socket.connect_ex = refuse
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
-        sys_path = {str(__import__("pathlib").Path(__file__).parent)!r}
+        sys_path = {str(TESTS)!r}
         import sys; sys.path.insert(0, sys_path)
         from pathlib import Path
         from adapter_helpers import example_index

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HashingProvider, index_counts, make_agent
+from conftest import TESTS, HashingProvider, index_counts, make_agent
 from pg_server import PASSWORD, PostgresServer
 
 from memext.engine import IndexBuildError, MemextError, MemoryIndex
@@ -31,8 +31,6 @@ from memext.engine.store.postgres.store import PostgresStore
 from memext.engine.store.postgres.url import agent_schema, redact_url
 from memext.engine.store.sqlite.store import Store
 from memext.engine.text import fts_match_expression, query_terms
-
-TESTS = Path(__file__).resolve().parent
 
 
 def pg_agent(ws: Path, url: str, agent_id: str = "test", db_path: Path | None = None, **settings):

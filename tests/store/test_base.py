@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import ast
 import inspect
-from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_agent
+from conftest import ROOT, make_agent
 
 from memext.engine import MemoryIndex
 from memext.engine.indexing.sync import Syncer
@@ -19,7 +18,7 @@ from memext.engine.store import IndexStore, StoreOptions, open_store
 from memext.engine.store.sqlite.store import Store
 from memext.engine.vector_math import normalize
 
-ENGINE = Path(__file__).resolve().parent.parent / "engine"
+ENGINE = ROOT / "engine"
 INTERFACE = frozenset(n for n in dir(IndexStore) if not n.startswith("_"))
 
 

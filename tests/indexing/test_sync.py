@@ -8,10 +8,9 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
-from conftest import HashingProvider, backend_store, index_counts, make_agent
+from conftest import TESTS, HashingProvider, backend_store, index_counts, make_agent
 from servers import OPENAI_KEY, EmbeddingAPIServer
 
 from memext.engine import IndexBuildError, MemoryIndex
@@ -20,8 +19,6 @@ from memext.engine.indexing.changes import files_changed
 from memext.engine.indexing.fingerprint import DIMS_PROBE
 from memext.engine.indexing.sync import Syncer
 from memext.engine.store import open_store
-
-TESTS = Path(__file__).resolve().parent
 
 
 def open_idx(ws, tmp_path, provider, **settings):
@@ -265,7 +262,7 @@ def test_a_file_growing_during_the_sync_is_indexed_whole_or_left_dirty(tmp_path,
     """The tail written while a sync reads the file is never silently lost:
     the sync reads it again, and a file that never settles is recorded
     unverified (status dirty) so the next sync reads it."""
-    from test_sources import _WrittenWhileRead
+    from memory.test_discovery import _WrittenWhileRead
 
     from memext.engine.memory import discovery as sources
 

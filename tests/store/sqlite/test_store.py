@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import make_agent
+from conftest import TESTS, make_agent
 
 from memext.engine import MemoryIndex
 from memext.engine.errors import IndexOpenError, MemextError
@@ -21,7 +21,6 @@ from memext.engine.store.sqlite.ownership import APPLICATION_ID
 from memext.engine.store.sqlite.store import Store
 from memext.engine.vector_math import normalize
 
-TESTS = Path(__file__).resolve().parent
 #: The SQLite store's own behaviour (its file, vec0, FTS5); the PostgreSQL
 #: store's is in test_store_postgres.py.
 pytestmark = pytest.mark.sqlite_only

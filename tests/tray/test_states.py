@@ -2,7 +2,7 @@
 display: paused with memory changed, an agent whose folder is missing, a
 config error (its line and column kept), an opener that finds no
 application (said, and reaped), and a notification drawn with the new
-state's icon. tests/test_tray_xvfb.py shows the same menus on a real tray."""
+state's icon. tests/tray/test_xvfb.py shows the same menus on a real tray."""
 
 from __future__ import annotations
 

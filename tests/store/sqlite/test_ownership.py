@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_agent
+from conftest import TESTS, make_agent
 
 from memext.engine import ForeignDatabase, IndexOpenError, MemextError, MemoryIndex
 from memext.engine.store.sqlite import db
@@ -145,7 +145,7 @@ def test_opening_an_index_never_breaks_another_processes_connections(workspace, 
     agent = make_agent(workspace, db_path=db_path)
     with MemoryIndex(agent, provider=None) as idx:
         idx.sync()
-    tests = str(Path(__file__).parent)
+    tests = str(TESTS)
     child = subprocess.Popen([sys.executable, "-c", WRITER, str(workspace), str(db_path), tests], stdout=subprocess.PIPE, text=True)
     while child.poll() is None:  # another process opening, searching and closing the index meanwhile
         with MemoryIndex(agent, provider=None) as other:
@@ -171,7 +171,7 @@ def test_inspecting_an_open_index_keeps_this_processes_locks(tmp_path, workspace
         "with MemoryIndex(make_agent(Path(sys.argv[1]), db_path=Path(sys.argv[2])), provider=None) as other:\n"
         "    other.search('greenhouse')\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
     with MemoryIndex(agent, provider=None) as idx:
         idx.sync()
         for day in range(10, 16):

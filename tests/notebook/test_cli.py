@@ -10,12 +10,11 @@ from pathlib import Path
 
 import click
 from click.testing import CliRunner
+from conftest import ROOT
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
 
 from memext.cli import cli
 from memext.engine.faces.cli.commands import cli as engine_cli
-
-ROOT = Path(__file__).resolve().parent.parent
 
 #: A missing optional install cannot be caused in the test venv (CI installs
 #: every extra), so the child process hides the tray's modules: importing one

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from memext.engine.config import AgentConfig, parse_config
 from memext.engine.errors import ConfigError, LockTimeout
@@ -18,7 +19,6 @@ from memext.engine.store.postgres.lock import AdvisoryLock
 from memext.engine.store.sqlite.lock import WriterLock
 from memext.engine.store.sqlite.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
 URL = "postgresql://memext:s3cret-pw@db.example.org:5433/memext?sslmode=require&password=s3cret-pw"
 
 

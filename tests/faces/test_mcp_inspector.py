@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from memext_helpers import write_config
 
 from memext.engine import TOOLS
 
 #: The newest Inspector that runs on Node 20.
 INSPECTOR = "@modelcontextprotocol/inspector@0.15"
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")

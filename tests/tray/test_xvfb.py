@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT
 from PIL import Image, ImageStat
 from tray_helpers import make_workspace, search_paths, wait_for, write_config
 from Xlib import X, display
@@ -25,7 +26,6 @@ from memext.engine.paths import app_paths
 from memext.tray.daemon import AgentState
 from memext.tray.icon import STATE_COLOURS
 
-ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 #: Wide enough for the menu and its submenu side by side, as on a real desktop.
 SCREEN = (1024, 600)

@@ -1,7 +1,7 @@
 """The tray's daemon: a thin face on the engine's Supervisor. What is the
 tray's own: no ad-hoc agent for a tray started at login, the snapshot the
 menu and icon show, menu actions, notifications. (The scheduling itself is
-tested in tests/test_supervisor.py and tests/test_keeper.py.)"""
+tested in tests/freshness/test_supervisor.py and tests/freshness/test_keeper.py.)"""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import typing
 from pathlib import Path
 
 import pytest
-from conftest import make_agent
+from conftest import ROOT, make_agent
 
 from memext.engine.config import load_config
 from memext.engine.errors import ConfigError, ProviderError
@@ -21,7 +21,6 @@ from memext.engine.paths import app_paths
 from memext.engine.providers import EmbeddingProvider, ProviderFactory, choose_provider, create_provider, registry
 from memext.engine.providers.registry import NAMES, PROVIDERS, auto_order, provider_spec
 
-ROOT = Path(__file__).resolve().parent.parent
 REMOTE = [p for p in PROVIDERS if p.remote]
 #: An API key for every provider that takes one.
 ALL_KEYS = {var: f"key-for-{var.lower()}" for var in registry.all_key_env()}

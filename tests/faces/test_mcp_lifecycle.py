@@ -8,7 +8,8 @@ from datetime import datetime
 import anyio
 from mcp_process import payload
 from memext_helpers import write_config
-from test_mcp_server import _text, connect
+
+from faces.test_mcp_server import _text, connect
 
 TODAY = datetime.now().date().isoformat()
 

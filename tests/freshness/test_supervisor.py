@@ -1,6 +1,6 @@
 """The supervisor without a display: a keeper per agent, watchers, errors,
 config reload, pause/resume, interval and reconcile syncs, the writer lock.
-(Moved from tests/test_tray_daemon.py with the scheduling it tests.)
+(Moved from tests/tray/test_daemon.py with the scheduling it tests.)
 
 Over 500 lines because each scheduling path (watchers, intervals,
 reconcile, config reload, pause, the writer lock) is one scenario against a

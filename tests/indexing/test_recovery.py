@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import make_agent
+from conftest import TESTS, make_agent
 from fault_helpers import break_page, integrity, set_meta
 
 from memext.engine import MemoryIndex
@@ -114,7 +114,7 @@ def test_a_reader_is_told_while_another_process_rebuilds_a_repaired_index(worksp
             f"""
             import sys
             from pathlib import Path
-            sys.path.insert(0, {str(Path(__file__).parent)!r})
+            sys.path.insert(0, {str(TESTS)!r})
             from conftest import make_agent
             from fault_helpers import break_page
             from memext.engine import MemoryIndex

@@ -107,7 +107,7 @@ def index_vectors(db: Path, agent) -> dict[str, np.ndarray]:
 
 def tokens_of(texts: list[str], model: Path) -> list[int]:
     """Token counts as the model's tokenizer makes them (cut at 512)."""
-    from memext.engine.providers.local.model import load_engine
+    from memext.engine.providers.local.runtime import load_engine
 
     engine = load_engine(model, 512, 1)
     if hasattr(engine, "tokenizer"):

@@ -35,7 +35,9 @@ from locomo import DEFAULT_DATA, DEFAULT_MODEL, agent_config, build_layout, load
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.providers.local import model as local  # noqa: E402
-from memext.engine.store import Store, StoreOptions, remove_index_files  # noqa: E402
+from memext.engine.store import StoreOptions  # noqa: E402
+from memext.engine.store.sqlite.index_files import remove_index_files  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "local"
 

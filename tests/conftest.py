@@ -28,6 +28,8 @@ from memext.engine.providers.base import EmbeddingProvider
 from memext.engine.providers.registry import all_key_env
 
 ROOT = Path(__file__).resolve().parent.parent
+#: This folder: where the shared helpers (fault_helpers.py, servers.py, ...) are.
+TESTS = Path(__file__).resolve().parent
 EXAMPLE_WORKSPACE = ROOT / "example"
 
 
@@ -115,25 +117,26 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         ensure_test_onnx_model()
 
 
-#: Test modules whose tests run on both store backends (unless marked sqlite_only).
+#: Test modules whose tests run on both store backends (unless marked
+#: sqlite_only), by module name (the path under tests/, dotted).
 BACKEND_MODULES = frozenset(
     {
         "test_index",
-        "test_sync",
-        "test_search",
-        "test_store_base",
-        "test_append",
-        "test_tools",
-        "test_results",
-        "test_keeper",
-        "test_session_memory",
-        "test_provider_fallback",
-        "test_notes",
-        "test_progress",
-        "test_supervisor",
-        "test_flush",
-        "test_changes",
-        "test_tool_hosts",
+        "indexing.test_sync",
+        "search.test_pipeline",
+        "store.test_base",
+        "memory.test_append",
+        "agents.test_tools",
+        "notebook.test_results",
+        "freshness.test_keeper",
+        "agents.test_session_memory",
+        "providers.test_fallback",
+        "notebook.test_notes",
+        "notebook.test_progress_bar",
+        "freshness.test_supervisor",
+        "agents.test_flush",
+        "indexing.test_changes",
+        "agents.test_index_hosts",
     }
 )
 BACKENDS = ("sqlite", "postgres")
@@ -142,8 +145,7 @@ _STORE: dict[str, str] = {}
 
 
 def pytest_generate_tests(metafunc):
-    module = metafunc.module.__name__.rsplit(".", 1)[-1]
-    if module in BACKEND_MODULES and not metafunc.definition.get_closest_marker("sqlite_only"):
+    if metafunc.module.__name__ in BACKEND_MODULES and not metafunc.definition.get_closest_marker("sqlite_only"):
         metafunc.parametrize("store_backend", BACKENDS, indirect=True)
 
 
@@ -272,7 +274,7 @@ def index_counts(agent: AgentConfig) -> dict[str, int]:
         with psycopg.connect(agent.settings.store.url, autocommit=True) as conn:
             prefix = '"' + agent_schema(agent.id) + '".'
             return {k: conn.execute(q.replace("{s}", prefix)).fetchone()[0] for k, q in queries.items()}
-    from memext.engine.store import Store
+    from memext.engine.store.sqlite.store import Store
 
     with Store(agent.db_path()) as store:
         assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Mapping
 
-from ..config import Config
 from ..errors import MemextError
 from ..index import MemoryIndex, open_index
 from ..memory import changes
@@ -32,8 +31,9 @@ from ..memory.capture import (
 )
 from ..memory.discovery import discover_memory_files, read_text
 from ..memory.entries import parse_entries, strip_meta
-from ..memory.lifecycle import append_superseding
 from ..memory.read import cite_lines, resolve_memory_path
+from ..memory.supersede import append_superseding
+from ..settings import Config
 
 #: How many search results a change of fact is checked against.
 _CHANGE_POOL = 6

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..config import AgentConfig
 from ..errors import AccessDenied, DiskFull, MemextError, is_disk_full
-from ..store.drivers import writer_lock
+from ..store import writer_lock
 from .chunking import split_lines
 from .entries import EntryMeta, parse_entries, split_meta, with_meta
 from .read import cite_lines, resolve_memory_path

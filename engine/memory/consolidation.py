@@ -41,12 +41,12 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Iterable
 
-from ..config import AgentConfig
 from ..errors import MemextError
+from ..note_dates import name_date
+from ..settings import AgentConfig
 from . import changes
 from .append import LONG_TERM_FILE, Entry, plan_entry
 from .capture import NEAR_DUPLICATE, content_tokens, known_memory, similarity
-from .dates import name_date
 from .entries import EntryMeta, FileEntries, LineInfo, parse_entries, split_meta, strip_meta
 from .hostile import instruction_like
 from .read import cite_lines, resolve_memory_path

@@ -22,7 +22,7 @@ from typing import Sequence
 
 from ..config import AgentConfig
 from ..errors import BadLineRange, MemextError
-from ..store.drivers import writer_lock
+from ..store import writer_lock
 from .append import APPEND_LOCK_TIMEOUT_S
 from .entries import FileEntries, Mark, Unit, mark_lines, parse_entries, strip_meta
 from .read import cite_lines, parse_get_spec, resolve_memory_path

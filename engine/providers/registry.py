@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
     from ..paths import AppPaths
+    from ..settings import AgentConfig
 
 #: Why ``auto`` may pick a provider now (e.g. "OpenAI API key found"), or
 #: None when it may not: called with the provider's row, the agent, the

@@ -135,7 +135,7 @@ def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> 
     what needed storing was stored (or nothing did), 2 when the transcript
     (or a line of it) could not be read: the lines that could were stored."""
     from ... import capture
-    from ...plumbing import read_transcript
+    from ...for_faces import read_transcript
 
     try:
         read = read_transcript(transcript)
@@ -240,7 +240,7 @@ def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_jso
     Files changed since the last sync are indexed first (--no-sync skips
     it); the deadline covers the recall itself: past it, nothing is
     recalled and a note says why. Exit status 1 when nothing is recalled."""
-    from ...plumbing import SyncWhenNeeded
+    from ...for_faces import SyncWhenNeeded
 
     message = _message(text)
     picked = _picked(ctx, agent)

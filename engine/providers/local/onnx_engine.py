@@ -2,7 +2,7 @@
 ONNX Runtime and the ``tokenizers`` library (the ``onnx`` extra).
 
 :class:`OnnxEmbedder` offers what the local provider asks of a loaded model
-(``embed``, ``n_ctx_train``, ``close``), as :class:`model.LlamaEmbedder`
+(``embed``, ``n_ctx_train``, ``close``), as :class:`.runtime.LlamaEmbedder`
 does for GGUF files. Texts are tokenised by the model's own tokenizer (it
 travels in the file), cut to the context, sorted by length and run in
 batches padded to their longest text, so that a batch of short texts costs

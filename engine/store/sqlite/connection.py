@@ -18,12 +18,11 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from ... import db
 from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
-from . import file_summary, ownership, schema_check
+from . import db, file_summary, ownership, schema_check
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
@@ -279,7 +278,7 @@ class Connection:
             return True
         if self.read_only:
             return False
-        from ...memory.dates import content_date
+        from ...note_dates import content_date
 
         try:
             with self.transaction():

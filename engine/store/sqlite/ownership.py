@@ -36,8 +36,8 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from ... import db
 from ...errors import ForeignDatabase
+from . import db
 from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".

@@ -27,10 +27,10 @@ from .lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .agents.capture import capture
+    from .agents.chat_recall import Recaller, with_recall
     from .agents.consolidate import apply_proposal, consolidate
     from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .agents.recall import recall
-    from .agents.recall_messages import Recaller, with_recall
     from .agents.session_memory import SavedSession, save_session_memory
     from .agents.tool_specs import TOOLS, ToolSpec, openai_tools
     from .agents.tools import MemoryTools, ToolError
@@ -168,7 +168,7 @@ _EXPORTS: dict[str, str] = {
     "Proposal": "memory.consolidation",
     "ReadResult": "memory.read",
     "recall": "agents.recall",
-    "Recaller": "agents.recall_messages",
+    "Recaller": "agents.chat_recall",
     "Recall": "search.recall",
     "save_session_memory": "agents.session_memory",
     "RetireResult": "memory.forget",
@@ -191,7 +191,7 @@ _EXPORTS: dict[str, str] = {
     "ToolSpec": "agents.tool_specs",
     "UnknownAgentError": "errors",
     "VectorStatus": "status",
-    "with_recall": "agents.recall_messages",
+    "with_recall": "agents.chat_recall",
     "WorkspaceMissing": "errors",
 }
 

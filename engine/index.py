@@ -629,7 +629,7 @@ class MemoryIndex:
         ``meta``: the entry's metadata (default: written by a person through
         the Python API). ``supersedes``: the citation of an entry this one
         replaces; it is marked superseded by the new one (DESIGN.md §17)."""
-        from .memory.lifecycle import append_superseding
+        from .memory.supersede import append_superseding
 
         written = append_superseding(self.agent, self.db_path, text, file=file, heading=heading, meta=meta, supersedes=supersedes)
         return self._synced(written, "note")

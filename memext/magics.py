@@ -26,8 +26,8 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from memext.engine import MemextError, SearchOptions
 
 from .api import run_consolidate, run_forget, run_get, run_note, run_recall, run_search, run_status
+from .magic_lines import split_quiet
 from .progress_bar import progress_for
-from .quiet import split_quiet
 from .session import Session
 from .views import SyncSummaries, SyncSummary
 

@@ -15,7 +15,7 @@ from typing import Any, overload
 
 from memext.engine import Recall, SearchResult
 
-from .quiet import QuietDisplay
+from .magic_lines import QuietDisplay
 from .render import FONT, MUTED, NOTICE_STYLE, TEXT, esc
 from .results import result_html, result_text
 

@@ -16,7 +16,7 @@ from typing import Any, Collection, overload
 from memext.engine import SearchResponse, SearchResult, explain_rows
 from memext.engine.for_faces import explain_table
 
-from .quiet import QuietDisplay
+from .magic_lines import QuietDisplay
 from .render import (
     ERROR_STYLE,
     FONT,

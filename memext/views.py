@@ -7,7 +7,7 @@ from typing import Any
 
 from memext.engine import IndexStatus, ReadResult, SyncReport
 
-from .quiet import QuietDisplay
+from .magic_lines import QuietDisplay
 from .render import (
     BORDER,
     ERROR_STYLE,

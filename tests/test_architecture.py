@@ -460,3 +460,24 @@ def test_no_module_or_function_is_too_long():
 def test_the_length_check_sees_a_long_function():
     body = "\n".join(f"    x = {i}" for i in range(MAX_FUNCTION_LINES))
     assert _long_functions(ast.parse(f"@decorated\ndef f():\n{body}\n"), "m.py") == [f"m.py:2 f: {MAX_FUNCTION_LINES + 2} lines"]
+
+
+#: Test folders that are not an engine stage: the faces outside the engine
+#: (memext/ is the notebook's package, tray/ the tray's) and the benchmarks.
+TEST_FOLDERS_OF_FACES = {"notebook": "memext", "tray": "tray", "bench": "bench"}
+
+
+def test_the_tests_mirror_the_packages():
+    """tests/<stage>/ for engine/<stage>/ (and deeper: tests/store/sqlite/),
+    tests/notebook/ and tests/tray/ for memext/ and tray/, tests/bench/ for
+    bench/; a test folder with no package to mirror fails here."""
+    tests = ROOT / "tests"
+    folders = [p.relative_to(tests) for p in tests.rglob("*") if p.is_dir() and p.name != "__pycache__" and "data" not in p.parts]
+    wrong = []
+    for folder in folders:
+        first, *rest = folder.parts
+        source = ROOT / TEST_FOLDERS_OF_FACES[first] if first in TEST_FOLDERS_OF_FACES else ROOT / "engine" / first
+        if not source.joinpath(*rest).is_dir():
+            wrong.append(str(folder))
+    assert wrong == []
+    assert {"search", "store", "memory"} <= {str(f) for f in folders}

@@ -31,8 +31,8 @@ from ..memory.capture import (
 )
 from ..memory.discovery import discover_memory_files, read_text
 from ..memory.entries import parse_entries, strip_meta
-from ..memory.lifecycle import append_superseding
 from ..memory.read import cite_lines, resolve_memory_path
+from ..memory.supersede import append_superseding
 from ..settings import Config
 
 #: How many search results a change of fact is checked against.

@@ -7,7 +7,7 @@ listed in ``required``, optional ones nullable, ``additionalProperties:
 false``); :attr:`ToolSpec.input_schema` is the same schema with only the
 non-nullable properties required, the form MCP and Anthropic clients expect
 (a model need not send ``null`` for what it leaves out). Both are valid
-tool definitions for either side; tests/test_tools.py checks the rules.
+tool definitions for either side; tests/agents/test_tools.py checks the rules.
 
 A tool is one row: its spec and ``answer``, the function that answers a
 call from the checked arguments (:class:`~.tools.MemoryTools` validates
@@ -27,7 +27,7 @@ from .tool_arguments import ToolError
 if TYPE_CHECKING:
     from ..index import MemoryIndex
     from ..search.results import SearchResponse
-    from .hosts import IndexHost
+    from .index_hosts import IndexHost
 
 #: A tool's answer: ``answer(host, agent, args)``, the JSON-ready result of
 #: a call for ``agent`` (served from ``host``) with the checked ``args``

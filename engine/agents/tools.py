@@ -23,7 +23,7 @@ from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
 from ..search.recall import Recall, nothing
-from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
+from .index_hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
 from .tool_arguments import ToolError, describe_error, typed_text
 from .tool_specs import TOOLS, ToolSpec, nullable, openai_tools
@@ -38,8 +38,8 @@ class MemoryTools:
     ``indexes`` is where the agents' indexes come from: a function
     ``open_index(agent_id)`` (indexes are then opened on first use, synced
     before a search when their files changed, and closed by :meth:`close`:
-    :class:`~.hosts.SyncWhenNeeded`), or an
-    :class:`~.hosts.IndexHost` such as :class:`~.hosts.KeptFresh`
+    :class:`~.index_hosts.SyncWhenNeeded`), or an
+    :class:`~.index_hosts.IndexHost` such as :class:`~.index_hosts.KeptFresh`
     (a running Supervisor keeps them fresh; see :meth:`kept_fresh`).
     ``agents`` are the ids served (the first is the default). Calls for
     one agent are serialised (its index is not searched while it is being
@@ -80,7 +80,7 @@ class MemoryTools:
     def from_config(cls, config: Config | None = None, agents: Sequence[str] | None = None, *, lock_timeout: float = 2.0) -> "MemoryTools":
         """Tools over the agents of ``config`` (loaded from the usual place
         when None): ``agents`` (ids) or all of them; indexes synced before a
-        search when their files changed (:class:`~.hosts.SyncWhenNeeded`)."""
+        search when their files changed (:class:`~.index_hosts.SyncWhenNeeded`)."""
         cfg = config or load_config()
         chosen = [cfg.agent(a) for a in agents] if agents else list(cfg.agents)
         by_id = {a.id: a for a in chosen}
@@ -100,7 +100,7 @@ class MemoryTools:
         config file are served or dropped at the next call, see
         :meth:`refresh_agents`), whose keepers keep the indexes fresh:
         searches never sync, and say ``stale`` when the index did not match
-        the files (:class:`~.hosts.KeptFresh`)."""
+        the files (:class:`~.index_hosts.KeptFresh`)."""
 
         def index_path(agent_id: str) -> Path | None:
             return supervisor.keeper(agent_id).agent.db_path()  # without opening an index not used yet

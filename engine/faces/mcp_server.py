@@ -24,7 +24,7 @@ calls for other agents are not held up by it.
 While it runs, the engine's :class:`~memext.engine.Supervisor` keeps the
 served agents' indexes fresh, as in the tray: a first sync at start, file
 watchers (with the ``watch`` extra), interval and reconcile syncs. Tool
-calls never sync by themselves (:class:`~..agents.hosts.KeptFresh`): a search
+calls never sync by themselves (:class:`~..agents.index_hosts.KeptFresh`): a search
 answers at once and says ``stale`` when the index did not match the files,
 and an append returns once the keeper has indexed the entry.
 """

@@ -13,7 +13,7 @@ the current folder, else the first configured one, and then names it when
 there are others; without a config, the current folder is the agent.
 Failures print one line to stderr and exit with status 1 (130 for Ctrl+C). ``search`` syncs a stale index in
 the foreground first (a one-shot process cannot leave that to a background
-thread), through the agent tools' :class:`~memext.engine.agents.hosts.SyncWhenNeeded`.
+thread), through the agent tools' :class:`~memext.engine.agents.index_hosts.SyncWhenNeeded`.
 """
 
 from __future__ import annotations

@@ -36,9 +36,10 @@ class MemextGroup(click.Group):
     below it (memext errors, OS errors such as an unwritable folder,
     Ctrl+C) become one line on stderr and exit status 1 (130 for Ctrl+C).
 
-    ``lazy_commands`` (name -> ``"module:attribute"``) are imported when
-    they run or a help lists them: a one-shot ``memext search`` does not
-    pay for the modules of ``agents``, ``config`` and ``model``."""
+    ``lazy_commands`` (name -> ``"module:attribute"``: the table of
+    commands, :data:`~.commands.COMMANDS`) are imported when they run or a
+    help lists them: a one-shot ``memext search`` pays for the search's
+    module only."""
 
     def __init__(self, *args: Any, lazy_commands: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -137,8 +137,8 @@ def search_cmd(
 
 def _notice_lines(resp: SearchResponse, agent: AgentConfig, cause: str | None) -> list[str]:
     """The search's notices; that search is keyword-only by set-up only the
-    first time for the agent's workspace and that reason (see :mod:`.said_once`)."""
-    from .said_once import SaidOnce, keyword_only_line
+    first time for the agent's workspace and that reason (see :mod:`.one_time_notices`)."""
+    from .one_time_notices import SaidOnce, keyword_only_line
 
     # Without results, the answer's own notice is said in their place (stdout).
     rest = resp.notice_besides(resp.setup_notice, None if resp.results else resp.answer_notice)

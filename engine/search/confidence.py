@@ -43,14 +43,12 @@ import functools
 import json
 import math
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection, Iterable, Mapping, NamedTuple, Sequence
+from typing import Collection, Iterable, Mapping, NamedTuple, Sequence
 
 from ..text import fold, is_id_like, words
-
-if TYPE_CHECKING:
-    import numpy as np
 
 #: The fitted parameters and the measured nulls (written by bench/trust/fit.py).
 PARAMS_FILE = Path(__file__).with_name("confidence.json")
@@ -216,26 +214,49 @@ class Judge:
         """A cosine as semantic evidence against this query's model null."""
         return semantic(cosine, self.null)
 
-    def coverage_of(self, stems: str) -> float:
-        """:meth:`coverage` of an entry whose index terms are ``stems``, as
-        the index keeps them (space-separated): no set is built, a search
-        judges hundreds of entries."""
+    def coverages_of(self, stems: Sequence[str]) -> list[float]:
+        """:meth:`coverage` of entries whose index terms are ``stems``, as
+        the index keeps them (space-separated), all at once: a search
+        judges dozens of entries, most holding none of the query's terms,
+        so each term is looked for once in their joined terms (no set is
+        built per entry)."""
         total, looks = self._looks
-        if not total:
-            return 0.0
-        padded = f" {stems} "
-        have = 0.0
+        if not total or not stems:
+            return [0.0] * len(stems)
+        padded = [f" {s} " for s in stems]
+        # Entries joined by a newline: a term's padded form (" term ")
+        # never runs from one entry into the next.
+        joined = "\n".join(padded)
+        starts, at = [], 0
+        for p in padded:
+            starts.append(at)
+            at += len(p) + 1
+        have = [0.0] * len(stems)
         for w, needles, id_ in looks:
             if id_ is not None:
-                if needles[0] in padded or any(len(s) >= 7 and id_.startswith(s) for s in padded.split() if s[:1] == id_[:1]):
-                    have += w
-            elif all(n in padded for n in needles):
-                have += w
-        return min(1.0, have / total)
+                if needles[0] not in joined and id_[:1] not in joined:
+                    continue
+                for i, p in enumerate(padded):
+                    if needles[0] in p or any(len(s) >= 7 and id_.startswith(s) for s in p.split() if s[:1] == id_[:1]):
+                        have[i] += w
+                continue
+            holding: set[int] | None = None
+            for n in needles:
+                found = set()
+                pos = joined.find(n)
+                while pos != -1:
+                    found.add(bisect_right(starts, pos) - 1)
+                    pos = joined.find(n, pos + 1)
+                holding = found if holding is None else holding & found
+                if not holding:
+                    break
+            for i in holding or ():
+                have[i] += w
+        return [min(1.0, h / total) for h in have]
 
     @functools.cached_property
     def _looks(self) -> tuple[float, list[tuple[float, tuple[str, ...], str | None]]]:
-        """What :meth:`coverage_of` looks for: the total weight, and each
+        """What :meth:`coverages_of` looks for: the total weight, and each
         term's weight, the padded index terms it is found as, and the term
         itself when it is an ID (also found as a prefix)."""
         looks: list[tuple[float, tuple[str, ...], str | None]] = []
@@ -246,22 +267,24 @@ class Judge:
                 looks.append((w, tuple(f" {tok} " for tok in self.term_tokens.get(t, (t,))), None))
         return float(sum(self.term_weights.values())), looks
 
-    def probabilities(self, x: np.ndarray, meaning: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The hit and answer confidence of each row of features ``x``
+    def probabilities(self, rows: Sequence[Sequence[float]], meaning: Sequence[bool]) -> tuple[list[float], list[float]]:
+        """The hit and answer confidence of each row of features
         (:data:`FEATURES`), by the ``meaning`` fits where ``meaning`` is
         true, else the ``words`` fits; 0 when the query names an ID no note
         holds."""
-        import numpy as np
-
         if self.absent_id:
-            zero = np.zeros(len(x))
-            return zero, zero
+            return [0.0] * len(rows), [0.0] * len(rows)
         p = self.params
-        out = []
-        for m, w in ((p.hit_meaning, p.hit_words), (p.answer_meaning, p.answer_words)):
-            logit = np.where(meaning, x @ np.asarray(m.weights) + m.intercept, x @ np.asarray(w.weights) + w.intercept)
-            out.append(np.round(1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50))), 4))
-        return out[0], out[1]
+        fits = {True: (p.hit_meaning, p.answer_meaning), False: (p.hit_words, p.answer_words)}
+        hit, answer = [], []
+        for (a, b, c, d), m in zip(rows, meaning):
+            for fit, into in zip(fits[bool(m)], (hit, answer)):
+                w = fit.weights
+                logit = fit.intercept + w[0] * a + w[1] * b + w[2] * c + w[3] * d
+                if not -50.0 < logit < 50.0:
+                    logit = math.copysign(50.0, logit)
+                into.append(round(1.0 / (1.0 + math.exp(-logit)), 4))
+        return hit, answer
 
     def judge(self, cosine: float | None, stems: Collection[str] | None, text: str, held: Collection[str] = ()) -> Evidence:
         """The evidence of one entry: its cosine to the query (None without

@@ -3,7 +3,7 @@
 
 A chunk holds several entries (list items, paragraphs, turns); a name
 shared by many of them must not decide which one answers. The entries the
-judged hits' cited lines overlap are read from the index in one statement
+judged hits' cited lines overlap are read from the index once
 (:meth:`~..store.IndexStore.entries_within`), each judged by
 :class:`~.confidence.Judge` on its own cosine and words (one product and
 one pass over them all); a hit's best live entry is the hit's: its
@@ -15,6 +15,7 @@ evidence to the entry that replaced it (DESIGN.md §17).
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
 
@@ -99,8 +100,6 @@ def judge_hits(
     entries) the best of all, each judged on its own."""
     if not hits:
         return []
-    import numpy as np
-
     stored = store.entries_within(_spans(hits))
     entries = [_Entry(e.path, e.start_line, e.end_line, e.stems, ()) for e in stored]
     cosines = _cosines(stored, query_vector)
@@ -112,28 +111,26 @@ def judge_hits(
             members[i] = [len(entries)]
             entries.append(_Entry(h.row.path, h.start, h.end, None, tuple(found.in_lines(h.row, first, text))))
             cosines.append(h.cosine)
-    sem = np.array([judge.semantic(c) if c is not None else np.nan for c in cosines], dtype=float)
-    cov = np.array([judge.coverage_of(e.stems) if e.stems is not None else judge.coverage(None, e.held) for e in entries])
-    exact = np.zeros(len(entries))
+    # A few dozen entries: plain floats cost less than numpy's calls.
+    sem = _semantic(cosines, judge.null)
+    cov = judge.coverages_of([e.stems or "" for e in entries])
+    for i, e in enumerate(entries):
+        if e.stems is None:
+            cov[i] = judge.coverage(None, e.held)
+    exact = [0.0] * len(entries)
     if judge.ids or judge.phrases:
         texts = _texts(hits, members, entries)
-        exact = np.array([judge.exact(texts.get(i, "")) for i in range(len(entries))])
-    meaning = ~np.isnan(sem)
-    x = np.column_stack([np.nan_to_num(sem), cov, exact, np.full(len(entries), judge.missing)])
-    hit_p, answer_p = judge.probabilities(x, meaning)
+        exact = [judge.exact(texts.get(i, "")) for i in range(len(entries))]
+    hit_p, answer_p = judge.probabilities(
+        [(s or 0.0, c, x, judge.missing) for s, c, x in zip(sem, cov, exact)], [s is not None for s in sem]
+    )
     states = _states(entries, hits, marks)
     if not retired_too:  # a search that shows retired entries judges each on its own
         _hand_over(entries, states, hit_p, answer_p)
 
     def evidence(i: int) -> Evidence:
-        return Evidence(
-            None if not meaning[i] else round(float(sem[i]), 6),
-            round(float(cov[i]), 6),
-            float(exact[i]),
-            round(judge.missing, 6),
-            float(hit_p[i]),
-            float(answer_p[i]),
-        )
+        s = sem[i]
+        return Evidence(None if s is None else round(s, 6), round(cov[i], 6), exact[i], round(judge.missing, 6), hit_p[i], answer_p[i])
 
     out = []
     for h, mine in zip(hits, members):
@@ -172,12 +169,32 @@ def _cosines(stored: Sequence[EntryRow], query_vector: np.ndarray | None) -> lis
         return out
     import numpy as np
 
-    have = [(i, e.vector) for i, e in enumerate(stored) if e.vector is not None and len(e.vector) == len(query_vector)]
+    size = len(query_vector)
+    have = [i for i, e in enumerate(stored) if e.vector is not None and len(e.vector) == size]
     if have:
-        sims = np.stack([v for _, v in have]).astype(np.float32) @ np.asarray(query_vector, dtype=np.float32)
-        for (i, _), c in zip(have, sims.tolist()):
+        halves = np.stack([stored[i].vector for i in have])
+        # float16 to float32 by table: numpy's own cast of a few dozen
+        # vectors costs more than the product.
+        matrix = _float16_table().take(halves.view(np.uint16)) if halves.dtype == np.float16 else halves.astype(np.float32)
+        for i, c in zip(have, (matrix @ np.asarray(query_vector, dtype=np.float32)).tolist()):
             out[i] = c
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _float16_table() -> np.ndarray:
+    """Every float16 value as float32, by its bits."""
+    import numpy as np
+
+    return np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+
+
+def _semantic(cosines: Sequence[float | None], null: float | None) -> list[float | None]:
+    """:func:`~.confidence.semantic` of each cosine, in one pass."""
+    if null is None:
+        return [None] * len(cosines)
+    scale = max(1e-6, 1.0 - null)
+    return [None if c is None else max(-1.0, min(1.0, (c - null) / scale)) for c in cosines]
 
 
 def _members(hits: Sequence[Hit], stored: Sequence[EntryRow]) -> list[list[int]]:
@@ -208,19 +225,22 @@ def _texts(hits: Sequence[Hit], members: list[list[int]], entries: Sequence[_Ent
 
 
 def _states(entries: Sequence[_Entry], hits: Sequence[Hit], marks: Marks | None) -> list[tuple[bool, str | None]]:
+    live = (False, None)
     if marks is None:
-        return [(False, None)] * len(entries)
+        return [live] * len(entries)
     source = {h.row.path: h.row.source for h in hits}
-    files: dict[str, FileMarks] = {}
+    files: dict[str, FileMarks | None] = {}
     out = []
     for e in entries:
         if e.path not in files:
-            files[e.path] = marks(source.get(e.path, "memory"), e.path)
-        out.append(files[e.path].state(e.start, e.end))
+            got = marks(source.get(e.path, "memory"), e.path)
+            files[e.path] = got if got.blocks or got.sections else None  # most files retire nothing
+        file = files[e.path]
+        out.append(live if file is None else file.state(e.start, e.end))
     return out
 
 
-def _hand_over(entries: Sequence[_Entry], states: Sequence[tuple[bool, str | None]], hit_p: np.ndarray, answer_p: np.ndarray) -> None:
+def _hand_over(entries: Sequence[_Entry], states: Sequence[tuple[bool, str | None]], hit_p: list[float], answer_p: list[float]) -> None:
     """A superseded entry's evidence goes to the entry that replaced it
     (``by=``) when that one is judged too and has less: a question the old
     entry answers, the new one answers now ("what does Ines drink?" after

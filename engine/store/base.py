@@ -123,12 +123,16 @@ def entry_vector(blob: bytes | None) -> np.ndarray | None:
 def entry_rows(rows: Iterable[Sequence[Any]]) -> list[EntryRow]:
     """(path, start, end, stems, blob) rows as :class:`EntryRow`, each
     once (a row may be read for two spans), in file and line order."""
-    seen: dict[tuple[str, int, int], EntryRow] = {}
-    for path, start, end, stems, blob in rows:
-        key = (path, int(start), int(end))
-        if key not in seen:
-            seen[key] = EntryRow(path, key[1], key[2], stems, entry_vector(blob))
-    return [seen[k] for k in sorted(seen)]
+    import numpy as np
+
+    out: list[EntryRow] = []
+    last = None
+    for path, start, end, stems, blob in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+        key = (path, start, end)
+        if key != last:
+            last = key
+            out.append(EntryRow(path, int(start), int(end), stems, None if blob is None else np.frombuffer(blob, dtype=np.float16)))
+    return out
 
 
 class CacheKey(NamedTuple):

@@ -35,7 +35,7 @@ from .memory.dates import DayRange, When, day_range
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice
 from .providers.choice import ProviderInForce, keyword_only
-from .search.confidence import nothing_notice
+from .search.confidence import NOTHING_BELOW, nothing_notice
 from .search.options import SearchOptions
 from .search.pipeline import run_search
 from .search.query_embedding import QueryEmbedder
@@ -390,7 +390,8 @@ class MemoryIndex:
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
 
-        An answer none of whose hits is confident (:mod:`.search.confidence`)
+        An answer whose confidence is below
+        :data:`~.search.confidence.NOTHING_BELOW` (:mod:`.search.confidence`)
         comes back empty, with a ``notice`` saying that no memory matches;
         ``include_weak=True`` returns those weak hits anyway, each with
         ``confident`` False. ``min_score`` still drops hits below it.
@@ -514,7 +515,7 @@ class MemoryIndex:
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
         left_out = left_out_notice(unreadable)
         confidence = max((r.answer_confidence for r in results), default=0.0)
-        confident = confidence >= 0.5
+        confident = confidence >= NOTHING_BELOW
         weak_hidden = 0
         answer = None
         if not confident:

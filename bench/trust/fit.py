@@ -17,8 +17,11 @@ judge by):
   the one the trust benchmark's calibration scores;
 - ``answer``: that memory holds an answer to the question (the trust
   benchmark's answerable and changed facts, LoCoMo's own questions; not
-  the unanswerable kinds), from each question's best result. Below 0.5
-  the answer is "nothing": memory holds nothing on it.
+  the unanswerable kinds), from each question's best result. Below the
+  engine's decision point (``NOTHING_BELOW``: the least expected cost
+  for the stated cost of a wrong "nothing", engine/search/confidence.py)
+  the answer is "nothing": memory holds nothing on it. The report prints
+  the trade-off over that point on the evidence fitted.
 
 The evidence is collected from the searches themselves (default
 settings, the local MiniLM model, ``include_weak``, ``explain``) on two
@@ -283,8 +286,34 @@ def report(rows: list[Row], fits: dict) -> str:
         bins = np.minimum((p * 10).astype(int), 9)
         ece = sum(abs(y[bins == b].mean() - p[bins == b].mean()) * (bins == b).sum() for b in range(10) if (bins == b).any()) / len(best)
         kinds = sorted({r.kind for r in best})
-        shown = ", ".join(f"{k} {np.mean([x >= 0.5 for x, r in zip(a, best) if r.kind == k]):.2f}" for k in kinds)
+        shown = ", ".join(f"{k} {np.mean([x >= C.NOTHING_BELOW for x, r in zip(a, best) if r.kind == k]):.2f}" for k in kinds)
         lines.append(f"{corpus}: {len(best)} questions, first-result ECE {ece:.3f}; answered (not nothing): {shown}")
+    lines.append(trade_off(rows, table))
+    return "\n".join(lines)
+
+
+#: The decision points the trade-off is printed at.
+DECISION_POINTS = (0.15, 0.2, 0.25, 0.3, 1 / 3, 0.35, 0.4, 0.45, 0.5)
+
+
+def trade_off(rows: list[Row], table: C.Params) -> str:
+    """The trade-off over the decision point (the answer's confidence below
+    which it is "nothing"), on the evidence fitted: per corpus and kind,
+    the share answered (kinds memory holds an answer to) or answered
+    "nothing" (the others); the engine's point (``NOTHING_BELOW``) marked."""
+    best = [r for r in rows if r.rank == 1]
+    a = [(table.answer_meaning if r.semantic is not None else table.answer_words).probability(r.features(True)) for r in best]
+    kinds = sorted({(r.corpus, r.kind) for r in best})
+    head = " ".join(f"{c[:6]}/{k[:9]:>9}" for c, k in kinds)
+    lines = ["trade-off over the decision point (answerable kinds: share answered; the others: share answered nothing):", f"  point {head}"]
+    for t in sorted({*DECISION_POINTS, C.NOTHING_BELOW}):
+        cells = []
+        for c, k in kinds:
+            got = [p for p, r in zip(a, best) if r.corpus == c and r.kind == k]
+            share = np.mean([p >= t for p in got]) if k in ANSWERABLE else np.mean([p < t for p in got])
+            cells.append(f"{share:>16.3f}")
+        mark = "  <- engine" if abs(t - C.NOTHING_BELOW) < 1e-9 else ""
+        lines.append(f"  {t:5.3f} {' '.join(cells)}{mark}")
     return "\n".join(lines)
 
 

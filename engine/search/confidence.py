@@ -30,8 +30,8 @@ Two logistic fits turn them into probabilities (``confidence.json``, fitted
 by ``python bench/trust/fit.py`` on the tune half of the trust benchmark
 and the LoCoMo dev split): a hit's ``confidence``, that it answers the
 query (calibrated: of hits at 0.8, about 8 in 10 do), and the answer's,
-that one of the hits shown answers it; an answer whose own is below 0.5 is
-"nothing". Each has a ``meaning`` fit and a ``words`` fit, used when there
+that one of the hits shown answers it; an answer whose own is below
+:data:`NOTHING_BELOW` is "nothing". Each has a ``meaning`` fit and a ``words`` fit, used when there
 is no cosine to judge by (keyword-only search, a model without a null).
 A query naming an ID that no note holds is answered "nothing" whatever
 else it says: an ID names one thing, and memory does not hold it.
@@ -52,6 +52,15 @@ from ..text import fold, is_id_like, words
 
 #: The fitted parameters and the measured nulls (written by bench/trust/fit.py).
 PARAMS_FILE = Path(__file__).with_name("confidence.json")
+#: What a wrong "nothing" costs against a wrong answer. A wrong "nothing"
+#: hides a memory the user wrote (the reader is told memory never said it);
+#: a wrong answer shows weak hits, each with its own calibrated confidence
+#: a reader can weigh: the first costs twice the second.
+MISS_COST = 2.0
+#: The answer's confidence below which it is "nothing": the decision point
+#: of least expected cost for a calibrated probability, ``1 / (1 +
+#: MISS_COST)`` (answer when ``p * MISS_COST > 1 - p``).
+NOTHING_BELOW = 1.0 / (1.0 + MISS_COST)
 #: The features of an entry, in the order the fits weigh them.
 FEATURES = ("semantic", "coverage", "exact", "missing")
 

@@ -29,7 +29,8 @@ class SearchResult:
     confident: bool = True
     #: How sure the search is, from this hit's evidence, that a hit shown
     #: answers the query: the answer's confidence is its best hit's, and
-    #: below 0.5 the answer is "nothing" (:mod:`.confidence`).
+    #: below :data:`~.confidence.NOTHING_BELOW` the answer is "nothing"
+    #: (:mod:`.confidence`).
     answer_confidence: float = 1.0
     date: str | None = None  # ISO day from the file's name or front matter, or a dated heading
     #: Where the cited entry came from (person, agent, capture; None when
@@ -82,7 +83,8 @@ class SearchResponse:
     error: str | None = None  # a provider error at query time
     stats: dict = field(default_factory=dict)
     #: The answer's confidence that a hit shown answers the query (0 with
-    #: no hit); ``confident``: 0.5 and up, else the answer is "nothing".
+    #: no hit); ``confident``: :data:`~.confidence.NOTHING_BELOW` and up,
+    #: else the answer is "nothing".
     confidence: float = 0.0
     confident: bool = False
     weak_hidden: int = 0  # weak hits left out as none was confident (``include_weak`` shows them)

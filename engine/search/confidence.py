@@ -276,24 +276,24 @@ class Judge:
                 looks.append((w, tuple(f" {tok} " for tok in self.term_tokens.get(t, (t,))), None))
         return float(sum(self.term_weights.values())), looks
 
-    def probabilities(self, rows: Sequence[Sequence[float]], meaning: Sequence[bool]) -> tuple[list[float], list[float]]:
-        """The hit and answer confidence of each row of features
-        (:data:`FEATURES`), by the ``meaning`` fits where ``meaning`` is
-        true, else the ``words`` fits; 0 when the query names an ID no note
-        holds."""
+    def probabilities(self, rows: Sequence[Sequence[float]], meaning: Sequence[bool], fit: str = "hit") -> list[float]:
+        """The ``fit`` ("hit" or "answer") confidence of each row of
+        features (:data:`FEATURES`), by the ``meaning`` fit where
+        ``meaning`` is true, else the ``words`` fit, rounded to 4 places;
+        0 when the query names an ID no note holds."""
         if self.absent_id:
-            return [0.0] * len(rows), [0.0] * len(rows)
+            return [0.0] * len(rows)
         p = self.params
-        fits = {True: (p.hit_meaning, p.answer_meaning), False: (p.hit_words, p.answer_words)}
-        hit, answer = [], []
+        fits = {True: p.hit_meaning, False: p.hit_words} if fit == "hit" else {True: p.answer_meaning, False: p.answer_words}
+        out = []
         for (a, b, c, d), m in zip(rows, meaning):
-            for fit, into in zip(fits[bool(m)], (hit, answer)):
-                w = fit.weights
-                logit = fit.intercept + w[0] * a + w[1] * b + w[2] * c + w[3] * d
-                if not -50.0 < logit < 50.0:
-                    logit = math.copysign(50.0, logit)
-                into.append(round(1.0 / (1.0 + math.exp(-logit)), 4))
-        return hit, answer
+            f = fits[bool(m)]
+            w = f.weights
+            logit = f.intercept + w[0] * a + w[1] * b + w[2] * c + w[3] * d
+            if not -50.0 < logit < 50.0:
+                logit = math.copysign(50.0, logit)
+            out.append(round(1.0 / (1.0 + math.exp(-logit)), 4))
+        return out
 
     def judge(self, cosine: float | None, stems: Collection[str] | None, text: str, held: Collection[str] = ()) -> Evidence:
         """The evidence of one entry: its cosine to the query (None without

@@ -121,21 +121,32 @@ def judge_hits(
     if judge.ids or judge.phrases:
         texts = _texts(hits, members, entries)
         exact = [judge.exact(texts.get(i, "")) for i in range(len(entries))]
-    hit_p, answer_p = judge.probabilities(
-        [(s or 0.0, c, x, judge.missing) for s, c, x in zip(sem, cov, exact)], [s is not None for s in sem]
-    )
+    rows = [(s or 0.0, c, x, judge.missing) for s, c, x in zip(sem, cov, exact)]
+    meaning = [s is not None for s in sem]
+    hit_p = judge.probabilities(rows, meaning)
+    # The answer's confidence breaks ties and is shown for the best entry
+    # of each hit: reckoned only where it is asked for.
+    answers: dict[int, float] = {}
+
+    def answer(i: int) -> float:
+        if i not in answers:
+            answers[i] = judge.probabilities([rows[i]], [meaning[i]], "answer")[0]
+        return answers[i]
+
     states = _states(entries, hits, marks)
     if not retired_too:  # a search that shows retired entries judges each on its own
-        _hand_over(entries, states, hit_p, answer_p)
+        _hand_over(entries, states, hit_p, answer, answers)
 
     def evidence(i: int) -> Evidence:
         s = sem[i]
-        return Evidence(None if s is None else round(s, 6), round(cov[i], 6), exact[i], round(judge.missing, 6), hit_p[i], answer_p[i])
+        return Evidence(None if s is None else round(s, 6), round(cov[i], 6), exact[i], round(judge.missing, 6), hit_p[i], answer(i))
 
     out = []
     for h, mine in zip(hits, members):
         live = mine if retired_too else [i for i in mine if not states[i][0]] or mine
-        best = max(live, key=lambda i: (hit_p[i], answer_p[i], -entries[i].start))
+        top = max(hit_p[i] for i in live)
+        tied = [i for i in live if hit_p[i] == top]
+        best = tied[0] if len(tied) == 1 else max(tied, key=lambda i: (answer(i), -entries[i].start))
         shown = tuple((entries[i].start, entries[i].end, evidence(i)) for i in mine) if explain else ()
         out.append(Judged(evidence(best), max(entries[best].start, h.start), min(entries[best].end, h.end), shown))
     return out
@@ -172,10 +183,15 @@ def _cosines(stored: Sequence[EntryRow], query_vector: np.ndarray | None) -> lis
     size = len(query_vector)
     have = [i for i, e in enumerate(stored) if e.vector is not None and len(e.vector) == size]
     if have:
-        halves = np.stack([stored[i].vector for i in have])
-        # float16 to float32 by table: numpy's own cast of a few dozen
-        # vectors costs more than the product.
-        matrix = _float16_table().take(halves.view(np.uint16)) if halves.dtype == np.float16 else halves.astype(np.float32)
+        vectors = [stored[i].vector for i in have]
+        if all(v.dtype == np.float16 for v in vectors):
+            # float16 to float32 by table, the halves joined as bytes:
+            # numpy's own stacking and cast of a few dozen vectors cost
+            # more than the product.
+            bits = np.frombuffer(b"".join([v.data for v in vectors]), dtype=np.uint16).reshape(len(vectors), size)
+            matrix = _float16_table().take(bits)
+        else:
+            matrix = np.array(vectors, dtype=np.float32)
         for i, c in zip(have, (matrix @ np.asarray(query_vector, dtype=np.float32)).tolist()):
             out[i] = c
     return out
@@ -240,11 +256,18 @@ def _states(entries: Sequence[_Entry], hits: Sequence[Hit], marks: Marks | None)
     return out
 
 
-def _hand_over(entries: Sequence[_Entry], states: Sequence[tuple[bool, str | None]], hit_p: list[float], answer_p: list[float]) -> None:
+def _hand_over(
+    entries: Sequence[_Entry],
+    states: Sequence[tuple[bool, str | None]],
+    hit_p: list[float],
+    answer: Callable[[int], float],
+    answers: dict[int, float],
+) -> None:
     """A superseded entry's evidence goes to the entry that replaced it
     (``by=``) when that one is judged too and has less: a question the old
     entry answers, the new one answers now ("what does Ines drink?" after
-    "Ines switched to black coffee" superseded "Ines drinks green tea")."""
+    "Ines switched to black coffee" superseded "Ines drinks green tea").
+    ``answer(i)``: entry ``i``'s answer confidence, kept in ``answers``."""
     for i, (retired, by) in enumerate(states):
         if not retired or not by or ":" not in by:
             continue
@@ -255,4 +278,4 @@ def _hand_over(entries: Sequence[_Entry], states: Sequence[tuple[bool, str | Non
         a, b = int(first), int(last) if last.isdigit() else int(first)
         for j, e in enumerate(entries):
             if e.path == path and e.start <= b and a <= e.end and hit_p[j] < hit_p[i]:
-                hit_p[j], answer_p[j] = hit_p[i], max(answer_p[i], answer_p[j])
+                hit_p[j], answers[j] = hit_p[i], max(answer(i), answer(j))

@@ -9,6 +9,7 @@ from typing import IO, Any
 import click
 
 from ... import MemextError
+from ...plumbing import terminal_safe
 
 __all__ = ["CommandError", "Interrupted", "MemextGroup"]
 
@@ -17,7 +18,8 @@ class CommandError(click.ClickException):
     """A failure the user can act on: one line on stderr, exit status 1."""
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"memext: error: {self.format_message()}", err=True)
+        # Errors quote file names and input, which can hold control characters.
+        click.echo(f"memext: error: {terminal_safe(self.format_message())}", err=True)
 
 
 class Interrupted(CommandError):

@@ -129,5 +129,8 @@ def ctx_config(ctx: click.Context) -> Config:
 
 
 def print_json(data: Any) -> None:
-    """``data`` as indented JSON on stdout."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    """``data`` as indented JSON on stdout, characters that would act on a
+    terminal (controls, bidirectional controls) written as ``\\u`` escapes."""
+    from ...plumbing import json_safe
+
+    click.echo(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=str)))

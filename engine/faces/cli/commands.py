@@ -7,7 +7,7 @@ Every command takes ``-a/--agent`` and ``--json``, after it or before it
 search, get, note) takes, without ``-a``, the agent whose workspace holds
 the current folder, else the first configured one, and then names it when
 there are others; without a config, the current folder is the agent.
-Failures print one line to stderr and exit with status 1 (130 for Ctrl+C). ``search`` syncs a stale index in
+Failures print one line to stderr and exit with status 1 (2 for an argument or stdin that is not UTF-8, 130 for Ctrl+C). ``search`` syncs a stale index in
 the foreground first (a one-shot process cannot leave that to a background
 thread), through the agent tools' :class:`~..agents.hosts.SyncWhenNeeded`.
 """
@@ -39,6 +39,7 @@ from .options import (
     pick_agent,
     picked_agent_option,
     print_json as _print_json,
+    stdin_text,
 )
 from .output import listed_results, status_lines, terminal_safe
 
@@ -311,7 +312,7 @@ def _query_text(words: tuple[str, ...]) -> str:
     """The query: the words, or stdin for ``-`` (``memext search - < q.txt``)."""
     if words != ("-",):
         return " ".join(words)
-    text = " ".join(sys.stdin.read().split())
+    text = " ".join(stdin_text("the query").split())
     if not text:
         raise MemextError("the query on stdin is empty")
     return text

@@ -117,8 +117,8 @@ def purge_agent_index(agent: AgentConfig, cfg: Config) -> list[Path]:
     sharing = [a.id for a in cfg.agents if a.id != agent.id and driver_of(a).local and a.db_path() == path]
     if sharing:
         raise MemextError(f"{path} is also the index of agent {', '.join(sharing)}: not deleted; remove the agent without --purge")
-    found = inspect(path)
-    if found.kind not in (Kind.NEW, Kind.MEMEXT, Kind.UNSTAMPED, Kind.DAMAGED):
+    found = inspect(path, own_path=not agent.settings.store.path)
+    if found.kind not in (Kind.NEW, Kind.UNFINISHED, Kind.MEMEXT, Kind.UNSTAMPED, Kind.DAMAGED):
         raise MemextError(f"{path} is not an index memext made ({found.detail}): not deleted; remove the agent without --purge")
     deleted = remove_index(path)
     for copy in aside_copies(path):

@@ -11,6 +11,7 @@ through :attr:`Connection.conn` under :attr:`Connection.lock`.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -116,17 +117,21 @@ class Connection:
         try:
             private_dir(self.path.parent, tighten=False)
         except OSError as exc:
-            raise IndexOpenError(f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)") from exc
+            raise IndexOpenError(f"cannot create the folder of the index {self.path}: {exc.strerror or exc}{self._check_setting}") from exc
         try:
-            owner = ownership.inspect(self.path)
+            owner = ownership.inspect(self.path, own_path=self.options.own_path)
         except Exception as exc:
             if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
                 raise
-            raise IndexOpenError(f"cannot read the index {self.path}: {getattr(exc, 'strerror', None) or exc} (check store.path)") from exc
+            raise IndexOpenError(
+                f"cannot read the index {self.path}: {getattr(exc, 'strerror', None) or exc}{self._check_setting}"
+            ) from exc
         if owner.kind is Kind.NOT_A_FILE:
-            raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
+            raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail}{self._check_setting}")
         if owner.kind is Kind.FOREIGN:
-            raise foreign_database(self.path, owner.detail)
+            raise foreign_database(self.path, owner.detail, own_path=self.options.own_path)
+        if owner.kind is Kind.UNFINISHED:
+            logging.getLogger("memext").info("%s holds an empty database: an index whose first write never came; building it", self.path)
         if owner.kind is Kind.DAMAGED:
             raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
         self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
@@ -141,6 +146,11 @@ class Connection:
         self._memo = {}
         self.epoch += 1
 
+    @property
+    def _check_setting(self) -> str:
+        """What an error about the file adds: the setting that chose it, when one did."""
+        return "" if self.options.own_path else " (check store.path)"
+
     def _check_unstamped(self) -> None:
         """Read an index older than the stamp through a read-only connection
         before memext writes its first byte to it (the WAL switch, the
@@ -152,7 +162,7 @@ class Connection:
             self._connect_file(Kind.UNSTAMPED)
             self._close_quietly()
         except CorruptIndex as exc:
-            raise foreign_database(self.path, f"no memext application id, and {exc}") from exc
+            raise foreign_database(self.path, f"no memext application id, and {exc}", own_path=self.options.own_path) from exc
         finally:
             self.read_only = None
 
@@ -161,9 +171,9 @@ class Connection:
         (creating the schema in a new one); an unusable file raises
         :class:`CorruptIndex`, one that cannot be opened IndexOpenError."""
         try:
-            if kind is Kind.NEW:
+            if kind in (Kind.NEW, Kind.UNFINISHED):
                 if self.read_only:
-                    raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only} (check store.path)")
+                    raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only}{self._check_setting}")
                 private_file(self.path, create=True)
                 self.conn, self.caps = self._connect(wal=False)
                 # The stamp is the first write, before any table: from then
@@ -188,7 +198,7 @@ class Connection:
             if db.is_sqlite_error(exc) and looks_damaged(exc):
                 raise CorruptIndex(f"{self.path} is not a usable index ({exc})") from exc
             if isinstance(exc, OSError) or db.is_sqlite_error(exc):
-                raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
+                raise IndexOpenError(f"cannot open the index {self.path}: {exc}{self._check_setting}") from exc
             raise
 
     def _open_existing(self, *, stamp: bool) -> None:

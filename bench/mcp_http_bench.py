@@ -15,6 +15,13 @@ client) so that the load generator stays light beside the server on the
 same machine. Prints calls/s and p50/p99 of a call per level; every answer
 is checked (no JSON-RPC error, no tool error). With ``--stateless`` the
 server keeps no sessions and each call stands alone.
+
+The floor, measured in the same run at each level (before memext, so a
+change in the machine's load shows in both): an MCP server that does
+nothing (bench/mcp_floor_server.py: the same SDK, transport and uvicorn
+settings, a no-op ``memory_search``), driven by the same clients. On a
+shared machine compare memext with the floor, not with figures of another
+day.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ class Level:
     calls: int
     seconds: float
     latencies_ms: list[float]
+    #: Sessions whose closing DELETE the server dropped.
+    unclosed: int = 0
 
     @property
     def rate(self) -> float:
@@ -115,13 +124,21 @@ class BenchClient:
         if "error" in answer or answer["result"].get("isError"):
             raise RuntimeError(f"the call failed: {json.dumps(answer)[:300]}")
 
-    async def close(self) -> None:
+    async def close(self) -> bool:
+        """End the session; False when the server dropped the connection
+        instead (counted, not timed: the level's calls are all made)."""
         if "mcp-session-id" in self.headers:
-            await self.http.delete(self.url, headers=self.headers)
+            try:
+                await self.http.delete(self.url, headers=self.headers)
+            except httpx2.TransportError:
+                return False
+        return True
 
 
 async def _level(url: str, token: str, clients: int, calls: int, seconds: float, stateless: bool) -> Level:
-    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients)
+    # Idle connections are dropped before the server's keep-alive (uvicorn's
+    # 5 s) can close them under a request: a race that fails the call.
+    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2)
     headers = {"Authorization": f"Bearer {token}"}
     latencies: list[float] = []
     made = 0
@@ -147,15 +164,19 @@ async def _level(url: str, token: str, clients: int, calls: int, seconds: float,
             for n, c in enumerate(bench_clients):
                 tg.start_soon(run, c, n)
         elapsed = time.perf_counter() - start
+        closed: list[bool] = []
+
+        async def close(client: BenchClient) -> None:
+            closed.append(await client.close())
+
         async with anyio.create_task_group() as tg:
             for c in bench_clients:
-                tg.start_soon(c.close)
-    return Level(clients, len(latencies), elapsed, latencies)
+                tg.start_soon(close, c)
+    return Level(clients, len(latencies), elapsed, latencies, closed.count(False))
 
 
-def _start_server(config: Path, port: int, stateless: bool) -> subprocess.Popen:
-    args = [sys.executable, "-m", "memext", "mcp", "--http", str(port), *(["--stateless"] if stateless else [])]
-    proc = subprocess.Popen(args, env={**os.environ, "MEMEXT_CONFIG": str(config)}, stderr=subprocess.DEVNULL)
+def _start_server(args: list[str], port: int, env: dict[str, str]) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -177,25 +198,37 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     ap.add_argument("--stateless", action="store_true")
     args = ap.parse_args()
+    stateless = ["--stateless"] if args.stateless else []
     with example_memory(args.provider, args.model) as (folder, config):
-        port = _free_port()
-        proc = _start_server(config, port, args.stateless)
+        port, floor_port = _free_port(), _free_port()
+        proc = _start_server(["-m", "memext", "mcp", "--http", str(port), *stateless], port, {"MEMEXT_CONFIG": str(config)})
+        floor = _start_server([str(Path(__file__).with_name("mcp_floor_server.py")), str(floor_port), *stateless], floor_port, {})
         try:
-            url = f"http://127.0.0.1:{port}/mcp"
+            url, floor_url = f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{floor_port}/mcp"
             token = (folder / "mcp-token").read_text(encoding="ascii").strip()
-            anyio.run(_level, url, token, 1, 20, 120.0, args.stateless)  # warm: first build, caches
-            levels = [anyio.run(_level, url, token, n, args.calls, args.seconds, args.stateless) for n in args.clients]
+            for where in (url, floor_url):  # warm: first build, caches
+                anyio.run(_level, where, token, 1, 20, 120.0, args.stateless)
+            levels = []
+            for n in args.clients:
+                below = anyio.run(_level, floor_url, token, n, args.calls, args.seconds, args.stateless)
+                levels.append((anyio.run(_level, url, token, n, args.calls, args.seconds, args.stateless), below))
         finally:
-            proc.terminate()
-            proc.wait(30)
+            for p in (proc, floor):
+                p.terminate()
+                p.wait(30)
     mode = "stateless" if args.stateless else "a session per client"
-    print(f"memory_search over MCP Streamable HTTP, example memory, provider {args.provider}, {mode}, {os.cpu_count()} CPUs")
-    for lv in levels:
-        p50 = statistics.median(lv.latencies_ms)
-        print(
-            f"{lv.clients:4d} clients: {lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, "
-            f"p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms"
-        )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"memory_search over MCP Streamable HTTP, example memory, provider {args.provider}, {mode}, {os.cpu_count()} CPUs, load {load}")
+    for lv, below in levels:
+        print(f"{lv.clients:4d} clients: memext {_figures(lv)}")
+        print(f"{'':12} floor  {_figures(below)}  (an MCP server that does nothing)")
+        print(f"{'':12} memext/floor: calls/s {lv.rate / below.rate:.2f}x, p99 {lv.percentile(0.99) / below.percentile(0.99):.2f}x")
+
+
+def _figures(lv: Level) -> str:
+    p50 = statistics.median(lv.latencies_ms)
+    unclosed = f", {lv.unclosed} session closes dropped" if lv.unclosed else ""
+    return f"{lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms{unclosed}"
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ demo: $(BIN)/python
 
 test: $(BIN)/python
 	bash scripts/install-system-deps.sh
-	$(BIN)/python -m pip install -q -e ".[dev,local]"
+	$(BIN)/python -m pip install -q -e ".[dev,local,onnx]"
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m ruff format --check .
 	PYTHON=$(BIN)/python bash scripts/typecheck.sh

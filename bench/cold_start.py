@@ -72,12 +72,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from engine_bench import kept_terms  # noqa: E402
 from gen_workspace import generate, vocabulary, zipf_words  # noqa: E402
 
-from memext.engine import (
-    MemoryIndex,  # noqa: E402
-    db as engine_db,  # noqa: E402
-)
+from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.config import load_config  # noqa: E402
 from memext.engine.text import fts_match_expression  # noqa: E402
+
+try:
+    from memext.engine.store.sqlite import db as engine_db
+except ImportError:  # a revision from before store/sqlite/db.py (compared with this one)
+    from memext.engine import db as engine_db  # type: ignore[attr-defined, no-redef]
 
 
 def memext_command(python: str = sys.executable) -> list[str]:

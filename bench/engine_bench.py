@@ -38,18 +38,24 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_workspace import generate, zipf_words  # noqa: E402
 
-from memext.engine import (
-    MemoryIndex,  # noqa: E402
-    db as engine_db,  # noqa: E402
-)
-from memext.engine.config import ChunkingSettings, parse_config  # noqa: E402
+from memext.engine import MemoryIndex  # noqa: E402
+from memext.engine.config import parse_config  # noqa: E402
 from memext.engine.memory.chunking import chunk_markdown, text_hash  # noqa: E402
 from memext.engine.memory.discovery import read_text  # noqa: E402
 from memext.engine.providers.base import EmbeddingProvider  # noqa: E402
 from memext.engine.search.pipeline import keyword_terms, pool_size  # noqa: E402
-from memext.engine.store import Store  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 from memext.engine.text import fts_document, fts_match_expression, query_terms  # noqa: E402
 from memext.engine.vector_math import search_blas_threads  # noqa: E402
+
+try:
+    from memext.engine.store.sqlite import db as engine_db
+except ImportError:  # a revision from before store/sqlite/db.py (compared with this one)
+    from memext.engine import db as engine_db  # type: ignore[attr-defined, no-redef]
+try:
+    from memext.engine.settings import ChunkingSettings
+except ImportError:  # a revision from before engine/settings.py
+    from memext.engine.config import ChunkingSettings  # type: ignore[attr-defined, no-redef]
 
 DIMS = 384
 

@@ -5,9 +5,10 @@
 1. Indexing throughput. The LoCoMo dev workspaces (protocol §1) are indexed
    from scratch by ``MemoryIndex.sync`` with the local GGUF model (fresh index
    files, so nothing comes from the embedding cache), and the very same chunk
-   texts are embedded by llama-cpp-python in a bare loop: the provider's
-   own loaded ``Llama`` (so the same n_ctx, n_batch and threads) called
-   directly with the provider's batch size (``EMBED_BATCH``). memext's overhead is
+   texts are embedded in a bare loop: the provider's own loaded model (a
+   ``Llama``, or an ONNX Runtime session for an ``.onnx`` model; the same
+   n_ctx, n_batch and threads) called directly with the provider's batch
+   size (``EMBED_BATCH``). memext's overhead is
    ``memext time / bare time - 1`` (target: under 10 %). The two alternate
    conversation by conversation, ``--repeat`` times, and the fastest of each
    counts, so a burst of load from other processes does not land on one side
@@ -34,7 +35,9 @@ from locomo import DEFAULT_DATA, DEFAULT_MODEL, agent_config, build_layout, load
 
 from memext.engine import MemoryIndex  # noqa: E402
 from memext.engine.providers.local import model as local  # noqa: E402
-from memext.engine.store import Store, StoreOptions, remove_index_files  # noqa: E402
+from memext.engine.store import StoreOptions  # noqa: E402
+from memext.engine.store.sqlite.index_files import remove_index_files  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out" / "local"
 
@@ -51,10 +54,10 @@ def build_workspaces(data: list[dict], out: Path) -> list[tuple[str, Path, list]
 
 class EmbedClock:
     """Times the calls into the provider's model (a thin wrapper around the
-    real ``Llama.embed``), so a sync's time splits into model and the rest."""
+    real model's ``embed``), so a sync's time splits into model and the rest."""
 
-    def __init__(self, llama):
-        self.llama, self.inner, self.seconds = llama, llama.embed, 0.0
+    def __init__(self, engine):
+        self.llama, self.inner, self.seconds = engine, engine.embed, 0.0
 
     def __enter__(self):
         def timed(*args, **kwargs):
@@ -80,7 +83,8 @@ def memext_sync(sid: str, ws: Path, out: Path, model: Path) -> dict:
         if provider is None or provider.id != "local":
             raise SystemExit(f"the local model is not in force: {idx.provider_choice.reason}")
         provider.embed_query("load the model before the clock starts")
-        llama = provider._ensure_loaded().llama  # one model per process: the bare loop reuses it
+        loaded = provider._ensure_loaded()
+        llama = loaded.engine  # one model per process: the bare loop reuses it
         with EmbedClock(llama) as clock:
             t0 = time.perf_counter()
             report = idx.sync()
@@ -96,16 +100,18 @@ def memext_sync(sid: str, ws: Path, out: Path, model: Path) -> dict:
         "embed_calls": report.embed_calls,
         "chunk_texts": texts,
         "llama": llama,
+        "n_ctx": loaded.n_ctx,
+        "threads": provider.threads,
     }
 
 
-def bare_embed(llama, texts: list[str]) -> float:
-    """Embed ``texts`` with llama-cpp-python alone, as the provider batches them."""
+def bare_embed(engine, texts: list[str]) -> float:
+    """Embed ``texts`` with the loaded model alone, as the provider batches them."""
     unique = list(dict.fromkeys(texts))  # the engine embeds each distinct text once
     t0 = time.perf_counter()
     for start in range(0, len(unique), local.EMBED_BATCH):
         batch = [t if t.strip() else " " for t in unique[start : start + local.EMBED_BATCH]]
-        llama.embed(batch, normalize=True, truncate=True)
+        engine.embed(batch)
     return time.perf_counter() - t0
 
 
@@ -162,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     best_b = sum(v["bare_s"] for v in best.values())
     n = sum(v["texts"] for v in best.values())
     latency = query_latency(workspaces, args.out, args.model, "bench", args.queries)
-    n_ctx, threads = llama.n_ctx(), llama.context_params.n_threads_batch
+    n_ctx, threads = m["n_ctx"], m["threads"]
     figures = {
         "model": args.model.name,
         "n_ctx": n_ctx,

@@ -62,10 +62,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine.config import AgentConfig, ChunkingSettings, QuerySettings, parse_config  # noqa: E402
+from memext.engine.config import parse_config  # noqa: E402
+from memext.engine.search.options import SearchOptions  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
-from memext.engine.store import CacheKey, Store, StoreOptions, open_store  # noqa: E402
+from memext.engine.settings import AgentConfig, ChunkingSettings, QuerySettings  # noqa: E402
+from memext.engine.store import CacheKey, StoreOptions, open_store  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 from memext.engine.vector_math import normalize  # noqa: E402
 
 #: ``shared/`` sits next to the main checkout; git worktrees live one level deeper.
@@ -426,13 +429,14 @@ def run_conversation(
                             q.query,
                             qvec if m.vector else None,
                             m.settings or agent.settings.query,
-                            max_results=k,
-                            min_score=m.min_score,
-                            sources=None,
-                            today=layout.last_day if m.decay_today else None,
-                            max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None,
-                            snippets=False,
-                            now=replay_now,
+                            SearchOptions(
+                                max_results=k,
+                                min_score=m.min_score,
+                                today=layout.last_day if m.decay_today else None,
+                                max_lines=BUDGET_LINES if m.merge and k == BUDGET_RESULTS else None,
+                                snippets=False,
+                                now=replay_now,
+                            ),
                         )
                         ms = (time.perf_counter() - t0) * 1000 + (embed_ms if m.vector else 0.0)
                     if k == BUDGET_RESULTS:

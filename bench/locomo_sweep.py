@@ -39,7 +39,8 @@ from locomo import (  # noqa: E402
 )
 
 from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine.store import Store, StoreOptions  # noqa: E402
+from memext.engine.store import StoreOptions  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 from memext.engine.text import FTS_TOKENIZER, contains_all_terms, fts_document, query_terms  # noqa: E402
 from memext.engine.vector_math import normalize  # noqa: E402
 

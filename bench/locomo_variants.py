@@ -39,10 +39,12 @@ from locomo import (  # noqa: E402
     within_budget,
 )
 
+from memext.engine.search.options import SearchOptions  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
 from memext.engine.search.spans import budget_spans  # noqa: E402
-from memext.engine.store import Store, StoreOptions  # noqa: E402
+from memext.engine.store import StoreOptions  # noqa: E402
+from memext.engine.store.sqlite.store import Store  # noqa: E402
 
 #: (path, start, end, score, cosine, bm25 0..1, time factor) per ranked chunk.
 Cand = tuple[str, int, int, float, float, float, float]
@@ -64,12 +66,7 @@ def fetch(out: Path, data: list[dict], model: Path) -> list[dict]:
                 q.query,
                 vectors[q.query],
                 agent.settings.query,
-                max_results=200,
-                min_score=0,
-                sources=None,
-                snippets=False,
-                now=now,
-                explain=True,
+                SearchOptions(max_results=200, min_score=0, snippets=False, now=now, explain=True),
             )
             cands = [
                 (

@@ -1,19 +1,33 @@
 """Negatives benchmark: does memory say "nothing" when it holds nothing?
 
-    python bench/negatives.py [--data PATH] [--model PATH] [--out bench/out/locomo] [--weak]
+    python bench/negatives.py [--data PATH] [--model PATH] [--out bench/out/locomo] [--json]
 
 Built from the LoCoMo dev split (bench/locomo.py writes and indexes one
 workspace per conversation, in ``--out``, reused). Each conversation's
-memory is asked the other conversations' questions (categories 1-4) that
-name a person or thing absent from it: a capitalised word after the
-question's first word, not a month or a weekday, that occurs nowhere in
-its files. A question "answered nothing" gets no result from the default
-search as a user gets it (``MemoryIndex.search`` with its defaults: six
-results, the configured ``min_score``, weak answers left out). At the same
+memory is asked two kinds of questions it holds nothing on:
+
+- **absent people**: the other conversations' questions (categories 1-4)
+  that name a person or thing absent from it: a capitalised word after the
+  question's first word, not a month or a weekday, that occurs nowhere in
+  its files;
+- **present people on absent topics**: another conversation's question
+  with that conversation's speakers' names replaced by this one's (its
+  first speaker by this one's first, its second by the second), kept only
+  when it names one of them and when none of its other content words and
+  none of its answer's content words occur in this memory (compared by
+  Porter stem, so "paint" is not absent beside "painting"; stop words and
+  numbers left out: the numbers of dates and times are in every memory).
+
+A question is "answered nothing" when the default search as a user gets it
+(``MemoryIndex.search`` with its defaults: six results, the configured
+``min_score``, weak answers left out) returns no result. At the same
 settings, the conversation's own questions are scored as bench/locomo.py
-scores them: turn_recall@6 and recall@L60 (``max_lines=60``). ``--weak``
-measures with ``include_weak=True`` (what the search gave before weak
-answers were left out).
+scores them, turn_recall@6 and recall@L60 (``max_lines=60``), once as a
+user gets them and once with every answer returned (``include_weak=True``,
+the search as it was before weak answers were left out): leaving weak
+answers out should cost the own questions next to nothing. ``AUC``: the
+chance that an own question's first result (weak answers included) has a
+higher confidence than a negative's (ties count a half).
 """
 
 from __future__ import annotations
@@ -26,6 +40,9 @@ import sys
 from datetime import date, datetime
 from pathlib import Path
 
+import stopwords
+from nltk.stem.porter import PorterStemmer
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -33,13 +50,22 @@ sys.path.insert(0, str(ROOT / "bench"))
 import locomo as L  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
-from memext.engine.text import STOP_WORDS, words  # noqa: E402
 
+# The benchmark's own idea of a word (Unicode letters and digits, lower
+# case) and of a stop word (the maintained English list): the questions it
+# keeps must not move when the engine's tokenizer does.
+_WORD = re.compile(r"[^\W_]+")
+STOP_WORDS = frozenset(stopwords.get_stopwords("english"))
+_STEM = PorterStemmer()
 _CAPITALISED = re.compile(r"(?<![\w'])[A-Z][A-Za-z-]+")
 _TIME_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday".split()
 )
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
 
 
 def absent_names(question: str, vocabulary: set[str]) -> list[str]:
@@ -57,12 +83,62 @@ def absent_names(question: str, vocabulary: set[str]) -> list[str]:
     return out
 
 
+def content_stems(text: str, leave_out: frozenset[str] = frozenset()) -> set[str]:
+    """The Porter stems of ``text``'s words that are not stop words, numbers, nor in ``leave_out``."""
+    return {_STEM.stem(w) for w in words(text) if w not in STOP_WORDS and w not in leave_out and not w.isdigit()}
+
+
+def speakers(sample: dict) -> tuple[str, str]:
+    conv = sample["conversation"]
+    return str(conv["speaker_a"]), str(conv["speaker_b"])
+
+
+def swap_names(question: str, theirs: tuple[str, str], ours: tuple[str, str]) -> str | None:
+    """``question`` with ``theirs`` names replaced by ``ours`` at once (a name
+    both conversations have is not replaced twice); None when it names neither."""
+    mapping = dict(zip(theirs, ours))
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in theirs) + r")\b")
+    if not pattern.search(question):
+        return None
+    return pattern.sub(lambda m: mapping[m.group(1)], question)
+
+
+def absent_topic_questions(sample: dict, others: list[dict], memory_stems: set[str]) -> list[str]:
+    """Other conversations' questions about this conversation's speakers whose
+    topic (every other content word, and the answer's) this memory never mentions."""
+    ours = speakers(sample)
+    names = frozenset(n.lower() for n in ours)
+    kept: dict[str, None] = {}
+    for other in others:
+        for qa in other["qa"]:
+            if qa.get("category") not in L.CATEGORIES:
+                continue
+            query = swap_names(str(qa["question"]), speakers(other), ours)
+            if query is None:
+                continue
+            topic = content_stems(query, names)
+            answer = content_stems(str(qa.get("answer", "")), names)
+            if topic and not (topic | answer) & memory_stems:
+                kept[query] = None
+    return list(kept)
+
+
+def _auc(pos: list[float], neg: list[float]) -> float | None:
+    if not pos or not neg:
+        return None
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 4)
+
+
+def _mean(xs: list) -> float | None:
+    return round(statistics.fmean(xs), 4) if xs else None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=L.DEFAULT_DATA)
     ap.add_argument("--model", type=Path, default=L.DEFAULT_MODEL)
     ap.add_argument("--out", type=Path, default=L.DEFAULT_OUT)
-    ap.add_argument("--weak", action="store_true", help="include_weak=True (the search as it was before)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     out = args.out.resolve()
@@ -70,55 +146,65 @@ def main(argv: list[str] | None = None) -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     layouts = {s["sample_id"]: L.build_layout(s["conversation"]) for s in data}
     questions = {s["sample_id"]: L.load_questions(s, layouts[s["sample_id"]]) for s in data}
+    keys = ("absent_people", "absent_topics")
+    nothing: dict[str, list[bool]] = {k: [] for k in keys}
+    conf: dict[str, list[float]] = {k: [] for k in (*keys, "own")}
+    own: dict[str, list[float]] = {k: [] for k in ("turn_recall@6", "turn_recall@6 weak", "recall@L60", "recall@L60 weak")}
     figures: dict = {"conversations": {}}
-    # Passed only when asked: the script also measures a checkout whose
-    # search has no such option (the figures before it).
-    weak = {"include_weak": True} if args.weak else {}
-    nothing_all: list[bool] = []
-    recall6: list[float] = []
-    recall60: list[float] = []
     for sample in data:
         sid = sample["sample_id"]
         layout = layouts[sid]
         ws = out / sid
         L.write_workspace(layout, ws)
-        vocabulary = {w for lines in layout.files.values() for line in lines for w in words(line)}
-        foreign = [q for o in data if o["sample_id"] != sid for q in questions[o["sample_id"]] if absent_names(q.query, vocabulary)]
+        text = "\n".join(line for lines in layout.files.values() for line in lines)
+        vocabulary = set(words(text))
+        others = [o for o in data if o["sample_id"] != sid]
+        asked = {
+            "absent_people": [q.query for o in others for q in questions[o["sample_id"]] if absent_names(q.query, vocabulary)],
+            "absent_topics": absent_topic_questions(sample, others, content_stems(text)),
+        }
         agent = L.agent_config(ws, out / f"{sid}.sqlite", args.model, out / "model-cache")
         now = datetime.combine(layout.last_day or date.today(), datetime.max.time())
+        row: dict = {}
         with MemoryIndex(agent) as idx:
             idx.sync(reason="manual")
-            nothing = [len(idx.search(q.query, now=now, **weak)) == 0 for q in foreign]
-            r6 = [L.score(list(idx.search(q.query, now=now, **weak)), q)["turn_recall"] for q in questions[sid]]
-            r60 = [
-                L.score(L.within_budget(list(idx.search(q.query, now=now, max_lines=L.BUDGET_LINES, **weak))), q)["turn_recall"]
-                for q in questions[sid]
-            ]
-        figures["conversations"][sid] = {
-            "foreign_questions": len(foreign),
-            "answered_nothing": round(statistics.fmean(nothing), 4) if nothing else None,
-            "own_questions": len(r6),
-            "turn_recall@6": round(statistics.fmean(r6), 4),
-            "recall@L60": round(statistics.fmean(r60), 4),
-        }
-        print(f"{sid}: {figures['conversations'][sid]}", file=sys.stderr)
-        nothing_all += nothing
-        recall6 += r6
-        recall60 += r60
-    figures["foreign_questions"] = len(nothing_all)
-    figures["answered_nothing"] = round(statistics.fmean(nothing_all), 4)
-    figures["own_questions"] = len(recall6)
-    figures["turn_recall@6"] = round(statistics.fmean(recall6), 4)
-    figures["recall@L60"] = round(statistics.fmean(recall60), 4)
-    figures["include_weak"] = args.weak
+            for k in keys:
+                got = [len(idx.search(q, now=now)) == 0 for q in asked[k]]
+                weak = [idx.search(q, now=now, include_weak=True).results for q in asked[k]]
+                nothing[k] += got
+                conf[k] += [r[0].confidence if r else 0.0 for r in weak]
+                row[k] = {"questions": len(got), "answered_nothing": _mean(got)}
+            for q in questions[sid]:
+                for suffix, extra in (("", {}), (" weak", {"include_weak": True})):
+                    res = list(idx.search(q.query, now=now, **extra))
+                    own["turn_recall@6" + suffix].append(L.score(res, q)["turn_recall"])
+                    budget = list(idx.search(q.query, now=now, max_lines=L.BUDGET_LINES, **extra))
+                    own["recall@L60" + suffix].append(L.score(L.within_budget(budget), q)["turn_recall"])
+                    if suffix:
+                        conf["own"].append(res[0].confidence if res else 0.0)
+        n_own = len(questions[sid])
+        row["own_questions"] = n_own
+        row.update({k: _mean(v[-n_own:]) for k, v in own.items()})
+        figures["conversations"][sid] = row
+        print(f"{sid}: {row}", file=sys.stderr)
+    for k in keys:
+        figures[k] = {"questions": len(nothing[k]), "answered_nothing": _mean(nothing[k]), "auc_vs_own": _auc(conf["own"], conf[k])}
+    figures["own_questions"] = len(conf["own"])
+    figures.update({k: _mean(v) for k, v in own.items()})
+    (out / "negatives.json").write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(figures, indent=1))
-    else:
-        print(
-            f"negatives ({'weak answers shown' if args.weak else 'default'}): {figures['foreign_questions']} foreign questions, "
-            f"answered nothing {figures['answered_nothing']:.3f}; own questions {figures['own_questions']}: "
-            f"turn_recall@6 {figures['turn_recall@6']:.3f}, recall@L60 {figures['recall@L60']:.3f}"
-        )
+        return 0
+    people, topics = figures["absent_people"], figures["absent_topics"]
+    print(
+        f"negatives (default search): absent people {people['answered_nothing']:.3f} answered nothing "
+        f"({people['questions']} questions, confidence AUC vs own {people['auc_vs_own']:.3f}); "
+        f"present people on absent topics {topics['answered_nothing']:.3f} "
+        f"({topics['questions']} questions, AUC {topics['auc_vs_own']:.3f})\n"
+        f"own questions {figures['own_questions']}: turn_recall@6 {figures['turn_recall@6']:.3f} "
+        f"(every answer returned: {figures['turn_recall@6 weak']:.3f}), recall@L60 {figures['recall@L60']:.3f} "
+        f"(every answer returned: {figures['recall@L60 weak']:.3f})"
+    )
     return 0
 
 

@@ -23,18 +23,18 @@ if __name__ != "memext.engine":
 
 from typing import TYPE_CHECKING
 
-from .lazy import lazy_names
+from .lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .agents.capture import capture
+    from .agents.chat_recall import Recaller, with_recall
     from .agents.consolidate import apply_proposal, consolidate
     from .agents.flush import FlushDecision, FlushPrompts, MemoryFlush, flush_prompts, is_no_reply
     from .agents.recall import recall
-    from .agents.recall_messages import Recaller, with_recall
     from .agents.session_memory import SavedSession, save_session_memory
     from .agents.tool_specs import TOOLS, ToolSpec, openai_tools
     from .agents.tools import MemoryTools, ToolError
-    from .config import AgentConfig, Config, MemorySearchSettings, load_config
+    from .config import load_config
     from .errors import (
         AccessDenied,
         BadEmbeddings,
@@ -74,8 +74,10 @@ if TYPE_CHECKING:
     from .providers.base import EmbeddingProvider
     from .search.excerpt import Excerpt, ExcerptLine
     from .search.explain import ExplainRow, explain_rows
+    from .search.options import SearchOptions
     from .search.recall import Recall
     from .search.results import SearchResponse, SearchResult
+    from .settings import AgentConfig, Config, MemorySearchSettings
     from .status import (
         BatchJob,
         BatchStatus,
@@ -98,10 +100,10 @@ if TYPE_CHECKING:
 #: it. Names load on first use (PEP 562), so a one-shot `memext search`
 #: imports only the modules it runs, not the keeper, tools, MCP or notebook
 #: halves of the API (DESIGN.md §12). What the faces need and users do not
-#: is in :mod:`memext.engine.plumbing`.
+#: is in :mod:`memext.engine.for_faces`.
 _EXPORTS: dict[str, str] = {
     "AccessDenied": "errors",
-    "AgentConfig": "config",
+    "AgentConfig": "settings",
     "app_paths": "paths",
     "append_entry": "memory.append",
     "apply_proposal": "agents.consolidate",
@@ -118,7 +120,7 @@ _EXPORTS: dict[str, str] = {
     "CaptureReport": "memory.capture",
     "Chunk": "memory.chunking",
     "chunk_markdown": "memory.chunking",
-    "Config": "config",
+    "Config": "settings",
     "ConfigError": "errors",
     "consolidate": "agents.consolidate",
     "ConsolidatedFact": "memory.consolidation",
@@ -156,7 +158,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryFlush": "agents.flush",
     "MemoryIndex": "index",
     "MemoryRoots": "memory.roots",
-    "MemorySearchSettings": "config",
+    "MemorySearchSettings": "settings",
     "MemoryTools": "agents.tools",
     "open_index": "index",
     "openai_tools": "agents.tool_specs",
@@ -166,12 +168,13 @@ _EXPORTS: dict[str, str] = {
     "Proposal": "memory.consolidation",
     "ReadResult": "memory.read",
     "recall": "agents.recall",
-    "Recaller": "agents.recall_messages",
+    "Recaller": "agents.chat_recall",
     "Recall": "search.recall",
     "save_session_memory": "agents.session_memory",
     "RetireResult": "memory.forget",
     "SavedSession": "agents.session_memory",
     "SearchDisabled": "errors",
+    "SearchOptions": "search.options",
     "SearchResponse": "search.results",
     "SearchKind": "status",
     "SearchMode": "status",
@@ -188,7 +191,7 @@ _EXPORTS: dict[str, str] = {
     "ToolSpec": "agents.tool_specs",
     "UnknownAgentError": "errors",
     "VectorStatus": "status",
-    "with_recall": "agents.recall_messages",
+    "with_recall": "agents.chat_recall",
     "WorkspaceMissing": "errors",
 }
 

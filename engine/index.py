@@ -19,7 +19,6 @@ search, get, append, status); the work itself lives in the modules it calls.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 import time
 from datetime import datetime
@@ -27,21 +26,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .config import AgentConfig, Config, load_config
-from .errors import DiskFull, IndexBuildError, IndexOpenError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, is_disk_full
+from .errors import DiskFull, IndexBuildError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, is_disk_full
 from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
-from .indexing.checks import check_store_path, prepare_index_folder, workspace_problem
+from .indexing.checks import check_store_path, prepare_index_folder
 from .indexing.fingerprint import fingerprint
-from .indexing.repair import damage_of, set_aside, writer_died
+from .indexing.recovery import RecoveringStore
 from .memory.dates import DayRange, When, day_range
 from .paths import AppPaths, app_paths
-from .providers import EmbeddingProvider, ProviderChoice, choose_provider, fallback_choice
-from .providers.choice import keyword_only
-from .providers.registry import where_embedded
+from .providers import EmbeddingProvider, ProviderChoice
+from .providers.choice import ProviderInForce, keyword_only
 from .search.confidence import nothing_notice
-from .search.pipeline import BUDGET_MAX_RESULTS, run_search
+from .search.options import SearchOptions
+from .search.pipeline import run_search
 from .search.query_embedding import QueryEmbedder
 from .search.results import SearchResponse, SearchResult
-from .store import CorruptIndex, IndexStore, StoreOptions, open_store, quick_check
+from .store import CorruptIndex, IndexStore, StoreOptions
 from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words, ids_only
 
@@ -49,12 +48,13 @@ if TYPE_CHECKING:
     import logging
 
     from .indexing.reports import ProgressCallback, SyncReport
+    from .indexing.sync import Cancel
     from .memory.append import AppendResult
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
     from .memory.read import ReadResult
     from .search.recall import Recall
-    from .status import IndexStatus, LastSync, LongTermFile, SkippedFile
+    from .status import IndexStatus
 
 
 def _log() -> logging.Logger:
@@ -102,20 +102,17 @@ class MemoryIndex:
         if self._local:
             prepare_index_folder(self.db_path, self.paths)
         self._config_file = config_file
-        self._env = env
-        self._choice: ProviderChoice | None = None
+        given = None
         if provider is not _FROM_CONFIG:
             requested = agent.settings.provider
-            self._choice = ProviderChoice(requested, provider) if provider else keyword_only(requested, "no provider given")
-        self._choice_lock = threading.Lock()
+            given = ProviderChoice(requested, provider) if provider else keyword_only(requested, "no provider given")
+        self._provider = ProviderInForce(agent, self.paths, env, given, self._record_fallback)
         self._sync_lock = threading.Lock()
         self._cancel = threading.Event()
         self._syncing = False
         self._last_error: str | None = None
-        #: Set when a damaged index file was replaced (what was done).
-        self._repaired: str | None = None
         self._queries = QueryEmbedder()
-        self._store = self._open_store()
+        self._recovery = RecoveringStore(agent, self.db_path, self._store_options, self._repaired_now)
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -130,101 +127,26 @@ class MemoryIndex:
         checks concern it."""
         return driver_of(self.agent).local
 
-    def _new_store(self, *, reader: bool = True) -> IndexStore:
-        """A store on the index: the one this index searches through
-        (``reader``), or a sync's writer."""
-        return open_store(self.agent, self.db_path, self._store_options()._replace(reader=reader))
+    @property
+    def _store(self) -> IndexStore:
+        """The store searches and status read (replaced when its file turns
+        out damaged: indexing/recovery.py)."""
+        return self._recovery.store
 
-    def _open_store(self) -> IndexStore:
-        """The agent's store, by ``store.driver`` (store/drivers.py)."""
-        try:
-            store = self._new_store()
-        except CorruptIndex as exc:
-            # The index is disposable: replace garbage with an empty index
-            # that the next sync fills from the memory files. (Only a SQLite
-            # file is ever corrupt: a server keeps its own data sane.)
-            with writer_lock(self.agent, self.db_path, timeout=60):
-                try:
-                    return self._new_store()
-                except CorruptIndex:
-                    return self._replace_corrupt(str(exc))
-        if self._local and writer_died(self.db_path) and not store.read_only:
-            store = self._check_after_crash(store)
-        return store
-
-    def _check_after_crash(self, store: IndexStore) -> IndexStore:
-        """The last writer died holding the lock (its owner note outlived
-        it): quick_check the file before trusting it. Skipped while another
-        process writes (that writer is alive; its own open checks)."""
-        try:
-            lock = writer_lock(self.agent, self.db_path, timeout=0).acquire()
-        except LockTimeout:
-            return store
-        try:
-            if not lock.previous_holder_died:
-                return store
-            problem = quick_check(self.db_path)
-            if problem is None:
-                return store
-            store.close()
-            return self._replace_corrupt(f"found after a writer stopped uncleanly: {problem}")
-        finally:
-            lock.release()  # removes the dead writer's note: checked
-
-    def _replace_corrupt(self, problem: str) -> IndexStore:
-        """Move an unusable index aside (never delete it: it may be someone's
-        file) and start an empty one that the next sync fills. The caller
-        holds the writer lock."""
-        self._last_error = self._repaired = set_aside(self.db_path, problem)
-        return self._new_store()
-
-    def _recover(self, exc: BaseException, *, locked: bool = False) -> bool:
-        """Replace the index with an empty one when ``exc`` came from damage
-        to it (DESIGN.md §4, engine/indexing/repair.py); False when it did not.
-        ``locked``: the caller holds the writer lock."""
-        problem = damage_of(exc, self.db_path) if self._local else None
-        if problem is None:
-            return False
-        if self._store.read_only:
-            raise IndexOpenError(
-                f"the index {self.db_path} is damaged ({problem}) and cannot be replaced: {self._store.read_only}"
-            ) from exc
-        lock = None if locked else writer_lock(self.agent, self.db_path, timeout=60).acquire()
-        try:
-            try:
-                if self._store.refresh():  # another process replaced it meanwhile
-                    return True
-            except Exception:
-                pass  # the damage again: ours to replace
-            self._store.close()
-            self._store = self._replace_corrupt(problem)
-        finally:
-            if lock is not None:
-                lock.release()
-        return True
+    def _repaired_now(self, message: str) -> None:
+        self._last_error = message
 
     def _guarded(self, op: Callable[[], T]) -> T:
-        """``op()`` reading the index; when it fails because the file is
-        damaged, the file is replaced (the next sync rebuilds it) and ``op``
-        runs once more, on the empty index."""
-        try:
-            return op()
-        except Exception as exc:
-            if not self._recover(exc):
-                raise
-        return op()
+        """``op()`` reading the index, run once more on an empty index when
+        the file turned out damaged (:meth:`RecoveringStore.guarded`)."""
+        return self._recovery.guarded(op)
 
     def verify(self) -> str | None:
         """Run SQLite's integrity_check on the index; a damaged index is moved
         aside and replaced by an empty one (the next sync rebuilds it).
         Returns what was done, or None when the index checked out (always,
         for an index on a PostgreSQL server, which checks its own data)."""
-        if not self._local:
-            return None
-        problem = quick_check(self.db_path, thorough=True)
-        if problem is None or not self._recover(CorruptIndex(problem)):
-            return None
-        return self._last_error
+        return self._last_error if self._recovery.check(thorough=True) else None
 
     def close(self) -> None:
         """Close the index (idempotent). A sync running in another thread is
@@ -236,8 +158,7 @@ class MemoryIndex:
         finally:
             if waited:
                 self._sync_lock.release()
-        if self._choice and self._choice.provider:
-            self._choice.provider.close()
+        self._provider.close()
 
     def __enter__(self) -> "MemoryIndex":
         return self
@@ -250,26 +171,7 @@ class MemoryIndex:
     @property
     def provider_choice(self) -> ProviderChoice:
         """The provider in force (resolved on first use), and why."""
-        with self._choice_lock:
-            if self._choice is None:
-                self._choice = choose_provider(self.agent, self.paths, self._env)
-                if self._choice.fallback_from:
-                    self._record_fallback(self._choice)
-            return self._choice
-
-    def _switch_to_fallback(self, failed: str, why: str) -> bool:
-        """Move to the configured fallback; False when there is none."""
-        with self._choice_lock:
-            old = self._choice
-            choice = fallback_choice(self.agent, self.paths, self.agent.settings.provider, failed, why, self._env)
-            if choice.provider is None:
-                return False
-            self._choice = choice
-        if old and old.provider:
-            old.provider.close()
-        self._record_fallback(choice)
-        _log().warning("provider %s failed (%s); falling back to %s", failed, why, choice.provider.id)
-        return True
+        return self._provider.choice
 
     def _record_fallback(self, choice: ProviderChoice) -> None:
         try:
@@ -301,7 +203,7 @@ class MemoryIndex:
         message says the previous index was kept).
         """
         from .indexing.last_failure import clear_failure, record_failure
-        from .indexing.sync import SyncCancelled, clean_stale_shadows  # the sync machinery loads when a sync runs
+        from .indexing.sync import AnySet, SyncCancelled  # the sync machinery loads when a sync runs
 
         if self._store.read_only:
             raise IndexReadOnly(
@@ -311,10 +213,12 @@ class MemoryIndex:
             self._syncing = True
             try:
                 with writer_lock(self.agent, self.db_path, timeout=lock_timeout) as lock:
-                    clean_stale_shadows(self.db_path)
-                    if lock.previous_holder_died and self._local:  # the last writer died mid-write
-                        self._verify_locked()
-                    report = self._sync_repairing(force, progress, reason, _AnySet(self._cancel, cancel))
+                    files = self._recovery.files
+                    if files is not None:
+                        files.clean_stale_shadows(self.db_path)
+                    if lock.previous_holder_died:  # the last writer died mid-write
+                        self._recovery.check(locked=True)
+                    report = self._sync_repairing(force, progress, reason, AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
                 raise  # not the index's fault: another writer was busy
             except MemextError as exc:
@@ -337,12 +241,7 @@ class MemoryIndex:
         self._store.refresh()
         return report
 
-    def _verify_locked(self) -> None:
-        problem = quick_check(self.db_path)
-        if problem is not None:
-            self._recover(CorruptIndex(problem), locked=True)
-
-    def _sync_repairing(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
+    def _sync_repairing(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "Cancel") -> SyncReport:
         """A sync; when the index turns out damaged, it is set aside and the
         sync runs again into a fresh file (a rebuild from the Markdown)."""
         from .indexing.sync import SyncCancelled
@@ -352,31 +251,31 @@ class MemoryIndex:
         except (SyncCancelled, LockTimeout):
             raise
         except Exception as exc:
-            if not self._recover(exc, locked=True):
+            if not self._recovery.recover(exc, locked=True):
                 raise
         return self._sync_locked(force, progress, reason, cancel)
 
-    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "_AnySet") -> SyncReport:
+    def _sync_locked(self, force: bool, progress: ProgressCallback | None, reason: str, cancel: "Cancel") -> SyncReport:
         from .indexing.sync import ProviderFailed, Syncer
 
         try:
-            writer = self._new_store(reader=False)
+            writer = self._recovery.new_store(reader=False)
         except CorruptIndex as exc:
-            self._recover(exc, locked=True)
-            writer = self._new_store(reader=False)
+            self._recovery.recover(exc, locked=True)
+            writer = self._recovery.new_store(reader=False)
         sessions_all = reason == "manual"
         try:
             choice = self.provider_choice
             try:
                 report = Syncer(self.agent, writer, choice.provider, progress, cancel).run(force=force, sessions_all=sessions_all)
             except ProviderFailed as exc:
-                if not self._switch_to_fallback(exc.provider, str(exc)):
+                if not self._provider.switch_to_fallback(exc.provider, str(exc)):
                     raise IndexBuildError(
                         f"rebuilding the index needs the {exc.provider} provider, which failed: {exc}; the previous index is kept"
                     ) from exc
                 return self._run_with_current(writer, progress, force, sessions_all, cancel)  # the fallback has no fallback
             if report.provider_error and choice.provider is not None:
-                if self._switch_to_fallback(choice.provider.id, report.provider_error):
+                if self._provider.switch_to_fallback(choice.provider.id, report.provider_error):
                     report = self._run_with_current(writer, progress, force, sessions_all, cancel)
             if self.agent.settings.cache.enabled and not report.provider_error:
                 from .search.lines import cache_line_vectors
@@ -387,7 +286,7 @@ class MemoryIndex:
         finally:
             writer.close()
 
-    def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "_AnySet") -> SyncReport:
+    def _run_with_current(self, writer: IndexStore, progress, force: bool, sessions_all: bool, cancel: "Cancel") -> SyncReport:
         """Sync with the fallback just switched to (a rebuild, as the provider changed)."""
         from .indexing.sync import ProviderFailed, Syncer
 
@@ -463,7 +362,9 @@ class MemoryIndex:
         answer, an outage that is over)."""
         if self.provider_choice.provider is None:
             return False
-        last = self._last_sync()
+        from .indexing.index_status import last_sync_of
+
+        last = last_sync_of(self._store)
         if last is None or not (last.provider_error or last.embeddings_pending):
             return True
         return time.time() - last.at >= RETRY_EMBEDDINGS_AFTER_S
@@ -489,6 +390,8 @@ class MemoryIndex:
         include_weak: bool = False,
         include_forgotten: bool = False,
         log_use: bool = True,
+        *,
+        options: SearchOptions | None = None,
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations.
 
@@ -508,7 +411,7 @@ class MemoryIndex:
         date is its name's (``memory/2026-03-01.md``), else its front
         matter's ``date:``, else its mtime (engine/memory/dates.py). The filter
         applies before ranking, so ``max_results`` results come back when
-        that many match. Unreadable dates raise :class:`~.dates.BadDate`.
+        that many match. Unreadable dates raise :class:`~.memory.dates.BadDate`.
 
         Forgotten and superseded entries are left out unless
         ``include_forgotten``; every result carries its ``origin``,
@@ -519,10 +422,19 @@ class MemoryIndex:
         :func:`~memext.engine.consolidate` counts. ``log_use=False`` leaves
         this search out (recall logs only the memories it hands on).
 
+        ``options``: all of these as one :class:`SearchOptions` (what a face
+        builds once), instead of the keywords.
+
         Searches the index as it is: it never syncs. Keeping it fresh is the
         caller's choice (:meth:`sync`, or a
         :class:`~memext.engine.freshness.keeper.FreshnessKeeper`'s ``before_search``).
         """
+        given = SearchOptions(
+            max_results, min_score, sources, explain, max_lines, now, after, before, include_weak, include_forgotten, log_use
+        )
+        if options is not None and given != SearchOptions():
+            raise TypeError("pass a search's options as keywords or as options=, not both")
+        opts = given if options is None else options
         if not self.agent.settings.enabled:
             raise SearchDisabled(
                 f"memory search is turned off for agent {self.agent.id!r} "
@@ -533,32 +445,11 @@ class MemoryIndex:
         if not has_searchable_words(query):
             # Embedding punctuation alone finds arbitrary chunks: say so instead.
             raise MemextError(f"the query {query.strip()!r} has no searchable words (letters or digits)")
-        q = self.agent.settings.query
-        if max_lines is not None and int(max_lines) < 1:
-            raise MemextError(f"max_lines must be at least 1, got {max_lines}")
-        default_results = q.max_results if max_lines is None else BUDGET_MAX_RESULTS
-        max_results = default_results if max_results is None else int(max_results)
-        if max_results < 1:
-            raise MemextError("max_results must be at least 1")
-        min_score = q.min_score if min_score is None else float(min_score)
-        source_filter = self._source_filter(sources)
-        days = day_range(after, before, now)
-        response = self._guarded(
-            lambda: self._search(
-                query,
-                max_results,
-                min_score,
-                source_filter,
-                explain,
-                None if max_lines is None else int(max_lines),
-                now,
-                days,
-                include_weak,
-                include_forgotten,
-            )
-        )
-        if log_use and response.confident:
-            self.note_uses(response.results, now)
+        opts = opts.for_agent(self.agent)
+        days = day_range(opts.after, opts.before, opts.now)
+        response = self._guarded(lambda: self._search(query, opts, days))
+        if opts.log_use and response.confident:
+            self.note_uses(response.results, opts.now)
         return response
 
     def note_uses(self, results: Sequence[SearchResult], now: datetime | None = None) -> None:
@@ -578,19 +469,8 @@ class MemoryIndex:
             used.append(Used(r.path, r.start_line, r.end_line, r.best_line, best))
         record_uses(self.db_path, self.agent.id, used, now=now.timestamp() if now is not None else None)
 
-    def _search(
-        self,
-        query: str,
-        max_results: int,
-        min_score: float,
-        source_filter: list[str] | None,
-        explain: bool,
-        max_lines: int | None,
-        now: datetime | None,
-        days: DayRange | None,
-        include_weak: bool = False,
-        include_forgotten: bool = False,
-    ) -> SearchResponse:
+    def _search(self, query: str, opts: SearchOptions, days: DayRange | None) -> SearchResponse:
+        """Search with ``opts`` resolved for the agent (:meth:`SearchOptions.for_agent`)."""
         self._store.refresh()
         paths = None
         if days is not None:
@@ -613,7 +493,7 @@ class MemoryIndex:
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
                 notice = f"the index has no vectors ({error}): keyword-only results" if error else None
         from .search.lines import LineScorer, line_null
-        from .search.marks import live_results
+        from .search.marks import left_out_notice, live_results
 
         null = line_null(provider) if qvec is not None else None
         lines = LineScorer(provider, qvec, null, self._store) if provider is not None and qvec is not None and null is not None else None
@@ -621,32 +501,22 @@ class MemoryIndex:
 
         def ranked(n: int):
             found, mode = run_search(
-                self._store,
-                query,
-                qvec,
-                self.agent.settings.query,
-                max_results=n,
-                min_score=min_score,
-                sources=source_filter,
-                explain=explain,
-                max_lines=max_lines,
-                now=now,
-                paths=paths,
-                lines=lines,
+                self._store, query, qvec, self.agent.settings.query, dataclasses.replace(opts, max_results=n), paths=paths, lines=lines
             )
             modes.append(mode)
             return found
 
-        results, unreadable = live_results(ranked, self.agent, max_results, include_retired=include_forgotten)
+        assert opts.max_results is not None  # resolved
+        results, unreadable = live_results(ranked, self.agent, opts.max_results, include_retired=opts.include_forgotten)
         mode = modes[0]
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
-        left_out = _left_out_notice(unreadable)
+        left_out = left_out_notice(unreadable)
         confidence = max((r.confidence for r in results), default=0.0)
         confident = any(r.confident for r in results)
         weak_hidden = 0
         answer = None
         if not confident:
-            if not include_weak:
+            if not opts.include_weak:
                 weak_hidden, results = len(results), []
             answer = nothing_notice(query, weak_hidden) if not results else f"no confident match for {query.strip()!r}: weak matches shown"
         notices = tuple(n for n in (self._index_notice(), notice, answer, dated, left_out) if n)
@@ -677,8 +547,8 @@ class MemoryIndex:
             return f"the index is read-only ({self._store.read_only}): searched as it is, it cannot be updated"
         if self._store.get_meta("last_sync") is not None:
             return None
-        if self._repaired:
-            return self._repaired
+        if self._recovery.repaired:
+            return self._recovery.repaired
         if self.sync_running():
             return "the index is being built (a sync is filling it): results may be missing until it is done"
         if self._store.file_count() == 0:
@@ -716,17 +586,6 @@ class MemoryIndex:
     def _query_vector(self, provider: EmbeddingProvider, query: str):
         """(vector, error, notice) for a query (see :class:`QueryEmbedder`)."""
         return self._queries.vector(provider, query, self._store.dims)
-
-    def _source_filter(self, sources: Sequence[str] | None) -> list[str] | None:
-        configured = self.agent.settings.sources
-        if sources is None:
-            return None
-        if isinstance(sources, str):
-            sources = [sources]
-        unknown = [s for s in sources if s not in configured]
-        if unknown:
-            raise MemextError(f"source {unknown[0]!r} is not indexed for agent {self.agent.id} (sources: {', '.join(configured)})")
-        return None if set(sources) == set(configured) else list(sources)
 
     def recall(self, text: str, *, limit: int | None = None, deadline: float | None = None, now: datetime | None = None) -> "Recall":
         """The few memories a message calls for, and the context block that
@@ -768,7 +627,7 @@ class MemoryIndex:
         ``meta``: the entry's metadata (default: written by a person through
         the Python API). ``supersedes``: the citation of an entry this one
         replaces; it is marked superseded by the new one (DESIGN.md §17)."""
-        from .memory.lifecycle import append_superseding
+        from .memory.supersede import append_superseding
 
         written = append_superseding(self.agent, self.db_path, text, file=file, heading=heading, meta=meta, supersedes=supersedes)
         return self._synced(written, "note")
@@ -804,109 +663,18 @@ class MemoryIndex:
         return self._guarded(lambda: self._status(check_files))
 
     def _status(self, check_files: bool) -> IndexStatus:
-        from .status import CacheStatus, FallbackStatus, IndexStatus, ProviderStatus
+        from .indexing.index_status import IndexFacts, index_status
 
-        st = self._store
-        st.refresh()
+        self._store.refresh()
         choice = self.provider_choice
-        provider = choice.provider
-        last_sync = self._last_sync()
-        sources = self.agent.settings.sources
-        cache = self.agent.settings.cache
-        return IndexStatus(
-            agent=self.agent.id,
-            workspace=str(self.agent.workspace),
-            db_path=st.location,
-            enabled=self.agent.settings.enabled,
-            files={s: st.file_count(s) for s in sources},
-            chunks={s: st.chunk_count(s) for s in sources},
+        facts = IndexFacts(
             dirty=self.dirty if check_files else None,
             syncing=self.sync_running(),
-            last_sync=last_sync,
-            provider=ProviderStatus(
-                requested=choice.requested,
-                in_force=provider.id if provider else "none",
-                model=provider.model if provider else "",
-                reason=choice.reason,
-                failed=choice.failed,
-                cause=choice.cause,
-                advice=choice.advice,
-                embedded=where_embedded(provider.id if provider else "none"),
-            ),
-            fallback=FallbackStatus(choice.fallback_from, choice.fallback_reason or "") if choice.fallback_from else None,
-            vector=st.vector_status(),
-            fts=st.fts_status(),
-            cache=CacheStatus(enabled=cache.enabled, entries=st.cache_count(), max_entries=cache.max_entries),
-            storage=st.storage_status(),
-            batch=provider.batch_status() if provider else None,
-            local_model=provider.model_status() if provider else None,
-            skipped=self._skipped(),
-            last_error=self._last_error
-            or self._recorded_failure(last_sync)
-            or workspace_problem(self.agent)
-            or (last_sync.provider_error if last_sync else None),
-            keyword_only_reason=self._keyword_only_reason(provider),
-            read_only=st.read_only,
+            last_error=self._last_error,
+            keyword_only_reason=self._keyword_only_reason(choice.provider),
             settings_changed=self.settings_changed(),
-            long_term=self._long_term(),
         )
-
-    def _long_term(self) -> LongTermFile | None:
-        """The workspace's long-term file and its size (one stat)."""
-        from .memory.roots import ROOT_FILES
-        from .status import LongTermFile
-
-        for name in ROOT_FILES:
-            try:
-                size = os.stat(self.agent.workspace / name).st_size
-            except OSError:
-                continue
-            return LongTermFile(name, size, self.agent.settings.memory_file_warn_bytes)
-        return None
-
-    def _recorded_failure(self, last_sync: LastSync | None) -> str | None:
-        """A failure another process's sync recorded after the last good
-        sync (a full disk: engine/indexing/last_failure.py)."""
-        from .indexing.last_failure import last_failure
-
-        failure = last_failure(self.db_path)
-        if failure is None or (last_sync is not None and last_sync.at >= failure.at):
-            return None
-        return failure.describe()
-
-    def _last_sync(self) -> LastSync | None:
-        from .status import LastSync
-
-        record = self._store.get_meta_json("last_sync")
-        try:
-            return LastSync.from_dict(record)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise CorruptIndex(f"{self._store.location} has damaged bookkeeping: meta 'last_sync' ({exc})") from None
-
-    def _skipped(self) -> list[SkippedFile]:
-        """Files the last sync skipped, and every indexed file with a problem
-        noted when it was read (invalid UTF-8), however long ago that was."""
-        from .status import SkippedFile
-
-        try:
-            out = [SkippedFile(str(p), str(r)) for p, r in self._store.get_meta_json("skipped", [])]
-        except (TypeError, ValueError) as exc:
-            raise CorruptIndex(f"{self._store.location} has damaged bookkeeping: meta 'skipped' ({exc})") from None
-        listed = {k.path for k in out}
-        for row in self._store.file_rows().values():
-            if row.note and row.path not in listed:
-                out.append(SkippedFile(row.path, f"{row.note} (indexed)"))
-        return out
-
-
-class _AnySet:
-    """Set when any of its events is: a sync stops for close() or for its caller."""
-
-    def __init__(self, *events: threading.Event | None):
-        self._events = [e for e in events if e is not None]
-
-    def is_set(self) -> bool:
-        return any(e.is_set() for e in self._events)
+        return index_status(self.agent, self._store, choice, self.db_path, facts)
 
 
 def open_index(
@@ -924,14 +692,3 @@ def open_index(
     """
     cfg = config or load_config(config_path)
     return MemoryIndex(cfg.agent(agent), provider=provider, config_file=cfg.path)
-
-
-def _left_out_notice(unreadable: dict[str, str]) -> str | None:
-    """The notice naming the files whose results a search left out because
-    they can no longer be read (:func:`.search.marks.annotate`): the index
-    may hold a file's old text until the next sync (a chmod keeps the stat
-    the change check compares)."""
-    if not unreadable:
-        return None
-    listed = ", ".join(f"{path} {why}" for path, why in unreadable.items())
-    return f"left out results of files since changed: {listed} (the next sync updates the index)"

@@ -241,7 +241,7 @@ class LongTermFile:
         """What to say when the file is too big (None when it is not)."""
         if not self.too_big:
             return None
-        from .units import human_size
+        from .human_size import human_size
 
         return (
             f"{self.path} is {self.size:,} bytes ({human_size(self.size)}), over the {self.warn_bytes:,} an agent should load at "

@@ -88,7 +88,7 @@ def _fold_table() -> tuple[dict[int, int], bool]:
     table = {cp: cp + 32 for cp in range(ord("A"), ord("Z") + 1)}
     from_sqlite = True
     try:
-        from .db import fts_tokenize
+        from .store.tokenizer import fts_tokenize
 
         folded = fts_tokenize("unicode61 remove_diacritics 0 categories 'L* N* Co M*'", candidates)
     except Exception:  # no FTS5 in this SQLite
@@ -117,11 +117,10 @@ def _cache_file() -> Path | None:
     """Where the tables of this SQLite and Python are kept, or None when
     the folder cannot be known."""
     try:
-        from .db import binding
         from .paths import app_paths
+        from .store.tokenizer import tokenizer_version
 
-        b = binding()
-        key = f"{b.name}-{b.sqlite_version}-unicode{unicodedata.unidata_version}-v{TABLES_FORMAT}"
+        key = f"{tokenizer_version()}-unicode{unicodedata.unidata_version}-v{TABLES_FORMAT}"
         return app_paths().cache_dir / "unicode" / f"{re.sub(r'[^A-Za-z0-9.-]', '_', key)}.json"
     except Exception:  # no home folder, say: work the tables out each time
         return None

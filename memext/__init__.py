@@ -63,9 +63,8 @@ def load_ipython_extension(ipython: Any) -> None:
     """Register the magics and start the warm-up sync (``%load_ext memext``)."""
     from memext.engine import MemextError
 
+    from .magic_lines import question_mark_is_query, semicolon_after_quiet_call, space_before_semicolon
     from .magics import MemExt
-    from .question_mark import question_mark_is_query
-    from .quiet import semicolon_after_quiet_call, space_before_semicolon
 
     magics = MemExt(shell=ipython)
     ipython.register_magics(magics)
@@ -81,8 +80,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Stop background syncs, close the indexes and remove the magics."""
-    from .question_mark import question_mark_is_query
-    from .quiet import semicolon_after_quiet_call, space_before_semicolon
+    from .magic_lines import question_mark_is_query, semicolon_after_quiet_call, space_before_semicolon
 
     _remove_transformer(ipython, "input_transformers_cleanup", space_before_semicolon)
     _remove_transformer(ipython, "input_transformers_cleanup", question_mark_is_query)

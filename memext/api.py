@@ -26,8 +26,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from memext.engine import AppendResult, MemextError
-from memext.engine.plumbing import parse_get_spec
+from memext.engine import AppendResult, MemextError, SearchOptions
+from memext.engine.for_faces import parse_get_spec
 
 from .notes import append_note
 from .recalled import RecalledMemories
@@ -44,14 +44,16 @@ _own_session: Session | None = None
 _own_lock = threading.Lock()
 
 
-def run_search(session: Session, query: str, *, agent: str | None = None, as_json: bool = False, **options: Any) -> SearchResults:
+def run_search(
+    session: Session, query: str, options: SearchOptions | None = None, *, agent: str | None = None, as_json: bool = False
+) -> SearchResults:
     """Search an agent's index as a notebook does: let its keeper make the
     index fresh enough first (see ``FreshnessKeeper.before_search``), then
-    search with ``options`` (``MemoryIndex.search``'s keywords)."""
+    search with ``options`` (the defaults when None)."""
     keeper = session.keeper(agent)
     keeper.before_search()
     idx = keeper.index
-    response = idx.search(query, **options)
+    response = idx.search(query, options=options or SearchOptions())
     results = SearchResults(response, idx.agent.id, as_json=as_json, syncing=session.syncing(idx.agent.id))
     results.repeated = session.repeated_notices(results.provider_notices())
     return results
@@ -171,10 +173,7 @@ def search(
     (``"2026-03-01"``, ``"7d"``, ``"2w"``, ``"today"``...). An answer
     without a confident match is empty ("no memory matches"):
     ``include_weak=True`` shows the weak matches, marked weak."""
-    return run_search(
-        default_session(),
-        query,
-        agent=agent or _setting("agent"),
+    options = SearchOptions(
         max_results=max_results or _setting("max_results"),
         min_score=min_score if min_score is not None else _setting("min_score"),
         max_lines=max_lines,
@@ -184,6 +183,7 @@ def search(
         before=before,
         include_weak=include_weak,
     )
+    return run_search(default_session(), query, options, agent=agent or _setting("agent"))
 
 
 def get(spec: str, *, agent: str | None = None, from_line: int | None = None, lines: int | None = None) -> FileLines:

@@ -12,7 +12,7 @@ import gc
 
 import click
 
-from memext.engine.faces.cli.commands import CommandError, MemextGroup, cli as engine_cli
+from memext.engine.faces.cli.commands import COMMANDS, CommandError, MemextGroup, cli as engine_cli
 
 TRAY_EXTRA = "pip install 'memext[tray]'"
 
@@ -40,13 +40,14 @@ def tray_cmd(ctx: click.Context, args: tuple[str, ...]) -> None:
     ctx.exit(tray_main(argv, prog="memext tray"))
 
 
-#: The whole ``memext`` group: the engine's group with ``tray`` added (a new
+#: The whole ``memext`` group: the engine's table of commands
+#: (:data:`~memext.engine.faces.cli.commands.COMMANDS`) and ``tray`` (a new
 #: group built from the engine group's public parts, so importing this module
 #: changes nothing in :mod:`memext.engine.faces.cli.commands`).
 cli = MemextGroup(
     name="memext",
-    commands=[*engine_cli.commands.values(), tray_cmd],
-    lazy_commands=engine_cli.lazy_commands,
+    commands=[tray_cmd],
+    lazy_commands=COMMANDS,
     params=engine_cli.params,
     callback=engine_cli.callback,
     help=engine_cli.help,

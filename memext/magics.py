@@ -23,11 +23,11 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 
-from memext.engine import MemextError
+from memext.engine import MemextError, SearchOptions
 
 from .api import run_consolidate, run_forget, run_get, run_note, run_recall, run_search, run_status
+from .magic_lines import split_quiet
 from .progress_bar import progress_for
-from .quiet import split_quiet
 from .session import Session
 from .views import SyncSummaries, SyncSummary
 
@@ -214,11 +214,7 @@ class MemExt(Magics):
             return SearchWidget(self.session, agent=agent, query=query, max_results=max_results, min_score=min_score, since=args.since)
         if not query:
             raise UsageError("%memsearch needs a query, e.g. %memsearch deploy checklist")
-        results = run_search(
-            self.session,
-            query,
-            agent=agent,
-            as_json=args.json,
+        options = SearchOptions(
             max_results=max_results,
             min_score=min_score,
             sources=[args.source] if args.source else None,
@@ -229,6 +225,7 @@ class MemExt(Magics):
             include_weak=args.weak,
             include_forgotten=args.include_forgotten,
         )
+        results = run_search(self.session, query, options, agent=agent, as_json=args.json)
         return self._shown(results, quiet)
 
     # -- %memrecall ---------------------------------------------------------------------

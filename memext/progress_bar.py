@@ -7,7 +7,7 @@ import time
 from typing import IO, Any
 
 from memext.engine import SyncProgress
-from memext.engine.plumbing import TextProgress, describe_progress
+from memext.engine.for_faces import TextProgress, describe_progress
 
 #: Minimum seconds between two widget updates (each one is a message to the front end).
 WIDGET_UPDATE_EVERY_S = 0.1

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any, overload
 
 from memext.engine import Recall, SearchResult
-from memext.engine.plumbing import json_safe
+from memext.engine.for_faces import json_safe
 
-from .quiet import QuietDisplay
+from .magic_lines import QuietDisplay
 from .render import FONT, MUTED, NOTICE_STYLE, TEXT, esc
 from .results import result_html, result_text
 

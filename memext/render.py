@@ -20,7 +20,7 @@ import time
 from typing import Iterable
 
 from memext.engine import Excerpt, ExplainRow
-from memext.engine.plumbing import term_spans, terminal_safe
+from memext.engine.for_faces import term_spans, terminal_safe
 
 #: Main text, secondary text (line numbers, scores, headers): AA contrast in
 #: Lab's light (rgba(0,0,0,.54) on white: 4.6:1) and dark themes.

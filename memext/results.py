@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any, Collection, overload
 
 from memext.engine import SearchResponse, SearchResult, explain_rows
-from memext.engine.plumbing import explain_table, json_safe, terminal_safe
+from memext.engine.for_faces import explain_table, json_safe, terminal_safe
 
-from .quiet import QuietDisplay
+from .magic_lines import QuietDisplay
 from .render import (
     ERROR_STYLE,
     FONT,

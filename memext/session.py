@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable
 
 from memext.engine import AgentConfig, Config, FreshnessKeeper, KeeperState, MemextError, MemoryIndex, Supervisor
-from memext.engine.plumbing import IndexFactory
+from memext.engine.for_faces import IndexFactory
 
 
 class Session:

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from memext.engine import IndexStatus, ReadResult, SyncReport
-from memext.engine.plumbing import json_safe, terminal_safe
+from memext.engine.for_faces import json_safe, terminal_safe
 
-from .quiet import QuietDisplay
+from .magic_lines import QuietDisplay
 from .render import (
     BORDER,
     ERROR_STYLE,

@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from memext.engine import MemextError, SearchResult
+from memext.engine import MemextError, SearchOptions, SearchResult
 
 from .api import run_search
 from .render import ERROR_STYLE, MUTED, NOTICE_STYLE, ago, esc, numbered_lines_html
@@ -273,9 +273,8 @@ class SearchWidget(w.VBox):
             return None
         try:
             self.searches_run += 1
-            results = run_search(
-                self.session, text, agent=self.agent, max_results=self.max_results, min_score=self.min_score, after=self.since
-            )
+            options = SearchOptions(max_results=self.max_results, min_score=self.min_score, after=self.since)
+            results = run_search(self.session, text, options, agent=self.agent)
         except MemextError as exc:
             self._show_error(str(exc))
             return None

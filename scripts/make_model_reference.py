@@ -158,7 +158,7 @@ def main() -> None:
     OUT.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {OUT} ({len(TEXTS)} vectors of {len(vectors[0])})")
     if args.check:
-        from memext.engine.providers.local.model import embed_isolated
+        from memext.engine.providers.local.probe import embed_isolated
 
         for text, ref, got in zip(TEXTS, vectors, embed_isolated(args.check, TEXTS), strict=True):
             print(f"{float(np.dot(ref, got) / np.linalg.norm(got)):.7f}  {text}")

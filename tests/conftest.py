@@ -28,6 +28,8 @@ from memext.engine.providers.base import EmbeddingProvider
 from memext.engine.providers.registry import all_key_env
 
 ROOT = Path(__file__).resolve().parent.parent
+#: This folder: where the shared helpers (fault_helpers.py, servers.py, ...) are.
+TESTS = Path(__file__).resolve().parent
 EXAMPLE_WORKSPACE = ROOT / "example"
 
 
@@ -60,6 +62,9 @@ MODEL_NAME = "all-minilm-l6-v2-f16.gguf"
 #: The real all-MiniLM-L6-v2 GGUF: the shared copy, else the one the suite
 #: builds on first use (:func:`ensure_test_model`).
 MODEL_PATH = SHARED / "models" / MODEL_NAME if (SHARED / "models" / MODEL_NAME).is_file() else _test_cache() / MODEL_NAME
+#: The same model as ONNX (run by ONNX Runtime), built by the suite on first
+#: use (:func:`ensure_test_onnx_model`): the shared folder has none.
+ONNX_MODEL_PATH = _test_cache() / "all-minilm-l6-v2.onnx"
 _SHARED_LOCOMO = SHARED / "data" / "locomo" / "locomo-dev.json"
 #: LoCoMo conversations: the shared dev split, else a small invented set of
 #: the same format (tests/data/README.md).
@@ -79,8 +84,23 @@ def ensure_test_model() -> Path:
     MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(MODEL_PATH.parent / "build.lock")):
         if not MODEL_PATH.is_file():  # another run may have built it while this one waited
-            install_model("minilm", MODEL_PATH.parent)
+            install_model("minilm", MODEL_PATH.parent, fmt="gguf")
     return MODEL_PATH
+
+
+def ensure_test_onnx_model() -> Path:
+    """:data:`ONNX_MODEL_PATH`, built like :func:`ensure_test_model` (ONNX)."""
+    if ONNX_MODEL_PATH.is_file():
+        return ONNX_MODEL_PATH
+    from filelock import FileLock
+
+    from memext.engine.providers.local.install import install_model
+
+    ONNX_MODEL_PATH.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(ONNX_MODEL_PATH.parent / "build.lock")):
+        if not ONNX_MODEL_PATH.is_file():
+            install_model("minilm", ONNX_MODEL_PATH.parent, fmt="onnx")
+    return ONNX_MODEL_PATH
 
 
 def _needs_model(item: pytest.Item) -> bool:
@@ -93,27 +113,30 @@ def _needs_model(item: pytest.Item) -> bool:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if _needs_model(item):
         ensure_test_model()
+    if getattr(getattr(item, "module", None), "ONNX_MODEL_PATH", None) is ONNX_MODEL_PATH:
+        ensure_test_onnx_model()
 
 
-#: Test modules whose tests run on both store backends (unless marked sqlite_only).
+#: Test modules whose tests run on both store backends (unless marked
+#: sqlite_only), by module name (the path under tests/, dotted).
 BACKEND_MODULES = frozenset(
     {
         "test_index",
-        "test_sync",
-        "test_search",
-        "test_store_base",
-        "test_append",
-        "test_tools",
-        "test_results",
-        "test_keeper",
-        "test_session_memory",
-        "test_provider_fallback",
-        "test_notes",
-        "test_progress",
-        "test_supervisor",
-        "test_flush",
-        "test_changes",
-        "test_tool_hosts",
+        "indexing.test_sync",
+        "search.test_pipeline",
+        "store.test_base",
+        "memory.test_append",
+        "agents.test_tools",
+        "notebook.test_results",
+        "freshness.test_keeper",
+        "agents.test_session_memory",
+        "providers.test_fallback",
+        "notebook.test_notes",
+        "notebook.test_progress_bar",
+        "freshness.test_supervisor",
+        "agents.test_flush",
+        "indexing.test_changes",
+        "agents.test_index_hosts",
     }
 )
 BACKENDS = ("sqlite", "postgres")
@@ -122,8 +145,7 @@ _STORE: dict[str, str] = {}
 
 
 def pytest_generate_tests(metafunc):
-    module = metafunc.module.__name__.rsplit(".", 1)[-1]
-    if module in BACKEND_MODULES and not metafunc.definition.get_closest_marker("sqlite_only"):
+    if metafunc.module.__name__ in BACKEND_MODULES and not metafunc.definition.get_closest_marker("sqlite_only"):
         metafunc.parametrize("store_backend", BACKENDS, indirect=True)
 
 
@@ -252,7 +274,7 @@ def index_counts(agent: AgentConfig) -> dict[str, int]:
         with psycopg.connect(agent.settings.store.url, autocommit=True) as conn:
             prefix = '"' + agent_schema(agent.id) + '".'
             return {k: conn.execute(q.replace("{s}", prefix)).fetchone()[0] for k, q in queries.items()}
-    from memext.engine.store import Store
+    from memext.engine.store.sqlite.store import Store
 
     with Store(agent.db_path()) as store:
         assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -9,7 +9,7 @@ import os
 import random
 from pathlib import Path
 
-from memext.engine import db
+from memext.engine.store.sqlite import db
 
 
 def sha(path: Path) -> str:

@@ -749,7 +749,8 @@ def unit(v) -> Any:
 def stored_vectors(index) -> dict:
     """Chunk text -> stored unit vector, read from an index: a MemoryIndex
     (any store backend) or an index file."""
-    from memext.engine.store import Store, open_store
+    from memext.engine.store import open_store
+    from memext.engine.store.sqlite.store import Store
 
     store = open_store(index.agent, index.db_path) if hasattr(index, "agent") else Store(index)
     try:

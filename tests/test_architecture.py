@@ -3,9 +3,11 @@ imports no face, faces use only the engine's public API, and no Python file
 runs past 500 lines without saying why in its opening docstring or comment.
 
 Imports are read from the source (every ``import`` statement, also those
-inside functions, except ``if TYPE_CHECKING:`` blocks), so a lazy import
-counts like any other; so does a package's ``_EXPORTS`` table of names that
-its ``__getattr__`` loads on first use (name -> submodule).
+inside functions), so a lazy import counts like any other; so does a
+package's ``_EXPORTS`` table of names that its ``__getattr__`` loads on
+first use (name -> submodule). The cycle check counts the imports under
+``if TYPE_CHECKING:`` too (a reader follows them as well); the other rules
+are about what runs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import memext.engine
-import memext.engine.plumbing
+import memext.engine.for_faces
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Repository folder -> the package it installs as (pyproject package-dir).
@@ -82,12 +84,14 @@ def _runtime_nodes(tree: ast.AST):
             stack.append(child)
 
 
-def _imports(module: str, path: Path) -> list[Import]:
+def _imports(module: str, path: Path, *, type_only: bool = False) -> list[Import]:
+    """The memext modules ``module`` imports; with ``type_only``, those
+    under ``if TYPE_CHECKING:`` too."""
     rel = str(path.relative_to(ROOT))
     is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
     out = []
-    for node in _runtime_nodes(tree):
+    for node in ast.walk(tree) if type_only else _runtime_nodes(tree):
         if isinstance(node, ast.Import):
             out += [Import(rel, a.name, (), node.lineno) for a in node.names if a.name.split(".")[0] == "memext"]
         elif isinstance(node, ast.ImportFrom):
@@ -107,7 +111,7 @@ def _imports(module: str, path: Path) -> list[Import]:
             if rest or not subs:
                 out.append(Import(rel, target, rest, node.lineno))
     # A lazy table's submodules are relative to the package (memext.engine
-    # for the plumbing module, which lends the engine's helpers to faces).
+    # for the for_faces module, which lends the engine's helpers to faces).
     anchor = module if is_package else module.rsplit(".", 1)[0]
     out += [Import(rel, f"{anchor}.{sub}", (name,), line) for name, sub, line in _lazy_exports(tree)]
     return out
@@ -127,10 +131,12 @@ def _lazy_exports(tree: ast.Module) -> list[tuple[str, str, int]]:
 
 
 IMPORTS = {m: _imports(m, p) for m, p in MODULES.items()}
+#: The same with the type-only imports (``if TYPE_CHECKING:``) counted.
+ALL_IMPORTS = {m: _imports(m, p, type_only=True) for m, p in MODULES.items()}
 
 
-def _graph() -> dict[str, set[str]]:
-    return {m: {i.module for i in imps if i.module in MODULES and i.module != m} for m, imps in IMPORTS.items()}
+def _graph(imports: dict[str, list[Import]] = ALL_IMPORTS) -> dict[str, set[str]]:
+    return {m: {i.module for i in imps if i.module in MODULES and i.module != m} for m, imps in imports.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -173,15 +179,51 @@ def test_the_checker_sees_the_imports():
     graph = _graph()
     assert "memext.engine.index" in graph["memext.engine"]
     assert "memext.engine.indexing.last_failure" in graph["memext.engine.index"]  # imported inside a method only
-    assert "memext.engine.plumbing" in graph["memext.engine.faces.cli.commands"]
-    assert "memext.engine.search.explain" in graph["memext.engine.plumbing"]  # a lazy export of a module
+    assert "memext.engine.for_faces" in graph["memext.engine.faces.cli.search_commands"]
+    assert "memext.engine.search.explain" in graph["memext.engine.for_faces"]  # a lazy export of a module
     assert "memext.engine" in graph["memext.magics"]
     assert "memext.results" in graph["memext"]  # a lazy export (_EXPORTS)
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    # Type-only imports are edges of the cycle check's graph, not of the others'.
+    assert "memext.engine.store.base" in _graph()["memext.engine.store.drivers"]
+    assert "memext.engine.store.base" not in _graph(IMPORTS)["memext.engine.store.drivers"]
+
+
+def test_a_cycle_is_shown_with_its_import_lines():
+    graph = {"memext.engine.store.drivers": {"memext.engine.store.base"}, "memext.engine.store.base": {"memext.engine.store.drivers"}}
+    shown = _cycle_path(graph, sorted(graph)).splitlines()
+    assert shown[0] == "  memext.engine.store.base -> memext.engine.store.drivers (?)"  # made up for the test
+    assert shown[1].startswith("  memext.engine.store.drivers -> memext.engine.store.base (engine/store/drivers.py:")
+
+
+def _cycle_path(graph: dict[str, set[str]], component: list[str]) -> str:
+    """One cycle through a strongly connected component, as ``a -> b -> a``
+    with the lines that import, so a failure says what to cut."""
+    members = set(component)
+    start = component[0]
+    path, seen = [start], {start}
+    while True:
+        here = path[-1]
+        nxt = sorted(graph[here] & members)
+        back = start if start in nxt else None
+        step = back or next((n for n in nxt if n not in seen), None) or nxt[0]
+        path.append(step)
+        if step in seen:
+            path = path[path.index(step) :]
+            break
+        seen.add(step)
+    lines = []
+    for a, b in zip(path, path[1:]):
+        where = next((f"{i.source}:{i.line}" for i in ALL_IMPORTS.get(a, []) if i.module == b), "?")
+        lines.append(f"  {a} -> {b} ({where})")
+    return "\n".join(lines)
 
 
 def test_no_import_cycles():
-    assert _cycles(_graph()) == []
+    """No cycle, type-only imports counted."""
+    graph = _graph()
+    cycles = _cycles(graph)
+    assert cycles == [], "import cycles:\n" + "\n\n".join(_cycle_path(graph, c) for c in cycles)
 
 
 def test_the_engine_imports_no_face():
@@ -196,7 +238,7 @@ def test_the_engine_imports_no_face():
 
 
 #: The two modules a face may import from the engine, and what each offers.
-FACE_API = {"memext.engine": set(memext.engine.__all__), "memext.engine.plumbing": set(memext.engine.plumbing.__all__)}
+FACE_API = {"memext.engine": set(memext.engine.__all__), "memext.engine.for_faces": set(memext.engine.for_faces.__all__)}
 
 
 def _is_face(module: str) -> bool:
@@ -215,7 +257,7 @@ def test_faces_use_only_the_engines_public_api():
             if i.module in FACE_API:
                 wrong += [f"{i.source}:{i.line} imports {n}, not in {i.module}.__all__" for n in i.names if n not in FACE_API[i.module]]
             elif i.module not in FACE_MAY_IMPORT_MODULES.get(i.source, set()):
-                wrong.append(f"{i.source}:{i.line} imports {i.module} (use what memext.engine or memext.engine.plumbing exports)")
+                wrong.append(f"{i.source}:{i.line} imports {i.module} (use what memext.engine or memext.engine.for_faces exports)")
     assert wrong == []
 
 
@@ -239,7 +281,7 @@ def test_the_api_is_listed_once(module):
     table = {name: sub for name, sub, _ in _lazy_exports(ast.parse(path.read_text(encoding="utf-8")))}
     assert list(mod.__all__) == list(table)
     assert _type_checking_names(path) == table
-    assert FACE_API["memext.engine"].isdisjoint(FACE_API["memext.engine.plumbing"])
+    assert FACE_API["memext.engine"].isdisjoint(FACE_API["memext.engine.for_faces"])
 
 
 #: What each engine subpackage may not import (DESIGN.md §12): the folders
@@ -250,7 +292,9 @@ def test_the_api_is_listed_once(module):
 STAGES = ("memory", "store", "providers", "search", "indexing", "freshness", "agents", "faces")
 MAY_NOT_IMPORT: dict[str, set[str]] = {
     "memory": {"providers", "search", "indexing", "freshness", "agents", "faces"},
-    "store": {"providers", "search", "indexing", "freshness", "agents", "faces"},
+    # The store is the bottom stage: memory's appends take its writer lock
+    # (through memext.engine.store), and a backend needs nothing of memory.
+    "store": {"memory", "providers", "search", "indexing", "freshness", "agents", "faces"},
     "providers": {"memory", "store", "search", "indexing", "freshness", "agents", "faces"},
     "search": {"indexing", "freshness", "agents", "faces"},
     "indexing": {"search", "freshness", "agents", "faces"},
@@ -258,7 +302,7 @@ MAY_NOT_IMPORT: dict[str, set[str]] = {
     "agents": {"freshness", "faces"},
     "faces": set(),  # faces use the public API: test_faces_use_only_the_engines_public_api
 }
-FACADES = {"memext.engine", "memext.engine.plumbing", "memext.engine.index"}
+FACADES = {"memext.engine", "memext.engine.for_faces", "memext.engine.index"}
 #: Foundation modules that reach into a stage, and why.
 FOUNDATION_EXCEPTIONS: dict[str, set[str]] = {
     # The names config accepts are rows of the two extension tables: the
@@ -267,6 +311,9 @@ FOUNDATION_EXCEPTIONS: dict[str, set[str]] = {
     # error with its line) and the providers (providers/registry.py).
     # Neither table imports a backend or a provider until one is used.
     "memext.engine.config": {"store", "providers"},
+    # Text must split and fold words exactly as the index's keyword side
+    # does: the case table asks the index's FTS5 tokenizer (store/).
+    "memext.engine.unicode_tables": {"store"},
 }
 
 
@@ -309,6 +356,40 @@ def test_the_stage_rules_can_fail():
     assert "freshness" in MAY_NOT_IMPORT["search"] and _stage("memext.engine.freshness.keeper") == "freshness"
 
 
+BACKENDS = ("memext.engine.store.sqlite", "memext.engine.store.postgres")
+
+
+def _in_backend(module: str) -> bool:
+    return any(module == b or module.startswith(b + ".") for b in BACKENDS)
+
+
+def test_only_the_store_reaches_a_backend():
+    """A backend's modules are reached through the store interface (the
+    package's names, the driver table and its rows), never imported from
+    outside engine/store/ (DESIGN.md §14); the store package exports none
+    of a backend's own names."""
+    reaching = [
+        f"{i.source}:{i.line} imports {i.module}"
+        for m, imps in ALL_IMPORTS.items()
+        if not m.startswith("memext.engine.store")
+        for i in imps
+        if _in_backend(i.module)
+    ]
+    assert reaching == []
+    table = {name: sub for name, sub, _ in _lazy_exports(ast.parse(MODULES["memext.engine.store"].read_text(encoding="utf-8")))}
+    assert [n for n, sub in table.items() if _in_backend(f"memext.engine.store.{sub}")] == []
+    assert _in_backend("memext.engine.store.sqlite.db") and not _in_backend("memext.engine.store.tokenizer")
+
+
+def test_the_settings_types_import_only_leaf_modules():
+    """engine/settings.py, which the tables and backends import for its
+    types, imports only modules that import nothing of the engine, so no
+    cycle can run through it."""
+    imported = {i.module for i in ALL_IMPORTS["memext.engine.settings"]}
+    assert imported == {"memext.engine.errors", "memext.engine.paths"}
+    assert [(m, i.module) for m in imported for i in ALL_IMPORTS[m] if i.module in MODULES] == []
+
+
 def test_every_exported_name_exists():
     assert [n for n in memext.engine.__all__ if not hasattr(memext.engine, n)] == []
 
@@ -342,3 +423,61 @@ def test_long_files_say_why():
         if lines > MAX_LINES and not re.search(rf"\b{MAX_LINES} lines\b", _opening_text(path)):
             long_files.append(f"{rel}: {lines} lines")
     assert long_files == [], f"split these, or say why in the opening docstring ('Over {MAX_LINES} lines because ...')"
+
+
+#: Hard limits for the three packages, reasons or not.
+MAX_MODULE_LINES = 700
+MAX_FUNCTION_LINES = 120
+
+
+def _long_functions(tree: ast.AST, rel: str) -> list[str]:
+    """Functions (methods and nested functions included) longer than
+    MAX_FUNCTION_LINES, counted from the first decorator to the last line."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            length = (node.end_lineno or node.lineno) - first + 1
+            if length > MAX_FUNCTION_LINES:
+                out.append(f"{rel}:{node.lineno} {node.name}: {length} lines")
+    return out
+
+
+def test_no_module_or_function_is_too_long():
+    """No module of engine/, memext/ or tray/ over 700 lines and no
+    function over 120: split them along what they do."""
+    too_long = []
+    for path in MODULES.values():
+        rel = str(path.relative_to(ROOT))
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        if lines > MAX_MODULE_LINES:
+            too_long.append(f"{rel}: {lines} lines")
+        too_long += _long_functions(ast.parse(text), rel)
+    assert too_long == []
+
+
+def test_the_length_check_sees_a_long_function():
+    body = "\n".join(f"    x = {i}" for i in range(MAX_FUNCTION_LINES))
+    assert _long_functions(ast.parse(f"@decorated\ndef f():\n{body}\n"), "m.py") == [f"m.py:2 f: {MAX_FUNCTION_LINES + 2} lines"]
+
+
+#: Test folders that are not an engine stage: the faces outside the engine
+#: (memext/ is the notebook's package, tray/ the tray's) and the benchmarks.
+TEST_FOLDERS_OF_FACES = {"notebook": "memext", "tray": "tray", "bench": "bench"}
+
+
+def test_the_tests_mirror_the_packages():
+    """tests/<stage>/ for engine/<stage>/ (and deeper: tests/store/sqlite/),
+    tests/notebook/ and tests/tray/ for memext/ and tray/, tests/bench/ for
+    bench/; a test folder with no package to mirror fails here."""
+    tests = ROOT / "tests"
+    folders = [p.relative_to(tests) for p in tests.rglob("*") if p.is_dir() and p.name != "__pycache__" and "data" not in p.parts]
+    wrong = []
+    for folder in folders:
+        first, *rest = folder.parts
+        source = ROOT / TEST_FOLDERS_OF_FACES[first] if first in TEST_FOLDERS_OF_FACES else ROOT / "engine" / first
+        if not source.joinpath(*rest).is_dir():
+            wrong.append(str(folder))
+    assert wrong == []
+    assert {"search", "store", "memory"} <= {str(f) for f in folders}

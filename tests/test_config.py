@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from memext.engine.config import MemorySearchSettings, MMRSettings, add_agent, adhoc_agent, load_config, setting_fields
+from memext.engine.config import add_agent, adhoc_agent, load_config, setting_fields
 from memext.engine.errors import ConfigError, UnknownAgentError
+from memext.engine.settings import MemorySearchSettings, MMRSettings
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from memext.cli import cli
-from memext.engine.config import AgentConfig, MemorySearchSettings, is_settings_class, setting_fields
+from memext.engine.config import is_settings_class, setting_fields
+from memext.engine.settings import AgentConfig, MemorySearchSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The README, then the reference pages under docs/.

@@ -16,11 +16,11 @@ from conftest import MODEL_NAME, ROOT
 #: MODEL_PATH, a fixture building an index (adapters), a test marked ``model``
 #: that reads it inside the function, and the LoCoMo format tests.
 REPRESENTATIVE = (
-    "tests/test_providers_local.py::test_semantic_hit_that_keyword_search_misses",
-    "tests/test_dates.py::test_a_date_filtered_hybrid_search_with_the_real_model",
-    "tests/test_hub.py::test_local_provider_downloads_an_hf_model_into_the_cache",
-    "tests/test_supervisor.py::test_a_provider_that_cannot_start_is_the_agents_error",
-    "tests/test_bench_locomo.py",
+    "tests/providers/local/test_model.py::test_semantic_hit_that_keyword_search_misses",
+    "tests/memory/test_dates.py::test_a_date_filtered_hybrid_search_with_the_real_model",
+    "tests/providers/local/test_hub.py::test_local_provider_downloads_an_hf_model_into_the_cache",
+    "tests/freshness/test_supervisor.py::test_a_provider_that_cannot_start_is_the_agents_error",
+    "tests/bench/test_locomo.py",
 )
 
 

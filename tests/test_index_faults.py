@@ -27,7 +27,8 @@ import pytest
 from conftest import HashingProvider, make_agent
 from fault_helpers import flip_bits, integrity, scribble, set_meta, sha
 
-from memext.engine import ForeignDatabase, MemextError, MemoryIndex, db
+from memext.engine import ForeignDatabase, MemextError, MemoryIndex
+from memext.engine.store.sqlite import db
 
 SEED = 13
 CASES = {"bit flips": 45, "random bytes": 45, "truncation": 30, "foreign schema": 8, "bad meta": 24}

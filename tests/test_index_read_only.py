@@ -87,7 +87,7 @@ def test_a_read_only_index_is_searched_and_says_it_cannot_be_updated(workspace, 
 
 
 def test_a_read_only_index_made_before_the_file_list_summary_reads_its_file_list(workspace, built):
-    from memext.engine import db
+    from memext.engine.store.sqlite import db
 
     conn, _ = db.connect(built, load_vec=False)
     with conn:

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What the wheel is built from (the rest of the repository is not packaged).
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "engine", "memext", "tray")
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "engine", "memext", "tray")
 #: Printed by the user's look-alike modules if anything imports them.
 USER_MARKER = "USER MODULE IMPORTED"
 
@@ -75,7 +75,7 @@ def test_the_wheels_only_top_level_name_is_memext(wheel):
         "memext/cli.py",
     ):
         assert needed in names
-    # Every module of every engine subpackage ships (pyproject lists the packages one by one).
+    # Every module of every engine subpackage ships (setup.py finds the packages).
     modules = {f"memext/engine/{p.relative_to(ROOT / 'engine').as_posix()}" for p in (ROOT / "engine").rglob("*.py")}
     assert sorted(modules - set(names)) == []
     entry_points = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-py3')[0]}.dist-info/entry_points.txt").decode()

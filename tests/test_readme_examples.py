@@ -209,7 +209,7 @@ def test_first_steps(home):
         if command == "memext model install minilm":
             assert "installed" in out.stdout + out.stderr
         if command.startswith("memext status"):
-            assert ": hybrid (local all-minilm-l6-v2-f16.gguf, on this machine) search" in out.stdout
+            assert ": hybrid (local all-minilm-l6-v2.onnx, on this machine) search" in out.stdout  # ONNX: make test installs memext[onnx]
 
 
 @pytest.mark.parametrize("block", by_kind("shell"))

@@ -1,6 +1,6 @@
 """Tokens for FTS5: Unicode words, CJK grams, exact-hit checks."""
 
-from memext.engine.plumbing import term_spans
+from memext.engine.for_faces import term_spans
 from memext.engine.text import (
     FIND_LIMIT,
     contains_all_terms,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from memext.engine import AppPaths, Config, FreshnessKeeper, KeeperSnapshot, KeeperState, Supervisor
-from memext.engine.plumbing import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, IndexFactory
+from memext.engine.for_faces import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, IndexFactory
 
 log = logging.getLogger("memext.tray")
 

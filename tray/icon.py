@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from PIL import Image
 
-from memext.engine.plumbing import terminal_safe
+from memext.engine.for_faces import terminal_safe
 
 from .autostart import AutostartEntry
 from .daemon import PAUSED_CHECK_S, AgentState, DaemonSnapshot, TrayDaemon

@@ -13,7 +13,7 @@ from pathlib import Path
 import filelock
 
 from memext.engine import AppPaths, app_paths
-from memext.engine.plumbing import private_dir
+from memext.engine.for_faces import private_dir
 
 
 def instance_lock_path(paths: AppPaths | None = None) -> Path:

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from memext.engine.plumbing import PRIVATE_FILE_MODE, private_dir, private_file
+from memext.engine.for_faces import PRIVATE_FILE_MODE, private_dir, private_file
 
 LOG_NAME = "tray.log"
 MAX_BYTES = 1_000_000

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from memext.engine import SearchKind, SearchMode
-from memext.engine.plumbing import human_size
+from memext.engine.for_faces import human_size
 
 from .daemon import AgentSnapshot, AgentState, DaemonSnapshot
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from ..config import Config
 from ..errors import MemextError
 from ..index import MemoryIndex, open_index
 from ..memory.append import LONG_TERM_FILE, append_entry
 from ..memory.consolidation import HEADING, Proposal, body, entry_meta, propose
 from ..memory.use_log import read_uses
+from ..settings import Config
 
 
 def consolidate(

@@ -1,5 +1,5 @@
-"""The agent tools ``memory_search``, ``memory_get``, ``memory_append`` and
-``memory_forget``, defined once with JSON Schemas; the MCP server, the
+"""The agent tools ``memory_search``, ``memory_get``, ``memory_append``,
+``memory_forget`` and ``memory_capture``, defined once with JSON Schemas; the MCP server, the
 OpenAI definitions and the adapters are all generated from :data:`TOOLS`.
 
 Each schema is written for OpenAI strict function calling (every property
@@ -7,15 +7,32 @@ listed in ``required``, optional ones nullable, ``additionalProperties:
 false``); :attr:`ToolSpec.input_schema` is the same schema with only the
 non-nullable properties required, the form MCP and Anthropic clients expect
 (a model need not send ``null`` for what it leaves out). Both are valid
-tool definitions for either side; tests/test_tools.py checks the rules.
-:mod:`.tools` answers the calls.
+tool definitions for either side; tests/agents/test_tools.py checks the rules.
+
+A tool is one row: its spec and ``answer``, the function that answers a
+call from the checked arguments (:class:`~.tools.MemoryTools` validates
+them, picks the agent and turns failures into tool errors). Adding a tool is
+a row here. The answers import what they use when first called, so reading
+the table stays cheap.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
+
+from .tool_arguments import ToolError
+
+if TYPE_CHECKING:
+    from ..index import MemoryIndex
+    from ..search.results import SearchResponse
+    from .index_hosts import IndexHost
+
+#: A tool's answer: ``answer(host, agent, args)``, the JSON-ready result of
+#: a call for ``agent`` (served from ``host``) with the checked ``args``
+#: (every property present, omitted ones None).
+ToolAnswer = Callable[["IndexHost", str, dict[str, Any]], dict]
 
 #: The most results one memory_search may ask for.
 MAX_RESULTS_LIMIT = 50
@@ -34,6 +51,9 @@ class ToolSpec:
     read_only: bool
     destructive: bool
     idempotent: bool
+    #: What answers a call (see :data:`ToolAnswer`); None for a spec that
+    #: only describes a tool.
+    answer: ToolAnswer | None = field(default=None, compare=False, repr=False)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -56,7 +76,7 @@ class ToolSpec:
             arg = f"The agent whose memory to use, one of {listed} (null: {agents[0]!r})."
         params = copy.deepcopy(dict(self.parameters))
         params["properties"]["agent"]["description"] = arg
-        return ToolSpec(self.name, f"{self.description} {note}", params, self.read_only, self.destructive, self.idempotent)
+        return ToolSpec(self.name, f"{self.description} {note}", params, self.read_only, self.destructive, self.idempotent, self.answer)
 
 
 def nullable(prop: Mapping[str, Any]) -> bool:
@@ -69,6 +89,31 @@ def _object(properties: dict[str, dict]) -> dict[str, Any]:
 
 
 _AGENT = {"type": ["string", "null"], "description": "The agent whose memory to use (null: the default agent)."}
+
+
+def _answer_search(host: IndexHost, agent: str, args: dict[str, Any]) -> dict:
+    from ..search.options import SearchOptions
+    from .tool_results import search_result
+
+    if not args["query"].strip():
+        raise ToolError("memory_search: the query is empty; say what to look for")
+
+    options = SearchOptions(
+        max_results=args["max_results"],
+        min_score=args["min_score"],
+        max_lines=args["max_lines"],
+        after=args["after"],
+        before=args["before"],
+        include_weak=bool(args.get("include_weak")),
+        include_forgotten=bool(args["include_forgotten"]),
+    )
+
+    def run(index: MemoryIndex) -> SearchResponse:
+        return index.search(args["query"], options=options)
+
+    resp, stale_notice = host.search(agent, run)
+    return search_result(resp, stale_notice)
+
 
 MEMORY_SEARCH = ToolSpec(
     name="memory_search",
@@ -133,7 +178,16 @@ MEMORY_SEARCH = ToolSpec(
     read_only=True,
     destructive=False,
     idempotent=True,
+    answer=_answer_search,
 )
+
+
+def _answer_get(host: IndexHost, agent: str, args: dict[str, Any]) -> dict:
+    from .tool_results import get_result
+
+    res = host.index(agent).get(args["path"], args["from"], args["lines"])
+    return get_result(res, numbered=bool(args["numbered"]))
+
 
 MEMORY_GET = ToolSpec(
     name="memory_get",
@@ -161,7 +215,18 @@ MEMORY_GET = ToolSpec(
     read_only=True,
     destructive=False,
     idempotent=True,
+    answer=_answer_get,
 )
+
+
+def _answer_append(host: IndexHost, agent: str, args: dict[str, Any]) -> dict:
+    from ..memory.entries import EntryMeta
+    from .tool_results import append_result
+
+    # What memory_append records as an entry's origin (DESIGN.md §17).
+    origin = EntryMeta(origin="agent", via="tool")
+    return append_result(host.append(agent, args["text"], args["file"], args["heading"], meta=origin, supersedes=args["supersedes"]))
+
 
 MEMORY_APPEND = ToolSpec(
     name="memory_append",
@@ -190,7 +255,13 @@ MEMORY_APPEND = ToolSpec(
     read_only=False,
     destructive=False,
     idempotent=False,
+    answer=_answer_append,
 )
+
+
+def _answer_forget(host: IndexHost, agent: str, args: dict[str, Any]) -> dict:
+    return host.forget(agent, args["citation"], args["reason"]).to_dict()
+
 
 MEMORY_FORGET = ToolSpec(
     "memory_forget",
@@ -210,9 +281,49 @@ MEMORY_FORGET = ToolSpec(
     read_only=False,
     destructive=False,
     idempotent=True,
+    answer=_answer_forget,
 )
 
-TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND, MEMORY_FORGET)
+
+def _answer_capture(host: IndexHost, agent: str, args: dict[str, Any]) -> dict:
+    # A tool call is automatic capture: it stores only where the user turned it on.
+    report = host.capture(agent, args["messages"], include_assistant=bool(args["include_assistant"]), dry_run=bool(args["dry_run"]))
+    return report.to_dict()
+
+
+MEMORY_CAPTURE = ToolSpec(
+    "memory_capture",
+    "Store what the user stated in the conversation: facts, preferences, decisions, people, and changes of fact "
+    "(which supersede the entry they replace: `supersedes` names it), by rules, without a model. Pass the recent "
+    "messages. It stores only for an agent whose user turned automatic capture on; otherwise `stored` is false and "
+    "`notice` says so. Questions, duplicates of memory and instruction-like text are left out (`skipped`).",
+    _object(
+        {
+            "messages": {
+                "type": "array",
+                "description": "The conversation's messages, oldest first.",
+                "items": _object(
+                    {
+                        "role": {"type": "string", "enum": ["user", "assistant"], "description": "Who said it."},
+                        "content": {"type": "string", "description": "What was said."},
+                    }
+                ),
+            },
+            "include_assistant": {
+                "type": ["boolean", "null"],
+                "description": "Read the assistant's messages too (null: false, the user's only).",
+            },
+            "dry_run": {"type": ["boolean", "null"], "description": "Say what would be stored, store nothing (null: false)."},
+            "agent": _AGENT,
+        }
+    ),
+    read_only=False,
+    destructive=False,
+    idempotent=True,
+    answer=_answer_capture,
+)
+
+TOOLS: tuple[ToolSpec, ...] = (MEMORY_SEARCH, MEMORY_GET, MEMORY_APPEND, MEMORY_FORGET, MEMORY_CAPTURE)
 
 
 def openai_tools(api: Literal["chat", "responses"] = "chat", tools: Sequence[ToolSpec] = TOOLS) -> list[dict]:

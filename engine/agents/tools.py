@@ -1,5 +1,5 @@
-"""Answering the agent tools' calls: :class:`MemoryTools` (the tools
-themselves are defined in :mod:`.tool_specs`).
+"""Answering the agent tools' calls: :class:`MemoryTools` (the tools, and
+the function that answers each, are the rows of :mod:`.tool_specs`).
 
 :class:`MemoryTools` validates the arguments against the schema (omitted
 optional ones count as null, numbers sent as text count as numbers:
@@ -22,20 +22,14 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 from ..config import Config, load_config
 from ..errors import MemextError
 from ..index import MemoryIndex
-from ..memory.entries import EntryMeta
 from ..search.recall import Recall, nothing
-from ..search.results import SearchResponse
-from .hosts import IndexHost, KeptFresh, SyncWhenNeeded
+from .index_hosts import IndexHost, KeptFresh, SyncWhenNeeded
 from .model_text import IndexPaths, for_model, notices_for_model
 from .tool_arguments import ToolError, describe_error, typed_text
-from .tool_results import append_result, get_result, search_result
 from .tool_specs import TOOLS, ToolSpec, nullable, openai_tools
 
 if TYPE_CHECKING:
     from ..freshness.supervisor import Supervisor
-
-#: What memory_append records as an entry's origin (DESIGN.md §17).
-AGENT_ORIGIN = EntryMeta(origin="agent", via="tool")
 
 
 class MemoryTools:
@@ -44,8 +38,8 @@ class MemoryTools:
     ``indexes`` is where the agents' indexes come from: a function
     ``open_index(agent_id)`` (indexes are then opened on first use, synced
     before a search when their files changed, and closed by :meth:`close`:
-    :class:`~.tool_hosts.SyncWhenNeeded`), or an
-    :class:`~.tool_hosts.IndexHost` such as :class:`~.tool_hosts.KeptFresh`
+    :class:`~.index_hosts.SyncWhenNeeded`), or an
+    :class:`~.index_hosts.IndexHost` such as :class:`~.index_hosts.KeptFresh`
     (a running Supervisor keeps them fresh; see :meth:`kept_fresh`).
     ``agents`` are the ids served (the first is the default). Calls for
     one agent are serialised (its index is not searched while it is being
@@ -86,7 +80,7 @@ class MemoryTools:
     def from_config(cls, config: Config | None = None, agents: Sequence[str] | None = None, *, lock_timeout: float = 2.0) -> "MemoryTools":
         """Tools over the agents of ``config`` (loaded from the usual place
         when None): ``agents`` (ids) or all of them; indexes synced before a
-        search when their files changed (:class:`~.tool_hosts.SyncWhenNeeded`)."""
+        search when their files changed (:class:`~.index_hosts.SyncWhenNeeded`)."""
         cfg = config or load_config()
         chosen = [cfg.agent(a) for a in agents] if agents else list(cfg.agents)
         by_id = {a.id: a for a in chosen}
@@ -101,12 +95,12 @@ class MemoryTools:
     def kept_fresh(
         cls, supervisor: "Supervisor", agents: Sequence[str] | None = None, *, busy_timeout: float | None = None
     ) -> "MemoryTools":
-        """Tools over the agents of a started :class:`~.supervisor.Supervisor`
+        """Tools over the agents of a started :class:`~memext.engine.Supervisor`
         (``agents``, or all of them: then agents added to or removed from the
         config file are served or dropped at the next call, see
         :meth:`refresh_agents`), whose keepers keep the indexes fresh:
         searches never sync, and say ``stale`` when the index did not match
-        the files (:class:`~.tool_hosts.KeptFresh`)."""
+        the files (:class:`~.index_hosts.KeptFresh`)."""
 
         def index_path(agent_id: str) -> Path | None:
             return supervisor.keeper(agent_id).agent.db_path()  # without opening an index not used yet
@@ -218,9 +212,9 @@ class MemoryTools:
         if spec is None:
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in self.specs)}")
         args = self._arguments(spec, arguments)
-        handler = {"memory_search": self._search, "memory_get": self._get, "memory_append": self._append, "memory_forget": self._forget}[
-            name
-        ]
+        answer = spec.answer
+        if answer is None:
+            raise ToolError(f"{name}: this tool has no answer here")
         agent = self._served(args["agent"])
         lock = self._agent_lock(agent)
         if not lock.acquire(timeout=-1 if self.busy_timeout is None else self.busy_timeout):
@@ -229,7 +223,7 @@ class MemoryTools:
                 "(its index's store may not be answering); try again shortly"
             )
         try:
-            result = handler(args)
+            result = answer(self.host, agent, args)
             self._paths.opened(agent, lambda: self.host.index(agent).db_path)
         except MemextError as exc:  # ToolError included: its message may quote one
             raise ToolError(self._for_model(str(exc))) from exc
@@ -273,38 +267,6 @@ class MemoryTools:
         if errors:
             raise ToolError(f"{spec.name}: bad arguments: {describe_error(errors[0], props)}")
         return args
-
-    def _search(self, args: dict[str, Any]) -> dict:
-        if not args["query"].strip():
-            raise ToolError("memory_search: the query is empty; say what to look for")
-
-        def run(index: MemoryIndex) -> SearchResponse:
-            return index.search(
-                args["query"],
-                max_results=args["max_results"],
-                min_score=args["min_score"],
-                max_lines=args["max_lines"],
-                after=args["after"],
-                before=args["before"],
-                include_weak=bool(args.get("include_weak")),
-                include_forgotten=bool(args["include_forgotten"]),
-            )
-
-        resp, stale_notice = self.host.search(self._served(args["agent"]), run)
-        return search_result(resp, stale_notice)
-
-    def _get(self, args: dict[str, Any]) -> dict:
-        res = self.index(args["agent"]).get(args["path"], args["from"], args["lines"])
-        return get_result(res, numbered=bool(args["numbered"]))
-
-    def _append(self, args: dict[str, Any]) -> dict:
-        agent = self._served(args["agent"])
-        return append_result(
-            self.host.append(agent, args["text"], args["file"], args["heading"], meta=AGENT_ORIGIN, supersedes=args["supersedes"])
-        )
-
-    def _forget(self, args: dict[str, Any]) -> dict:
-        return self.host.forget(self._served(args["agent"]), args["citation"], args["reason"]).to_dict()
 
 
 def _reloaded_agents(supervisor: "Supervisor") -> list[str]:

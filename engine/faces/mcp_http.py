@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, MutableMapping, Sequence
 
 from .. import Config, app_paths
-from ..plumbing import private_dir, private_file
+from ..for_faces import private_dir, private_file
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

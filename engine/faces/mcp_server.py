@@ -21,10 +21,10 @@ Every tool call is answered within its deadline (``--call-timeout``): one
 stalled on its store (a frozen PostgreSQL) comes back as a tool error, and
 calls for other agents are not held up by it.
 
-While it runs, the engine's :class:`~.supervisor.Supervisor` keeps the
+While it runs, the engine's :class:`~memext.engine.Supervisor` keeps the
 served agents' indexes fresh, as in the tray: a first sync at start, file
 watchers (with the ``watch`` extra), interval and reconcile syncs. Tool
-calls never sync by themselves (:class:`~.tool_hosts.KeptFresh`): a search
+calls never sync by themselves (:class:`~..agents.index_hosts.KeptFresh`): a search
 answers at once and says ``stale`` when the index did not match the files,
 and an append returns once the keeper has indexed the entry.
 """

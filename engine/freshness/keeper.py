@@ -25,7 +25,7 @@ agent's error state, and touches no other agent.
 Over 500 lines, on purpose: requests, the sync thread, waiting and the
 status all share one condition variable, and splitting them would spread
 its invariants across modules. The keeper's vocabulary (requests, states,
-snapshots) is in :mod:`.keeper_state`, the watcher's upkeep in
+snapshots) is in :mod:`.state`, the watcher's upkeep in
 :mod:`.watch_guard`.
 """
 
@@ -37,12 +37,12 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..config import AgentConfig
 from ..errors import LockTimeout, MemextError
 from ..index import MemoryIndex
 from ..indexing.progress import describe_progress
 from ..indexing.reports import SyncProgress, SyncReport
 from ..indexing.sync import SyncCancelled
+from ..settings import AgentConfig
 from ..status import LongTermFile, SearchMode
 from .state import (
     PRIORITY,

@@ -19,8 +19,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Callable
 
-from ..config import AgentConfig
 from ..memory.roots import MemoryRoots
+from ..settings import AgentConfig
 
 if TYPE_CHECKING:
     from .watch import MemoryWatcher

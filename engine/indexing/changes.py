@@ -26,7 +26,7 @@ from ..memory.matching import memory_files_match
 from ..memory.transcripts import discover_session_files
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
+    from ..settings import AgentConfig
     from ..store import FileRow, FileStat, IndexStore
 
 
@@ -37,7 +37,7 @@ def discover_files(
 
     ``indexed`` (the store's file rows) spares re-checking unchanged files
     for binary content; ``sniff=False`` leaves that check to the reads of a
-    sync (:func:`~.sources.discover_memory_files`)."""
+    sync (:func:`~..memory.discovery.discover_memory_files`)."""
     s = agent.settings
     files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes, indexed, sniff=sniff)
     if "sessions" in s.sources:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..config import AgentConfig
 from ..errors import ConfigError, WorkspaceMissing
 from ..memory.roots import MemoryRoots
 from ..paths import AppPaths, private_dir
+from ..settings import AgentConfig
 
 
 def check_store_path(agent: AgentConfig, db_path: Path, config_file: str | Path | None = None) -> None:

@@ -4,9 +4,9 @@ configuration, provider, model or the model's vector size changed since."""
 
 from __future__ import annotations
 
-from ..config import AgentConfig
 from ..errors import ProviderTimeout
 from ..providers import EmbeddingProvider
+from ..settings import AgentConfig
 from ..store import IndexStore
 from ..store.drivers import driver_of
 from ..text import FTS_VERSION

@@ -29,21 +29,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+    import threading
+
     import numpy as np
 
-from ..config import AgentConfig
 from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, ProviderTimeout, is_disk_full
 from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
-from ..memory.dates import content_date
 from ..memory.discovery import NotText, Skipped, SourceFile, read_file
 from ..memory.transcripts import parse_transcript
+from ..note_dates import content_date
 from ..providers import EmbeddingProvider
-from ..store import (
-    CacheKey,
-    IndexStore,
-    NewChunk,
-    clean_stale_shadows,  # noqa: F401  (where MemoryIndex has imported it from)
-)
+from ..settings import AgentConfig
+from ..store import CacheKey, IndexStore, NewChunk
 from ..vector_math import normalize
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
 from .checks import check_workspace
@@ -75,6 +72,16 @@ class Cancel(Protocol):
     """What a sync checks between steps: set from another thread to stop it."""
 
     def is_set(self) -> bool: ...
+
+
+class AnySet:
+    """Set when any of its events is: a sync stops for close() or for its caller."""
+
+    def __init__(self, *events: threading.Event | None):
+        self._events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self._events)
 
 
 class SyncCancelled(Exception):

@@ -6,9 +6,9 @@ time-aware ranking can share one reading of "when is this memory from":
 - :func:`file_date` dates a file: the date its name starts with (daily logs
   such as ``memory/2026-03-01.md``, ``memory/2026/2026-03-01-standup.md``),
   else a ``date:`` field in its YAML front matter, else its mtime (local
-  time). :func:`name_date` and :func:`front_matter_date` are its parts;
-  :func:`content_date` is what a sync stores per file (name, else front
-  matter), as the mtime may change without the content.
+  time). :func:`~memext.engine.note_dates.content_date` (name, else front
+  matter) is its part that a sync stores per file, as the mtime may change
+  without the content (engine/note_dates.py).
 - :func:`parse_when` reads what a user or an agent types for a point in
   time: an ISO date (``2026-03-01``), an ISO date and time
   (``2026-03-01T14:30``, ``2026-03-01 14:30:00+02:00``), an age (``7d``,
@@ -32,6 +32,7 @@ from functools import cached_property
 from typing import Union
 
 from ..errors import MemextError
+from ..note_dates import as_local, content_date, parse_iso
 
 #: What :func:`parse_when` accepts, for error messages and help texts.
 ACCEPTED_FORMS = (
@@ -42,13 +43,10 @@ ACCEPTED_FORMS = (
 #: A bound as the API takes it: text to parse, or a date / datetime.
 When = Union[str, date, datetime]
 
-_NAME_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _AGE = re.compile(
     r"^(\d{1,5})\s*(d|days?|w|weeks?|m|months?|y|years?)(?:\s+ago)?$",
     re.IGNORECASE,
 )
-_FRONT_MATTER_LINES = 100
-_DATE_FIELD = re.compile(r"^date\s*:\s*(.*?)\s*$", re.IGNORECASE)
 
 
 class BadDate(MemextError, ValueError):
@@ -102,43 +100,6 @@ class DayRange:
 # -- the date of a file --------------------------------------------------------------
 
 
-def name_date(rel_path: str) -> date | None:
-    """The date a file's name starts with (``2026-03-01.md``,
-    ``2026-03-01-standup.md``, in any folder), else None."""
-    name = rel_path.replace("\\", "/").rsplit("/", 1)[-1]
-    m = _NAME_DATE.match(name)
-    if not m:
-        return None
-    try:
-        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    except ValueError:  # 2026-02-30
-        return None
-
-
-def front_matter_date(text: str) -> date | None:
-    """The ``date:`` field of YAML front matter at the top of ``text``
-    (``---`` lines around it), else None. The value may be quoted and may
-    carry a time; one that is not a date is ignored."""
-    lines = text.lstrip("\ufeff").splitlines()
-    if not lines or lines[0].strip() != "---":
-        return None
-    for line in lines[1:_FRONT_MATTER_LINES]:
-        if line.strip() in ("---", "..."):
-            return None
-        m = _DATE_FIELD.match(line)
-        if m:
-            value = m.group(1).split(" #", 1)[0].strip().strip("\"'")
-            parsed = _iso(value)
-            return parsed.date() if parsed is not None else None
-    return None
-
-
-def content_date(rel_path: str, text: str) -> date | None:
-    """The date a file's name or its front matter's ``date:`` gives it,
-    else None (its mtime then dates it)."""
-    return name_date(rel_path) or front_matter_date(text)
-
-
 def file_date(rel_path: str, text: str, mtime: float) -> date:
     """When a memory file is from: its name's date, else its front matter's
     ``date:``, else the local day of ``mtime`` (seconds since the epoch)."""
@@ -157,7 +118,7 @@ def parse_when(text: When, now: datetime) -> datetime:
     accepted forms.
     """
     if isinstance(text, datetime):
-        return _local(text)
+        return as_local(text)
     if isinstance(text, date):
         return datetime(text.year, text.month, text.day)
     if not isinstance(text, str):
@@ -172,7 +133,7 @@ def parse_when(text: When, now: datetime) -> datetime:
     m = _AGE.match(value)
     if m:
         return _ago(now, int(m.group(1)), m.group(2)[0].lower())
-    parsed = _iso(value)
+    parsed = parse_iso(value)
     if parsed is None:
         shown = value if len(value) <= 40 else value[:40] + "…"
         raise BadDate(f"cannot read {shown!r} as a date: use {ACCEPTED_FORMS}")
@@ -194,24 +155,6 @@ def day_range(after: When | None, before: When | None, now: datetime | None = No
         # Part of that day is before b: its files count as before it.
         end = b.date() if b.time() == datetime.min.time() else b.date() + timedelta(days=1)
     return DayRange(first, end)
-
-
-def _iso(value: str) -> datetime | None:
-    """An ISO 8601 date or datetime as a naive local datetime, else None."""
-    if not value or not value[:1].isdigit():
-        return None
-    try:
-        if len(value) == 10:
-            d = date.fromisoformat(value)
-            return datetime(d.year, d.month, d.day)
-        return _local(datetime.fromisoformat(value))
-    except ValueError:
-        return None
-
-
-def _local(moment: datetime) -> datetime:
-    """A datetime with a zone as naive local time (file dates are local days)."""
-    return moment.astimezone().replace(tzinfo=None) if moment.tzinfo is not None else moment
 
 
 def _ago(now: datetime, n: int, unit: str) -> datetime:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, NamedTuple, Protocol
 
-from ..units import human_size
+from ..human_size import human_size
 from .roots import MEMORY_DIR, ROOT_FILES, MemoryRoots, is_within
 
 __all__ = [

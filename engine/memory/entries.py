@@ -72,6 +72,12 @@ class EntryMeta:
         return self.forgotten is not None or self.superseded is not None
 
     @property
+    def source(self) -> str | None:
+        """The citation of the entry this one was copied from (``from=``,
+        written by consolidation), else None."""
+        return next((v for k, v in self.extra if k.lower() == "from" and v), None)
+
+    @property
     def status(self) -> str:
         """``live``, ``forgotten`` or ``superseded``."""
         if self.superseded is not None:

@@ -3,8 +3,8 @@
 Memory is ``MEMORY.md``/``memory.md`` in the workspace, ``memory/`` below
 it, the folders and ``.md`` files named in ``extra_paths`` and, when the
 agent indexes transcripts, its sessions folder. :class:`MemoryRoots` holds
-them as real (resolved) paths; discovery (:mod:`.sources`), reads
-(:mod:`.read`), the index-path check and the file watcher (:mod:`.watch`)
+them as real (resolved) paths; discovery (:mod:`.discovery`), reads
+(:mod:`.read`), the index-path check and the file watcher (:mod:`..freshness.watch`)
 all ask the same object.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
+    from ..settings import AgentConfig
 
 ROOT_FILES = ("MEMORY.md", "memory.md")
 MEMORY_DIR = "memory"

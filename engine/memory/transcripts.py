@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from ..units import human_size
+from ..human_size import human_size
 from .discovery import Skipped, SourceFile
 
 SESSIONS_PREFIX = "sessions/"

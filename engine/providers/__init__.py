@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
+from ..lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .base import EmbeddingProvider, EmbedProgress, ProviderFactory

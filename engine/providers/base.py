@@ -1,7 +1,7 @@
 """The embedding-provider interface every provider implements (DESIGN.md §6).
 
 Whatever a provider's ``embed_query`` / ``embed_batch`` return is checked
-on the way out (:mod:`engine.providers.vectors`: one vector per text, all
+on the way out (:mod:`.vector_checks`: one vector per text, all
 finite, of the right size, none all zero), and whatever error leaves them
 has the configured secrets masked (:mod:`engine.redact`). Both are wired
 into every subclass when it is defined, so no provider (built in, a test's
@@ -24,8 +24,8 @@ from ..redact import NO_SECRETS, Redactor
 from .vector_checks import BadVectors, check_vectors
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
     from ..paths import AppPaths
+    from ..settings import AgentConfig
     from ..status import BatchStatus, LocalModelStatus
 
 #: Called with (texts done, texts total) while a batch is embedded.

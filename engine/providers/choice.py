@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
-from ..config import AgentConfig
 from ..errors import ProviderError
 from ..paths import AppPaths
+from ..settings import AgentConfig
 from .base import EmbeddingProvider, ProviderFactory
 from .registry import ProviderSpec, auto_order, provider_spec
 
@@ -46,6 +47,59 @@ class ProviderChoice:
     @property
     def name(self) -> str:
         return self.provider.id if self.provider else "none"
+
+
+class ProviderInForce:
+    """An index's provider: ``given``, or chosen on first use
+    (:func:`choose_provider`), and switched to the configured fallback when
+    it fails. ``on_fallback(choice)`` hears of every choice that is a
+    fallback (the index records it, for status)."""
+
+    def __init__(
+        self,
+        agent: AgentConfig,
+        paths: AppPaths,
+        env: Mapping[str, str] | None,
+        given: ProviderChoice | None,
+        on_fallback: Callable[[ProviderChoice], None],
+    ):
+        self._agent = agent
+        self._paths = paths
+        self._env = env
+        self._choice = given
+        self._on_fallback = on_fallback
+        self._lock = threading.Lock()
+
+    @property
+    def choice(self) -> ProviderChoice:
+        """The provider in force (resolved on first use), and why."""
+        with self._lock:
+            if self._choice is None:
+                self._choice = choose_provider(self._agent, self._paths, self._env)
+                if self._choice.fallback_from:
+                    self._on_fallback(self._choice)
+            return self._choice
+
+    def switch_to_fallback(self, failed: str, why: str) -> bool:
+        """Move to the configured fallback; False when there is none."""
+        with self._lock:
+            old = self._choice
+            choice = fallback_choice(self._agent, self._paths, self._agent.settings.provider, failed, why, self._env)
+            if choice.provider is None:
+                return False
+            self._choice = choice
+        if old and old.provider:
+            old.provider.close()
+        self._on_fallback(choice)
+        import logging  # here: a search that never falls back never logs
+
+        logging.getLogger("memext").warning("provider %s failed (%s); falling back to %s", failed, why, choice.provider.id)
+        return True
+
+    def close(self) -> None:
+        """Close the provider in force, if one was made."""
+        if self._choice and self._choice.provider:
+            self._choice.provider.close()
 
 
 def create_provider(

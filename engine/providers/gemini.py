@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import httpx2
 
-from ..config import AgentConfig
 from ..errors import ProviderError
 from ..paths import AppPaths
 from ..redact import Redactor
+from ..settings import AgentConfig
 from .base import EmbeddingProvider, EmbedProgress, ProviderFactory
 from .deadline import call_within, deadline_client
 from .packing import cap_input, pack, run_packed

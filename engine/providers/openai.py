@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import httpx2
 import openai
 
-from ..config import AgentConfig, BatchSettings
 from ..errors import ProviderError
 from ..paths import AppPaths
 from ..redact import Redactor
+from ..settings import AgentConfig, BatchSettings
 from ..status import BatchStatus
 from .base import EmbeddingProvider, EmbedProgress, ProviderFactory
 from .deadline import call_within, deadline_client

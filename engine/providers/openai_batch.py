@@ -39,9 +39,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..config import BatchSettings
 from ..errors import EmbeddingsPending, ProviderError
 from ..paths import private_dir, write_private_text
+from ..settings import BatchSettings
 from ..status import BatchJob, BatchStatus
 from .base import EmbedProgress
 from .retry import Deadline

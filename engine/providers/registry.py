@@ -16,13 +16,14 @@ load a provider module to learn the names.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple
 
 if TYPE_CHECKING:
-    from ..config import AgentConfig
     from ..paths import AppPaths
+    from ..settings import AgentConfig
 
 #: Why ``auto`` may pick a provider now (e.g. "OpenAI API key found"), or
 #: None when it may not: called with the provider's row, the agent, the
@@ -79,19 +80,26 @@ def env_api_key(name: str, env: Mapping[str, str]) -> str:
     return ""
 
 
-#: The file ``memext model install minilm`` writes into the model cache: an
-#: agent without ``local.model_path`` uses it when it is there, so an
-#: installed model is a configured one (``install.RECIPES`` names it too).
+#: The files ``memext model install minilm`` writes into the model cache
+#: (GGUF for llama.cpp, ONNX for ONNX Runtime): an agent without
+#: ``local.model_path`` uses one when it is there, so an installed model is
+#: a configured one (``install.RECIPES`` names them too).
 INSTALLED_MODEL_FILE = "all-minilm-l6-v2-f16.gguf"
+INSTALLED_ONNX_FILE = "all-minilm-l6-v2.onnx"
 
 
 def local_model_spec(agent: AgentConfig, paths: AppPaths) -> str:
     """``local.model_path``; when unset, the model ``memext model install``
-    put in the model cache if it is there; else ""."""
+    put in the model cache if it is there (the faster ONNX one first, when
+    ONNX Runtime is installed to run it); else ""."""
     spec = agent.settings.local.model_path
     if spec:
         return spec
-    installed = Path(agent.settings.local.model_cache_dir or paths.models_dir).expanduser() / INSTALLED_MODEL_FILE
+    cache = Path(agent.settings.local.model_cache_dir or paths.models_dir).expanduser()
+    onnx = cache / INSTALLED_ONNX_FILE
+    if onnx.is_file() and importlib.util.find_spec("onnxruntime") is not None:
+        return str(onnx)
+    installed = cache / INSTALLED_MODEL_FILE
     return str(installed) if installed.is_file() else ""
 
 

@@ -14,8 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ..config import AgentConfig
 from ..errors import ProviderError
+from ..settings import AgentConfig
 from .registry import all_key_env, env_api_key, provider_spec, remote_names, resolve_api_key
 
 

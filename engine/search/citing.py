@@ -1,6 +1,6 @@
 """What a shown hit cites and where the query's terms are in it.
 
-:class:`Citer` gives a hit the lines it owns (:func:`engine.spans.hit_lines`),
+:class:`Citer` gives a hit the lines it owns (:func:`.spans.hit_lines`),
 reading its neighbours from the store; :class:`TermsFound` finds the query
 terms once per chunk for its citation, snippet and excerpt.
 """
@@ -40,7 +40,7 @@ class TermsFound:
 
 
 class Citer:
-    """The lines a hit on a chunk cites (:func:`engine.spans.hit_lines`),
+    """The lines a hit on a chunk cites (:func:`.spans.hit_lines`),
     with its neighbours' lines read from the store: those of the likely
     results in one query, any other's when first needed. ``sent``: the
     query terms the keyword search looked for."""

@@ -7,7 +7,7 @@ matched. :func:`make_excerpt` picks the line that holds the most query terms
 and keeps a few lines around it, each with its line number in the file, and
 says whether lines of the chunk were left out before or after, so a face
 can draw a marker there. Both take the term positions of
-:func:`~.text.find_terms`, found once per hit.
+:func:`~..text.find_terms`, found once per hit.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def make_excerpt(
     file. Without a term in any line (a hit found by meaning alone) the
     best line is ``meaning_line`` (0-based in ``text``: the line that
     carries the meaning, :mod:`.lines`), or with none the window is the
-    chunk's first lines. ``found``: :func:`~.text.find_terms` of ``text``
+    chunk's first lines. ``found``: :func:`~..text.find_terms` of ``text``
     for (at least) ``terms``, when the caller has it."""
     lines = text.split("\n")
     shown = highlight_terms(list(terms)) or list(terms)
@@ -136,7 +136,7 @@ def make_snippet(
     the most query terms, each weighted (e.g. by IDF, so "fusion" counts more
     than "what"). Windows start at a line, or inside a line too long to show
     whole, a little before a hit; on a tie the earlier line start wins.
-    ``found``: :func:`~.text.find_terms` of ``text`` and ``terms``, when the
+    ``found``: :func:`~..text.find_terms` of ``text`` and ``terms``, when the
     caller has it."""
     if len(text) <= limit:
         return text

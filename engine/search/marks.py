@@ -12,7 +12,7 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
-from ..config import AgentConfig
+from ..settings import AgentConfig
 from .results import SearchResult
 
 if TYPE_CHECKING:  # the parser loads only for a file that holds a comment
@@ -149,3 +149,14 @@ def live_results(search: Callable[[int], list[SearchResult]], agent: AgentConfig
         return Marked(live, marked.unreadable)
     wider = annotate(search(max_results + 2 * (len(marked.results) - len(live)) + 4), agent)
     return Marked([r for r in wider.results if r.status == "live"][:max_results], wider.unreadable)
+
+
+def left_out_notice(unreadable: dict[str, str]) -> str | None:
+    """The notice naming the files whose results a search left out because
+    they can no longer be read (:func:`annotate`): the index
+    may hold a file's old text until the next sync (a chmod keeps the stat
+    the change check compares)."""
+    if not unreadable:
+        return None
+    listed = ", ".join(f"{path} {why}" for path, why in unreadable.items())
+    return f"left out results of files since changed: {listed} (the next sync updates the index)"

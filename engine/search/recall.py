@@ -29,17 +29,19 @@ import time
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ..errors import MemextError
 from ..memory.entries import FileEntries, parse_entries, strip_meta
 from ..text import content_terms, find_terms, has_searchable_words, query_terms
 from .excerpt import Excerpt, ExcerptLine
+from .options import SearchOptions
 from .results import SearchResult
 from .stems import with_stems
 
 if TYPE_CHECKING:
-    from ..index import MemoryIndex
+    from ..settings import AgentConfig
+    from .results import SearchResponse
 
 log = logging.getLogger("memext")
 
@@ -64,6 +66,19 @@ IMPORTANCE_WEIGHT = 0.4
 #: Hits searched for per memory recalled: room for the weak, retired and
 #: untrusted hits recall leaves out.
 POOL_FACTOR = 3
+
+
+class Searchable(Protocol):
+    """What recall searches through: an agent's index
+    (:class:`~memext.engine.MemoryIndex`, whose ``recall`` calls
+    :func:`recall_from` with itself). Recall sits below the index, so it
+    names only the three members it uses."""
+
+    agent: AgentConfig
+
+    def search(self, query: str, *, options: SearchOptions | None = None) -> SearchResponse: ...
+
+    def note_uses(self, results: Sequence[SearchResult], now: datetime | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -143,17 +158,24 @@ def resolve_deadline(deadline: float | None, default_ms: int) -> float:
     return seconds
 
 
-def recall_from(index: MemoryIndex, query: str, limit: int, now: datetime | None, started: float) -> Recall:
+def recall_from(index: Searchable, query: str, limit: int, now: datetime | None, started: float) -> Recall:
     """Recall for ``query`` from an open index, with no deadline."""
     # Retired hits are asked for too: a chunk whose best line was retired
     # may hold a live entry that matches as well (see entry_of).
-    resp = index.search(query, max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True, log_use=False)
+    pool = SearchOptions(max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True, log_use=False)
+    resp = index.search(query, options=pool)
     terms = content_terms(query_terms(query))
     found: dict[str, SearchResult] = {}
+    said: set[str] = set()
     for r in resp.results:
         entry = entry_of(r, index.agent.workspace, terms) if r.confident and r.source == "memory" else None
-        if entry is not None:
-            found.setdefault(entry.citation, entry)
+        if entry is None:
+            continue
+        # A consolidated copy says what its source says: one of them is enough.
+        words = " ".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", entry.snippet).casefold().split())
+        if entry.citation not in found and words not in said:
+            found[entry.citation] = entry
+            said.add(words)
     chosen = tuple(sorted(found.values(), key=_priority, reverse=True)[:limit])
     index.note_uses(chosen, now)  # what was handed on, not the pool searched
     notice = None

@@ -82,7 +82,7 @@ def own_lines(start_line: int, end_line: int, prev_end: int | None, next_start: 
     every line of a file is cited by exactly one chunk and a hit does not
     cite what its neighbour would. ``prev_end``: the last line of the chunk
     before it in its file, ``next_start``: the first line of the one after
-    (None at either end; :meth:`IndexStore.chunk_neighbours`). A chunk that
+    (None at either end; :meth:`~memext.engine.store.IndexStore.chunk_neighbours`). A chunk that
     its neighbours cover whole owns all its lines.
     """
     lo, hi = start_line, end_line

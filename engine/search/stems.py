@@ -4,7 +4,7 @@ The index matches Porter stems ("caching" finds "We cache vessel
 lookups"), but :func:`~..text.find_terms` finds whole words. A hit's
 excerpt and snippet must show the line that made it a hit, so the words of
 the shown text are stemmed by SQLite's own tokenizer
-(:func:`~..db.fts_tokenize`, the index's ``FTS_TOKENIZER``) and compared
+(:func:`~..store.tokenizer.fts_tokenize`, the index's ``FTS_TOKENIZER``) and compared
 with the stems of the query terms. Only texts whose words line up one to
 one with the tokenizer's tokens are stemmed (Latin-script text); CJK grams
 are found as substrings already.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..db import fts_tokenize
+from ..store.tokenizer import fts_tokenize
 from ..text import FTS_TOKENIZER, fold, is_cjk
 
 #: A word of ASCII text, as :func:`~..text.words` and unicode61 cut it.

@@ -2,7 +2,7 @@
 (DESIGN.md §7).
 
 A chunk's dates are its file's date from the name (daily logs such as
-``memory/2023-05-08.md``, :func:`engine.dates.name_date`), the ``date:`` of
+``memory/2023-05-08.md``, :func:`..note_dates.name_date`), the ``date:`` of
 the file's front matter when the chunk starts the file, and the days named
 by dated headings inside the chunk (``## 2023-05-08``, ``## 8 May 2023``).
 A chunk with a date inside a query's time cue (widened by
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from ..memory.dates import front_matter_date, name_date
+from ..note_dates import front_matter_date, name_date
 from .time_cues import TimeCue, named_days
 
 #: Notes are written on the day or in the days after what they tell of; a

@@ -2,32 +2,33 @@
 
 ``base`` holds the interface and the row types that cross it; ``drivers``
 the table of backends by ``store.driver`` (opening an agent's index, its
-writer lock, where it is). The SQLite backend (``sqlite/``) is split by
-concern: ``connection`` (open, schema, refresh after a swap, meta,
-unusable files), ``ownership`` (is a file memext's to write), ``damage``
-(telling a damaged file), ``chunks`` (files, chunks, FTS5), ``vectors``
-(vec0 or the in-memory matrix), ``cache`` (the embedding cache), ``lock``
-(the writer's file lock) and ``store`` (the :class:`Store` that puts them
-together). The PostgreSQL backend (``postgres/``,
+writer lock, where it is, and for an index kept as files on this machine
+what the engine does with those files); ``tokenizer`` the terms FTS5 makes
+of text, which every backend indexes. The SQLite backend (``sqlite/``) is
+split by concern: ``db`` (the binding and its connections),
+``connection`` (open, schema, refresh after a swap, meta, unusable files),
+``ownership`` (is a file memext's to write), ``damage`` and ``repair``
+(telling a damaged file, setting it aside), ``files`` (the index as files:
+the driver row's ``index_files``), ``chunks`` (files, chunks, FTS5),
+``vectors`` (vec0 or the in-memory matrix), ``cache`` (the embedding
+cache), ``lock`` (the writer's file lock) and ``store`` (the ``Store``
+that puts them together). The PostgreSQL backend (``postgres/``,
 :class:`~.postgres.store.PostgresStore`) is imported only when an agent
 uses it.
 
-The names below load on first use (PEP 562), so reading the config, which
-consults the driver table, loads no backend.
+The names below are the store interface the rest of the engine uses (no
+backend's own names: those stay in their folders) and load on first use
+(PEP 562), so reading the config, which consults the driver table, loads
+no backend.
 """
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
+from ..lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .base import CacheKey, ChunkRow, CorruptIndex, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
-    from .drivers import open_store
-    from .sqlite.connection import SCHEMA_VERSION
-    from .sqlite.damage import quick_check
-    from .sqlite.index_files import clean_stale_shadows, move_aside, remove_index_files
-    from .sqlite.store import Store
-    from .sqlite.vectors import VECTOR_AUTO_NUMPY_ABOVE
+    from .drivers import open_store, writer_lock
 
 #: Where each name lives (name -> submodule).
 _EXPORTS: dict[str, str] = {
@@ -40,13 +41,7 @@ _EXPORTS: dict[str, str] = {
     "NewChunk": "base",
     "StoreOptions": "base",
     "open_store": "drivers",
-    "SCHEMA_VERSION": "sqlite.connection",
-    "quick_check": "sqlite.damage",
-    "clean_stale_shadows": "sqlite.index_files",
-    "move_aside": "sqlite.index_files",
-    "remove_index_files": "sqlite.index_files",
-    "Store": "sqlite.store",
-    "VECTOR_AUTO_NUMPY_ABOVE": "sqlite.vectors",
+    "writer_lock": "drivers",
 }
 
 __all__ = list(_EXPORTS)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Collection, ContextManager, Iterable, Map
 if TYPE_CHECKING:
     import numpy as np  # loads on first use: keyword-only work never needs it
 
-    from ..config import VectorSettings
+    from ..settings import VectorSettings
     from ..status import FtsStatus, StorageStatus, VectorStatus
 
 
@@ -224,7 +224,7 @@ class IndexStore(Protocol):
         """For each chunk, the last line of the chunk before it in its file
         and the first line of the chunk after it (None at either end; in
         line order): what a hit needs to know to cite only its own lines
-        (:func:`engine.spans.own_lines`). Chunks gone are left out."""
+        (:func:`..search.spans.own_lines`). Chunks gone are left out."""
         ...
 
     def replace_file(

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ... import AgentConfig, MemextError, app_paths
-from ...plumbing import (
+from ...for_faces import (
     add_agent,
     change_memory_search_list,
     driver_of,

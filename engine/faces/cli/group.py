@@ -10,7 +10,7 @@ from typing import IO, Any
 import click
 
 from ... import MemextError
-from ...plumbing import terminal_safe
+from ...for_faces import terminal_safe
 
 __all__ = ["CommandError", "Interrupted", "MemextGroup", "NotUtf8"]
 
@@ -75,9 +75,10 @@ class MemextGroup(click.Group):
     and where an argument that is not UTF-8 is refused, named, with exit
     status 2 before any command reads it.
 
-    ``lazy_commands`` (name -> ``"module:attribute"``) are imported when
-    they run or a help lists them: a one-shot ``memext search`` does not
-    pay for the modules of ``agents``, ``config`` and ``model``."""
+    ``lazy_commands`` (name -> ``"module:attribute"``: the table of
+    commands, :data:`~.commands.COMMANDS`) are imported when they run or a
+    help lists them: a one-shot ``memext search`` pays for the search's
+    module only."""
 
     def __init__(self, *args: Any, lazy_commands: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

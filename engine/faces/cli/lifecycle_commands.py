@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import click
 
@@ -23,7 +23,8 @@ from .output import listed_results, terminal_safe
 RECALL_LOCK_WAIT_S = 2.0
 
 if TYPE_CHECKING:
-    from ... import Proposal
+    from ... import CaptureReport, Proposal
+    from ...memory.capture import Problem
 
 
 def _open(ctx: click.Context, picked: PickedAgent) -> MemoryIndex:
@@ -126,33 +127,47 @@ def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> 
     """Read TRANSCRIPT (JSONL: one {"role", "content"} message a line, or
     session records) and store what it states, by rules, without a model.
 
-    Writes only when memory_search.capture.enabled is true for the agent
-    (--dry-run shows what would be stored either way). Duplicates of memory
-    already written, questions, markup and text that reads as instructions
-    are left out."""
+    Running it is consent: it stores what it finds (--dry-run shows it
+    instead); memory_search.capture.enabled gates only automatic capture.
+    Duplicates of memory already written, questions, markup and text that
+    reads as instructions are left out; a change of fact ("actually ...
+    now, not ...") supersedes the entry it replaces. Exit status: 0 when
+    what needed storing was stored (or nothing did), 2 when the transcript
+    (or a line of it) could not be read: the lines that could were stored."""
     from ... import capture
-    from ...plumbing import read_transcript
+    from ...for_faces import read_transcript
 
-    messages = read_transcript(transcript)
-    with _open(ctx, _picked(ctx, agent)) as idx:
-        report = capture(messages, index=idx, dry_run=dry_run, include_assistant=include_assistant)
+    try:
+        read = read_transcript(transcript)
+        with _open(ctx, _picked(ctx, agent)) as idx:
+            report = capture(read.messages, index=idx, dry_run=dry_run, include_assistant=include_assistant)
+    except MemextError as exc:
+        click.echo(f"memext: error: {exc}", err=True)
+        ctx.exit(2)
     if as_json:
-        print_json(report.to_dict())
-        return
-    stored = report.enabled and not dry_run
+        print_json({**report.to_dict(), "problems": [{"line": p.line, "reason": p.reason} for p in read.problems]})
+    else:
+        _show_capture(report, transcript, read.problems)
+    if read.problems:
+        ctx.exit(2)
+
+
+def _show_capture(report: CaptureReport, transcript: Path, problems: Sequence[Problem]) -> None:
     for c in report.written:
-        where = c.citation if stored else "would store"
-        click.echo(f"{where}  [{c.candidate.category} {c.candidate.importance:g}]  {c.candidate.text}")
+        where = c.citation if report.stored else "would store"
+        click.echo(terminal_safe(f"{where}  [{c.candidate.category} {c.candidate.importance:g}]  {c.candidate.text}"))
+        if c.supersedes:
+            verb = "superseded" if report.stored else "would supersede"
+            click.echo(terminal_safe(f"  {verb} {c.supersedes}: {c.superseded_text}"))
     for s in report.skipped:
-        click.echo(click.style(f"skipped  {s.candidate.text}  ({s.reason})", dim=True))
+        click.echo(click.style(terminal_safe(f"skipped  {s.candidate.text}  ({s.reason})"), dim=True))
     if not report.written:
         click.echo("nothing to store")
-    if not report.enabled and not dry_run:
-        click.echo(
-            f"memext: capture is off for agent {report.agent!r}: nothing was written "
-            "(set memory_search.capture.enabled = true, or use --dry-run)",
-            err=True,
-        )
+    for p in problems:
+        click.echo(terminal_safe(f"memext: {transcript}:{p.line}: {p.reason}: skipped"), err=True)
+    if problems:
+        lines = "line" if len(problems) == 1 else "lines"
+        click.echo(f"memext: {len(problems)} {lines} of {transcript} could not be read", err=True)
 
 
 @click.command(
@@ -225,7 +240,7 @@ def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_jso
     Files changed since the last sync are indexed first (--no-sync skips
     it); the deadline covers the recall itself: past it, nothing is
     recalled and a note says why. Exit status 1 when nothing is recalled."""
-    from ...plumbing import SyncWhenNeeded
+    from ...for_faces import SyncWhenNeeded
 
     message = _message(text)
     picked = _picked(ctx, agent)

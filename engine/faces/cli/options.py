@@ -1,7 +1,7 @@
 """What every ``memext`` command shares: the ``-a``/``--json`` options (also
 accepted before the command, as ``memext -a work search x``), the agent a
-command works on, the colour setting, the examples that end each
-``--help``, the config of the invocation and JSON output."""
+command works on and its index, the colour setting, the examples that end
+each ``--help``, the config of the invocation and JSON output."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import click
 
-from ... import AgentConfig, Config, load_config
+from ... import AgentConfig, Config, MemoryIndex, load_config
 
 
 def complete_agent_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
@@ -150,6 +150,18 @@ def stdin_text(what: str) -> str:
 def print_json(data: Any) -> None:
     """``data`` as indented JSON on stdout, characters that would act on a
     terminal (controls, bidirectional controls) written as ``\\u`` escapes."""
-    from ...plumbing import json_safe
+    from ...for_faces import json_safe
 
     click.echo(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
+
+
+def one_shot_index(cfg: Config, agent: AgentConfig) -> MemoryIndex:
+    """The agent's index for one command (``one_shot``: no background work);
+    errors name ``cfg``'s file."""
+    return MemoryIndex(agent, config_file=cfg.path, one_shot=True)
+
+
+def invocation_color() -> bool | None:
+    """The invocation's colour setting (``--color``, NO_COLOR, FORCE_COLOR)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.color if ctx is not None else None

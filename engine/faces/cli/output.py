@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 import click
 
 from ... import SearchResult
-from ...plumbing import human_size, term_spans, terminal_safe
+from ...for_faces import human_size, term_spans, terminal_safe
 
 if TYPE_CHECKING:
     from ... import IndexStatus, SearchMode
@@ -160,7 +160,7 @@ def result_lines(r: SearchResult, query: str, *, explain: bool, width: int | Non
         if ex.omitted_after:
             lines.append(f"   {GAP:>{digits}}")
     if explain and r.explain:
-        from ...plumbing import explain_table  # only --explain needs it
+        from ...for_faces import explain_table  # only --explain needs it
 
         lines.append(click.style("   how it scored:", dim=True))
         lines += [click.style(f"     {row}", dim=True) for row in explain_table(r.explain)]

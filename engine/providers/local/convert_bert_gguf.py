@@ -71,8 +71,8 @@ def convert_bert(src: Path, out: Path, *, name: str, source_url: str = "", licen
     import gguf
 
     src = Path(src)
-    config = _read_json(src / "config.json")
-    _check_supported(config, src)
+    config = read_json(src / "config.json")
+    check_supported(config, src)
     vocab = read_vocab(src)
     if len(vocab.tokens) != config["vocab_size"]:
         raise ConversionError(f"{src}: tokenizer has {len(vocab.tokens)} tokens, config.json says {config['vocab_size']}")
@@ -113,7 +113,7 @@ def convert_bert(src: Path, out: Path, *, name: str, source_url: str = "", licen
     return ConversionInfo(out, count, len(vocab.tokens), config["hidden_size"])
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -122,7 +122,7 @@ def _read_json(path: Path) -> dict:
         raise ConversionError(f"{path} is not valid JSON: {exc}") from exc
 
 
-def _check_supported(config: dict, src: Path) -> None:
+def check_supported(config: dict, src: Path) -> None:
     if config.get("model_type") != "bert":
         raise ConversionError(f"{src}: only BERT models convert here, this is {config.get('model_type')!r}")
     if config.get("position_embedding_type", "absolute") != "absolute":
@@ -136,19 +136,25 @@ def _check_supported(config: dict, src: Path) -> None:
         raise ConversionError(f"{src}/model.safetensors is missing")
 
 
-def _pooling_type(src: Path) -> gguf.PoolingType:
-    """llama.cpp's pooling enum from sentence-transformers' pooling config."""
-    import gguf
-
+def pooling_mode(src: Path) -> str:
+    """``"mean"`` or ``"cls"``, from sentence-transformers' pooling config
+    (mean when the folder has none)."""
     path = src / "1_Pooling" / "config.json"
     if not path.is_file():
-        return gguf.PoolingType.MEAN
-    cfg = _read_json(path)
+        return "mean"
+    cfg = read_json(path)
     if cfg.get("pooling_mode_mean_tokens"):
-        return gguf.PoolingType.MEAN
+        return "mean"
     if cfg.get("pooling_mode_cls_token"):
-        return gguf.PoolingType.CLS
+        return "cls"
     raise ConversionError(f"{path}: only mean or CLS pooling is supported")
+
+
+def _pooling_type(src: Path) -> gguf.PoolingType:
+    """llama.cpp's pooling enum for :func:`pooling_mode`."""
+    import gguf
+
+    return gguf.PoolingType.MEAN if pooling_mode(src) == "mean" else gguf.PoolingType.CLS
 
 
 def read_vocab(src: Path) -> Vocab:
@@ -161,7 +167,7 @@ def read_vocab(src: Path) -> Vocab:
 
     tokenizer_file = src / "tokenizer.json"
     if tokenizer_file.is_file():
-        tok = _read_json(tokenizer_file)
+        tok = read_json(tokenizer_file)
         model = tok.get("model", {})
         norm = tok.get("normalizer") or {}
         if model.get("type") != "WordPiece" or (tok.get("pre_tokenizer") or {}).get("type") != "BertPreTokenizer":

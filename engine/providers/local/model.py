@@ -1,10 +1,17 @@
-"""The ``local`` provider: a GGUF embedding model run by llama-cpp-python.
+"""The ``local`` provider: an embedding model run on this machine, a GGUF
+file by llama-cpp-python or a memext ONNX file by ONNX Runtime.
 
 - ``local.model_path`` is a GGUF file (absolute, ``~``, or relative to the
   workspace) or ``hf:owner/repo/file.gguf``, fetched into the cache dir by
-  :mod:`engine.providers.hub`.
-- The model is loaded lazily, once per process (``llama_cpp.Llama`` is big
-  and not thread-safe: one instance per model file, calls serialised).
+  :mod:`.hub`.
+- The model is loaded lazily, once per process (a model is big and its
+  runtime not thread-safe: one instance per model file, calls serialised).
+  The file's suffix picks the runtime: ``.onnx`` runs with ONNX Runtime
+  (:mod:`.onnx_engine`, the ``onnx`` extra), anything else with llama.cpp.
+- The embedding cache and the index fingerprint know the model by its
+  file name and a hash of its contents (``endpoint_key``), so a file
+  replaced in place, or another build under the same name, never reuses
+  the vectors of the one before.
 - The context is sized to the chunk budget (capped by the model's training
   context); longer inputs are truncated to it; vectors are L2-normalised.
 - A query embedding (loading the model included) has a time limit, 5 min
@@ -12,50 +19,31 @@
   ProviderError when the limit passes. llama.cpp cannot be interrupted, so
   the abandoned call runs on; until it ends, further queries through the
   same provider fail at once ("model busy") instead of queueing behind it.
-- A native crash (SIGILL/SIGSEGV in ggml, seen with quantised models on AMX
-  CPUs) would kill the host process, a notebook kernel or the tray. So a
-  model is first probed in a subprocess; a model that kills the probe is
-  reported as unusable, with the reason, and never loaded in-process. The
-  verdict is remembered per model file (path, size, mtime, llama-cpp
-  version) in the cache dir, so the probe runs once, not per process.
-  A load failure is reported with llama.cpp's own reason (e.g. "invalid
-  magic characters" for a file that is not GGUF). ``embed_isolated`` runs
-  texts through the same subprocess (``memext model install`` checks new
-  models with it).
-
-Over 500 lines because the probe subprocess, the in-process model and the
-query deadline share the model-file identity, the lock and the verdict
-cache; split apart, each part would reach into the others' state.
+- Before a model file is loaded in-process it is probed in a subprocess
+  (:mod:`.probe`): a model that crashes the native library is reported as
+  unusable and never loaded here. :mod:`.runtime` loads a file with the
+  runtime its suffix names.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
-import dataclasses
-import functools
-import importlib.util
-import json
 import os
 import queue
-import re
-import signal
-import subprocess
-import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ...config import AgentConfig
 from ...errors import ProviderError
-from ...paths import AppPaths, private_dir
+from ...paths import AppPaths
 from ...status import LocalModelStatus
 from ..base import EmbeddingProvider, EmbedProgress, ProviderFactory
 from ..registry import local_model_spec, provider_spec
+from .probe import ProbeResult, model_digest, probe_model
+from .runtime import Embedder, default_threads, is_onnx_model, load_engine
 
-PROBE_TIMEOUT_S = 300
 #: DESIGN.md §6: a local query embedding gives up after 5 minutes.
 QUERY_TIMEOUT_S = 300.0
 #: Texts per llama call: short batches embed as fast as single calls here
@@ -63,19 +51,11 @@ QUERY_TIMEOUT_S = 300.0
 EMBED_BATCH = 8
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    ok: bool
-    dims: int = 0
-    n_ctx_train: int = 0
-    error: str = ""
-
-
 class _LoadedModel:
-    """One ``Llama`` and the lock that serialises calls into it."""
+    """One loaded model and the lock that serialises calls into it."""
 
-    def __init__(self, llama, n_ctx: int):
-        self.llama = llama
+    def __init__(self, engine: Embedder, n_ctx: int):
+        self.engine = engine
         self.n_ctx = n_ctx
         self.lock = threading.Lock()
         #: Set (under ``lock``) once the model is freed at exit: a sync still
@@ -105,7 +85,7 @@ def _close_models_at_exit() -> None:
         if m.lock.acquire(timeout=5):
             try:
                 m.closed = True
-                m.llama.close()
+                m.engine.close()
             except Exception:
                 pass
             finally:
@@ -174,13 +154,13 @@ class LocalProvider(EmbeddingProvider):
     ):
         self.model_file = Path(model_file)
         self.model = self.model_file.name
-        self.endpoint_key = ""
         #: Seconds a query embedding may take, loading the model included.
         self.query_timeout_s = query_timeout_s
         self._chunk_tokens = chunk_tokens
         self._cache_dir = cache_dir
         self._threads = threads or default_threads()
         self._probe: ProbeResult | None = None
+        self._digest: str | None = None
         self._loaded: _LoadedModel | None = None
         #: A query that passed its time limit and is still running (or
         #: still waiting for the model), with when it started.
@@ -209,6 +189,14 @@ class LocalProvider(EmbeddingProvider):
         return self.probe().dims or None
 
     @property
+    def endpoint_key(self) -> str:  # type: ignore[override]
+        """The model file's content hash: vectors are cached and the index
+        fingerprinted per exact model, not per file name (module docstring)."""
+        if self._digest is None:
+            self._digest = model_digest(self.model_file, self._cache_dir)
+        return f"sha256:{self._digest[:16]}"
+
+    @property
     def max_input_tokens(self) -> int:  # type: ignore[override]
         return self._ensure_loaded().n_ctx
 
@@ -223,7 +211,7 @@ class LocalProvider(EmbeddingProvider):
         with _MODELS_LOCK:
             loaded = _MODELS.get(key)
             if loaded is None:
-                loaded = _LoadedModel(load_llama(self.model_file, n_ctx, self._threads), n_ctx)
+                loaded = _LoadedModel(load_engine(self.model_file, n_ctx, self._threads), n_ctx)
                 _MODELS[key] = loaded
         self._loaded = loaded
         return loaded
@@ -298,12 +286,12 @@ class LocalProvider(EmbeddingProvider):
                     raise ProviderError(f"local model {self.model}: closed, the process is exiting")
                 if skip is not None and skip():
                     return None
-                vectors = m.llama.embed(inputs, normalize=True, truncate=True)
+                vectors = m.engine.embed(inputs)
         except ProviderError:
             raise
         except Exception as exc:
             raise ProviderError(f"local model {self.model}: {exc}") from exc
-        return [list(v) for v in vectors]
+        return vectors
 
     def model_status(self) -> LocalModelStatus:
         p = self._probe
@@ -352,246 +340,6 @@ class _QueryJob:
             self.done.set()
 
 
-def default_threads() -> int:
-    """One thread per core less one, up to 8: a sync embedding in the
-    background leaves a core to the user. On a busy 2-core machine two
-    threads were 3.6-5.6x slower than one (llama.cpp's threads wait on each
-    other when one is descheduled)."""
-    return max(1, min((os.cpu_count() or 1) - 1, 8))
-
-
-def load_llama(model_file: Path, n_ctx: int, threads: int, *, verbose: bool = False):
-    """Load a GGUF model for embeddings, with ggml's weight repacking off.
-
-    Repacked ("extra buffer") weights take the AMX/AVX-512 code path that
-    crashed with quantised models on this project's CPUs; f16/f32 models
-    lose nothing by skipping it. llama-cpp-python has no argument for it,
-    so the default model params are adjusted while the model loads.
-    ``verbose`` lets llama.cpp log to stderr (the probe reads load errors
-    from there); otherwise its logs are silenced.
-    """
-    import llama_cpp
-    from llama_cpp import llama_cpp as lowlevel
-
-    original = lowlevel.llama_model_default_params
-
-    def params():
-        p = original()
-        if hasattr(p, "use_extra_bufts"):
-            p.use_extra_bufts = False
-        return p
-
-    # Callers hold _MODELS_LOCK (or are the probe process), so no other
-    # thread sees the patched function.
-    lowlevel.llama_model_default_params = params
-    try:
-        with contextlib.nullcontext() if verbose else _quiet_stderr():
-            return llama_cpp.Llama(
-                model_path=str(model_file),
-                embedding=True,
-                n_ctx=n_ctx,
-                n_batch=n_ctx,
-                n_ubatch=n_ctx,  # must equal n_batch for embeddings
-                n_threads=threads,
-                n_threads_batch=threads,
-                verbose=verbose,
-            )
-    finally:
-        lowlevel.llama_model_default_params = original
-
-
-@contextlib.contextmanager
-def _quiet_stderr():
-    """llama.cpp prints load logs on fd 2 even with verbose=False."""
-    try:
-        fd = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        yield
-        return
-    saved = os.dup(fd)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), fd)
-        yield
-    finally:
-        os.dup2(saved, fd)
-        os.close(saved)
-
-
-# -- the subprocess probe --------------------------------------------------------
-
-#: TEST HOOK: when set (to a signal name such as ``SIGSEGV``) in the probe
-#: process's environment, the probe kills itself with that signal before
-#: loading the model. It stands in for a native crash in llama.cpp, which
-#: cannot be caused on demand; only the tests set it.
-FAULT_ENV = "MEMEXT_TEST_PROBE_FAULT"
-_STAGES = {"start": "while starting", "load": "while loading the model", "embed": "while embedding a test sentence"}
-
-
-def _probe_key(model_file: Path) -> str:
-    st = model_file.stat()
-    return f"{model_file.resolve()}|{st.st_size}|{st.st_mtime_ns}|{_llama_build()}"
-
-
-@functools.lru_cache(maxsize=1)
-def _llama_build() -> str:
-    """Which llama-cpp-python is installed, for the probe cache key: where
-    its package lies and when it was written (an upgrade or rebuild changes
-    it). Found without importing it, and without a package-metadata lookup,
-    which scans every distribution on the path (about 60 ms per process)."""
-    try:
-        spec = importlib.util.find_spec("llama_cpp")
-        if spec is None or spec.origin is None:
-            return "?"
-        st = os.stat(spec.origin)
-        return f"{spec.origin}@{st.st_mtime_ns}"
-    except (ImportError, ValueError, OSError):
-        return "?"
-
-
-def cached_probe(model_file: Path, cache_dir: Path | None) -> ProbeResult | None:
-    """The remembered verdict for a model file, without probing."""
-    if cache_dir is None or not model_file.is_file():
-        return None
-    cached = _read_probe_cache(cache_dir / "probes.json").get(_probe_key(model_file))
-    return ProbeResult(**cached) if cached is not None else None
-
-
-def forget_probe(model_file: Path, cache_dir: Path | None) -> None:
-    """Drop the remembered verdict so the next use probes again."""
-    if cache_dir is None or not model_file.is_file():
-        return
-    _update_probe_cache(cache_dir / "probes.json", _probe_key(model_file), None)
-
-
-def probe_model(model_file: Path, cache_dir: Path | None = None, timeout: float = PROBE_TIMEOUT_S) -> ProbeResult:
-    """Load and run the model once in a fresh interpreter; remember the verdict.
-
-    A model that crashes the probe (a signal), or loads and embeds fine, is
-    remembered per file; other failures (a timeout, a missing package) are
-    not, so they are tried again next time.
-    """
-    cache_file = (cache_dir / "probes.json") if cache_dir else None
-    cached = cached_probe(model_file, cache_dir)
-    if cached is not None:
-        return cached
-    result, _, crashed = _run_probe(model_file, None, timeout)
-    if result.ok or crashed:
-        _update_probe_cache(cache_file, _probe_key(model_file), result)
-    return result
-
-
-def embed_isolated(model_file: Path, texts: Sequence[str], timeout: float = PROBE_TIMEOUT_S) -> list[list[float]]:
-    """Embed ``texts`` in a subprocess (context 512, L2-normalised).
-
-    For checking a model before anything loads it in-process (``memext
-    model install``): a crash costs the subprocess, not the caller.
-    """
-    result, vectors, _ = _run_probe(model_file, list(texts), timeout)
-    if not result.ok or vectors is None:
-        raise ProviderError(f"local model {model_file} is unusable: {result.error}")
-    return vectors
-
-
-def _run_probe(model_file: Path, texts: list[str] | None, timeout: float) -> tuple[ProbeResult, list | None, bool]:
-    """(verdict, vectors for ``texts``, whether the probe died of a signal)."""
-    cmd = [sys.executable, "-m", "memext.engine.providers.local.model", str(model_file)]
-    try:
-        proc = subprocess.run(
-            cmd,
-            input=json.dumps(texts) if texts is not None else "",
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return ProbeResult(False, error=f"loading the model took over {timeout:g} s"), None, False
-    lines = proc.stdout.strip().splitlines()
-    stages = [ln.split(" ", 1)[1] for ln in lines if ln.startswith("stage ")]
-    if proc.returncode < 0:
-        num = -proc.returncode
-        sig = signal.Signals(num).name if num in signal.Signals._value2member_map_ else f"signal {num}"
-        when = _STAGES.get(stages[-1] if stages else "start", "")
-        error = f"the model crashed the probe process ({sig}) in the native llama.cpp library {when}".rstrip()
-        return ProbeResult(False, error=error), None, True
-    if proc.returncode != 0:
-        return ProbeResult(False, error=f"the model failed to load: {_load_error(proc.stderr)}"), None, False
-    try:
-        data = json.loads(lines[-1])
-        result = ProbeResult(True, dims=int(data["dims"]), n_ctx_train=int(data["n_ctx_train"]))
-    except (ValueError, KeyError, IndexError):
-        return ProbeResult(False, error=f"the probe printed no result: {proc.stdout[-200:]!r}"), None, False
-    return result, data.get("vectors"), False
-
-
-def _load_error(stderr: str) -> str:
-    """The most specific reason in the probe's stderr (llama.cpp logs, traceback)."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    generic = ("failed to load model", "error loading model")
-    for ln in lines:
-        low = ln.lower()
-        if ("invalid" in low or "failed" in low or "error" in low) and not any(g in low for g in generic):
-            # "gguf_init_from_reader: invalid magic ..." -> "invalid magic ..."
-            reason = ln.split(": ", 1)[1] if re.match(r"^[a-z_]+: ", ln) else ln
-            return f"{reason} (not a valid GGUF model file?)" if ln.startswith("gguf_") else reason
-    return lines[-1] if lines else "unknown error"
-
-
-def _read_probe_cache(path: Path | None) -> dict:
-    if path is None:
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _update_probe_cache(path: Path | None, key: str, result: ProbeResult | None) -> None:
-    if path is None:
-        return
-    data = _read_probe_cache(path)
-    if result is None:
-        data.pop(key, None)
-    else:
-        data[key] = dataclasses.asdict(result)
-    try:
-        private_dir(path.parent, tighten=False)
-        tmp = path.with_name(path.name + f".{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, path)
-    except OSError:
-        pass
-
-
-def _probe_main(model_file: str) -> None:
-    """In the probe subprocess: load, embed, print dims (and vectors) as JSON.
-
-    Texts to embed come as a JSON list on stdin (empty: one test sentence).
-    Each stage is announced on stdout first, so the parent can tell where a
-    crash happened.
-    """
-
-    def stage(name: str) -> None:
-        print(f"stage {name}", flush=True)
-
-    stage("start")
-    raw = sys.stdin.read().strip()
-    texts = json.loads(raw) if raw else None
-    stage("load")
-    fault = os.environ.get(FAULT_ENV)
-    if fault:
-        os.kill(os.getpid(), getattr(signal, fault))
-    # llama.cpp's log goes to stderr, where the parent looks for load errors.
-    llama = load_llama(Path(model_file), 512, 1, verbose=True)
-    n_ctx_train = llama._model.n_ctx_train()
-    stage("embed")
-    vec = llama.embed("memext probe", normalize=True)
-    out: dict = {"dims": len(vec), "n_ctx_train": n_ctx_train}
-    if texts is not None:
-        out["vectors"] = [llama.embed(t, normalize=True, truncate=True) for t in texts]
-    print(json.dumps(out), flush=True)
-
-
 # -- factory -------------------------------------------------------------------------
 
 
@@ -603,11 +351,19 @@ def create(
     ``options`` go to :class:`LocalProvider` (``query_timeout_s``...);
     ``primary`` is accepted like the remote providers' and not needed here.
     """
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError as exc:
-        raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
-    model_file = resolve_model_file(local_model_spec(agent, paths), agent, paths, env=env)
+    spec = local_model_spec(agent, paths)
+    if is_onnx_model(Path(spec)):
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as exc:
+            raise ProviderError(f"ONNX Runtime is not installed ({exc}); pip install 'memext[onnx]'") from exc
+    else:
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError as exc:
+            raise ProviderError(f"llama-cpp-python is not installed ({exc}); {provider_spec('local').install_command}") from exc
+    model_file = resolve_model_file(spec, agent, paths, env=env)
     options.setdefault("threads", agent.settings.local.threads or None)
     provider = LocalProvider(model_file, agent.settings.chunking.tokens, model_cache_dir(agent, paths), **options)
     result = provider.probe()
@@ -618,7 +374,3 @@ def create(
 
 if TYPE_CHECKING:
     _create: ProviderFactory = create  # the contract create_provider() calls (DESIGN.md §6)
-
-
-if __name__ == "__main__":
-    _probe_main(sys.argv[1])

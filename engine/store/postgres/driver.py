@@ -15,8 +15,9 @@ from ...errors import ConfigError
 from .url import agent_schema, check_url, redact_url
 
 if TYPE_CHECKING:
-    from ...config import AgentConfig, StoreSettings
+    from ...settings import AgentConfig, StoreSettings
     from ..base import StoreOptions
+    from ..drivers import DriverFunctions
     from .lock import AdvisoryLock
     from .store import PostgresStore
 
@@ -60,3 +61,9 @@ def check_settings(store: "StoreSettings", key: str, file: str | None) -> None:
             key=f"{key}.vector.backend",
             path=file,
         )
+
+
+if TYPE_CHECKING:
+    from . import driver as _this_module
+
+    _functions: DriverFunctions = _this_module

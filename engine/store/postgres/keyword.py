@@ -4,7 +4,7 @@ PostgreSQL's own full-text search ranks with ``ts_rank`` (no IDF, no length
 normalisation of BM25's kind) and stems with Snowball; the engine's scores
 and defaults were tuned on FTS5's BM25. So this store keeps its own
 postings, ``postings(term, rowid, tf, length)``, with the terms FTS5 would
-index (:mod:`.pg_terms`), and computes FTS5's formula in one query:
+index (:mod:`.terms`), and computes FTS5's formula in one query:
 
     idf(t) = ln((N - n_t + 0.5) / (n_t + 0.5)), 1e-6 when <= 0
     bm25   = -sum idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avglen))

@@ -1,7 +1,7 @@
 """One writer per agent across machines: a PostgreSQL advisory lock.
 
 The lock is ``pg_try_advisory_lock(key)`` on a connection of its own, the
-key derived from the agent id (:func:`~.pg_url.lock_key`). The server drops
+key derived from the agent id (:func:`~.url.lock_key`). The server drops
 it when that connection ends, however the holder died (keepalives notice a
 machine that vanished), so no stale lock blocks the next writer. The
 holder's connection carries ``application_name = "memext writer <agent>

@@ -1,11 +1,11 @@
 """One agent's index in PostgreSQL with pgvector (``store.driver = "postgres"``).
 
 The agent's schema (``memext_<agent id>``) holds ``meta``, ``files``,
-``chunks``, ``postings`` and ``stats`` (the keyword side, :mod:`.pg_keyword`)
-and ``vectors`` (:mod:`.pg_vectors`); the embedding cache is shared by all
-machines in ``memext.embedding_cache`` (:mod:`.pg_cache`). Many machines
+``chunks``, ``postings`` and ``stats`` (the keyword side, :mod:`.keyword`)
+and ``vectors`` (:mod:`.vectors`); the embedding cache is shared by all
+machines in ``memext.embedding_cache`` (:mod:`.cache`). Many machines
 read; one writes at a time, holding the agent's advisory lock
-(:mod:`.pg_lock`).
+(:mod:`.lock`).
 
 A rebuild fills a shadow schema (``memext_rebuild_<id>``) while readers
 keep using the live one, then swaps them by renaming both schemas in one

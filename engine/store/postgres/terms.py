@@ -21,8 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from ... import db
 from ...text import FTS_TOKENIZER, fts_document
+from ..tokenizer import tokenizer_connection
 
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
@@ -50,7 +50,7 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._conn = db.binding().module.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._conn = tokenizer_connection()
         # Contentless, no sizes: only the tokenizer's output is wanted, and
         # 'delete-all' empties it without tokenizing the texts again (about
         # 3 times faster than a table that keeps them).

@@ -12,10 +12,10 @@ from functools import partial
 from operator import itemgetter
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from ...db import fts_tokenize
-from ...memory.dates import name_date
+from ...note_dates import name_date
 from ...text import FTS_TOKENIZER, STOP_WORDS, fts_document
 from ..base import NEIGHBOURS_SQL, ChunkRow, FileRow, FileStat
+from ..tokenizer import fts_tokenize
 from . import file_summary
 from .connection import Connection
 
@@ -285,7 +285,7 @@ def _iso(day: Any) -> str | None:
 
 
 def fts_tokens(words: Sequence[str]) -> dict[str, str | None]:
-    """The token the index's tokenizer (:data:`~..text.FTS_TOKENIZER`: Porter
+    """The token the index's tokenizer (:data:`~...text.FTS_TOKENIZER`: Porter
     stems, "was" -> "wa") makes of each word, None where it makes none or
     several."""
     return {w: made[0] if len(made) == 1 else None for w, made in zip(words, fts_tokenize(FTS_TOKENIZER, words))}

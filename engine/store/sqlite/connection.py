@@ -11,7 +11,6 @@ through :attr:`Connection.conn` under :attr:`Connection.lock`.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import threading
 import time
@@ -19,12 +18,11 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from ... import db
 from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
-from . import file_summary, ownership, schema_check
+from . import db, file_summary, ownership, schema_check
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
@@ -118,27 +116,12 @@ class Connection:
             private_dir(self.path.parent, tighten=False)
         except OSError as exc:
             raise IndexOpenError(f"cannot create the folder of the index {self.path}: {exc.strerror or exc}{self._check_setting}") from exc
-        try:
-            owner = ownership.inspect(self.path, own_path=self.options.own_path)
-        except Exception as exc:
-            if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
-                raise
-            raise IndexOpenError(
-                f"cannot read the index {self.path}: {getattr(exc, 'strerror', None) or exc}{self._check_setting}"
-            ) from exc
-        if owner.kind is Kind.NOT_A_FILE:
-            raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail}{self._check_setting}")
-        if owner.kind is Kind.FOREIGN:
-            raise foreign_database(self.path, owner.detail, own_path=self.options.own_path)
-        if owner.kind is Kind.UNFINISHED:
-            logging.getLogger("memext").info("%s holds an empty database: an index whose first write never came; building it", self.path)
-        if owner.kind is Kind.DAMAGED:
-            raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
-        self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
+        kind = ownership.kind_to_open(self.path, own_path=self.options.own_path)
+        self.read_only = read_only_reason(self.path, new=kind is Kind.NEW)
         self._immutable = False
-        if owner.kind is Kind.UNSTAMPED and not self.read_only:
+        if kind is Kind.UNSTAMPED and not self.read_only:
             self._check_unstamped()
-        self._connect_file(owner.kind)
+        self._connect_file(kind)
         self._data_version = self._read_data_version()
         self._meta = None
         self._generation = self.get_meta("generation")
@@ -148,8 +131,7 @@ class Connection:
 
     @property
     def _check_setting(self) -> str:
-        """What an error about the file adds: the setting that chose it, when one did."""
-        return "" if self.options.own_path else " (check store.path)"
+        return ownership.setting_hint(self.options.own_path)
 
     def _check_unstamped(self) -> None:
         """Read an index older than the stamp through a read-only connection
@@ -289,7 +271,7 @@ class Connection:
             return True
         if self.read_only:
             return False
-        from ...memory.dates import content_date
+        from ...note_dates import content_date
 
         try:
             with self.transaction():

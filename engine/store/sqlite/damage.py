@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ... import db
+from . import db
 
 #: SQLITE_CORRUPT and SQLITE_NOTADB (primary result codes).
 _DAMAGE_CODES = {11, 26}

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from .lock import WriterLock, file_lock_held
 
 if TYPE_CHECKING:
-    from ...config import AgentConfig, StoreSettings
+    from ...settings import AgentConfig, StoreSettings
     from ..base import StoreOptions
+    from ..drivers import DriverFunctions
     from .store import Store
 
 
@@ -43,3 +44,9 @@ def lock_held(agent: "AgentConfig", db_path: Path) -> bool:
 def check_settings(store: "StoreSettings", key: str, file: str | None) -> None:
     """Nothing beyond the settings' own checks: every vector backend and
     any ``store.path`` serve a file."""
+
+
+if TYPE_CHECKING:
+    from . import driver as _this_module
+
+    _functions: DriverFunctions = _this_module

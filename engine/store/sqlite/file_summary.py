@@ -20,13 +20,20 @@ from __future__ import annotations
 import sys
 from array import array
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, ContextManager, Protocol
 
-from ... import db
 from ..base import FileStat
+from . import db
 
-if TYPE_CHECKING:
-    from .connection import Connection
+
+class _Index(Protocol):
+    """What :func:`ensure` uses of the index's connection (``connection.Connection``)."""
+
+    conn: Any
+    read_only: str | None
+
+    def transaction(self) -> ContextManager[Any]: ...
+
 
 TABLE = "file_summary"
 
@@ -51,7 +58,7 @@ def present(conn: Any) -> bool:
     return {TABLE, f"{TABLE}_insert", f"{TABLE}_update", f"{TABLE}_delete"} <= names
 
 
-def ensure(index: "Connection") -> bool:
+def ensure(index: _Index) -> bool:
     """Give an index made before the summary existed its table, triggers
     and summary; True when they are there. A read-only index without them
     is read without: the change check reads ``files``."""

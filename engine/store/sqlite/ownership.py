@@ -37,13 +37,15 @@ or a full disk with no room for SQLite's ``-shm``) is opened read-only:
 from __future__ import annotations
 
 import enum
+import logging
 import os
 import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from ... import db
-from ...errors import ForeignDatabase
+from ...errors import ForeignDatabase, IndexOpenError
+from ..base import CorruptIndex
+from . import db
 from .damage import looks_damaged
 
 #: ``PRAGMA application_id`` of memext's index files: "memx".
@@ -108,6 +110,34 @@ def inspect(path: Path, *, own_path: bool = False) -> Ownership:
     stamp = f", application id {app_id:#x}" if app_id else ", no memext application id"
     version = f", schema_version {schema_version[:20]!r}" if schema_version is not None else ""
     return Ownership(Kind.FOREIGN, f"tables {shown}{stamp}{version}")
+
+
+def setting_hint(own_path: bool) -> str:
+    """What an error about an index file adds: the setting that chose the
+    path, when one did (``own_path``: none did)."""
+    return "" if own_path else " (check store.path)"
+
+
+def kind_to_open(path: Path, *, own_path: bool) -> Kind:
+    """:func:`inspect` the file at ``path`` before opening it as an index:
+    its kind, or the error for a file memext must not open (IndexOpenError
+    when it cannot be read or is not a file, ForeignDatabase, CorruptIndex)."""
+    try:
+        owner = inspect(path, own_path=own_path)
+    except Exception as exc:
+        if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
+            raise
+        reason = getattr(exc, "strerror", None) or exc
+        raise IndexOpenError(f"cannot read the index {path}: {reason}{setting_hint(own_path)}") from exc
+    if owner.kind is Kind.NOT_A_FILE:
+        raise IndexOpenError(f"cannot open the index {path}: it is {owner.detail}{setting_hint(own_path)}")
+    if owner.kind is Kind.FOREIGN:
+        raise foreign_database(path, owner.detail, own_path=own_path)
+    if owner.kind is Kind.DAMAGED:
+        raise CorruptIndex(f"{path} is not a usable index ({owner.detail})")
+    if owner.kind is Kind.UNFINISHED:
+        logging.getLogger("memext").info("%s holds an empty database: an index whose first write never came; building it", path)
+    return owner.kind
 
 
 def foreign_database(path: Path, detail: str, *, own_path: bool = False) -> ForeignDatabase:

@@ -4,7 +4,7 @@ what an index file holds.
 A table or column dropped (damage, or another tool's hand) passes SQLite's
 ``quick_check``, yet every read of it fails with "no such table"; the index
 is disposable, so such a file is damage like any other (moved aside and
-rebuilt, engine/indexing/repair.py). The expected tables and columns are
+rebuilt, engine/store/sqlite/repair.py). The expected tables and columns are
 read from the schema itself, made once in a throwaway in-memory database,
 so the check never drifts from the schema.
 """
@@ -15,7 +15,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from ... import db
+from . import db
 
 #: Columns an index may lack and still be read: ``files.day`` came later
 #: (added at the first writable open of an older index).

@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
     from ...status import FtsStatus, StorageStatus, VectorStatus
 
-from ... import db
 from ..base import CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
+from . import db
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
 from .connection import Connection, Transaction

@@ -1,0 +1,165 @@
+"""The IndexStore interface: the SQLite Store implements it, and search, sync
+and status use nothing else."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any
+
+import pytest
+from conftest import ROOT, make_agent
+
+from memext.engine import MemoryIndex
+from memext.engine.indexing.sync import Syncer
+from memext.engine.search.options import SearchOptions
+from memext.engine.search.pipeline import run_search
+from memext.engine.store import IndexStore, StoreOptions, open_store
+from memext.engine.store.sqlite.store import Store
+from memext.engine.vector_math import normalize
+
+ENGINE = ROOT / "engine"
+INTERFACE = frozenset(n for n in dir(IndexStore) if not n.startswith("_"))
+
+
+class InterfaceOnly:
+    """Forwards exactly the IndexStore members to a store and records which
+    were used; it has no other attributes, so code that reaches past the
+    interface fails here. (Not a stand-in: the real SQLite store does the
+    work.)"""
+
+    def __init__(self, inner: Store, used: set[str]):
+        self.inner = inner
+        self.used = used
+
+    def use(self, name: str) -> Any:
+        self.used.add(name)
+        value = getattr(self.inner, name)
+        if name == "open_shadow":
+            return lambda: InterfaceOnly(value(), self.used)
+        return value
+
+
+def _forward(name: str) -> Any:
+    if isinstance(inspect.getattr_static(IndexStore, name), property):
+        return property(lambda self: self.use(name))
+    return lambda self, *args, **kwargs: self.use(name)(*args, **kwargs)
+
+
+for _name in INTERFACE:
+    setattr(InterfaceOnly, _name, _forward(_name))
+
+
+@pytest.mark.sqlite_only
+def test_the_sqlite_store_implements_the_interface(tmp_path):
+    store = Store(tmp_path / "a.sqlite")
+    try:
+        assert isinstance(store, IndexStore)
+        for name in INTERFACE:
+            declared = inspect.getattr_static(IndexStore, name)
+            actual = inspect.getattr_static(Store, name)
+            assert isinstance(actual, property) == isinstance(declared, property), name
+            if callable(declared):
+                want = list(inspect.signature(declared).parameters.items())
+                got = list(inspect.signature(actual).parameters.items())
+                assert [(n, p.kind) for n, p in got] == [(n, p.kind) for n, p in want], name
+        assert store.options == StoreOptions() and store.path == tmp_path / "a.sqlite"
+    finally:
+        store.close()
+
+
+def test_sync_rebuild_and_search_run_through_the_interface_alone(workspace, tmp_path, hashing_provider):
+    agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite")
+    used: set[str] = set()
+    inner = open_store(agent, tmp_path / "idx.sqlite")
+    store = InterfaceOnly(inner, used)
+    assert isinstance(store, IndexStore) and not hasattr(store, "conn")
+    used.clear()
+    try:
+        first = Syncer(agent, store, hashing_provider).run()
+        assert first.files_indexed == 3 and store.chunk_count() == 3 and store.dims == hashing_provider.dims
+        rebuilt = Syncer(agent, store, hashing_provider).run(force=True)  # shadow, copy_into, discard
+        assert rebuilt.rebuilt and rebuilt.cache_hits == 3 and rebuilt.texts_embedded == 0
+        assert {"open_shadow", "copy_into", "discard"} <= used
+        assert sorted(p.name for p in tmp_path.iterdir() if ".rebuild-" in p.name) == []
+
+        qvec = normalize(hashing_provider.embed_query("who leads the billing team"))
+        query = "who leads the billing team"
+        results, mode = run_search(store, query, qvec, agent.settings.query, SearchOptions(max_results=3, min_score=0.0))
+        assert mode == "hybrid" and results[0].path == "MEMORY.md"
+        assert {"vector_search", "keyword_search", "chunks", "keyword_search_available"} <= used
+    finally:
+        inner.close()
+    with MemoryIndex(agent, provider=hashing_provider) as idx:  # what that store wrote, read the usual way
+        st = idx.status()
+        assert st.total_chunks == 3 and st.last_sync.rebuilt and st.mode == "hybrid"
+
+
+def _attributes_of(tree: ast.AST, is_store) -> set[str]:
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and is_store(n.value)}
+
+
+def _named(*names: str):
+    return lambda node: isinstance(node, ast.Name) and node.id in names
+
+
+def _self_attr(*names: str):
+    def match(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in names
+
+    return match
+
+
+def test_engine_modules_use_only_interface_members_of_the_store():
+    search = ast.parse((ENGINE / "search" / "pipeline.py").read_text())
+    sync = ast.parse((ENGINE / "indexing" / "sync.py").read_text())
+    index = ast.parse((ENGINE / "index.py").read_text())
+    changes = ast.parse((ENGINE / "indexing" / "changes.py").read_text())
+    citing = ast.parse((ENGINE / "search" / "citing.py").read_text())
+    keywords = ast.parse((ENGINE / "search" / "keywords.py").read_text())
+    fusion = ast.parse((ENGINE / "search" / "fusion.py").read_text())
+    status = ast.parse((ENGINE / "indexing" / "index_status.py").read_text())
+    recovery = ast.parse((ENGINE / "indexing" / "recovery.py").read_text())
+    used = {
+        "search/pipeline.py": _attributes_of(search, _named("store")),
+        "indexing/sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
+        "index.py": _attributes_of(index, _self_attr("_store")),
+        "indexing/index_status.py": _attributes_of(status, _named("st", "store")),
+        "indexing/recovery.py": _attributes_of(recovery, _self_attr("store")) | _attributes_of(recovery, _named("store")),
+        "indexing/changes.py": _attributes_of(changes, _named("store")),
+        "search/citing.py": _attributes_of(citing, _named("store")) | _attributes_of(citing, _self_attr("store")),
+        "search/keywords.py": _attributes_of(keywords, _named("store")),
+        "search/fusion.py": _attributes_of(fusion, _named("store")),
+    }
+    assert all(used.values())  # the walk found the store in each
+    for module, names in used.items():
+        assert names <= INTERFACE, f"{module} uses {sorted(names - INTERFACE)} outside IndexStore"
+    # ...and the interface holds nothing they do not use.
+    assert set().union(*used.values()) == INTERFACE
+
+
+def test_chunk_neighbours_are_the_chunks_before_and_after_in_the_file(tmp_path):
+    # Through the interface, on the backend in force: the lines a hit owns
+    # come from its neighbours' line ranges (engine/search/spans.own_lines).
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "long.md").write_text("".join(f"- note {i} about the kiwi harvest and crates\n" for i in range(60)))
+    (ws / "memory" / "short.md").write_text("- one line\n")
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite", chunking={"tokens": 60, "overlap": 30})
+    store = open_store(agent, tmp_path / "idx.sqlite")
+    try:
+        Syncer(agent, store, None).run()
+        rows = store.chunks(range(1, 10_000))
+        by_file: dict[str, list] = {}
+        for r in sorted(rows.values(), key=lambda r: (r.path, r.start_line)):
+            by_file.setdefault(r.path, []).append(r)
+        long = by_file["memory/long.md"]
+        assert len(long) > 3 and all(a.end_line >= b.start_line for a, b in zip(long, long[1:]))  # they overlap
+        got = store.chunk_neighbours([r.rowid for r in long] + [by_file["memory/short.md"][0].rowid, 999_999])
+        for i, r in enumerate(long):
+            prev_end = long[i - 1].end_line if i else None
+            next_start = long[i + 1].start_line if i + 1 < len(long) else None
+            assert got[r.rowid] == (prev_end, next_start)
+        assert got[by_file["memory/short.md"][0].rowid] == (None, None) and 999_999 not in got
+    finally:
+        store.close()

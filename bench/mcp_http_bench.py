@@ -12,7 +12,8 @@ calls ``memory_search`` in a loop with a set of questions until the level
 has made ``--calls`` calls or ``--seconds`` have passed. The clients speak
 JSON-RPC over HTTP directly (one pooled HTTP client, a connection per
 client) so that the load generator stays light beside the server on the
-same machine. Prints calls/s and p50/p99 of a call per level; every answer
+same machine. Prints calls/s, p50/p99 of a call and the CPU time a call
+cost the server and the load generator per level; every answer
 is checked (no JSON-RPC error, no tool error). With ``--stateless`` the
 server keeps no sessions and each call stands alone.
 
@@ -57,6 +58,10 @@ class Level:
     latencies_ms: list[float]
     #: Sessions whose closing DELETE the server dropped.
     unclosed: int = 0
+    #: CPU seconds the server and this load generator spent on the level's
+    #: calls (None where the server's cannot be read: no /proc).
+    server_cpu: float | None = None
+    client_cpu: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -135,7 +140,20 @@ class BenchClient:
         return True
 
 
-async def _level(url: str, token: str, clients: int, calls: int, seconds: float, stateless: bool) -> Level:
+def _cpu_seconds(pid: int | None) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used, or this
+    process's own when ``pid`` is None; None where it cannot be read."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _level(url: str, token: str, clients: int, calls: int, seconds: float, stateless: bool, pid: int | None = None) -> Level:
     # Idle connections are dropped before the server's keep-alive (uvicorn's
     # 5 s) can close them under a request: a race that fails the call.
     limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2)
@@ -149,6 +167,7 @@ async def _level(url: str, token: str, clients: int, calls: int, seconds: float,
                 tg.start_soon(c.open)
         start = time.perf_counter()
         stop_at = start + seconds
+        server_cpu, client_cpu = _cpu_seconds(pid) if pid else None, _cpu_seconds(None) or 0.0
 
         async def run(client: BenchClient, offset: int) -> None:
             nonlocal made
@@ -164,6 +183,9 @@ async def _level(url: str, token: str, clients: int, calls: int, seconds: float,
             for n, c in enumerate(bench_clients):
                 tg.start_soon(run, c, n)
         elapsed = time.perf_counter() - start
+        server_after = _cpu_seconds(pid) if pid else None
+        server_used = server_after - server_cpu if server_after is not None and server_cpu is not None else None
+        client_used = (_cpu_seconds(None) or 0.0) - client_cpu
         closed: list[bool] = []
 
         async def close(client: BenchClient) -> None:
@@ -172,7 +194,7 @@ async def _level(url: str, token: str, clients: int, calls: int, seconds: float,
         async with anyio.create_task_group() as tg:
             for c in bench_clients:
                 tg.start_soon(close, c)
-    return Level(clients, len(latencies), elapsed, latencies, closed.count(False))
+    return Level(clients, len(latencies), elapsed, latencies, closed.count(False), server_used, client_used)
 
 
 def _start_server(args: list[str], port: int, env: dict[str, str]) -> subprocess.Popen:
@@ -210,8 +232,8 @@ def main() -> None:
                 anyio.run(_level, where, token, 1, 20, 120.0, args.stateless)
             levels = []
             for n in args.clients:
-                below = anyio.run(_level, floor_url, token, n, args.calls, args.seconds, args.stateless)
-                levels.append((anyio.run(_level, url, token, n, args.calls, args.seconds, args.stateless), below))
+                below = anyio.run(_level, floor_url, token, n, args.calls, args.seconds, args.stateless, floor.pid)
+                levels.append((anyio.run(_level, url, token, n, args.calls, args.seconds, args.stateless, proc.pid), below))
         finally:
             for p in (proc, floor):
                 p.terminate()
@@ -228,7 +250,9 @@ def main() -> None:
 def _figures(lv: Level) -> str:
     p50 = statistics.median(lv.latencies_ms)
     unclosed = f", {lv.unclosed} session closes dropped" if lv.unclosed else ""
-    return f"{lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms{unclosed}"
+    server = f"server {1000 * lv.server_cpu / lv.calls:.1f}, " if lv.server_cpu is not None else ""
+    cpu = f"; CPU ms a call: {server}load generator {1000 * lv.client_cpu / lv.calls:.1f}"
+    return f"{lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms{unclosed}{cpu}"
 
 
 if __name__ == "__main__":

@@ -106,6 +106,15 @@ def test_memext_tray_has_the_options_of_memext_tray():
     assert alias.stdout.replace("memext-tray", "memext tray") == r.stdout  # the usage line and the examples
 
 
+def test_memext_tray_refuses_a_config_path_that_is_not_utf8():
+    for command in ([b"-m", b"memext.tray"], [b"-m", b"memext", b"tray"]):
+        r = subprocess.run(
+            [sys.executable.encode(), *command, b"--headless", b"--config", b"/tmp/c\xff.toml"], capture_output=True, timeout=60
+        )
+        assert r.returncode == 2 and b"Traceback" not in r.stderr, r.stderr
+        assert b"not valid UTF-8" in r.stderr and b"c\\xff.toml" in r.stderr, r.stderr
+
+
 def test_memext_tray_runs_the_tray_with_the_groups_config(tmp_path):
     ws = make_workspace(tmp_path, "solo", {"memory/2026-01-01.md": "- the solo note about walruses\n"})
     cfg = write_config(tmp_path / "config.toml", {"solo": ws})

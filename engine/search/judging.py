@@ -181,9 +181,12 @@ def _cosines(stored: Sequence[EntryRow], query_vector: np.ndarray | None) -> lis
     import numpy as np
 
     size = len(query_vector)
-    have = [i for i, e in enumerate(stored) if e.vector is not None and len(e.vector) == size]
+    have, vectors = [], []
+    for i, e in enumerate(stored):
+        if e.vector is not None and len(e.vector) == size:
+            have.append(i)
+            vectors.append(e.vector)
     if have:
-        vectors = [stored[i].vector for i in have]
         if all(v.dtype == np.float16 for v in vectors):
             # float16 to float32 by table, the halves joined as bytes:
             # numpy's own stacking and cast of a few dozen vectors cost

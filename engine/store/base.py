@@ -123,15 +123,13 @@ def entry_vector(blob: bytes | None) -> np.ndarray | None:
 def entry_rows(rows: Iterable[Sequence[Any]]) -> list[EntryRow]:
     """(path, start, end, stems, blob) rows as :class:`EntryRow`, each
     once (a row may be read for two spans), in file and line order."""
-    import numpy as np
-
     out: list[EntryRow] = []
     last = None
     for path, start, end, stems, blob in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
         key = (path, start, end)
         if key != last:
             last = key
-            out.append(EntryRow(path, int(start), int(end), stems, None if blob is None else np.frombuffer(blob, dtype=np.float16)))
+            out.append(EntryRow(path, int(start), int(end), stems, entry_vector(blob)))
     return out
 
 

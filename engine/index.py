@@ -663,7 +663,7 @@ class MemoryIndex:
         return self._guarded(lambda: self._status(check_files))
 
     def _status(self, check_files: bool) -> IndexStatus:
-        from .indexing.index_status import IndexFacts, index_status
+        from .indexing.index_status import IndexFacts, disk_full, index_status
 
         self._store.refresh()
         choice = self.provider_choice
@@ -673,6 +673,7 @@ class MemoryIndex:
             last_error=self._last_error,
             keyword_only_reason=self._keyword_only_reason(choice.provider),
             settings_changed=self.settings_changed(),
+            disk_full=self._local and disk_full(self.db_path.parent),
         )
         return index_status(self.agent, self._store, choice, self.db_path, facts)
 

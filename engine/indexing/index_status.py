@@ -33,6 +33,8 @@ class IndexFacts(NamedTuple):
     keyword_only_reason: str | None
     #: The index was built for other settings than those in force.
     settings_changed: bool
+    #: The disk holding the index file has no space left (:func:`disk_full`).
+    disk_full: bool = False
 
 
 def index_status(agent: AgentConfig, store: IndexStore, choice: ProviderChoice, db_path: Path, facts: IndexFacts) -> IndexStatus:
@@ -80,7 +82,17 @@ def index_status(agent: AgentConfig, store: IndexStore, choice: ProviderChoice, 
         read_only=st.read_only,
         settings_changed=facts.settings_changed,
         long_term=_long_term(agent),
+        disk_full=facts.disk_full,
     )
+
+
+def disk_full(folder: Path) -> bool:
+    """True when the disk holding ``folder`` has no space left for this user
+    (what SQLite's "database or disk is full" comes from)."""
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder
+        return False
 
 
 def last_sync_of(store: IndexStore) -> LastSync | None:

@@ -10,7 +10,7 @@ import click
 
 from ... import MemextError
 
-__all__ = ["CommandError", "Interrupted", "MemextGroup"]
+__all__ = ["CommandError", "Interrupted", "MemextGroup", "os_error_line", "trouble"]
 
 
 class CommandError(click.ClickException):
@@ -18,6 +18,15 @@ class CommandError(click.ClickException):
 
     def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"memext: error: {self.format_message()}", err=True)
+
+
+def trouble(message: str) -> CommandError:
+    """A :class:`CommandError` with exit status 2, as grep's for trouble:
+    for a command whose exit 1 means an answer ("no memory matches"), or
+    a health check (``memext status``) that must tell "broken" apart."""
+    error = CommandError(message)
+    error.exit_code = 2
+    return error
 
 
 class Interrupted(CommandError):
@@ -75,7 +84,7 @@ class MemextGroup(click.Group):
             _silence_stdout()
             raise
         except OSError as exc:
-            raise CommandError(_os_error_line(exc)) from exc
+            raise CommandError(os_error_line(exc)) from exc
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
 
@@ -90,6 +99,7 @@ def _silence_stdout() -> None:
         pass
 
 
-def _os_error_line(exc: OSError) -> str:
+def os_error_line(exc: OSError) -> str:
+    """One line for an OS error: the file it names, then what went wrong."""
     where = f"{exc.filename}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"

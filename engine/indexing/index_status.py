@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..memory.workspace import workspace_files_indexed, workspace_problem
 from ..providers.registry import where_embedded
 from ..store import CorruptIndex
-from .checks import workspace_problem
 
 if TYPE_CHECKING:
     from ..providers import ProviderChoice
@@ -74,9 +74,10 @@ def index_status(agent: AgentConfig, store: IndexStore, choice: ProviderChoice, 
         batch=provider.batch_status() if provider else None,
         local_model=provider.model_status() if provider else None,
         skipped=_skipped(st),
-        last_error=facts.last_error
+        # A workspace out of reach first: it is what is wrong now.
+        last_error=workspace_problem(agent, lambda: workspace_files_indexed(st))
+        or facts.last_error
         or _recorded_failure(db_path, last_sync)
-        or workspace_problem(agent)
         or (last_sync.provider_error if last_sync else None),
         keyword_only_reason=facts.keyword_only_reason,
         read_only=st.read_only,

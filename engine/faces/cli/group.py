@@ -8,7 +8,7 @@ from typing import IO, Any
 
 import click
 
-from ... import MemextError
+from ... import MemextError, WorkspaceMissing
 
 __all__ = ["CommandError", "Interrupted", "MemextGroup", "os_error_line", "trouble"]
 
@@ -43,7 +43,8 @@ class Interrupted(CommandError):
 class MemextGroup(click.Group):
     """The ``memext`` group: the ONE place where errors of every command
     below it (memext errors, OS errors such as an unwritable folder,
-    Ctrl+C) become one line on stderr and exit status 1 (130 for Ctrl+C).
+    Ctrl+C) become one line on stderr and exit status 1 (2 for a workspace
+    out of reach, 130 for Ctrl+C).
 
     ``lazy_commands`` (name -> ``"module:attribute"``: the table of
     commands, :data:`~.commands.COMMANDS`) are imported when they run or a
@@ -76,7 +77,9 @@ class MemextGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemextError as exc:
-            raise CommandError(str(exc)) from exc
+            # A workspace out of reach: never the 1 of "no memory matches",
+            # which an agent takes for an answer.
+            raise (trouble if isinstance(exc, WorkspaceMissing) else CommandError)(str(exc)) from exc
         except BrokenPipeError:
             # The reader went away (`memext search x | head -1`): stop quietly.
             # stdout goes to devnull so the interpreter's last flush cannot

@@ -14,7 +14,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from memext.engine import MemextError
+from memext.engine import MemextError, WorkspaceMissing
 from memext.engine.faces.cli.commands import MemextGroup, cli
 from memext.engine.store.sqlite.lock import WriterLock
 
@@ -241,6 +241,7 @@ def _group_raising(exc: BaseException) -> click.Group:
         (PermissionError(13, "Permission denied", "/some/file"), 1, "memext: error: /some/file: Permission denied\n"),
         (KeyboardInterrupt(), 130, "memext: interrupted\n"),
         (MemextError("the config says no"), 1, "memext: error: the config says no\n"),
+        (WorkspaceMissing("workspace /w of agent a does not exist"), 2, "memext: error: workspace /w of agent a does not exist\n"),
     ],
 )
 def test_errors_of_nested_commands_become_one_line(exc, status, line):
@@ -282,11 +283,11 @@ def test_a_missing_workspace_fails_the_index_command(tmp_path, workspace, monkey
     cfg = write_config(tmp_path / "config.toml", {"gone": (tmp_path / "nope", None), "w": (workspace, None)})
     monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
     r = run("index", "-a", "gone")
-    assert r.exit_code == 1 and f"workspace {tmp_path / 'nope'} of agent gone does not exist" in r.stderr
+    assert r.exit_code == 2 and f"workspace {tmp_path / 'nope'} of agent gone does not exist" in r.stderr
     assert "indexed" not in r.stdout
     r = run("index", "--all")  # the other agents are still indexed
     assert r.exit_code == 1 and "w: indexed 3 of 3 files" in r.stdout and "gone: workspace" in r.stderr
-    st = json.loads(run("status", "--json", "-a", "gone").output)
+    st = json.loads(run("status", "--json", "-a", "gone").stdout)
     assert len(st) == 1 and "does not exist" in st[0]["last_error"]
 
 

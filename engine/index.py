@@ -205,6 +205,9 @@ class MemoryIndex:
         with self._sync_lock:
             self._syncing = True
             try:
+                # The provider's set-up (imports, a client: seconds on a busy
+                # machine) before the lock, which only the writing needs.
+                self.provider_choice  # noqa: B018
                 with writer_lock(self.agent, self.db_path, timeout=lock_timeout) as lock:
                     files = self._recovery.files
                     if files is not None:

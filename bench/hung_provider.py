@@ -13,8 +13,9 @@ byte every 2 s (every read well inside any read timeout),
 ``update``: alpha holds vectors and one file changed, so the sync asks the
 model its vector size first), and once its writer lock is seen taken,
 ``memext search`` runs for alpha and for beta (indexed before, with
-vectors) from two more processes. All with the default deadlines (nothing
-shortened): the figures are what a user waits.
+vectors) from two more processes; once the index command has given up,
+beta is searched again, the server still silent. All with the default
+deadlines (nothing shortened): the figures are what a user waits.
 
 Printed per run: how long the index command ran and held the writer lock
 (seen by this process trying the lock every 50 ms, as another writer
@@ -144,6 +145,7 @@ def one(server: EmbeddingAPIServer, behaviour: str, case: str) -> None:
         out, err = child.communicate()
         total = time.monotonic() - started
         watcher.join()
+        after = run.run("search", "-a", "beta", "heron river")  # the server still silent, the failure written down
         server.clear_faults()
         first_seen, held = result["lock"]  # type: ignore[misc]
         print(f"\n== server {behaviour}, {case} (memext index -a alpha)")
@@ -156,6 +158,7 @@ def one(server: EmbeddingAPIServer, behaviour: str, case: str) -> None:
             notes = [ln for ln in serr.strip().splitlines() if ln][:2]
             for line in notes:
                 print(f"      {line[:150]}")
+        print(f"   search -a beta once the index gave up: exit {after[1]} after {after[0]:.1f} s (healthy floor {floor['beta']:.1f} s)")
 
 
 def main() -> None:

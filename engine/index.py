@@ -102,7 +102,7 @@ class MemoryIndex:
         self._cancel = threading.Event()
         self._syncing = False
         self._last_error: str | None = None
-        self._queries = QueryEmbedder()
+        self._queries = QueryEmbedder(self.paths.state_dir / "provider-failures")  # shared with other processes
         self._recovery = RecoveringStore(agent, self.db_path, self._store_options, self._repaired_now)
 
     # -- lifecycle ----------------------------------------------------------
@@ -235,7 +235,7 @@ class MemoryIndex:
         clear_failure(self.db_path)
         self._last_error = report.provider_error
         if report.provider_gone:  # the provider in force stopped answering: searches need not wait for it too
-            self._queries.provider_failed(report.provider_gone)
+            self._queries.provider_failed(report.provider_gone, self.provider_choice.provider)
         self._store.refresh()
         return report
 
@@ -580,7 +580,7 @@ class MemoryIndex:
         if self._store.dims is None:
             error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
             return f"the index has no vectors ({error})" if error else "the index has no vectors yet"
-        failing = self._queries.backing_off()
+        failing = self._queries.backing_off(provider)
         if failing:
             return f"the embedding provider failed ({failing})"
         return None

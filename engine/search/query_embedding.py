@@ -82,8 +82,10 @@ class QueryEmbedder:
 
     def _read_shared(self, provider: EmbeddingProvider) -> None:
         record = shared_record(self._shared, provider) if self._shared is not None else None
+        if record is None:
+            return
         try:
-            written = json.loads(record.read_text(encoding="utf-8")) if record is not None else None
+            written = json.loads(record.read_text(encoding="utf-8"))
             age = time.time() - float(written["at"])
             error = str(written["error"])
         except (OSError, ValueError, TypeError, KeyError):

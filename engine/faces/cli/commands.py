@@ -11,7 +11,7 @@ Every command takes ``-a/--agent`` and ``--json``, after it or before it
 search, get, note) takes, without ``-a``, the agent whose workspace holds
 the current folder, else the first configured one, and then names it when
 there are others; without a config, the current folder is the agent.
-Failures print one line to stderr and exit with status 1 (130 for Ctrl+C). ``search`` syncs a stale index in
+Failures print one line to stderr and exit with status 1 (2 for an argument or stdin that is not UTF-8, 130 for Ctrl+C). ``search`` syncs a stale index in
 the foreground first (a one-shot process cannot leave that to a background
 thread), through the agent tools' :class:`~memext.engine.agents.index_hosts.SyncWhenNeeded`.
 """

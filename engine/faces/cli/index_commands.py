@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ... import AgentConfig, Config, MemextError
-from .group import os_error_line, trouble
+from .group import Trouble, os_error_line
 from .options import (
     agent_option,
     ctx_config as _config,
@@ -128,7 +128,7 @@ def status_cmd(ctx, agent, as_json) -> None:
         cfg = _config(ctx)
         agents = [cfg.agent(agent)] if agent else cfg.agents
     except MemextError as exc:
-        raise trouble(str(exc)) from exc
+        raise Trouble(str(exc)) from exc
     rows: list[IndexStatus | dict[str, str]] = []  # in config order; a dict is an agent that failed to open
     for a in agents:
         try:

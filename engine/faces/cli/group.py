@@ -9,10 +9,10 @@ from typing import IO, Any
 
 import click
 
-from ... import MemextError
+from ... import MemextError, WorkspaceMissing
 from ...for_faces import terminal_safe
 
-__all__ = ["CommandError", "Interrupted", "MemextGroup", "NotUtf8"]
+__all__ = ["CommandError", "Interrupted", "MemextGroup", "NotUtf8", "Trouble", "os_error_line"]
 
 
 class CommandError(click.ClickException):
@@ -21,6 +21,14 @@ class CommandError(click.ClickException):
     def show(self, file: IO[Any] | None = None) -> None:
         # Errors quote file names and input, which can hold control characters.
         click.echo(f"memext: error: {terminal_safe(self.format_message())}", err=True)
+
+
+class Trouble(CommandError):
+    """A failure with exit status 2, as grep's for trouble:
+    for a command whose exit 1 means an answer ("no memory matches"), or
+    a health check (``memext status``) that must tell "broken" apart."""
+
+    exit_code = 2
 
 
 class Interrupted(CommandError):
@@ -71,9 +79,9 @@ def shown_bytes(text: str) -> str:
 class MemextGroup(click.Group):
     """The ``memext`` group: the ONE place where errors of every command
     below it (memext errors, OS errors such as an unwritable folder,
-    Ctrl+C) become one line on stderr and exit status 1 (130 for Ctrl+C),
-    and where an argument that is not UTF-8 is refused, named, with exit
-    status 2 before any command reads it.
+    Ctrl+C) become one line on stderr and exit status 1 (2 for a workspace
+    out of reach, 130 for Ctrl+C), and where an argument that is not UTF-8
+    is refused, named, with exit status 2 before any command reads it.
 
     ``lazy_commands`` (name -> ``"module:attribute"``: the table of
     commands, :data:`~.commands.COMMANDS`) are imported when they run or a
@@ -116,7 +124,9 @@ class MemextGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemextError as exc:
-            raise CommandError(str(exc)) from exc
+            # A workspace out of reach: never the 1 of "no memory matches",
+            # which an agent takes for an answer.
+            raise (Trouble if isinstance(exc, WorkspaceMissing) else CommandError)(str(exc)) from exc
         except BrokenPipeError:
             # The reader went away (`memext search x | head -1`): stop quietly.
             # stdout goes to devnull so the interpreter's last flush cannot
@@ -124,7 +134,7 @@ class MemextGroup(click.Group):
             _silence_stdout()
             raise
         except OSError as exc:
-            raise CommandError(_os_error_line(exc)) from exc
+            raise CommandError(os_error_line(exc)) from exc
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
 
@@ -139,7 +149,8 @@ def _silence_stdout() -> None:
         pass
 
 
-def _os_error_line(exc: OSError) -> str:
+def os_error_line(exc: OSError) -> str:
+    """One line for an OS error: the file it names, then what went wrong."""
     where = f"{exc.filename}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"
 

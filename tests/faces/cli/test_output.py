@@ -126,11 +126,11 @@ def test_status_is_plain_words_and_fails_on_an_agent_in_error(config, workspace,
     assert "memory/big.md: larger than the 10 KB limit (19.5 KB; max_file_bytes)" in r.stdout
     r = run("index")
     assert "[keyword-only]" in r.stdout and "[keyword-only: none" not in r.stdout
-    # The workspace disappears: status shows the error line and exits 1.
+    # The workspace disappears: status shows the error line and exits 2.
     workspace.rename(tmp_path / "moved")
     run("index")
     r = run("status")
-    assert r.exit_code == 1 and "error" in r.stdout and "does not exist" in r.stdout
+    assert r.exit_code == 2 and "error" in r.stdout and "does not exist" in r.stdout and "does not exist" in r.stderr
 
 
 def test_a_binary_file_is_skipped_once_with_one_reason(config, workspace):

@@ -58,8 +58,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: After an append, how long its sync waits for another writer (a long
-#: rebuild elsewhere picks the entry up itself).
+#: How long an append's sync waits for another writer (a long rebuild elsewhere picks the entry up itself).
 APPEND_SYNC_LOCK_WAIT_S = 10.0
 _FROM_CONFIG: Any = object()
 
@@ -67,12 +66,11 @@ _FROM_CONFIG: Any = object()
 class MemoryIndex:
     """One agent's memory index: search, read, sync and status.
 
-    ``provider`` overrides the configured embedding provider: pass an
-    :class:`EmbeddingProvider`, or None for keyword-only. ``config_file``
-    (the agent's config file) only makes error messages name it.
-    ``one_shot=True`` is for a process that searches once and exits (the
-    ``memext`` command): it starts no background work whose result it would
-    never use (the vector matrix of a large index; vec0 answers instead).
+    ``provider`` overrides the configured embedding provider (None: keyword
+    only). ``config_file`` only makes error messages name it. ``one_shot``
+    is for a process that searches once and exits (the ``memext`` command):
+    it starts no background work whose result it would never use (the
+    vector matrix of a large index; vec0 answers instead).
     """
 
     def __init__(
@@ -165,11 +163,10 @@ class MemoryIndex:
         return self._provider.choice
 
     def _record_fallback(self, choice: ProviderChoice) -> None:
+        record = {"from": choice.fallback_from, "to": choice.name, "reason": choice.fallback_reason, "at": time.time()}
         try:
             with self._store.transaction():
-                self._store.set_meta_json(
-                    "fallback", {"from": choice.fallback_from, "to": choice.name, "reason": choice.fallback_reason, "at": time.time()}
-                )
+                self._store.set_meta_json("fallback", record)
         except Exception as exc:  # bookkeeping only
             import logging  # here: a one-shot search never logs, nor imports logging
 

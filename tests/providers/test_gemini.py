@@ -163,7 +163,7 @@ def test_sync_and_search_with_gemini(workspace, tmp_path, api_server):
     agent = make_agent(workspace, db_path=tmp_path / "idx.sqlite", provider="gemini", remote={"base_url": api_server.gemini_base_url})
     with MemoryIndex(agent, env={"GEMINI_API_KEY": GEMINI_KEY}) as idx:
         report = idx.sync()
-        assert report.texts_embedded == 3 and report.provider_error is None
+        assert report.texts_embedded == 3 + 7 and report.provider_error is None  # three chunks, seven entries
         for text, vec in stored_vectors(idx.db_path).items():
             assert np.allclose(vec, unit(api_server.gemini_vector(text)), atol=1e-5)
         hits = idx.search("green tea")

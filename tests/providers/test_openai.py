@@ -362,7 +362,7 @@ def test_one_batch_job_for_a_sync_across_files(workspace, tmp_path, api_server):
         assert len(stored) == report.chunks_written
         for text, vec in stored.items():
             assert np.allclose(vec, unit(api_server.openai_vector(text)), atol=1e-5)
-        assert any(p.phase == "embed" and p.chunks_done == report.texts_embedded for p in progress)
+        assert any(p.phase == "embed" and p.chunks_done == report.chunks_written for p in progress)  # counted in chunks
 
         st = idx.status().batch
         assert st.active and st.failures == 0 and st.jobs_completed == 1
@@ -396,8 +396,8 @@ def test_two_batch_failures_switch_to_inline_for_the_rest_of_the_process(workspa
     note = workspace / "memory" / "2026-01-05.md"
     with MemoryIndex(agent, env=ENV) as idx:
         first = idx.sync()  # batch fails, the texts go inline
-        assert first.provider_error is None and first.texts_embedded == 3
-        assert len(api_server.requests("openai.batches.create")) == 1 and len(api_server.inputs("openai.embeddings")) == 3
+        assert first.provider_error is None and first.texts_embedded == 3 + 7  # three chunks, seven entries
+        assert len(api_server.requests("openai.batches.create")) == 1 and len(api_server.inputs("openai.embeddings")) == 3 + 7
         st = idx.status().batch
         assert st.failures == 1 and st.active and "failed" in st.last_error
 
@@ -412,7 +412,7 @@ def test_two_batch_failures_switch_to_inline_for_the_rest_of_the_process(workspa
         note.write_text(note.read_text() + "- Third edit.\n")
         third = idx.sync()
         routes = {r.route for r in api_server.requests()}
-        assert routes == {"openai.embeddings"} and third.texts_embedded == 1
+        assert routes == {"openai.embeddings"} and third.texts_embedded == 2  # the chunk and its new entry
         assert idx.status().to_dict()["batch"]["mode"] == "inline"
         assert idx.search("Third edit").mode == "hybrid"
 
@@ -486,7 +486,7 @@ def test_wait_false_through_the_index(workspace, tmp_path, api_server):
         assert len(idx.status().batch.pending) == 1 and idx.search("green tea").mode == "keyword"
         idx.sync()  # the job is still running: nothing new is submitted
         third = idx.sync()  # finished: collected by custom_id
-        assert third.provider_error is None and third.texts_embedded == 3
+        assert third.provider_error is None and third.texts_embedded == 3 + 7  # three chunks, seven entries
         assert idx.status().batch.pending == () and idx.search("green tea").mode == "hybrid"
     assert len(api_server.requests("openai.batches.create")) == 1
     assert api_server.inputs("openai.embeddings") == ["green tea"]  # only the query went inline

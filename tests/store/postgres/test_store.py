@@ -139,13 +139,13 @@ def test_a_second_machine_embeds_nothing_and_needs_no_rebuild(workspace, tmp_pat
     shutil.copytree(workspace, copy)
     a, b = HashingProvider(), HashingProvider()
     with MemoryIndex(pg_agent(workspace, pg_url, agent_id="team", db_path=tmp_path / "a" / "team.sqlite"), provider=a) as idx:
-        assert idx.sync().texts_embedded == 3
+        assert idx.sync().texts_embedded == 3 + 7  # three chunks, seven entries
     with MemoryIndex(pg_agent(copy, pg_url, agent_id="team", db_path=tmp_path / "b" / "team.sqlite"), provider=b) as idx:
         assert not idx.needs_sync() or not idx.settings_changed()  # the index holds no machine's paths
         report = idx.sync()
         assert not report.rebuilt and b.texts_embedded == 0
         forced = idx.sync(force=True)
-        assert forced.rebuilt and forced.cache_hits == 3 and b.texts_embedded == 0
+        assert forced.rebuilt and forced.cache_hits == 3 + 7 and b.texts_embedded == 0
         assert idx.search("green tea")[0].path == "MEMORY.md"
     # Nothing local but this machine's use log (engine/memory/use_log.py), from B's search.
     assert not (tmp_path / "a").exists() and [p.name for p in (tmp_path / "b").iterdir()] == ["team.sqlite.uses"]
@@ -290,7 +290,7 @@ def test_a_rebuild_fills_its_shadow_then_builds_the_indexes_and_vacuums(workspac
             "SELECT relname FROM pg_stat_user_tables WHERE schemaname = 'memext_test' AND last_vacuum IS NOT NULL "
             "AND last_analyze IS NOT NULL ORDER BY relname",
         )
-        assert [r[0] for r in vacuumed] == ["chunks", "postings", "vectors"]
+        assert [r[0] for r in vacuumed] == ["chunks", "entries", "postings", "vectors"]
         import psycopg
 
         with psycopg.connect(pg_url, autocommit=True) as conn:

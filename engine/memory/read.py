@@ -25,7 +25,7 @@ import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import AccessDenied, BadLineRange, BadPath, MemextError
+from ..errors import AccessDenied, BadLineRange, BadPath, LinesNotFound
 from .chunking import split_lines
 from .discovery import MemoryRoots
 
@@ -53,12 +53,13 @@ class ReadResult:
         return asdict(self)
 
     def require_lines(self) -> "ReadResult":
-        """This read, or the error every face gives for it (``memext get``,
-        ``%memget``): a missing file, or a first line past the end."""
+        """This read, or what every face says instead (``memext get``,
+        ``%memget``): :class:`LinesNotFound` for a missing file or a first
+        line past the end."""
         if self.missing:
-            raise MemextError(f"{self.path} does not exist")
+            raise LinesNotFound(f"{self.path} does not exist")
         if self.from_line > max(self.total_lines, 1):
-            raise BadLineRange(f"{self.path} has {self.total_lines} line(s); line {self.from_line} is past the end")
+            raise LinesNotFound(f"{self.path} has {self.total_lines} line(s); line {self.from_line} is past the end")
         return self
 
 

@@ -124,7 +124,7 @@ def test_without_the_tray_extra_memext_tray_says_what_to_install(tmp_path):
         text=True,
         timeout=60,
     )
-    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.returncode == 2, r.stdout + r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert "pip install 'memext[tray]'" in r.stderr
     # The rest of the program works without it.
@@ -258,7 +258,7 @@ def test_search_dash_reads_the_query_from_stdin(tmp_path):
         text=True,
         timeout=60,
     )
-    assert empty.returncode == 1 and empty.stderr == "memext: error: the query on stdin is empty\n"
+    assert empty.returncode == 2 and empty.stderr == "memext: error: the query on stdin is empty\n"
 
 
 def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:

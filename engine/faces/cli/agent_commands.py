@@ -203,7 +203,7 @@ def _index_folders(agents: list[AgentConfig]) -> dict[str, list[str]]:
 @config_cmd.command(
     "allow-remote",
     short_help="Let provider auto send notes to a remote API (one-time consent).",
-    epilog="\b\nExamples:\n  memext config allow-remote openai\n  memext config allow-remote gemini -a work --revoke",
+    epilog=examples("memext config allow-remote openai", "memext config allow-remote gemini -a work --revoke"),
 )
 @click.argument("provider", type=click.Choice(remote_names()))
 @agent_option

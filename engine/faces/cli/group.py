@@ -1,5 +1,10 @@
 """The ``memext`` command group's class: lazy commands, and the one place
-where every command's failure becomes one line on stderr and an exit status."""
+where every command's failure becomes one line on stderr and an exit status.
+
+Exit statuses are grep's and ripgrep's, so a script can tell "no memory"
+from "broken": 0 the command did what it was asked (a search answered),
+1 nothing found (a search, a recall, a consolidation with nothing to
+propose), 2 an error (usage, configuration, I/O, provider), 130 Ctrl+C."""
 
 from __future__ import annotations
 
@@ -10,11 +15,19 @@ import click
 
 from ... import MemextError
 
-__all__ = ["CommandError", "Interrupted", "MemextGroup"]
+__all__ = ["ERROR_STATUS", "NOTHING_FOUND_STATUS", "CommandError", "Interrupted", "MemextGroup"]
+
+#: A command found nothing (grep's 1): no memory matches, nothing recalled.
+NOTHING_FOUND_STATUS = 1
+#: A command failed (grep's 2): usage, configuration, I/O, provider. Click's
+#: own usage errors exit 2 too.
+ERROR_STATUS = 2
 
 
 class CommandError(click.ClickException):
-    """A failure the user can act on: one line on stderr, exit status 1."""
+    """A failure the user can act on: one line on stderr, exit status 2."""
+
+    exit_code = ERROR_STATUS
 
     def show(self, file: IO[Any] | None = None) -> None:
         click.echo(f"memext: error: {self.format_message()}", err=True)
@@ -34,7 +47,7 @@ class Interrupted(CommandError):
 class MemextGroup(click.Group):
     """The ``memext`` group: the ONE place where errors of every command
     below it (memext errors, OS errors such as an unwritable folder,
-    Ctrl+C) become one line on stderr and exit status 1 (130 for Ctrl+C).
+    Ctrl+C) become one line on stderr and exit status 2 (130 for Ctrl+C).
 
     ``lazy_commands`` (name -> ``"module:attribute"``: the table of
     commands, :data:`~.commands.COMMANDS`) are imported when they run or a
@@ -69,11 +82,13 @@ class MemextGroup(click.Group):
         except MemextError as exc:
             raise CommandError(str(exc)) from exc
         except BrokenPipeError:
-            # The reader went away (`memext search x | head -1`): stop quietly.
-            # stdout goes to devnull so the interpreter's last flush cannot
-            # print a second Broken pipe error; click's main() exits with 1.
+            # The reader went away (`memext search x | head -1`): stop quietly
+            # with status 0, as ripgrep does: what was asked for was found
+            # and printed until the reader stopped reading. stdout goes to
+            # devnull so the interpreter's last flush cannot print a second
+            # Broken pipe error.
             _silence_stdout()
-            raise
+            raise click.exceptions.Exit(0) from None
         except OSError as exc:
             raise CommandError(_os_error_line(exc)) from exc
         except KeyboardInterrupt:

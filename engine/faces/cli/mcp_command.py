@@ -12,7 +12,7 @@ from .options import ctx_config as _config, examples
 @click.command(
     "mcp",
     short_help="Serve the memory tools (search, get, append) over MCP.",
-    epilog=examples("memext mcp -a work", "memext mcp --http 8765"),
+    epilog=examples("memext mcp -a work", "memext mcp --http 8765", ok="the server stopped"),
 )
 @click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
 @click.option(

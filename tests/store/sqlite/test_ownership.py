@@ -68,7 +68,7 @@ def test_the_cli_refuses_a_foreign_store_path_naming_it(workspace, tmp_path):
     env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
     for args in (["index"], ["search", "Anna"], ["status"]):
         out = subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, env=env, timeout=120)
-        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
         assert str(other) in out.stderr and "another program" in out.stderr and "Traceback" not in out.stderr
     assert sha(other) == before
 
@@ -227,5 +227,5 @@ def test_a_meta_table_with_a_schema_version_does_not_make_a_file_memexts(workspa
     )
     env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
     out = subprocess.run([sys.executable, "-m", "memext", "index"], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 1 and "another program" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 2 and "another program" in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert sha(other) == before and not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]

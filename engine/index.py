@@ -393,7 +393,7 @@ class MemoryIndex:
         *,
         options: SearchOptions | None = None,
     ) -> SearchResponse:
-        """Hybrid search; results carry ``path:start-end`` citations.
+        """Hybrid search; results carry ``path:start-end`` citations (``path:line`` for one line).
 
         An answer none of whose hits is confident (:mod:`.search.confidence`)
         comes back empty, with a ``notice`` saying that no memory matches;

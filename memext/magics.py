@@ -256,7 +256,7 @@ class MemExt(Magics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("spec", help="PATH, PATH:FROM or PATH:FROM-TO (workspace-relative or absolute).")
+    @argument("spec", help="PATH, PATH:LINE, PATH:FROM-TO or PATH:FROM- (to the end); workspace-relative or absolute.")
     @argument("-a", "--agent", help="Agent id.")
     @argument("--from", dest="from_line", type=_positive_int, help="First line (1-based).")
     @argument("--lines", type=_positive_int, help="How many lines.")

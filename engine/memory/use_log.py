@@ -23,6 +23,8 @@ import zlib
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
+from ..citations import cite_lines
+
 SUFFIX = ".uses"
 #: Past this size the log keeps its newest half: about 12k uses, months of
 #: an agent searching all day, and a file read in a few milliseconds.
@@ -46,7 +48,7 @@ class Use(NamedTuple):
 
     @property
     def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        return cite_lines(self.path, self.start_line, self.end_line)
 
 
 class Used(NamedTuple):

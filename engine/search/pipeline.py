@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Collection, Iterator, NamedTuple
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
+from ..citations import cite_lines
 from ..settings import HybridSettings, QuerySettings
 from ..store import ChunkRow, IndexStore
 from ..text import contains_all_terms, content_terms, find_terms, query_terms
@@ -343,7 +344,7 @@ def _span_result(
             shown, span.start_line, terms, weights, found=in_shown, meaning_line=_meaning_line(shown, in_shown, judge, lines)
         )
     if result.explain is not None:
-        result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
+        result.explain["merged"] = [cite_lines(r.path, r.start_line, r.end_line) for r in members]
     return result
 
 

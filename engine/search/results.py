@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..citations import cite_lines
 from .excerpt import Excerpt
 
 
@@ -46,8 +47,9 @@ class SearchResult:
 
     @property
     def citation(self) -> str:
-        """``path:start-end``, the form agents quote."""
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        """``path:start-end``, the form agents quote (``path:LINE`` for one
+        line: :mod:`~memext.engine.citations`)."""
+        return cite_lines(self.path, self.start_line, self.end_line)
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -420,7 +420,7 @@ def test_results_cite_the_text_of_a_chunk_not_the_headings_that_open_it(tmp_path
     log, memory = got["memory/2026-02-01.md"], got["MEMORY.md"]
     assert (log.start_line, log.end_line) == (5, 6) and (memory.start_line, memory.end_line) == (3, 3)
     assert [line.number for line in log.excerpt.lines] == [5, 6] and log.best_line == 5
-    assert memory.citation == "MEMORY.md:3-3" and [line.text for line in memory.excerpt.lines] == ["Kiwi crates come on Mondays."]
+    assert memory.citation == "MEMORY.md:3" and [line.text for line in memory.excerpt.lines] == ["Kiwi crates come on Mondays."]
     # The snippet, what an agent reads in the answer, still shows the section's title.
     assert memory.snippet.startswith("## Fruit") and "## Session 1 (9:00 am)" in log.snippet
 

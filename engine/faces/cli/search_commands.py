@@ -46,7 +46,7 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
 
 @click.command(
     "search",
-    short_help="Search memory: path:start-end, score and lines per result.",
+    short_help="Search memory: a citation, score and lines per result.",
     epilog=examples(
         'memext search "deploy checklist"',
         'memext search -a work --since 7d --json "who owns billing"',
@@ -73,8 +73,9 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
 def search_cmd(
     ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, include_forgotten, as_json
 ) -> None:
-    """Search memory; prints path:start-end, score and a snippet per result
-    (QUERY - reads the query from stdin).
+    """Search memory; prints a citation (path:START-END, or path:LINE for one
+    line), score and the lines around the best match per result (QUERY -
+    reads the query from stdin).
 
     Files changed since the last sync are indexed first (--no-sync, or
     sync.on_search = false in the config, skips it). A file's date, for
@@ -172,10 +173,10 @@ def _progress_bar(label: str) -> TextProgress:
 
 @click.command(
     "get",
-    short_help="Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.",
+    short_help="Print lines of a memory file: PATH, PATH:LINE or PATH:FROM-TO.",
     epilog=examples(
         "memext get memory/2026-03-01.md:10-20",
-        "memext get MEMORY.md --from 40 --lines 10 -N",
+        "memext get MEMORY.md:40- -N",
         ok="lines printed",
         nothing="no such memory file or line",
     ),
@@ -188,7 +189,8 @@ def _progress_bar(label: str) -> TextProgress:
 @json_option
 @click.pass_context
 def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
-    """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
+    """Print lines of a memory file: PATH (all of it), PATH:LINE (that one
+    line, as a citation means it), PATH:FROM-TO or PATH:FROM- (to the end).
 
     A missing file or a first line past the end is nothing found (exit 1),
     said in one line on stderr."""

@@ -44,7 +44,7 @@ def test_index_search_get_status_json(config):
     assert {"path", "start_line", "end_line", "score", "snippet", "source"} <= set(hit)
     assert hit["citation"] == "memory/2026-01-05.md:3-4" and data["mode"] == "keyword"
 
-    r = run("get", "memory/2026-01-05.md:3-3", "--json")
+    r = run("get", "memory/2026-01-05.md:3", "--json")
     assert json.loads(r.output)["text"] == "- Fixed the cache invalidation bug in commit a828e60."
 
     r = run("status", "--json")
@@ -138,7 +138,7 @@ def test_search_syncs_a_stale_index_first(config, workspace):
     (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
     assert json.loads(run("status", "--json", "-a", "w").output)[0]["dirty"] is True
     r = run("search", "pelican")
-    assert r.exit_code == 0 and "memory/2026-01-09.md:1-1" in r.stdout and "syncing" not in r.stderr
+    assert r.exit_code == 0 and "memory/2026-01-09.md:1" in r.stdout and "syncing" not in r.stderr
     assert json.loads(run("status", "--json", "-a", "w").output)[0]["dirty"] is False
     (workspace / "memory" / "2026-01-10.md").write_text("- the walrus committee met\n")
     r = run("search", "walrus", "--no-sync")
@@ -325,14 +325,29 @@ def test_note_refusals_are_one_line(config, workspace, args, message):
     assert sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts) == before
 
 
+def test_get_path_line_is_that_one_line_as_a_citation_means_it(config, workspace):
+    # MEMORY.md: 8 lines, line 4 "- Anna ...", line 5 "- Bob ...".
+    assert run("get", "MEMORY.md:4").stdout == "- Anna is the tech lead of the billing team.\n"
+    assert run("get", "MEMORY.md:4-5").stdout.splitlines() == ["- Anna is the tech lead of the billing team.", "- Bob prefers green tea."]
+    to_end = run("get", "MEMORY.md:4-", "-N").stdout.splitlines()
+    assert [line.split()[0] for line in to_end] == ["4", "5", "6", "7", "8"]
+    data = json.loads(run("get", "MEMORY.md:4", "--json").stdout)
+    assert (data["from_line"], data["to_line"]) == (4, 4)
+    # What a search prints for a one-line result reads back as that line.
+    (workspace / "memory" / "2026-01-09.md").write_text("# 2026-01-09\n\n- Lunch with the pelican society.\n")
+    [hit] = json.loads(run("search", "pelican", "-n", "1", "--json").stdout)["results"]
+    assert hit["citation"] == "memory/2026-01-09.md:3" and run("get", hit["citation"]).stdout == "- Lunch with the pelican society.\n"
+
+
 # -- get: clear refusals --------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("MEMORY.md:abc", "'abc' is not a line range; use MEMORY.md:FROM or MEMORY.md:FROM-TO"),
-        ("MEMORY.md:3-", "'3-' is not a line range"),
+        ("MEMORY.md:abc", "'abc' is not a line range; use MEMORY.md:LINE, MEMORY.md:FROM-TO or MEMORY.md:FROM- (to the end)"),
+        ("MEMORY.md:3-x", "'3-x' is not a line range"),
+        ("MEMORY.md:5-4", "the range ends before it starts"),
         ("MEMORY.md:0", "line numbers start at 1"),
         ("notes.txt", "only Markdown (.md) memory files can be read"),
     ],
@@ -359,8 +374,8 @@ def test_get_of_nothing_there_exits_1_as_nothing_found(config, spec, message):
 
 
 def test_n_is_a_count_only_and_get_numbers_lines_with_capital_n(config):
-    assert run("get", "MEMORY.md:4-4", "-n").exit_code == 2  # no such option any more
-    assert run("get", "MEMORY.md:4-4", "--line-numbers").stdout.strip() == "4  - Anna is the tech lead of the billing team."
+    assert run("get", "MEMORY.md:4", "-n").exit_code == 2  # no such option any more
+    assert run("get", "MEMORY.md:4", "--line-numbers").stdout.strip() == "4  - Anna is the tech lead of the billing team."
     assert len(json.loads(run("search", "Anna", "-n", "1", "--json").stdout)["results"]) == 1
 
 
@@ -409,7 +424,7 @@ def test_the_current_folder_picks_the_agent_whose_workspace_holds_it(two_agents,
     assert r.exit_code == 0 and r.stdout.startswith("1. ") and "billing" in r.stdout and "Berlin" not in r.stdout
     data = json.loads(run("search", "Anna", "--json").stdout)
     assert data["agent"] == "w" and {h["path"] for h in data["results"]} == {"MEMORY.md", "memory/2026-01-06.md"}
-    assert run("get", "MEMORY.md:4-4").stdout.strip() == "- Anna is the tech lead of the billing team."
+    assert run("get", "MEMORY.md:4").stdout.strip() == "- Anna is the tech lead of the billing team."
     assert json.loads(run("note", "Carol joined.", "--json").stdout)["agent"] == "w"
     monkeypatch.chdir(two_agents)
     assert json.loads(run("search", "Anna", "--json").stdout)["agent"] == "other"
@@ -421,7 +436,7 @@ def test_outside_every_workspace_the_first_agent_answers_and_is_named(two_agents
     r = run("search", "Anna")
     lines = r.stdout.splitlines()
     assert r.exit_code == 0 and lines[0] == "agent other (first of 2 configured; -a ID or cd into a workspace to choose)"
-    assert lines[1].startswith("1. MEMORY.md:3-3") and "Berlin" in r.stdout
+    assert lines[1].startswith("1. MEMORY.md:3") and "Berlin" in r.stdout
     data = json.loads(run("search", "Anna", "--json").stdout)  # JSON names it in a field, not a header
     assert data["agent"] == "other" and data["results"][0]["snippet"].endswith("Berlin office of the other team.")
     r = run("get", "MEMORY.md:3")

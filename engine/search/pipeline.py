@@ -17,7 +17,7 @@ import math
 import sys
 from datetime import date, datetime
 from itertools import islice
-from typing import TYPE_CHECKING, Collection, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Collection, Iterator, NamedTuple, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
@@ -29,7 +29,7 @@ from ..text import contains_all_terms, content_terms, find_terms, query_terms
 from .citing import Citer, TermsFound
 from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
 from .decay import decay_factor
-from .excerpt import make_excerpt, make_snippet
+from .excerpt import make_excerpt, snippet_window
 from .fusion import Candidate, bm25_reference, fill_similarities, fuse
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
 from .lines import LineScorer
@@ -335,11 +335,9 @@ def _span_result(
     members = [rows[passed[i].rowid] for i in span.members]
     result.start_line, result.end_line = span.start_line, span.end_line
     if snippets:
-        whole = merged_text([(r.start_line, r.end_line, r.text) for r in members])
         shown = merged_text([cited[i] for i in span.members])
-        found = with_stems(whole, terms, find_terms(whole, terms))
-        result.snippet = make_snippet(whole, terms, weights=weights, found=found)
-        in_shown = found if shown == whole else with_stems(shown, terms, find_terms(shown, terms))
+        in_shown = with_stems(shown, terms, find_terms(shown, terms))
+        result.snippet, result.snippet_line = _snippet(shown, span.start_line, terms, weights, in_shown)
         result.excerpt = make_excerpt(
             shown, span.start_line, terms, weights, found=in_shown, meaning_line=_meaning_line(shown, in_shown, judge, lines)
         )
@@ -362,9 +360,10 @@ def _result(
     lines: LineScorer | None = None,
 ) -> SearchResult:
     """The result for one chunk, citing ``cited`` (its lines without the
-    headings that open it: :func:`.spans.cited_lines`). The excerpt
-    shows the cited lines; the snippet is drawn from the whole chunk, so a
-    reader of the search answer still sees the section's heading."""
+    headings that open it: :func:`.spans.cited_lines`). The excerpt and
+    the snippet show the cited lines, so the snippet's first line is
+    ``start_line`` (or ``snippet_line`` when it is cut to a later window)
+    and a reader counting lines from the citation counts right."""
     start, end, text = cited
     info = None
     if explain:
@@ -388,17 +387,19 @@ def _result(
         info["evidence"] = evidence._asdict()
     days = chunk_dates(row.path, row.text, row.start_line)
     terms = found_in.terms
-    found = found_in(row) if snippets else {}
     excerpt = None
+    snippet, snippet_line = "", start
     if snippets:
         in_text = found_in.in_lines(row, start - row.start_line, text)
         excerpt = make_excerpt(text, start, terms, weights, found=in_text, meaning_line=_meaning_line(text, in_text, judge, lines))
+        snippet, snippet_line = _snippet(text, start, terms, weights, in_text)
     return SearchResult(
         path=row.path,
         start_line=start,
         end_line=end,
         score=round(c.score, 6),
-        snippet=make_snippet(row.text, terms, weights=weights, found=found) if snippets else "",
+        snippet=snippet,
+        snippet_line=snippet_line,
         source=row.source,
         explain=info,
         excerpt=excerpt,
@@ -406,6 +407,13 @@ def _result(
         confident=confidence >= 0.5,
         date=max(days).isoformat() if days else None,
     )
+
+
+def _snippet(text: str, first_line: int, terms: Sequence[str], weights: dict[str, float], found: dict[str, list[int]]) -> tuple[str, int]:
+    """The snippet of cited lines ``text`` (file line ``first_line`` on) and
+    the file line it starts at."""
+    at, snippet = snippet_window(text, terms, weights=weights, found=found)
+    return snippet, first_line + text.count("\n", 0, at)
 
 
 def _confident_first(results: list[SearchResult], rowids: list[int]) -> tuple[list[SearchResult], list[int]]:

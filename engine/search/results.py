@@ -39,6 +39,11 @@ class SearchResult:
     #: metadata comment gives them; None when it says nothing.
     importance: float | None = None
     category: str | None = None
+    #: The file line ``snippet`` starts at. The snippet is the cited lines,
+    #: from ``start_line``, cut to 700 characters; when they run past that
+    #: and the best match lies further down, it starts at a later line.
+    #: None: ``start_line`` (a result made by hand).
+    snippet_line: int | None = None
 
     @property
     def best_line(self) -> int:
@@ -59,6 +64,8 @@ class SearchResult:
             del d["excerpt"]
         d["citation"] = self.citation
         d["best_line"] = self.best_line
+        if d["snippet_line"] is None:
+            d["snippet_line"] = self.start_line
         return d
 
 

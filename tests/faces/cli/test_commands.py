@@ -337,6 +337,7 @@ def test_get_path_line_is_that_one_line_as_a_citation_means_it(config, workspace
     (workspace / "memory" / "2026-01-09.md").write_text("# 2026-01-09\n\n- Lunch with the pelican society.\n")
     [hit] = json.loads(run("search", "pelican", "-n", "1", "--json").stdout)["results"]
     assert hit["citation"] == "memory/2026-01-09.md:3" and run("get", hit["citation"]).stdout == "- Lunch with the pelican society.\n"
+    assert hit["snippet"].startswith("- Lunch") and hit["snippet_line"] == hit["start_line"] == 3
 
 
 # -- get: clear refusals --------------------------------------------------------------

@@ -336,7 +336,7 @@ class MemExt(Magics):
     @_user_errors
     def memforget(self, line: str = ""):
         """Mark the entry at a citation forgotten: the file keeps it, marked
-        with today's date and the reason; search leaves it out (``--weak``
+        with today's date and the reason; search leaves it out (``%memsearch --all``
         and ``include_forgotten`` still show it, labelled)."""
         line, _quiet = split_quiet(line)
         args = _parse(self.memforget, line)

@@ -44,6 +44,10 @@ class SearchResult:
     #: and the best match lies further down, it starts at a later line.
     #: None: ``start_line`` (a result made by hand).
     snippet_line: int | None = None
+    #: Why the result sits above one with a higher score: ``"newer"`` when
+    #: the newer-first rule moved it there (a later note on the same
+    #: subject, :mod:`.updates`); None when its place is its score's.
+    reordered: str | None = None
 
     @property
     def best_line(self) -> int:

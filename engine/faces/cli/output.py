@@ -61,12 +61,15 @@ def highlight(text: str, query: str, start: int = 0, end: int | None = None) -> 
 
 def result_marks(r: SearchResult) -> list[str]:
     """The marks shown after a result's citation: forgotten or superseded,
-    untrusted, and who wrote it (DESIGN.md §17)."""
+    untrusted, who wrote it (DESIGN.md §17), and ``newer`` when the
+    newer-first rule put it above a result with a higher score."""
     marks = [r.status] if r.status != "live" else []
     if r.untrusted:
         marks.append("untrusted")
     if r.origin:
         marks.append(f"by {r.origin}")
+    if r.reordered:
+        marks.append(r.reordered)
     return marks
 
 

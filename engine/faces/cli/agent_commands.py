@@ -114,7 +114,7 @@ def agents_remove(ctx, agent_id, purge, as_json) -> None:
 
 @agents_cmd.command(
     "prune",
-    short_help="List (or delete) indexes of ad-hoc agents that are gone.",
+    short_help="List (or delete) ad-hoc indexes nothing uses any more.",
     epilog=examples("memext agents prune", "memext agents prune --yes"),
 )
 @click.option("--yes", is_flag=True, help="Delete the listed index files (default: only list them).")
@@ -122,7 +122,8 @@ def agents_remove(ctx, agent_id, purge, as_json) -> None:
 @click.pass_context
 def agents_prune(ctx, yes, as_json) -> None:
     """List (or with --yes delete) indexes of ad-hoc agents whose folder is
-    gone or holds no memory files any more."""
+    gone, holds no memory files any more, or is now a configured agent's
+    workspace (indexed ad hoc before `memext agents add`)."""
     found = orphaned_indexes(ctx_config(ctx), app_paths().index_dir)
     if yes:
         for o in found:

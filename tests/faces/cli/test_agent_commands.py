@@ -107,6 +107,25 @@ def test_prune_lists_then_deletes_indexes_of_vanished_adhoc_folders(tmp_path, mo
     assert run("agents", "prune").stdout.strip() == "no unused ad-hoc indexes"
 
 
+def test_prune_lists_the_adhoc_index_of_a_folder_added_as_an_agent_since(tmp_path, monkeypatch, workspace):
+    monkeypatch.delenv("MEMEXT_CONFIG", raising=False)
+    monkeypatch.setenv("MEMEXT_WORKSPACE", str(workspace))
+    assert run("index").exit_code == 0  # indexed ad hoc, before any config
+    index_dir = app_paths().index_dir
+    [adhoc] = [p.name for p in index_dir.glob("*.sqlite")]
+    monkeypatch.delenv("MEMEXT_WORKSPACE")
+    assert run("agents", "add", "work", str(workspace)).exit_code == 0
+    assert run("index", "-a", "work").exit_code == 0  # the agent searches its own index, work.sqlite
+
+    [listed] = json.loads(run("agents", "prune", "--json").stdout)["indexes"]
+    assert (Path(listed["path"]).name, listed["workspace"]) == (adhoc, str(workspace.resolve()))
+    assert listed["reason"] == "folder is now agent work's workspace, searched with that agent's index"
+    assert run("agents", "prune", "--yes").exit_code == 0
+    assert sorted(p.name for p in index_dir.glob("*.sqlite")) == ["work.sqlite"]
+    assert json.loads(run("search", "-a", "work", "green tea", "--json").stdout)["results"]  # its own index is untouched
+    assert run("agents", "prune").stdout.strip() == "no unused ad-hoc indexes"
+
+
 @pytest.mark.model
 def test_remove_with_purge_deletes_every_index_file_of_the_agent(config, workspace):
     from conftest import MODEL_PATH

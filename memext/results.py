@@ -234,6 +234,9 @@ MARK_TITLES = {
 #: What a muted mark says when hovered.
 MUTED_TITLES = {
     "newer": "a newer note on the same subject, shown above an older one that scored higher",
+    "long-term": "recalled first as long-term memory (MEMORY.md), above a note that scored higher",
+    "important": "recalled first for its importance, above a note that scored higher",
+    "more confident": "recall ranks by confidence, which weighs more than the score beside it",
 }
 
 

@@ -377,3 +377,19 @@ def test_memext_recall_past_its_deadline_exits_at_once(billing, tmp_path, monkey
     assert done.returncode == 1 and done.stdout == ""
     assert "nothing recalled: recall did not finish within 500 ms" in done.stderr
     assert elapsed < 20  # the process start and imports, not the provider's 60 s
+
+
+def test_a_memory_recalled_above_a_higher_score_says_why(idx):
+    got = idx.recall(QUESTION, limit=5).results
+    for k, r in enumerate(got):
+        higher_below = [o for o in got[k + 1 :] if o.score > r.score]
+        assert (r.reordered is not None) == bool(higher_below), (r.citation, r.score, [o.score for o in got])
+        assert r.reordered in (None, "long-term", "important", "more confident")
+
+
+def test_the_reason_is_shown_where_the_order_is_not_the_scores(example_workspace, tmp_path):
+    with MemoryIndex(make_agent(example_workspace, db_path=tmp_path / "ex.sqlite"), provider=None) as index:
+        index.sync()
+        got = index.recall("what did the vet say about Biscuit?").results
+    assert [(r.citation, r.reordered) for r in got][0] == ("MEMORY.md:10", "long-term")
+    assert got[0].score < got[1].score and got[-1].reordered is None

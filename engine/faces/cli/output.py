@@ -150,7 +150,7 @@ def listed_results(results: Sequence[SearchResult], query: str, *, explain: bool
             + (f"  {r.date}" if r.date else "")
             + ("" if r.confident else click.style("  weak", fg="yellow"))
             + (f"  [{r.source}]" if r.source != "memory" else "")
-            + "".join(f"  [{m}]" for m in result_marks(r))
+            + "".join(f"  [{m}]" for m in result_marks(r) if scored or m != r.reordered)  # unscored: no order to explain
             + (f"  confidence {r.confidence:.2f}  score {r.score:.3f}" if scored else "")
         )
         lines += result_lines(r, query, explain=explain, width=width)

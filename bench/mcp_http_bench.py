@@ -12,9 +12,17 @@ calls ``memory_search`` in a loop with a set of questions until the level
 has made ``--calls`` calls or ``--seconds`` have passed. The clients speak
 JSON-RPC over HTTP directly (one pooled HTTP client, a connection per
 client) so that the load generator stays light beside the server on the
-same machine. Prints calls/s and p50/p99 of a call per level; every answer
+same machine. Prints calls/s, p50/p99 of a call and the CPU time a call
+cost the server and the load generator per level; every answer
 is checked (no JSON-RPC error, no tool error). With ``--stateless`` the
 server keeps no sessions and each call stands alone.
+
+The floor, measured in the same run at each level (before memext, so a
+change in the machine's load shows in both): an MCP server that does
+nothing (bench/mcp_floor_server.py: the same SDK, transport and uvicorn
+settings, a no-op ``memory_search``), driven by the same clients. On a
+shared machine compare memext with the floor, not with figures of another
+day.
 """
 
 from __future__ import annotations
@@ -48,6 +56,12 @@ class Level:
     calls: int
     seconds: float
     latencies_ms: list[float]
+    #: Sessions whose closing DELETE the server dropped.
+    unclosed: int = 0
+    #: CPU seconds the server and this load generator spent on the level's
+    #: calls (None where the server's cannot be read: no /proc).
+    server_cpu: float | None = None
+    client_cpu: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -115,13 +129,34 @@ class BenchClient:
         if "error" in answer or answer["result"].get("isError"):
             raise RuntimeError(f"the call failed: {json.dumps(answer)[:300]}")
 
-    async def close(self) -> None:
+    async def close(self) -> bool:
+        """End the session; False when the server dropped the connection
+        instead (counted, not timed: the level's calls are all made)."""
         if "mcp-session-id" in self.headers:
-            await self.http.delete(self.url, headers=self.headers)
+            try:
+                await self.http.delete(self.url, headers=self.headers)
+            except httpx2.TransportError:
+                return False
+        return True
 
 
-async def _level(url: str, token: str, clients: int, calls: int, seconds: float, stateless: bool) -> Level:
-    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients)
+def _cpu_seconds(pid: int | None) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used, or this
+    process's own when ``pid`` is None; None where it cannot be read."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _level(url: str, token: str, clients: int, calls: int, seconds: float, stateless: bool, pid: int | None = None) -> Level:
+    # Idle connections are dropped before the server's keep-alive (uvicorn's
+    # 5 s) can close them under a request: a race that fails the call.
+    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2)
     headers = {"Authorization": f"Bearer {token}"}
     latencies: list[float] = []
     made = 0
@@ -132,6 +167,7 @@ async def _level(url: str, token: str, clients: int, calls: int, seconds: float,
                 tg.start_soon(c.open)
         start = time.perf_counter()
         stop_at = start + seconds
+        server_cpu, client_cpu = _cpu_seconds(pid) if pid else None, _cpu_seconds(None) or 0.0
 
         async def run(client: BenchClient, offset: int) -> None:
             nonlocal made
@@ -147,15 +183,22 @@ async def _level(url: str, token: str, clients: int, calls: int, seconds: float,
             for n, c in enumerate(bench_clients):
                 tg.start_soon(run, c, n)
         elapsed = time.perf_counter() - start
+        server_after = _cpu_seconds(pid) if pid else None
+        server_used = server_after - server_cpu if server_after is not None and server_cpu is not None else None
+        client_used = (_cpu_seconds(None) or 0.0) - client_cpu
+        closed: list[bool] = []
+
+        async def close(client: BenchClient) -> None:
+            closed.append(await client.close())
+
         async with anyio.create_task_group() as tg:
             for c in bench_clients:
-                tg.start_soon(c.close)
-    return Level(clients, len(latencies), elapsed, latencies)
+                tg.start_soon(close, c)
+    return Level(clients, len(latencies), elapsed, latencies, closed.count(False), server_used, client_used)
 
 
-def _start_server(config: Path, port: int, stateless: bool) -> subprocess.Popen:
-    args = [sys.executable, "-m", "memext", "mcp", "--http", str(port), *(["--stateless"] if stateless else [])]
-    proc = subprocess.Popen(args, env={**os.environ, "MEMEXT_CONFIG": str(config)}, stderr=subprocess.DEVNULL)
+def _start_server(args: list[str], port: int, env: dict[str, str]) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -177,25 +220,39 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     ap.add_argument("--stateless", action="store_true")
     args = ap.parse_args()
+    stateless = ["--stateless"] if args.stateless else []
     with example_memory(args.provider, args.model) as (folder, config):
-        port = _free_port()
-        proc = _start_server(config, port, args.stateless)
+        port, floor_port = _free_port(), _free_port()
+        proc = _start_server(["-m", "memext", "mcp", "--http", str(port), *stateless], port, {"MEMEXT_CONFIG": str(config)})
+        floor = _start_server([str(Path(__file__).with_name("mcp_floor_server.py")), str(floor_port), *stateless], floor_port, {})
         try:
-            url = f"http://127.0.0.1:{port}/mcp"
+            url, floor_url = f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{floor_port}/mcp"
             token = (folder / "mcp-token").read_text(encoding="ascii").strip()
-            anyio.run(_level, url, token, 1, 20, 120.0, args.stateless)  # warm: first build, caches
-            levels = [anyio.run(_level, url, token, n, args.calls, args.seconds, args.stateless) for n in args.clients]
+            for where in (url, floor_url):  # warm: first build, caches
+                anyio.run(_level, where, token, 1, 20, 120.0, args.stateless)
+            levels = []
+            for n in args.clients:
+                below = anyio.run(_level, floor_url, token, n, args.calls, args.seconds, args.stateless, floor.pid)
+                levels.append((anyio.run(_level, url, token, n, args.calls, args.seconds, args.stateless, proc.pid), below))
         finally:
-            proc.terminate()
-            proc.wait(30)
+            for p in (proc, floor):
+                p.terminate()
+                p.wait(30)
     mode = "stateless" if args.stateless else "a session per client"
-    print(f"memory_search over MCP Streamable HTTP, example memory, provider {args.provider}, {mode}, {os.cpu_count()} CPUs")
-    for lv in levels:
-        p50 = statistics.median(lv.latencies_ms)
-        print(
-            f"{lv.clients:4d} clients: {lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, "
-            f"p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms"
-        )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"memory_search over MCP Streamable HTTP, example memory, provider {args.provider}, {mode}, {os.cpu_count()} CPUs, load {load}")
+    for lv, below in levels:
+        print(f"{lv.clients:4d} clients: memext {_figures(lv)}")
+        print(f"{'':12} floor  {_figures(below)}  (an MCP server that does nothing)")
+        print(f"{'':12} memext/floor: calls/s {lv.rate / below.rate:.2f}x, p99 {lv.percentile(0.99) / below.percentile(0.99):.2f}x")
+
+
+def _figures(lv: Level) -> str:
+    p50 = statistics.median(lv.latencies_ms)
+    unclosed = f", {lv.unclosed} session closes dropped" if lv.unclosed else ""
+    server = f"server {1000 * lv.server_cpu / lv.calls:.1f}, " if lv.server_cpu is not None else ""
+    cpu = f"; CPU ms a call: {server}load generator {1000 * lv.client_cpu / lv.calls:.1f}"
+    return f"{lv.calls:5d} calls in {lv.seconds:5.1f} s = {lv.rate:6.1f} calls/s, p50 {p50:7.1f} ms, p99 {lv.percentile(0.99):7.1f} ms{unclosed}{cpu}"
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@ The CLI commands, the MCP server, the adapters, the notebook extension
 and the tray import from :mod:`memext.engine` (the public API) and from
 here, nothing else of the engine (``tests/test_architecture.py`` checks
 it). These are the helpers behind those faces: private files and folders,
-progress text, highlight spans, the tool hosts, the config reloader's
-timings, parsing a ``get`` citation, editing the config, installing and
-probing local models, index files left behind, where an index lives. They
+progress text, highlight spans, control characters made visible, the tool
+hosts, the config reloader's timings, parsing a ``get`` citation, editing
+the config, installing and probing local models, index files left behind,
+where an index lives. They
 may change between releases without notice; a program built on memext
 should need only :mod:`memext.engine`.
 """
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from .citations import parse_get_spec
     from .config import add_agent, build_settings
     from .config_edit import change_memory_search_list, remove_agent, set_memory_search_value
+    from .controls import json_safe, terminal_safe
     from .freshness.keeper import IndexFactory
     from .freshness.supervisor import DEFAULT_CONFIG_POLL_S, DEFAULT_RECONCILE_S, ConfigReloader
     from .human_size import human_size
@@ -58,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "IndexHost": "agents.index_hosts",
     "install_model": "providers.local.install",
     "installed_path": "providers.local.install",
+    "json_safe": "controls",
     "KeptFresh": "agents.index_hosts",
     "local_model_spec": "providers.registry",
     "MEMORY_DIR": "memory.roots",
@@ -83,6 +86,7 @@ _EXPORTS: dict[str, str] = {
     "store_location": "store.drivers",
     "SyncWhenNeeded": "agents.index_hosts",
     "term_spans": "text",
+    "terminal_safe": "controls",
     "TextProgress": "indexing.progress",
     "write_private_text": "paths",
 }

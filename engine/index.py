@@ -118,7 +118,7 @@ class MemoryIndex:
 
     def _store_options(self) -> StoreOptions:
         options = StoreOptions.from_settings(self.agent.settings.store.vector)
-        return options._replace(background_matrix=not self._one_shot)
+        return options._replace(background_matrix=not self._one_shot, own_path=not self.agent.settings.store.path)
 
     @property
     def _local(self) -> bool:

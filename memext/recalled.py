@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any, overload
 
 from memext.engine import Recall, SearchResult
+from memext.engine.for_faces import json_safe
 
 from .magic_lines import QuietDisplay
 from .render import FONT, MUTED, NOTICE_STYLE, TEXT, esc
@@ -52,7 +53,7 @@ class RecalledMemories(QuietDisplay, Sequence):
         return {"agent": self.agent, **self.recall.to_dict()}
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
+        return json_safe(json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str))
 
     def _header(self) -> str:
         n = len(self)

@@ -1,7 +1,9 @@
 """HTML and text building blocks shared by the result views and the widget.
 
 Every piece of note text goes through :func:`html.escape` before it reaches
-HTML, so a note that contains markup is shown as text, never run. Styles are
+HTML, so a note that contains markup is shown as text, never run; its
+control and bidirectional-control characters are shown as escapes
+(``\u202e``), in HTML and in text alike, so no line displays reordered. Styles are
 inline because notebook front ends drop ``<style>`` from untrusted output.
 
 Colours and fonts are JupyterLab's theme variables (``--jp-*``), so the
@@ -18,7 +20,7 @@ import time
 from typing import Iterable
 
 from memext.engine import Excerpt, ExplainRow
-from memext.engine.for_faces import term_spans
+from memext.engine.for_faces import term_spans, terminal_safe
 
 #: Main text, secondary text (line numbers, scores, headers): AA contrast in
 #: Lab's light (rgba(0,0,0,.54) on white: 4.6:1) and dark themes.
@@ -54,8 +56,9 @@ COPY_HANDLER = (
 
 
 def esc(text: object) -> str:
-    """Escape text for HTML (quotes too, so it is safe in attributes)."""
-    return html.escape(str(text), quote=True)
+    """Escape text for HTML (quotes too, so it is safe in attributes), its
+    control characters made visible."""
+    return html.escape(terminal_safe(str(text)), quote=True)
 
 
 def highlight_html(text: str, query: str) -> str:
@@ -119,7 +122,8 @@ def excerpt_text(ex: Excerpt, query: str, *, color: bool = False) -> list[str]:
     out = [f"   {GAP:>{width}}"] if ex.omitted_before else []
     for ln in ex.lines:
         mark = ">" if ln.number == ex.best_line and ln.hit else " "
-        text = highlight_text(ln.text, query) if color else ln.text
+        shown = terminal_safe(ln.text)
+        text = highlight_text(shown, query) if color else shown
         out.append(f" {mark} {ln.number:>{width}}  {text}".rstrip())
     if ex.omitted_after:
         out.append(f"   {GAP:>{width}}")
@@ -182,7 +186,7 @@ def snippet_html(text: str, query: str) -> str:
 def numbered_lines_text(text: str, first: int) -> str:
     lines = text.split("\n")
     width = len(str(first + len(lines) - 1))
-    return "\n".join(f"{n:>{width}}  {line}" for n, line in enumerate(lines, start=first))
+    return "\n".join(f"{n:>{width}}  {terminal_safe(line)}" for n, line in enumerate(lines, start=first))
 
 
 def numbered_lines_html(

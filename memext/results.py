@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Collection, overload
 
 from memext.engine import SearchResponse, SearchResult, explain_rows
-from memext.engine.for_faces import explain_table
+from memext.engine.for_faces import explain_table, json_safe, terminal_safe
 
 from .magic_lines import QuietDisplay
 from .render import (
@@ -118,7 +118,7 @@ class SearchResults(QuietDisplay, Sequence):
 
     def to_json(self, indent: int | None = 2) -> str:
         """The results as JSON (the same shape as ``memext search --json``)."""
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
+        return json_safe(json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str))
 
     def to_dataframe(self):
         """One row per result (needs pandas)."""
@@ -187,11 +187,11 @@ def result_text(i: int, hit: SearchResult, query: str, *, color: bool = False) -
     marks, then the lines around its best match (and how it scored)."""
     src = f"  [{hit.source}]" if hit.source != "memory" else ""
     src += "".join(f"  [{m}]" for m in result_marks(hit))
-    lines = [f"{i}. {hit.citation}  {score_bar_text(hit.score)} {hit.score:.3f}{_dated(hit)}{_weak(hit)}{src}"]
+    lines = [f"{i}. {terminal_safe(hit.citation)}  {score_bar_text(hit.score)} {hit.score:.3f}{_dated(hit)}{_weak(hit)}{src}"]
     if hit.excerpt is not None and hit.excerpt.lines:
         lines += excerpt_text(hit.excerpt, query, color=color)
     else:
-        for line in hit.snippet.splitlines()[:SNIPPET_LINES]:
+        for line in map(terminal_safe, hit.snippet.splitlines()[:SNIPPET_LINES]):
             lines.append("   " + (highlight_text(line, query) if color else line))
     if hit.explain:
         lines.append("   how it scored:")

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from memext.engine import IndexStatus, ReadResult, SyncReport
+from memext.engine.for_faces import json_safe, terminal_safe
 
 from .magic_lines import QuietDisplay
 from .render import (
@@ -63,11 +64,11 @@ class FileLines(QuietDisplay, str):
     def to_text(self) -> str:
         r = self.read
         if r.missing:
-            return self._footer() or ""
+            return terminal_safe(self._footer() or "")
         body = numbered_lines_text(r.text, r.from_line) if r.to_line >= r.from_line else "(no lines in that range)"
         head = f"{self.citation} (of {r.total_lines} lines)"
         foot = self._footer()
-        return "\n".join([head, body] + ([foot] if foot else []))
+        return terminal_safe("\n".join([head, body] + ([foot] if foot else [])))
 
     def _repr_pretty_(self, p, cycle: bool) -> None:
         p.text(self.to_text())
@@ -127,16 +128,17 @@ def _status_row(s: IndexStatus) -> dict[str, Any]:
 
 
 class TextView(QuietDisplay):
-    """Mixin: the terminal (and ``repr``) shows :meth:`to_text`."""
+    """Mixin: the terminal (and ``repr``) shows :meth:`to_text`, its
+    control characters made visible (paths and errors can hold them)."""
 
     def to_text(self) -> str:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return self.to_text()
+        return terminal_safe(self.to_text())
 
     def _repr_pretty_(self, p, cycle: bool) -> None:
-        p.text(self.to_text())
+        p.text(terminal_safe(self.to_text()))
 
 
 class StatusTable(TextView):
@@ -170,7 +172,7 @@ class StatusTable(TextView):
         return [s.to_dict() for s in self.statuses]
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str)
+        return json_safe(json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=str))
 
     def _problems(self) -> list[tuple[str, str]]:
         """(agents, message) pairs; a message that several agents share

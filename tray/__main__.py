@@ -24,6 +24,17 @@ log = logging.getLogger("memext.tray")
 ERROR_STATUS = 2
 
 
+def _utf8_path(value: str) -> Path:
+    """``--config``'s path; one whose name is not UTF-8 is a usage error
+    (exit 2), as for every memext command: the config and the index keep
+    file names as UTF-8 text."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"not valid UTF-8: {os.fsencode(value)!r} (memext reads file names as UTF-8)") from None
+    return Path(value)
+
+
 def parse_args(argv: list[str] | None, prog: str = "memext-tray") -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog=prog,
@@ -37,7 +48,7 @@ def parse_args(argv: list[str] | None, prog: str = "memext-tray") -> argparse.Na
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C")
-    p.add_argument("--config", type=Path, help="config file (default: $MEMEXT_CONFIG or the user config folder)")
+    p.add_argument("--config", type=_utf8_path, help="config file (default: $MEMEXT_CONFIG or the user config folder)")
     p.add_argument("--polling", action="store_true", help="poll for file changes instead of native events (network file systems)")
     p.add_argument(
         "--reconcile-seconds",

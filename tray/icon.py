@@ -22,6 +22,8 @@ from typing import Any, Mapping
 
 from PIL import Image
 
+from memext.engine.for_faces import terminal_safe
+
 from .autostart import AutostartEntry
 from .daemon import PAUSED_CHECK_S, AgentState, DaemonSnapshot, TrayDaemon
 from .icon_image import STATE_COLOURS, icon_image, icon_style
@@ -110,17 +112,19 @@ def _handler(fn):
 
 
 def to_pystray(pystray: Any, entries: tuple[MenuEntry, ...]) -> list:
-    """pystray menu items for menu entries, one to one."""
+    """pystray menu items for menu entries, one to one; their text (folder
+    names, errors) with control characters made visible, so a label is
+    never shown reordered."""
     items = []
     for e in entries:
         if e.separator:
             items.append(pystray.Menu.SEPARATOR)
         elif e.submenu is not None:
-            items.append(pystray.MenuItem(e.text, pystray.Menu(*to_pystray(pystray, e.submenu)), enabled=e.enabled))
+            items.append(pystray.MenuItem(terminal_safe(e.text), pystray.Menu(*to_pystray(pystray, e.submenu)), enabled=e.enabled))
         else:
             checked = None if e.checked is None else (lambda item, v=e.checked: v)
             action = _handler(e.action) if e.action else None
-            items.append(pystray.MenuItem(e.text, action, checked=checked, enabled=e.enabled and e.action is not None))
+            items.append(pystray.MenuItem(terminal_safe(e.text), action, checked=checked, enabled=e.enabled and e.action is not None))
     return items
 
 
@@ -235,7 +239,7 @@ class TrayApp:
             title += f" ({self.title_note})"
         if self.last_problem:
             title += f"; {shorten(self.last_problem)}"
-        return title
+        return terminal_safe(title)
 
     def _watch_paused(self) -> None:
         """While paused no watcher reports edits: look now and then, and
@@ -261,7 +265,7 @@ class TrayApp:
         icon = self._icon
         if icon is not None and getattr(icon, "HAS_NOTIFICATION", False):
             try:
-                icon.notify(message, title)
+                icon.notify(terminal_safe(message), terminal_safe(title))
             except Exception as exc:  # no notification daemon: the log has it
                 log.debug("notification failed: %s", exc)
 

@@ -67,6 +67,17 @@ CALL_TIMEOUT_S = 90.0
 #: Tool calls running at once (threads): a call stalled on its store holds
 #: one until the store answers or cuts it off.
 CALL_THREADS = 64
+#: Over HTTP, each call is answered with one JSON body rather than an SSE
+#: stream of one event (the SDK's default): the tools send nothing else
+#: during a call (no progress, no server-initiated request), and a stream
+#: per call costs the server more than the search (docs/mcp-http.md).
+JSON_RESPONSES = True
+#: Seconds an idle HTTP connection is kept open. Longer than clients keep
+#: theirs (httpx: 5 s, Node: 4 s), so a client never sends a request on a
+#: connection the server is closing at that moment (uvicorn's 5 s raced
+#: with clients' 5 s: a busy client's next call failed with a dropped
+#: connection).
+KEEP_ALIVE_S = 60
 
 
 def build_server(tools: MemoryTools, call_timeout: float = CALL_TIMEOUT_S) -> Server:
@@ -210,6 +221,7 @@ def http_app(server: Server, options: HttpOptions, token: str, token_file: Path)
     app: Any = server.streamable_http_app(
         host=options.host,
         stateless_http=options.stateless,
+        json_response=JSON_RESPONSES,
         session_idle_timeout=options.idle_s,
         # The guard keeps the count below this by ending idle sessions;
         # the SDK's own refusal (503 for every newcomer) is never reached.
@@ -223,8 +235,23 @@ def http_app(server: Server, options: HttpOptions, token: str, token_file: Path)
 async def _serve_http(app: Any, options: HttpOptions) -> None:
     import uvicorn
 
-    config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="on")
+    # http="auto": httptools' C parser where it is installed (the mcp extra
+    # installs it), else h11's pure-Python one.
+    config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", lifespan="on", timeout_keep_alive=KEEP_ALIVE_S)
     await uvicorn.Server(config).serve()
+
+
+def serve_app(app: Any, options: HttpOptions) -> None:
+    """Serve the ASGI ``app`` on ``options``' address until interrupted:
+    uvicorn on uvloop where it is installed (the mcp extra installs it but
+    on Windows), else on asyncio's own loop. Every request runs through
+    the event loop's one thread, so its speed bounds the server's."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        anyio.run(_serve_http, app, options)
+    else:
+        anyio.run(_serve_http, app, options, backend_options={"use_uvloop": True})
 
 
 def serve(
@@ -257,4 +284,4 @@ def serve(
         mode = "stateless" if http.stateless else f"sessions idle {http.idle_s:g} s expire, at most {http.max_sessions}"
         print(f"memext mcp: serving {which} on {http.url} ({mode})", file=sys.stderr)
         print(client_snippet(http, token, token_file), file=sys.stderr, flush=True)
-        anyio.run(_serve_http, http_app(server, http, token, token_file), http)
+        serve_app(http_app(server, http, token, token_file), http)

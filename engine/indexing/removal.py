@@ -114,7 +114,7 @@ def purge_agent_index(agent: AgentConfig, cfg: Config) -> list[Path]:
     sharing = [a.id for a in cfg.agents if a.id != agent.id and driver_of(a).local and a.db_path() == path]
     if sharing:
         raise MemextError(f"{path} is also the index of agent {', '.join(sharing)}: not deleted; remove the agent without --purge")
-    problem = files.not_ours(path)
+    problem = files.not_ours(path, own_path=not agent.settings.store.path)
     if problem:
         raise MemextError(f"{path} is not an index memext made ({problem}): not deleted; remove the agent without --purge")
     deleted = files.remove(path, also=[record_path(path)])

@@ -110,6 +110,11 @@ class StoreOptions(NamedTuple):
     #: at 21k chunks); a writer keeps the usual cache, which a sync's many
     #: statements need (eight cost a first sync 10-15 %).
     reader: bool = False
+    #: The index is at memext's own default path (no ``store.path``): an
+    #: empty database found there is an index whose first write never came,
+    #: built in place (store/sqlite/ownership.py), and errors do not send
+    #: the user to a setting they never set.
+    own_path: bool = False
 
     @classmethod
     def from_settings(cls, vector: "VectorSettings") -> "StoreOptions":

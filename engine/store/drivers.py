@@ -82,8 +82,10 @@ class IndexFiles(Protocol):
         """The workspace the index was built for, read without opening a store."""
         ...
 
-    def not_ours(self, db_path: Path) -> str | None:
-        """Why the file is not an index memext made (never deleted then), else None."""
+    def not_ours(self, db_path: Path, own_path: bool = False) -> str | None:
+        """Why the file is not an index memext made (never deleted then), else
+        None. ``own_path``: the file is at memext's own index path (no
+        ``store.path``), where an empty database is an unfinished index."""
         ...
 
     def remove(self, db_path: Path, also: Sequence[Path] = ()) -> list[Path]:

@@ -214,3 +214,37 @@ def test_stateless_serves_one_shot_clients(example_workspace, tmp_path):
 
     with http_server(config, "--stateless") as server:
         anyio.run(main, server.url, server.token)
+
+
+def test_deep_huge_and_undecodable_bodies_are_refused_and_the_session_goes_on(example_workspace, tmp_path):
+    """What kills a parser that recurses (JSON nested thousands deep), a body
+    past the size limit and bytes that are not UTF-8 each get an HTTP error
+    from the SDK's own checks, and the same session's next call is answered."""
+    config = write_config(tmp_path / "cfg", {"example": example_workspace})
+
+    def call(query: str) -> bytes:
+        return (
+            f'{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"memory_search","arguments":{{"query":{query}}}}}}}'.encode()
+        )
+
+    async def main(url: str, token: str) -> None:
+        async with http_client(token) as http:
+            opened = await _initialize(http, url)
+            session = {**POST_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+            await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+            shallow = await http.post(url, content=call("[" * 10 + "]" * 10), headers=session)
+            assert shallow.status_code == 200 and "query must be string" in shallow.text
+            for depth in (1_500, 100_000):
+                for nested in ("[" * depth + "]" * depth, '{"a":' * depth + "1" + "}" * depth):
+                    deep = await http.post(url, content=call(nested), headers=session)
+                    assert deep.status_code == 400 and deep.json()["error"]["code"] == -32700, deep.text[:300]
+            huge = await http.post(url, content=call(json.dumps("x" * (5 << 20))), headers=session)
+            assert huge.status_code == 413
+            latin1 = await http.post(url, content=call('"cafe"').replace(b"cafe", b"caf\xe9"), headers=session)
+            assert latin1.status_code == 400 and latin1.json()["error"]["code"] == -32700
+            later = await http.post(url, content=call('"Biscuit food"'), headers=session)
+            assert later.status_code == 200 and "55 g" in later.text
+
+    with http_server(config) as server:
+        anyio.run(main, server.url, server.token)
+        assert server.process.poll() is None

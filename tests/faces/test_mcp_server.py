@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import random
 import subprocess
 import sys
 import threading
@@ -20,11 +21,12 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_process import cited_path, http_client, http_server, payload, server_env
+from mcp_process import INITIALIZE, cited_path, http_client, http_server, payload, server_env
 from memext_helpers import write_config
 
 from memext.engine import TOOLS, MemoryIndex, load_config
 from memext.engine.faces.mcp_server import INSTRUCTIONS
+from memext.engine.faces.mcp_stdio import MAX_DEPTH, MAX_LINE_BYTES
 
 TODAY = f"memory/{datetime.now():%Y-%m-%d}.md"
 
@@ -384,3 +386,100 @@ def test_the_help_names_every_tool_and_prompt_the_server_serves(example_workspac
     assert [name for name in [*tools, *prompts, *prompts["recall"]] if name not in helped] == []
     listed = next(line for line in CliRunner().invoke(cli, ["--help"]).output.splitlines() if line.strip().startswith("mcp "))
     assert "memory_* tools and the recall prompt" in listed
+
+
+def _nested(kind: str, depth: int) -> str:
+    """A JSON value nesting ``depth`` arrays or objects."""
+    return "[" * depth + "]" * depth if kind == "arrays" else '{"a":' * depth + "1" + "}" * depth
+
+
+def _fuzz_line(rnd: random.Random) -> bytes:
+    """A random line, no newline in it, never blank: JSON-ish pieces, deep
+    brackets, quotes and bytes that are not UTF-8."""
+    pieces = [b"{", b"}", b"[", b"]", b'"', b":", b",", b'"id"', b"\\", b"1", b"null", b'"jsonrpc":"2.0"', b"[" * 300, b'{"a":' * 200]
+    out = bytearray(b"{")
+    for _ in range(rnd.randint(1, 40)):
+        out += rnd.choice(pieces) if rnd.random() < 0.7 else bytes([rnd.choice([b for b in range(256) if b != 10])])
+    return bytes(out)
+
+
+def test_deep_long_and_undecodable_lines_are_answered_and_the_server_goes_on(example_workspace, tmp_path):
+    """No line can stop the stdio server: JSON nested thousands deep (the
+    standard library's parser would exhaust the recursion limit), a line
+    past the size limit, bytes that are not UTF-8 and random garbage each
+    get a JSON-RPC error (with the request's id when it can be read), and
+    a later call of the same client is still answered."""
+    config = write_config(tmp_path / "cfg", {"example": example_workspace})
+    with open(tmp_path / "stderr.txt", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memext", "mcp"],
+            env={**os.environ, **server_env(config)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+    wire = _StdioWire(proc)
+    try:
+        wire.send(json.dumps(INITIALIZE).encode())
+        assert wire.receive()["id"] == 1
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        for n, (kind, depth) in enumerate([(k, d) for d in (10, 1_500, 100_000) for k in ("arrays", "objects")], start=10):
+            query = _nested(kind, depth)
+            wire.send(
+                f'{{"jsonrpc":"2.0","id":{n},"method":"tools/call","params":{{"name":"memory_search","arguments":{{"query":{query}}}}}}}'.encode()
+            )
+            answer = wire.receive()
+            assert answer["id"] == n, (kind, depth, answer)
+            if depth == 10:  # read, and answered by the tool: not a string
+                assert answer["result"]["isError"] and "query" in answer["result"]["content"][0]["text"]
+            else:
+                assert answer["error"]["code"] == -32600 and f"deeper than {MAX_DEPTH} levels" in answer["error"]["message"]
+        # The id may come after the deep part.
+        wire.send(b'{"jsonrpc":"2.0","method":"tools/list","params":{"x":' + b"[" * 5_000 + b"]" * 5_000 + b'},"id":"late"}')
+        assert wire.receive()["id"] == "late"
+        # Past the size limit: refused unread, the rest of the line dropped.
+        huge = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": "huge",
+                "method": "tools/call",
+                "params": {"name": "memory_append", "arguments": {"text": "x" * MAX_LINE_BYTES}},
+            }
+        )
+        wire.send(huge.encode())
+        answer = wire.receive()
+        assert (
+            answer["id"] == "huge"
+            and answer["error"]["code"] == -32600
+            and f"longer than {MAX_LINE_BYTES} bytes" in answer["error"]["message"]
+        )
+        # JSON text must be UTF-8: an invalid byte is a parse error, never
+        # a replacement character written into memory.
+        wire.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_append","arguments":{"text":"caf\xe9 note"}}}')
+        answer = wire.receive()
+        assert answer["id"] is None and answer["error"]["code"] == -32700 and "not UTF-8" in answer["error"]["message"]
+        rnd = random.Random(41)
+        for _ in range(300):
+            line = _fuzz_line(rnd)
+            wire.send(line)
+            assert "error" in wire.receive(), line
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}},
+        }
+        wire.send(json.dumps(call).encode())
+        answer = wire.receive()
+        assert answer["id"] == 2 and "55 g" in json.dumps(answer["result"])
+    finally:
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+        proc.stdout.close()
+    assert not (example_workspace / TODAY).exists()  # nothing was appended
+    logged = (tmp_path / "stderr.txt").read_text(errors="replace")
+    assert "Traceback" not in logged and "RecursionError" not in logged, logged[-3000:]
+
+
+def test_the_depth_limit_stays_far_below_the_recursion_limit():
+    assert MAX_DEPTH * 5 <= sys.getrecursionlimit()

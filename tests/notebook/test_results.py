@@ -239,3 +239,39 @@ def test_status_says_plain_words_and_one_line_per_shared_reason(tmp_path):
     assert html.count('class="memext-status-agent"') == 2 and "<table" not in html
     assert "flex-wrap:wrap" in html and 'style="white-space:nowrap;flex:none;max-width:100%;margin-right:1.5em"><span' in html
     assert '<div class="memext-fact" style="overflow-wrap:anywhere">' in html
+
+
+#: Terminal control sequences and bidirectional controls (U+202E displays
+#: what follows reversed; the isolates and marks reorder too).
+CONTROLS = "\x1b[2J\x1b]0;owned\x07 \u009b2J"
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+RAW = ["\x1b", "\x07", "\u009b", *BIDI]
+
+
+def test_control_and_bidi_characters_are_shown_escaped_in_every_form(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    note = f"- the walrus payment: pay \u202e100 to alice\u202c now {CONTROLS} {BIDI}\n"
+    (ws / "memory" / "2026-01-01.md").write_text(note, encoding="utf-8")
+    with MemoryIndex(make_agent(ws, provider="none"), provider=None) as idx:
+        idx.sync()
+        results = SearchResults(idx.search("walrus payment"), "test")
+        lines = FileLines(idx.get("memory/2026-01-01.md"))
+    assert len(results) == 1
+    forms = {
+        "text": results.to_text(),
+        "colour": results.to_text(color=True).replace("\x1b[1;33m", "").replace("\x1b[0m", ""),
+        "repr": repr(results),
+        "html": results.to_html(),
+        "json": results.to_json(),
+        "get text": lines.to_text(),
+        "get html": lines._repr_html_(),
+    }
+    for name, shown in forms.items():
+        assert not [c for c in RAW if c in shown], (name, shown)
+        assert r"\u202e100 to alice\u202c" in shown, (name, shown)
+    for name in ("text", "repr", "get text"):
+        assert r"\x1b[2J\x1b]0;owned\x07 \x9b2J" in forms[name]
+    # JSON keeps the data: the same text once read back.
+    assert note.strip() in json.loads(forms["json"])["results"][0]["snippet"]
+    assert str(lines) == note.rstrip("\n")  # the str itself is the text read, unescaped

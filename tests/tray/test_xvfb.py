@@ -417,3 +417,51 @@ def test_gnome_gets_the_symbolic_icon(xsession, tmp_path):
         finally:
             os.killpg(app.pid, signal.SIGTERM)
             app.wait(timeout=30)
+
+
+MENU_TEXTS = """
+import json, sys, time
+from pathlib import Path
+import pystray
+from memext.tray.autostart import autostart_entry
+from memext.tray.daemon import DaemonOptions, TrayDaemon
+from memext.tray.icon import TrayApp, to_pystray
+
+app = TrayApp(TrayDaemon(DaemonOptions(config_path=Path(sys.argv[1]))), autostart_entry())
+app.last_problem = sys.argv[2]
+
+def texts(items):
+    for item in items:
+        if item is pystray.Menu.SEPARATOR:
+            continue
+        yield item.text
+        if item.submenu:
+            yield from texts(item.submenu)
+
+with app.daemon:
+    while not app.daemon.snapshot().agents:
+        time.sleep(0.05)
+    print(json.dumps([*texts(to_pystray(pystray, app.menu_entries())), app.tooltip(app.daemon.snapshot())]))
+"""
+
+
+def test_menu_labels_and_tooltip_show_bidi_controls_escaped(xsession, tmp_path):
+    """A folder name or an error holding a right-to-left override would
+    show reversed in a menu label (GTK applies the bidi algorithm): the
+    tray's pystray items and tooltip show it escaped."""
+    gone = tmp_path / "notes \u202egnp.exe"  # reads "notes exe.png"
+    cfg = write_config(tmp_path / "config.toml", {"work": gone})
+    env = {**os.environ, "DISPLAY": xsession.display, "NO_AT_BRIDGE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", MENU_TEXTS, str(cfg), "sync failed: \u2067evil\u2069 \x1b[2J"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    texts = json.loads(out.stdout)
+    shown = "\n".join(texts)
+    assert not [c for c in "\u202e\u2067\u2069\x1b" if c in shown], texts
+    assert any(r"Folder missing: " in t and r"notes \u202egnp.exe" in t for t in texts), texts
+    assert r"sync failed: \u2067evil\u2069 \x1b[2J" in texts[-1]

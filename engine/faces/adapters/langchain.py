@@ -81,8 +81,9 @@ class MemextRetriever(BaseRetriever):
 
 
 def memory_tools(tools: MemoryTools) -> list[StructuredTool]:
-    """``memory_search``, ``memory_get`` and ``memory_append`` as LangChain
-    tools that run through ``tools.call_tool``.
+    """The engine's agent tools (``memory_search``, ``memory_get``,
+    ``memory_append``, ``memory_forget``, ``memory_capture``, in that order)
+    as LangChain tools that run through ``tools.call_tool``.
 
     Names, descriptions and argument schemas are the engine's (``tools.specs``:
     :data:`memext.engine.TOOLS` with the served agents named), in their

@@ -12,7 +12,7 @@ search, get, note) takes, without ``-a``, the agent whose workspace holds
 the current folder, else the first configured one, and then names it when
 there are others; without a config, the current folder is the agent.
 Exit statuses are grep's: 0 done, 1 nothing found (search, get, recall,
-consolidate), 2 an error, printed as one line on stderr (130 for Ctrl+C). ``search`` syncs a stale index in
+consolidate), 2 an error (an argument or stdin that is not UTF-8 too), printed as one line on stderr (130 for Ctrl+C). ``search`` syncs a stale index in
 the foreground first (a one-shot process cannot leave that to a background
 thread), through the agent tools' :class:`~memext.engine.agents.index_hosts.SyncWhenNeeded`.
 """

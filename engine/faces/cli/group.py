@@ -8,14 +8,16 @@ propose), 2 an error (usage, configuration, I/O, provider), 130 Ctrl+C."""
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import IO, Any
 
 import click
 
 from ... import MemextError
+from ...for_faces import terminal_safe
 
-__all__ = ["ERROR_STATUS", "NOTHING_FOUND_STATUS", "CommandError", "Interrupted", "MemextGroup"]
+__all__ = ["ERROR_STATUS", "NOTHING_FOUND_STATUS", "CommandError", "Interrupted", "MemextGroup", "NotUtf8"]
 
 #: A command found nothing (grep's 1): no memory matches, nothing recalled.
 NOTHING_FOUND_STATUS = 1
@@ -30,7 +32,8 @@ class CommandError(click.ClickException):
     exit_code = ERROR_STATUS
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"memext: error: {self.format_message()}", err=True)
+        # Errors quote file names and input, which can hold control characters.
+        click.echo(f"memext: error: {terminal_safe(self.format_message())}", err=True)
 
 
 class Interrupted(CommandError):
@@ -44,10 +47,46 @@ class Interrupted(CommandError):
         click.echo(f"memext: {self.format_message()}", err=True)
 
 
+class NotUtf8(CommandError):
+    """Input that is not UTF-8 (an argument, stdin): one line naming it, exit
+    status 2 as for any other bad usage. Python hands bytes that are not
+    UTF-8 over as lone surrogates, which no file, index or terminal takes."""
+
+    exit_code = ERROR_STATUS
+
+
+#: What Python makes of bytes that are not UTF-8 (surrogateescape), and
+#: any other lone surrogate.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+#: The longest argument quoted whole in the error.
+_QUOTED_CHARS = 200
+
+
+def not_utf8(text: str) -> bool:
+    """True when ``text`` holds bytes that were not UTF-8."""
+    return _SURROGATES.search(text) is not None
+
+
+def shown_bytes(text: str) -> str:
+    """``text`` quoted, its undecodable bytes shown as ``\\xNN``."""
+    if len(text) > _QUOTED_CHARS:
+        at = _SURROGATES.search(text)
+        start = max(0, (at.start() if at else 0) - _QUOTED_CHARS // 2)
+        text = ("…" if start else "") + text[start : start + _QUOTED_CHARS] + "…"
+
+    def byte(m: re.Match[str]) -> str:
+        code = ord(m.group())
+        return f"\\x{code - 0xDC00:02x}" if code >= 0xDC80 else f"\\u{code:04x}"
+
+    return "'" + _SURROGATES.sub(byte, text) + "'"
+
+
 class MemextGroup(click.Group):
     """The ``memext`` group: the ONE place where errors of every command
     below it (memext errors, OS errors such as an unwritable folder,
-    Ctrl+C) become one line on stderr and exit status 2 (130 for Ctrl+C).
+    Ctrl+C) become one line on stderr and exit status 2 (130 for Ctrl+C),
+    and where an argument that is not UTF-8 is refused, named, with exit
+    status 2 before any command reads it.
 
     ``lazy_commands`` (name -> ``"module:attribute"``: the table of
     commands, :data:`~.commands.COMMANDS`) are imported when they run or a
@@ -75,6 +114,16 @@ class MemextGroup(click.Group):
             module, attribute = self.lazy_commands[cmd_name].split(":")
             self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
+        # Before click reads anything: every command takes text or paths,
+        # and one not UTF-8 would fail wherever it is first written.
+        if parent is None:
+            for i, arg in enumerate(args):
+                if not_utf8(arg):
+                    what = argument_name(self, args, i)
+                    raise NotUtf8(f"{what} is not valid UTF-8: {shown_bytes(arg)} (memext reads text and file names as UTF-8)")
+        return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -108,3 +157,61 @@ def _silence_stdout() -> None:
 def _os_error_line(exc: OSError) -> str:
     where = f"{exc.filename}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"
+
+
+def argument_name(root: click.Group, args: list[str], index: int) -> str:
+    """What ``args[index]`` is to the command line ``args`` of ``root``: a
+    command's argument by its name (``QUERY``), an option's value (``the
+    value of --since``), else its position."""
+    ctx = click.Context(root)
+    cmd: click.Command = root
+    seen = 0  # positional arguments of cmd so far
+    i, options_end = 0, False
+    while i < len(args):
+        token = args[i]
+        if token == "--" and not options_end:
+            options_end = True
+        elif token.startswith("-") and token != "-" and not options_end:
+            name, equals, _ = token.partition("=")
+            option, attached = _option(cmd, name)
+            if i == index:
+                return f"the value of {option.opts[0] if option else name}" if equals or attached else f"argument {i + 1}"
+            if option is not None and not option.is_flag and not option.count and not equals and not attached:
+                if i + 1 == index:
+                    return f"the value of {name}"
+                i += 1
+        elif isinstance(cmd, click.Group):
+            sub = cmd.get_command(ctx, token) if i != index else None
+            if sub is None:
+                break
+            cmd, seen = sub, 0
+        else:
+            if i == index:
+                return _positional(cmd, seen) or f"argument {i + 1}"
+            seen += 1
+        i += 1
+    return f"argument {index + 1}"
+
+
+def _option(cmd: click.Command, name: str) -> tuple[click.Option | None, bool]:
+    """The option ``name`` names and whether its value is attached to it
+    (``-aWORK``)."""
+    for p in cmd.params:
+        if isinstance(p, click.Option) and name in (*p.opts, *p.secondary_opts):
+            return p, False
+    if len(name) > 2 and not name.startswith("--"):
+        for p in cmd.params:
+            if isinstance(p, click.Option) and name[:2] in p.opts and not p.is_flag:
+                return p, True
+    return None, False
+
+
+def _positional(cmd: click.Command, k: int) -> str | None:
+    """The name of the argument the ``k``-th positional word fills."""
+    for p in cmd.params:
+        if not isinstance(p, click.Argument):
+            continue
+        if p.nargs < 0 or k < p.nargs:
+            return p.human_readable_name
+        k -= p.nargs
+    return None

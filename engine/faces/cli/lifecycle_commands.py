@@ -16,7 +16,17 @@ import click
 
 from ... import MemextError, MemoryIndex
 from .group import ERROR_STATUS, NOTHING_FOUND_STATUS
-from .options import PickedAgent, check_has_memory, ctx_config, examples, json_option, pick_agent, picked_agent_option, print_json
+from .options import (
+    PickedAgent,
+    check_has_memory,
+    ctx_config,
+    examples,
+    json_option,
+    pick_agent,
+    picked_agent_option,
+    print_json,
+    stdin_text,
+)
 from .output import listed_results, terminal_safe
 
 #: How long `memext recall` waits for another process's sync before
@@ -66,7 +76,7 @@ def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, 
     if text is None or text == "-":
         if sys.stdin.isatty() and text is None:
             raise MemextError('give the note as an argument (memext note "...") or on stdin')
-        text = sys.stdin.read()
+        text = stdin_text("the note")
     picked = pick_agent(ctx_config(ctx), agent)
     with _open(ctx, picked) as idx:
         written = idx.append(
@@ -294,7 +304,7 @@ def _message(words: tuple[str, ...]) -> str:
     so a quoted recalled block is seen as one)."""
     if words != ("-",):
         return " ".join(words)
-    text = sys.stdin.read()
+    text = stdin_text("the message")
     if not text.strip():
         raise MemextError("the message on stdin is empty")
     return text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -152,9 +153,30 @@ def ctx_config(ctx: click.Context) -> Config:
     return load_config((ctx.obj or {}).get("config_path"))
 
 
+def stdin_text(what: str) -> str:
+    """All of stdin, read as UTF-8; bytes that are not UTF-8 are an error
+    naming ``what`` (exit status 2), never text holding lone surrogates."""
+    from .group import NotUtf8, not_utf8
+
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # a text stream with no bytes under it
+        text = sys.stdin.read()
+        if not_utf8(text):
+            raise NotUtf8(f"{what} on stdin is not valid UTF-8")
+        return text
+    data = raw.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8(f"{what} on stdin is not valid UTF-8 (byte {exc.start + 1} is {data[exc.start : exc.start + 1]!r})") from None
+
+
 def print_json(data: Any) -> None:
-    """``data`` as indented JSON on stdout."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    """``data`` as indented JSON on stdout, characters that would act on a
+    terminal (controls, bidirectional controls) written as ``\\u`` escapes."""
+    from ...for_faces import json_safe
+
+    click.echo(json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=str)))
 
 
 def one_shot_index(cfg: Config, agent: AgentConfig) -> MemoryIndex:

@@ -7,7 +7,6 @@ so both stay readable; nothing here decides anything, it only formats.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import time
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 import click
 
 from ... import SearchResult
-from ...for_faces import human_size, term_spans
+from ...for_faces import human_size, term_spans, terminal_safe
 
 if TYPE_CHECKING:
     from ... import IndexStatus, SearchMode
@@ -29,19 +28,6 @@ GAP = "⋮"
 #: The fewest columns a wrapped note line keeps for its text: on a terminal
 #: narrower than its gutter plus this, lines are left to the terminal.
 MIN_TEXT_COLUMNS = 20
-
-
-#: C0 and C1 control characters but tab and newline, and DEL: what lets
-#: text drive a terminal (ESC starts CSI and OSC sequences, BEL ends OSC,
-#: U+009B is a one-character CSI, CR overwrites the line).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with its control characters shown as ``\\xNN``: a note can
-    hold anything, and printed raw it could clear the screen, retitle the
-    window or write the clipboard (OSC 52). Tab and newline pass."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def highlight(text: str, query: str, start: int = 0, end: int | None = None) -> str:

@@ -23,6 +23,7 @@ from .options import (
     pick_agent,
     picked_agent_option,
     print_json as _print_json,
+    stdin_text,
 )
 from .output import listed_results, terminal_safe
 
@@ -158,7 +159,7 @@ def _query_text(words: tuple[str, ...]) -> str:
     """The query: the words, or stdin for ``-`` (``memext search - < q.txt``)."""
     if words != ("-",):
         return " ".join(words)
-    text = " ".join(sys.stdin.read().split())
+    text = " ".join(stdin_text("the query").split())
     if not text:
         raise MemextError("the query on stdin is empty")
     return text

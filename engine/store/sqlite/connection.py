@@ -115,30 +115,23 @@ class Connection:
         try:
             private_dir(self.path.parent, tighten=False)
         except OSError as exc:
-            raise IndexOpenError(f"cannot create the folder of the index {self.path}: {exc.strerror or exc} (check store.path)") from exc
-        try:
-            owner = ownership.inspect(self.path)
-        except Exception as exc:
-            if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
-                raise
-            raise IndexOpenError(f"cannot read the index {self.path}: {getattr(exc, 'strerror', None) or exc} (check store.path)") from exc
-        if owner.kind is Kind.NOT_A_FILE:
-            raise IndexOpenError(f"cannot open the index {self.path}: it is {owner.detail} (check store.path)")
-        if owner.kind is Kind.FOREIGN:
-            raise foreign_database(self.path, owner.detail)
-        if owner.kind is Kind.DAMAGED:
-            raise CorruptIndex(f"{self.path} is not a usable index ({owner.detail})")
-        self.read_only = read_only_reason(self.path, new=owner.kind is Kind.NEW)
+            raise IndexOpenError(f"cannot create the folder of the index {self.path}: {exc.strerror or exc}{self._check_setting}") from exc
+        kind = ownership.kind_to_open(self.path, own_path=self.options.own_path)
+        self.read_only = read_only_reason(self.path, new=kind is Kind.NEW)
         self._immutable = False
-        if owner.kind is Kind.UNSTAMPED and not self.read_only:
+        if kind is Kind.UNSTAMPED and not self.read_only:
             self._check_unstamped()
-        self._connect_file(owner.kind)
+        self._connect_file(kind)
         self._data_version = self._read_data_version()
         self._meta = None
         self._generation = self.get_meta("generation")
         self._inode = _inode(self.path)
         self._memo = {}
         self.epoch += 1
+
+    @property
+    def _check_setting(self) -> str:
+        return ownership.setting_hint(self.options.own_path)
 
     def _check_unstamped(self) -> None:
         """Read an index older than the stamp through a read-only connection
@@ -151,7 +144,7 @@ class Connection:
             self._connect_file(Kind.UNSTAMPED)
             self._close_quietly()
         except CorruptIndex as exc:
-            raise foreign_database(self.path, f"no memext application id, and {exc}") from exc
+            raise foreign_database(self.path, f"no memext application id, and {exc}", own_path=self.options.own_path) from exc
         finally:
             self.read_only = None
 
@@ -160,9 +153,9 @@ class Connection:
         (creating the schema in a new one); an unusable file raises
         :class:`CorruptIndex`, one that cannot be opened IndexOpenError."""
         try:
-            if kind is Kind.NEW:
+            if kind in (Kind.NEW, Kind.UNFINISHED):
                 if self.read_only:
-                    raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only} (check store.path)")
+                    raise IndexOpenError(f"cannot create the index {self.path}: {self.read_only}{self._check_setting}")
                 private_file(self.path, create=True)
                 self.conn, self.caps = self._connect(wal=False)
                 # The stamp is the first write, before any table: from then
@@ -187,7 +180,7 @@ class Connection:
             if db.is_sqlite_error(exc) and looks_damaged(exc):
                 raise CorruptIndex(f"{self.path} is not a usable index ({exc})") from exc
             if isinstance(exc, OSError) or db.is_sqlite_error(exc):
-                raise IndexOpenError(f"cannot open the index {self.path}: {exc} (check store.path)") from exc
+                raise IndexOpenError(f"cannot open the index {self.path}: {exc}{self._check_setting}") from exc
             raise
 
     def _open_existing(self, *, stamp: bool) -> None:

@@ -51,13 +51,15 @@ def built_for(db_path: Path) -> str | None:
         return None
 
 
-def not_ours(db_path: Path) -> str | None:
+def not_ours(db_path: Path, own_path: bool = False) -> str | None:
     """Why the file at ``db_path`` is not an index memext made (so it must
-    not be deleted), or None when it is one (or there is none)."""
+    not be deleted), or None when it is one (or there is none). At memext's
+    own index path (``own_path``) an empty database is an unfinished index
+    of memext's."""
     from .ownership import Kind, inspect
 
-    found = inspect(db_path)
-    if found.kind not in (Kind.NEW, Kind.MEMEXT, Kind.UNSTAMPED, Kind.DAMAGED):
+    found = inspect(db_path, own_path=own_path)
+    if found.kind not in (Kind.NEW, Kind.UNFINISHED, Kind.MEMEXT, Kind.UNSTAMPED, Kind.DAMAGED):
         return found.detail or found.kind.value
     return None
 

@@ -11,7 +11,13 @@ stamp existed, recognised by having no application id at all and exactly
 what memext wrote then (all of its tables, ``meta`` saying schema
 :data:`UNSTAMPED_SCHEMA`): it is stamped at its first writable open.
 Anything else, even with a ``meta`` table and a ``schema_version`` row, is
-another program's database.
+another program's database, with one more exception: a database holding
+nothing at all (no table, no view, not even an application id) at
+memext's own index path (no ``store.path``: the index folder in memext's
+state folder) is an index whose first write never came, left by a crash
+right after the file was made or by a tool that opened it, and is built
+there; at a path the user chose it stays another program's, since anyone
+may have made it.
 
 The header is read through SQLite, never with a plain ``open()``: closing
 any file descriptor of a database file drops every POSIX lock this process
@@ -31,12 +37,14 @@ or a full disk with no room for SQLite's ``-shm``) is opened read-only:
 from __future__ import annotations
 
 import enum
+import logging
 import os
 import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from ...errors import ForeignDatabase
+from ...errors import ForeignDatabase, IndexOpenError
+from ..base import CorruptIndex
 from . import db
 from .damage import looks_damaged
 
@@ -51,6 +59,7 @@ _HEADER_BYTES = 100
 
 class Kind(enum.Enum):
     NEW = "new"  # missing or empty: memext creates it
+    UNFINISHED = "unfinished"  # a database holding nothing at memext's own index path: memext builds it
     MEMEXT = "memext"  # stamped with memext's application id
     UNSTAMPED = "unstamped"  # no application id, exactly memext's tables and schema: an index older than the stamp
     FOREIGN = "foreign"  # another program's database: never written
@@ -65,8 +74,9 @@ class Ownership(NamedTuple):
     detail: str = ""
 
 
-def inspect(path: Path) -> Ownership:
-    """Classify the file at ``path`` without writing to it (see the module)."""
+def inspect(path: Path, *, own_path: bool = False) -> Ownership:
+    """Classify the file at ``path`` without writing to it (see the module);
+    ``own_path``: it is memext's own index path, not one the user chose."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -78,7 +88,7 @@ def inspect(path: Path) -> Ownership:
     if st.st_size < _HEADER_BYTES:
         return Ownership(Kind.DAMAGED, "not an SQLite database file")
     try:
-        app_id, tables, schema_version = _peek(path)
+        app_id, tables, schema_version, nothing = _peek(path)
     except Exception as exc:
         if isinstance(exc, _StampOnUnreadable):  # someone else's stamp on a file SQLite cannot read: theirs
             return Ownership(Kind.FOREIGN, f"application id {exc.app_id:#x}, unreadable ({exc.__cause__})")
@@ -92,6 +102,8 @@ def inspect(path: Path) -> Ownership:
         return Ownership(Kind.MEMEXT)
     if app_id == 0 and tables >= UNSTAMPED_TABLES and schema_version == UNSTAMPED_SCHEMA:
         return Ownership(Kind.UNSTAMPED)
+    if nothing and app_id == 0 and own_path:
+        return Ownership(Kind.UNFINISHED, "an empty SQLite database at memext's own index path")
     if not tables:
         return Ownership(Kind.FOREIGN, "an empty SQLite database memext did not create")
     shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
@@ -100,11 +112,46 @@ def inspect(path: Path) -> Ownership:
     return Ownership(Kind.FOREIGN, f"tables {shown}{stamp}{version}")
 
 
-def foreign_database(path: Path, detail: str) -> ForeignDatabase:
-    """The error for another program's database at ``path`` (``detail``: what was found)."""
+def setting_hint(own_path: bool) -> str:
+    """What an error about an index file adds: the setting that chose the
+    path, when one did (``own_path``: none did)."""
+    return "" if own_path else " (check store.path)"
+
+
+def kind_to_open(path: Path, *, own_path: bool) -> Kind:
+    """:func:`inspect` the file at ``path`` before opening it as an index:
+    its kind, or the error for a file memext must not open (IndexOpenError
+    when it cannot be read or is not a file, ForeignDatabase, CorruptIndex)."""
+    try:
+        owner = inspect(path, own_path=own_path)
+    except Exception as exc:
+        if not isinstance(exc, OSError) and not db.is_sqlite_error(exc):
+            raise
+        reason = getattr(exc, "strerror", None) or exc
+        raise IndexOpenError(f"cannot read the index {path}: {reason}{setting_hint(own_path)}") from exc
+    if owner.kind is Kind.NOT_A_FILE:
+        raise IndexOpenError(f"cannot open the index {path}: it is {owner.detail}{setting_hint(own_path)}")
+    if owner.kind is Kind.FOREIGN:
+        raise foreign_database(path, owner.detail, own_path=own_path)
+    if owner.kind is Kind.DAMAGED:
+        raise CorruptIndex(f"{path} is not a usable index ({owner.detail})")
+    if owner.kind is Kind.UNFINISHED:
+        logging.getLogger("memext").info("%s holds an empty database: an index whose first write never came; building it", path)
+    return owner.kind
+
+
+def foreign_database(path: Path, detail: str, *, own_path: bool = False) -> ForeignDatabase:
+    """The error for another program's database at ``path`` (``detail``:
+    what was found); ``own_path``: at memext's own index path, where no
+    setting of the user's put it."""
+    what = (
+        "move it out of memext's index folder (memext then builds the index there)"
+        if own_path
+        else "point store.path at another file (or remove the setting)"
+    )
     return ForeignDatabase(
         f"{path} is a database of another program, not a memext index ({detail}); memext never "
-        "writes to or moves a file it did not create: point store.path at another file (or remove the setting)"
+        f"writes to or moves a file it did not create: {what}"
     )
 
 
@@ -124,10 +171,11 @@ class _StampOnUnreadable(Exception):
         self.app_id = app_id
 
 
-def _peek(path: Path) -> tuple[int, set[str], str | None]:
-    """The application id, the table names and memext's schema version,
-    read through a read-only connection (no WAL switch, no checkpoint: the
-    file stays as it is). Only the header is read for a memext index."""
+def _peek(path: Path) -> tuple[int, set[str], str | None, bool]:
+    """The application id, the table names, memext's schema version and
+    whether the schema holds nothing at all, read through a read-only
+    connection (no WAL switch, no checkpoint: the file stays as it is).
+    Only the header is read for a memext index."""
     try:
         return _peek_with(path, immutable=False)
     except _StampOnUnreadable:
@@ -139,14 +187,15 @@ def _peek(path: Path) -> tuple[int, set[str], str | None]:
         return _peek_with(path, immutable=True)
 
 
-def _peek_with(path: Path, *, immutable: bool) -> tuple[int, set[str], str | None]:
+def _peek_with(path: Path, *, immutable: bool) -> tuple[int, set[str], str | None, bool]:
     conn, _ = db.connect(path, load_vec=False, readonly=True, immutable=immutable)
     try:
         app_id = int(conn.execute("PRAGMA application_id").fetchone()[0]) & 0xFFFFFFFF
         if app_id == APPLICATION_ID:
-            return app_id, set(), None
+            return app_id, set(), None, False
         try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            schema = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+            tables = {name for kind, name in schema if kind == "table"}
         except Exception as exc:
             if app_id and (db.is_sqlite_error(exc) or isinstance(exc, UnicodeDecodeError)):
                 raise _StampOnUnreadable(app_id) from exc
@@ -159,7 +208,7 @@ def _peek_with(path: Path, *, immutable: bool) -> tuple[int, set[str], str | Non
             except Exception as exc:  # a table named meta of another shape: not ours
                 if not db.is_sqlite_error(exc):
                     raise
-        return app_id, tables, version
+        return app_id, tables, version, not schema
     finally:
         conn.close()
 

@@ -156,7 +156,7 @@ def test_search_get_and_append_through_langchain(writable_tools):
     from memext.engine.faces.adapters.langchain import memory_tools
 
     tools, example_workspace = writable_tools
-    search, get, append, _forget = memory_tools(tools)
+    search, get, append, _forget, _capture = memory_tools(tools)
     found = search.invoke({"query": "Biscuit vet"})
     assert found == tools.call_tool("memory_search", {"query": "Biscuit vet"})
     top = found["results"][0]
@@ -191,7 +191,7 @@ def test_a_model_tool_call_gets_a_tool_message(tools):
 def test_failures_come_back_to_the_model_as_messages(tools, example_workspace):
     from memext.engine.faces.adapters.langchain import memory_tools
 
-    search, get, append, _forget = memory_tools(tools)
+    search, get, append, _forget, _capture = memory_tools(tools)
     before = {p: p.read_bytes() for p in example_workspace.rglob("*") if p.is_file()}
     refused = get.invoke({"path": "../../etc/passwd"})
     assert isinstance(refused, str) and "passwd" in refused

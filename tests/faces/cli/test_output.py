@@ -186,22 +186,33 @@ def on_a_terminal(args: list[str]) -> str:
 #: window (OSC 0) and write the clipboard (OSC 52), each ended by BEL.
 HOSTILE = "\x1b[2J\x1b]0;owned\x07 \u009b2J \x1b]52;c;cm0gLXJmIH4=\x07"
 RAW = ["\x1b[2J", "\x1b]0;", "\x1b]52;", "\x07", "\u009b"]
+#: Every bidirectional-text control: embeddings, overrides, isolates and
+#: marks (a line holding U+202E displays reversed from there on).
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+#: A note that reads "pay 100 to alice" but displays "pay ecila ot 001".
+REVERSED = "pay \u202e100 to alice\u202c ok"
 
 
 def test_control_sequences_in_a_note_are_shown_escaped_not_sent_to_the_terminal(config, workspace):
-    (workspace / "memory" / "2026-01-08.md").write_text(f"# 2026-01-08\n\n- the walrus checklist {HOSTILE} ends here\n\tindented\n")
+    note = f"# 2026-01-08\n\n- the walrus checklist {HOSTILE} ends here\n\tindented\n- walrus payment {REVERSED} {BIDI}\n"
+    (workspace / "memory" / "2026-01-08.md").write_text(note)
     assert run("index").exit_code == 0
     found = on_a_terminal(["search", "walrus", "checklist"])
     got = on_a_terminal(["get", "memory/2026-01-08.md"])
     numbered = on_a_terminal(["get", "memory/2026-01-08.md", "-N"])
+    as_json = [on_a_terminal(["get", "memory/2026-01-08.md", "--json"]), on_a_terminal(["search", "walrus", "--json"])]
+    for out in (found, got, numbered, *as_json):
+        assert not [seq for seq in [*RAW, *BIDI] if seq in out], repr(out)
     for out in (found, got, numbered):
-        assert not [seq for seq in RAW if seq in out], repr(out)
         assert r"\x1b[2J\x1b]0;owned\x07 \x9b2J \x1b]52;c;cm0gLXJmIH4=\x07" in out, repr(out)
+        assert r"pay \u202e100 to alice\u202c ok \u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c" in out
     assert "memory/2026-01-08.md:" in found and "\tindented" in got  # tab and newline pass as they are
-    # --json keeps the text as it is, escaped by JSON itself.
+    # --json keeps the text as it is, written with JSON's own escapes.
+    assert r"\u009b2J" in as_json[0] and r"\u202e100" in as_json[0]
     data = json.loads(run("get", "memory/2026-01-08.md", "--json").output)
-    assert HOSTILE in data["text"]
-    assert HOSTILE in json.loads(run("search", "walrus", "checklist", "--json").output)["results"][0]["snippet"]
+    assert HOSTILE in data["text"] and REVERSED in data["text"] and BIDI in data["text"]
+    snippets = " ".join(r["snippet"] for r in json.loads(run("search", "walrus", "--json").output)["results"])
+    assert HOSTILE in snippets and REVERSED in snippets
 
 
 def _notes(r) -> list[str]:

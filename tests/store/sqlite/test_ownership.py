@@ -229,3 +229,70 @@ def test_a_meta_table_with_a_schema_version_does_not_make_a_file_memexts(workspa
     out = subprocess.run([sys.executable, "-m", "memext", "index"], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 2 and "another program" in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert sha(other) == before and not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+
+
+def _empty_database(path: Path, how: str) -> None:
+    """An SQLite database holding nothing, as a crash right after it was
+    made or a tool that opened it leaves one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = db.binding().module.connect(str(path))
+    if how == "wal":
+        conn.execute("PRAGMA journal_mode = WAL")  # the header written, no schema
+    else:
+        conn.execute("CREATE TABLE t (x)")
+        conn.execute("DROP TABLE t")
+    conn.commit()
+    conn.close()
+    assert path.stat().st_size > 0
+
+
+def _cli(config: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MEMEXT_CONFIG": str(config)}
+    return subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("how", ["wal", "created and dropped"])
+def test_an_empty_database_at_memexts_own_path_is_built_there(workspace, tmp_path, how):
+    from memext.engine import app_paths
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n')
+    own = app_paths().index_dir / "a.sqlite"  # no store.path: memext's own index path
+    _empty_database(own, how)
+    assert inspect(own).kind is Kind.FOREIGN and inspect(own, own_path=True).kind is Kind.UNFINISHED
+    built = _cli(cfg, "index")
+    assert built.returncode == 0 and "indexed 3 of 3 files" in built.stdout, built.stderr
+    assert app_id_of(own) == APPLICATION_ID
+    found = _cli(cfg, "search", "Anna")
+    assert found.returncode == 0 and "MEMORY.md" in found.stdout, found.stderr
+    assert not [p for p in own.parent.iterdir() if ".corrupt-" in p.name]  # nothing to keep: not set aside
+
+
+def test_at_a_chosen_path_an_empty_database_stays_refused_naming_the_setting(workspace, tmp_path):
+    chosen = tmp_path / "mine.sqlite"
+    _empty_database(chosen, "wal")
+    before = sha(chosen)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = {json.dumps(str(chosen))}\n'
+        f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n'
+    )
+    refused = _cli(cfg, "index")
+    assert refused.returncode == 2 and "another program" in refused.stderr and "point store.path at another file" in refused.stderr
+    assert sha(chosen) == before
+
+
+def test_another_programs_database_at_memexts_own_path_is_refused_without_naming_a_setting(workspace, tmp_path):
+    from memext.engine import app_paths
+
+    own = app_paths().index_dir / "a.sqlite"
+    own.parent.mkdir(parents=True)
+    other_program_db(own)
+    before = sha(own)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n')
+    for args in (["index"], ["search", "Anna"], ["status"]):
+        refused = _cli(cfg, *args)
+        assert refused.returncode == 2 and "another program" in refused.stderr and "invoices" in refused.stderr, (args, refused.stderr)
+        assert "store.path" not in refused.stderr and "move it out of memext's index folder" in refused.stderr
+    assert sha(own) == before

@@ -14,6 +14,7 @@ from conftest import make_agent
 
 from memext.engine import EntryMeta, HostileText, MemextError, MemoryIndex, MemoryTools, ToolError
 from memext.engine.faces.cli.commands import cli
+from memext.engine.memory.forget import parse_citation
 from memext.engine.memory.hostile import instruction_like
 
 TODAY = datetime.now().date().isoformat()
@@ -194,3 +195,11 @@ def test_a_mark_written_by_hand_counts_at_once_even_in_a_file_searched_before(wo
         assert idx.search("green tea").results == []
         assert [r.status for r in idx.search("green tea", include_forgotten=True).results] == ["forgotten"]
         assert [r.status for r in idx.search("Anna tech lead").results] == ["live"]  # the line above keeps its place
+
+
+def test_a_citation_names_one_line_or_a_range_never_to_the_end():
+    assert parse_citation("MEMORY.md:4") == ("MEMORY.md", 4, 4)
+    assert parse_citation("MEMORY.md:4-6") == ("MEMORY.md", 4, 6)
+    for spec in ("MEMORY.md", "MEMORY.md:4-"):  # reading forms: a mark must say which entry
+        with pytest.raises(MemextError, match="say which entry, as PATH:LINE or PATH:FROM-TO"):
+            parse_citation(spec)

@@ -28,6 +28,13 @@ the search as it was before weak answers were left out): leaving weak
 answers out should cost the own questions next to nothing. ``AUC``: the
 chance that an own question's first result (weak answers included) has a
 higher confidence than a negative's (ties count a half).
+
+Each question is searched once, with every answer returned: what a user
+gets is that answer, or "nothing" when its confidence is below the
+engine's decision point (``NOTHING_BELOW``, engine/search/confidence.py),
+the only difference between the two searches. So the run also prints the
+trade-off over the decision point: at each, the share of each kind of
+negative answered "nothing" and the own questions' figures.
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 import locomo as L  # noqa: E402
 
 from memext.engine import MemoryIndex  # noqa: E402
+from memext.engine.search.confidence import NOTHING_BELOW  # noqa: E402
+
+#: The decision points the trade-off is printed at.
+DECISION_POINTS = (0.1, 0.15, 0.2, 0.25, 0.3, 1 / 3, 0.35, 0.4, 0.45, 0.5, 0.6)
 
 # The benchmark's own idea of a word (Unicode letters and digits, lower
 # case) and of a stop word (the maintained English list): the questions it
@@ -147,9 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     layouts = {s["sample_id"]: L.build_layout(s["conversation"]) for s in data}
     questions = {s["sample_id"]: L.load_questions(s, layouts[s["sample_id"]]) for s in data}
     keys = ("absent_people", "absent_topics")
-    nothing: dict[str, list[bool]] = {k: [] for k in keys}
+    # Per question, the answer's confidence with every answer returned and
+    # (own questions) the recall of that answer and of the budgeted one.
+    neg: dict[str, list[float]] = {k: [] for k in keys}
     conf: dict[str, list[float]] = {k: [] for k in (*keys, "own")}
-    own: dict[str, list[float]] = {k: [] for k in ("turn_recall@6", "turn_recall@6 weak", "recall@L60", "recall@L60 weak")}
+    own: list[tuple[float, float, float, float]] = []  # (confidence, recall@6, budget confidence, recall@L60)
     figures: dict = {"conversations": {}}
     for sample in data:
         sid = sample["sample_id"]
@@ -166,46 +179,84 @@ def main(argv: list[str] | None = None) -> int:
         agent = L.agent_config(ws, out / f"{sid}.sqlite", args.model, out / "model-cache")
         now = datetime.combine(layout.last_day or date.today(), datetime.max.time())
         row: dict = {}
+        mine: list[tuple[float, float, float, float]] = []
         with MemoryIndex(agent) as idx:
             idx.sync(reason="manual")
             for k in keys:
-                got = [len(idx.search(q, now=now)) == 0 for q in asked[k]]
-                weak = [idx.search(q, now=now, include_weak=True).results for q in asked[k]]
-                nothing[k] += got
-                conf[k] += [r[0].confidence if r else 0.0 for r in weak]
-                row[k] = {"questions": len(got), "answered_nothing": _mean(got)}
+                weak = [idx.search(q, now=now, include_weak=True, log_use=False) for q in asked[k]]
+                neg[k] += [r.confidence for r in weak]
+                conf[k] += [r.results[0].confidence if r.results else 0.0 for r in weak]
+                row[k] = {"questions": len(weak), "answered_nothing": _mean([r.confidence < NOTHING_BELOW for r in weak])}
             for q in questions[sid]:
-                for suffix, extra in (("", {}), (" weak", {"include_weak": True})):
-                    res = list(idx.search(q.query, now=now, **extra))
-                    own["turn_recall@6" + suffix].append(L.score(res, q)["turn_recall"])
-                    budget = list(idx.search(q.query, now=now, max_lines=L.BUDGET_LINES, **extra))
-                    own["recall@L60" + suffix].append(L.score(L.within_budget(budget), q)["turn_recall"])
-                    if suffix:
-                        conf["own"].append(res[0].confidence if res else 0.0)
-        n_own = len(questions[sid])
-        row["own_questions"] = n_own
-        row.update({k: _mean(v[-n_own:]) for k, v in own.items()})
+                res = idx.search(q.query, now=now, include_weak=True, log_use=False)
+                budget = idx.search(q.query, now=now, max_lines=L.BUDGET_LINES, include_weak=True, log_use=False)
+                mine.append(
+                    (
+                        res.confidence,
+                        L.score(list(res), q)["turn_recall"],
+                        budget.confidence,
+                        L.score(L.within_budget(list(budget)), q)["turn_recall"],
+                    )
+                )
+                conf["own"].append(res.results[0].confidence if res.results else 0.0)
+        own += mine
+        row["own_questions"] = len(mine)
+        row.update(_own_figures(mine, NOTHING_BELOW))
         figures["conversations"][sid] = row
         print(f"{sid}: {row}", file=sys.stderr)
     for k in keys:
-        figures[k] = {"questions": len(nothing[k]), "answered_nothing": _mean(nothing[k]), "auc_vs_own": _auc(conf["own"], conf[k])}
-    figures["own_questions"] = len(conf["own"])
-    figures.update({k: _mean(v) for k, v in own.items()})
+        figures[k] = {
+            "questions": len(neg[k]),
+            "answered_nothing": _mean([c < NOTHING_BELOW for c in neg[k]]),
+            "auc_vs_own": _auc(conf["own"], conf[k]),
+        }
+    figures["own_questions"] = len(own)
+    figures.update(_own_figures(own, NOTHING_BELOW))
+    figures["decision_point"] = round(NOTHING_BELOW, 4)
+    figures["trade_off"] = [
+        {
+            "decision_point": round(t, 4),
+            **{f"{k} nothing": _mean([c < t for c in neg[k]]) for k in keys},
+            **{k: v for k, v in _own_figures(own, t).items() if not k.endswith("weak")},
+            "own answered": _mean([c >= t for c, _, _, _ in own]),
+        }
+        for t in sorted({*DECISION_POINTS, NOTHING_BELOW})
+    ]
     (out / "negatives.json").write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(figures, indent=1))
         return 0
     people, topics = figures["absent_people"], figures["absent_topics"]
     print(
-        f"negatives (default search): absent people {people['answered_nothing']:.3f} answered nothing "
-        f"({people['questions']} questions, confidence AUC vs own {people['auc_vs_own']:.3f}); "
+        f"negatives (default search, decision point {NOTHING_BELOW:.3f}): absent people {people['answered_nothing']:.3f} "
+        f"answered nothing ({people['questions']} questions, confidence AUC vs own {people['auc_vs_own']:.3f}); "
         f"present people on absent topics {topics['answered_nothing']:.3f} "
         f"({topics['questions']} questions, AUC {topics['auc_vs_own']:.3f})\n"
         f"own questions {figures['own_questions']}: turn_recall@6 {figures['turn_recall@6']:.3f} "
         f"(every answer returned: {figures['turn_recall@6 weak']:.3f}), recall@L60 {figures['recall@L60']:.3f} "
         f"(every answer returned: {figures['recall@L60 weak']:.3f})"
     )
+    print("trade-off over the decision point (answer confidence below it: nothing):")
+    print(f"  {'point':>6} {'people':>7} {'topics':>7} | {'own answered':>12} {'recall@6':>9} {'recall@L60':>10}")
+    for t in figures["trade_off"]:
+        mark = "  <- engine" if abs(t["decision_point"] - round(NOTHING_BELOW, 4)) < 1e-9 else ""
+        print(
+            f"  {t['decision_point']:>6.3f} {t['absent_people nothing']:>7.3f} {t['absent_topics nothing']:>7.3f} | "
+            f"{t['own answered']:>12.3f} {t['turn_recall@6']:>9.3f} {t['recall@L60']:>10.3f}{mark}"
+        )
     return 0
+
+
+def _own_figures(own: list[tuple[float, float, float, float]], point: float) -> dict[str, float | None]:
+    """The own questions' recall as a user gets it at decision point
+    ``point`` (an answer below it is "nothing": no turn recalled) and with
+    every answer returned."""
+    return {
+        "turn_recall@6": _mean([r if c >= point else 0.0 for c, r, _, _ in own]),
+        "turn_recall@6 weak": _mean([r for _, r, _, _ in own]),
+        "recall@L60": _mean([r if c >= point else 0.0 for _, _, c, r in own]),
+        "recall@L60 weak": _mean([r for _, _, _, r in own]),
+    }
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from .memory.dates import DayRange, When, day_range
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice
 from .providers.choice import ProviderInForce, keyword_only
-from .search.confidence import nothing_notice
+from .search.confidence import NOTHING_BELOW, nothing_notice
 from .search.options import SearchOptions
 from .search.pipeline import run_search
 from .search.query_embedding import QueryEmbedder
@@ -277,11 +277,6 @@ class MemoryIndex:
             if report.provider_error and choice.provider is not None:
                 if self._provider.switch_to_fallback(choice.provider.id, report.provider_error):
                     report = self._run_with_current(writer, progress, force, sessions_all, cancel)
-            if self.agent.settings.cache.enabled and not report.provider_error:
-                from .search.lines import cache_line_vectors
-
-                # A small index's lines, for the searches that judge it by them.
-                cache_line_vectors(writer, self.provider_choice.provider)
             return report
         finally:
             writer.close()
@@ -395,7 +390,8 @@ class MemoryIndex:
     ) -> SearchResponse:
         """Hybrid search; results carry ``path:start-end`` citations (``path:line`` for one line).
 
-        An answer none of whose hits is confident (:mod:`.search.confidence`)
+        An answer whose confidence is below
+        :data:`~.search.confidence.NOTHING_BELOW` (:mod:`.search.confidence`)
         comes back empty, with a ``notice`` saying that no memory matches;
         ``include_weak=True`` returns those weak hits anyway, each with
         ``confident`` False. ``min_score`` still drops hits below it.
@@ -492,16 +488,23 @@ class MemoryIndex:
             else:  # no vectors at all: say so when the provider failed at sync
                 error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
                 notice = f"the index has no vectors ({error}): keyword-only results" if error else None
-        from .search.lines import LineScorer, line_null
-        from .search.marks import left_out_notice, live_results
+        from .providers.nulls import null_for
+        from .search.marks import file_marks, left_out_notice, live_results
 
-        null = line_null(provider) if qvec is not None else None
-        lines = LineScorer(provider, qvec, null, self._store) if provider is not None and qvec is not None and null is not None else None
+        null = null_for(provider.id, provider.model, self._store.get_meta_json("entry_null")) if provider and qvec is not None else None
         modes: list[str] = []
+        marks = file_marks(self.agent)
 
         def ranked(n: int):
             found, mode = run_search(
-                self._store, query, qvec, self.agent.settings.query, dataclasses.replace(opts, max_results=n), paths=paths, lines=lines
+                self._store,
+                query,
+                qvec,
+                self.agent.settings.query,
+                dataclasses.replace(opts, max_results=n),
+                paths=paths,
+                null=null,
+                marks=marks,
             )
             modes.append(mode)
             return found
@@ -511,8 +514,8 @@ class MemoryIndex:
         mode = modes[0]
         dated = f"no memory is dated {days.describe()}" if days is not None and not paths else None
         left_out = left_out_notice(unreadable)
-        confidence = max((r.confidence for r in results), default=0.0)
-        confident = any(r.confident for r in results)
+        confidence = max((r.answer_confidence for r in results), default=0.0)
+        confident = confidence >= NOTHING_BELOW
         weak_hidden = 0
         answer = None
         if not confident:

@@ -102,7 +102,7 @@ def test_status_fields(workspace, tmp_path, hashing_provider, store_backend):
         "embedded": "on this machine",
     }
     assert st["vector"]["available"] and st["vector"]["dims"] == 64
-    assert st["fts"]["available"] and st["cache"]["entries"] == 3
+    assert st["fts"]["available"] and st["cache"]["entries"] == 3 + 7  # the chunks and their entries
     if store_backend == "sqlite":
         assert typed.vector.store == "vec0" and st["vector"]["backend"] == "mmap"
         assert st["storage"]["binding"] in ("sqlite3", "sqlean", "pysqlite3") and st["storage"]["version"]

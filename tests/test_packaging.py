@@ -68,6 +68,8 @@ def test_the_wheels_only_top_level_name_is_memext(wheel):
     for needed in (
         "memext/py.typed",
         "memext/engine/providers/local/data/minilm_reference.json",
+        "memext/engine/providers/nulls.json",
+        "memext/engine/search/confidence.json",
         "memext/engine/__init__.py",
         "memext/engine/providers/local/model.py",
         "memext/tray/__main__.py",

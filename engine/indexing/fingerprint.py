@@ -11,7 +11,7 @@ from ..store import IndexStore
 from ..store.drivers import driver_of
 from ..text import FTS_VERSION
 
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
 
 def fingerprint(agent: AgentConfig, provider: EmbeddingProvider | None, vector_store: str) -> dict:

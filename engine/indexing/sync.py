@@ -1,5 +1,10 @@
 """Bringing an index up to date with the memory files (DESIGN.md §5).
 
+Over 500 lines because one :class:`Syncer` carries a sync's state through
+its steps (read, chunk and cut into entries, embed, write a group, read
+again what changed while read, fall back when the provider fails, estimate
+the model's null): split, each part would take most of it as arguments.
+
 Incremental: a file whose mtime and size match is skipped without being
 read; otherwise it is hashed (sha256) and re-chunked only if the hash
 changed; only chunk texts missing from the embedding cache reach the
@@ -25,8 +30,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import threading
@@ -36,11 +41,12 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 from ..errors import EmbeddingsPending, IndexBuildError, ProviderError, ProviderTimeout, is_disk_full
 from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from ..memory.discovery import NotText, Skipped, SourceFile, read_file
+from ..memory.index_entries import EntryText, entry_stems, markdown_entries, transcript_entries
 from ..memory.transcripts import parse_transcript
 from ..note_dates import content_date
 from ..providers import EmbeddingProvider
 from ..settings import AgentConfig
-from ..store import CacheKey, IndexStore, NewChunk
+from ..store import CacheKey, IndexStore, NewChunk, NewEntry
 from ..vector_math import normalize
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
 from .checks import check_workspace
@@ -66,6 +72,8 @@ class _Pending:
     day: str | None = None  # FileRow.day: the date the name or front matter gives
     #: The index held nothing of this file when the sync began.
     new: bool = False
+    #: The file's entries (engine/memory/index_entries.py), each embedded and kept.
+    entries: list[EntryText] = field(default_factory=list)
 
 
 class Cancel(Protocol):
@@ -143,6 +151,7 @@ class Syncer:
                 self.store.set_meta_json("fingerprint", fp)
             self._sync_into(self.store, rebuild=False, sessions_all=sessions_all)
             self.store.finish_writes()
+        self._estimate_null()
         self.report.duration_s = time.monotonic() - self._started
         self._finish_meta()
         self._emit("done", self.report.files_seen, self.report.files_seen, self.report.chunks_written, self.report.chunks_written)
@@ -312,13 +321,18 @@ class Syncer:
             if row is not None and row.hash is not None and not sessions_all and not self._past_delta(f, row, transcript.messages):
                 self.report.files_deferred += 1
                 return None
-            return _Pending(f, digest, chunk_lines(transcript.lines, tokens, overlap), transcript.messages, note, day=day, new=row is None)
+            chunks = chunk_lines(transcript.lines, tokens, overlap)
+            return _Pending(
+                f, digest, chunks, transcript.messages, note, day=day, new=row is None, entries=transcript_entries(transcript.lines)
+            )
         # The stat recorded is the one the text was read under; an mtime that
         # cannot vouch for the text is recorded as unverified (engine/indexing/changes.py).
         recorded = recorded_mtime(read)
         f = f._replace(mtime_ns=recorded, size=read.size)
         wait = None if recorded != UNVERIFIED_MTIME_NS else verified_in_ns(read)
-        return _Pending(f, digest, chunk_markdown(text, tokens, overlap), 0, note, wait, day, new=row is None)
+        return _Pending(
+            f, digest, chunk_markdown(text, tokens, overlap), 0, note, wait, day, new=row is None, entries=markdown_entries(text)
+        )
 
     def _past_delta(self, f: SourceFile, row, messages: int) -> bool:
         d = self.agent.settings.sync.sessions
@@ -338,15 +352,21 @@ class Syncer:
     ) -> None:
         """Embed a group's chunks, then write its files in one transaction."""
         chunks_total = progress.chunks_estimate()
+        entry_texts = [e.text for p in group for e in p.entries]
+        entry_hashes = [text_hash(t) for t in entry_texts]
+        texts = {c.hash: c.text for p in group for c in p.chunks}
         vectors = self._embed(
             store,
-            [c for p in group for c in p.chunks],
+            {**texts, **dict(zip(entry_hashes, entry_texts))},
+            len(texts),
             rebuild,
             progress.chunks_done,
             chunks_total,
             progress.files_done,
             progress.files_total,
         )
+        stems = iter(entry_stems(entry_texts))
+        hashes = iter(entry_hashes)
         model = self.provider.model if self.provider else ""
         with store.transaction():
             for f in touched:
@@ -362,6 +382,13 @@ class Syncer:
                     new.append(
                         NewChunk(chunk_id(item.file.source, item.file.path, c, model), c.start_line, c.end_line, c.hash, c.text, vec)
                     )
+                entries = []
+                for e in item.entries:
+                    h = next(hashes)
+                    vec = vectors.get(h)
+                    if self.provider is not None and vec is None:
+                        complete = False
+                    entries.append(NewEntry(e.start_line, e.end_line, h, next(stems), vec))
                 store.replace_file(
                     item.file.path,
                     item.file.source,
@@ -374,6 +401,7 @@ class Syncer:
                     note=item.note,
                     day=item.day,
                     new=item.new and item.file.path not in self._written,
+                    entries=entries,
                 )
                 self._written.add(item.file.path)
         for item in group:
@@ -386,18 +414,19 @@ class Syncer:
     def _embed(
         self,
         store: IndexStore,
-        chunks: Sequence[Chunk],
+        texts: dict[str, str],
+        chunks: int,
         rebuild: bool,
         chunks_done: int,
         chunks_total: int,
         files_done: int,
         files_total: int,
     ) -> dict[str, np.ndarray]:
-        """Vectors by text hash: from the cache, else from the provider."""
-        if self.provider is None or not chunks:
+        """Vectors by text hash (``texts``: the group's chunks, ``chunks`` of
+        them, then its entries): from the cache, else from the provider."""
+        if self.provider is None or not texts:
             return {}
         key = CacheKey(self.provider.id, self.provider.model, self.provider.endpoint_key)
-        texts = {c.hash: c.text for c in chunks}
         cache_on = self.agent.settings.cache.enabled
         found = store.cache_get(key, list(texts)) if cache_on else {}
         size = self.provider.expected_dims or self.provider.dims
@@ -411,7 +440,8 @@ class Syncer:
             return self._provider_failed(self.report.provider_gone, rebuild, found, None)
 
         def on_progress(done: int, total: int) -> None:
-            self._emit("embed", files_done, files_total, chunks_done + done, chunks_total, rebuild)
+            # Progress counts chunks: the entries embedded with them are a share of each.
+            self._emit("embed", files_done, files_total, chunks_done + done * chunks // max(1, len(texts)), chunks_total, rebuild)
 
         try:
             raw = self.provider.embed_batch([texts[h] for h in missing], on_progress)
@@ -450,6 +480,20 @@ class Syncer:
         return found
 
     # -- bookkeeping -----------------------------------------------------------
+
+    def _estimate_null(self) -> None:
+        """For a model whose null was not measured (search/confidence.py),
+        estimate it from the index's own entry vectors and keep it in
+        ``meta`` (``entry_null``): what searches judge its cosines against."""
+        from ..providers.nulls import NULL_SAMPLE, model_null, null_of
+
+        if self.provider is None or model_null(self.provider.model) is not None:
+            return
+        value = null_of(self.store.entry_vector_sample(NULL_SAMPLE))
+        stored = {"provider": self.provider.id, "model": self.provider.model, "value": value}
+        if self.store.get_meta_json("entry_null") != stored:
+            with self.store.transaction():
+                self.store.set_meta_json("entry_null", stored)
 
     def _expect_dims(self, dims: int | None) -> None:
         if self.provider is not None:

@@ -2,100 +2,147 @@
 
 A fused score ranks hits but says little on its own whether memory holds
 the answer: a query about something memory never mentions still has a
-best hit. Each hit gets a ``confidence`` in 0..1 from two kinds of
-evidence, and the answer is ``confident`` when its best hit is:
+best hit. Search judges *entries* (a list item, a paragraph, a turn:
+:mod:`engine.memory.index_entries`), each by a few kinds of evidence that
+mean the same on any notes and any index size:
 
-- **keyword evidence**: the hit's keyword score (BM25 against the score an
-  average chunk holding every content term would get), at most the share
-  of the query's content terms (weighted by rarity) the chunk holds by
-  stem; set to 1 when the chunk holds an ID-like token of the query
-  (``a828e60``, also as the start of a longer ID) or a quoted phrase;
-- **semantic evidence**: the cosine, calibrated against the index's own
-  score distribution for this query: ``(cos - null) / (1 - null)``, ``null``
-  being the cosine of the query's :data:`CALIBRATION_DEPTH`-th nearest
-  chunk (what a chunk that merely shares the style and the topics of the
-  memory reaches). A model whose cosines crowd near 1 and one that spreads
-  them give the same semantic evidence for the same hit: the map is
-  unchanged by ``cos -> a * cos + (1 - a)``.
+- ``semantic``: the entry's cosine against the model's *null*, the cosine
+  two entries of one memory reach by sharing its style and topics alone
+  (:mod:`..providers.nulls`): ``(cos - null) / (1 - null)``. The map is
+  unchanged by ``cos -> a * cos + (1 - a)``, so a model whose cosines
+  crowd towards 1 and one that spreads them give the same evidence. The
+  null of a model measured on a broad corpus is shipped; any other
+  model's is estimated at sync from the index's own entry vectors, and
+  with too few entries to estimate it meaning is no evidence (the
+  ``words`` fits below);
+- ``coverage``: the share of the query's content terms the entry holds
+  (by stem, as the keyword index matches them), each weighted by its
+  rarity (:func:`rarity`): a term no note holds weighs the most, so a name
+  shared by many entries says little about which of them answers, and the
+  words of a time the query names ("yesterday") do not count;
+- ``exact``: the entry holds an ID of the query (``INC-4471``, a hash or a
+  7+ character prefix of one) or a quoted phrase of it;
+- ``missing``: the share (by rarity) of the query's content terms that no
+  note holds at all: memory that never says "Marco" or "wedding" holds
+  nothing about Marco's wedding.
 
-The evidence is weighted as fusion weighs the two sides, and compared
-with :data:`THRESHOLD`; a query whose names (capitalised words inside the
-query, ID-like tokens, quoted words) no chunk holds, not one of them,
-needs :data:`NAMED_ABSENT_THRESHOLD`: memory that never mentions
-"Caroline" cannot say what Caroline painted, unless the meaning alone is
-strong.
-Both thresholds were chosen on the LoCoMo dev split
-(bench/negatives.py): see bench/LOCOMO_RESULTS.md.
+Two logistic fits turn them into probabilities (``confidence.json``, fitted
+by ``python bench/trust/fit.py`` on the tune half of the trust benchmark
+and the LoCoMo dev split): a hit's ``confidence``, that it answers the
+query (calibrated: of hits at 0.8, about 8 in 10 do), and the answer's,
+that one of the hits shown answers it; an answer whose own is below
+:data:`NOTHING_BELOW` is "nothing". Each has a ``meaning`` fit and a ``words`` fit, used when there
+is no cosine to judge by (keyword-only search, a model without a null).
+A query naming an ID that no note holds is answered "nothing" whatever
+else it says: an ID names one thing, and memory does not hold it.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Collection, Iterable, NamedTuple, Sequence
+from pathlib import Path
+from typing import Collection, Iterable, Mapping, NamedTuple, Sequence
 
-from ..text import STOP_WORDS, fold, is_id_like, words
+from ..text import fold, is_id_like, words
 
-#: Answers whose best evidence reaches this are confident.
-THRESHOLD = 0.05
-#: The bar when the query names something no chunk holds.
-NAMED_ABSENT_THRESHOLD = 0.35
-#: Width of the logistic that turns evidence into a 0..1 confidence
-#: (0.5 at the threshold).
-SOFTNESS = 0.04
+#: The fitted parameters and the measured nulls (written by bench/trust/fit.py).
+PARAMS_FILE = Path(__file__).with_name("confidence.json")
+#: What a wrong "nothing" costs against a wrong answer. A wrong "nothing"
+#: hides a memory the user wrote (the reader is told memory never said it);
+#: a wrong answer shows weak hits, each with its own calibrated confidence
+#: a reader can weigh: the first costs twice the second.
+MISS_COST = 2.0
+#: The answer's confidence below which it is "nothing": the decision point
+#: of least expected cost for a calibrated probability, ``1 / (1 +
+#: MISS_COST)`` (answer when ``p * MISS_COST > 1 - p``).
+NOTHING_BELOW = 1.0 / (1.0 + MISS_COST)
+#: The features of an entry, in the order the fits weigh them.
+FEATURES = ("semantic", "coverage", "exact", "missing")
 
-#: Capitalised words that are time words, not names.
-_TIME_WORDS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
-    "saturday sunday today yesterday tomorrow".split()
-)
-_CAPITALISED = re.compile(r"(?<![\w'])[A-Z][\w-]*")
+#: An issue or ticket key (``INC-4471``, ``GW-212``): letters, a dash or an
+#: underscore, digits.
+_KEY = re.compile(r"(?<![\w-])([A-Za-z]{2,}[-_]\d{2,})(?![\w-])")
 _QUOTED = re.compile(r'"([^"]+)"')
 
 
-#: The rank whose cosine is a query's "nothing" level on an index.
-CALIBRATION_DEPTH = 24
+@dataclass(frozen=True)
+class Fit:
+    """One logistic fit: ``1 / (1 + exp(-(w . x + b)))`` over :data:`FEATURES`
+    (a feature a fit does not use has weight 0)."""
+
+    weights: tuple[float, ...]
+    intercept: float
+
+    def logit(self, x: Sequence[float]) -> float:
+        return self.intercept + sum(w * v for w, v in zip(self.weights, x))
+
+    def probability(self, x: Sequence[float]) -> float:
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, self.logit(x)))))
+
+    @classmethod
+    def of(cls, raw: Mapping) -> "Fit":
+        weights = raw["weights"]
+        return cls(tuple(float(weights.get(f, 0.0)) for f in FEATURES), float(raw["intercept"]))
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """A query's semantic "nothing" level on an index (see the module docstring)."""
+class Params:
+    """What ``confidence.json`` holds: the fits of a hit's and of an
+    answer's confidence."""
 
-    null: float | None  # None: too few chunks to calibrate against
+    hit_meaning: Fit
+    hit_words: Fit
+    answer_meaning: Fit
+    answer_words: Fit
 
     @classmethod
-    def of_pool(cls, hits: Sequence[tuple[int, float]]) -> "Calibration":
-        """From the vector pool of a query, best first: the cosine at rank
-        :data:`CALIBRATION_DEPTH`. An index with fewer chunks has no
-        distribution to measure a cosine against: there meaning alone is
-        no evidence, and an answer needs some of the query's words."""
-        if len(hits) < CALIBRATION_DEPTH:
-            return cls(None)
-        return cls(float(hits[CALIBRATION_DEPTH - 1][1]))
-
-    def semantic(self, cosine: float | None) -> float:
-        """A cosine as semantic evidence in 0..1."""
-        if cosine is None or self.null is None:
-            return 0.0
-        return min(1.0, max(0.0, (cosine - self.null) / max(1e-6, 1.0 - self.null)))
+    def from_json(cls, raw: Mapping) -> "Params":
+        return cls(
+            Fit.of(raw["hit"]["meaning"]),
+            Fit.of(raw["hit"]["words"]),
+            Fit.of(raw["answer"]["meaning"]),
+            Fit.of(raw["answer"]["words"]),
+        )
 
 
-def named_terms(query: str) -> list[str]:
-    """The folded words a query names: capitalised words after its first
-    word (not time words), ID-like tokens and the words of quoted phrases."""
-    named: list[str] = []
-    for m in _CAPITALISED.finditer(query):
-        if m.start() == 0 or not query[: m.start()].strip():
-            continue
-        for w in words(m.group()):
-            if w not in STOP_WORDS and w not in _TIME_WORDS and len(w) > 1:
-                named.append(w)
-    named += [w for w in words(query) if is_id_like(w)]
-    for phrase in _QUOTED.findall(query):
-        named += [w for w in words(phrase) if w not in STOP_WORDS]
-    return list(dict.fromkeys(named))
+@functools.lru_cache(maxsize=1)
+def params() -> Params:
+    """The shipped parameters (read once per process)."""
+    return Params.from_json(json.loads(PARAMS_FILE.read_text(encoding="utf-8")))
+
+
+def semantic(cosine: float | None, null: float | None) -> float | None:
+    """A cosine as semantic evidence against ``null``; None without either."""
+    if cosine is None or null is None:
+        return None
+    return max(-1.0, min(1.0, (cosine - null) / max(1e-6, 1.0 - null)))
+
+
+#: Fewest chunks a term's rarity is counted over (:func:`rarity`).
+RARITY_CHUNKS = 100
+
+
+def rarity(doc_count: int, total: int) -> float:
+    """How much a term says, by how few of ``total`` chunks hold it: BM25's
+    IDF kept positive (``log(1 + (N - n + 0.5) / (n + 0.5))``), highest for
+    a term no chunk holds. A memory of fewer than :data:`RARITY_CHUNKS`
+    chunks is counted as that many, the others without the term: in three
+    notes a word all three hold is not common, and one none holds ("thanks")
+    is not the whole question."""
+    n = max(total, RARITY_CHUNKS, doc_count)
+    return math.log(1 + (n - doc_count + 0.5) / (doc_count + 0.5))
+
+
+def query_ids(query: str) -> list[str]:
+    """The IDs a query names, folded: issue or ticket keys (``INC-4471``) and
+    hash-like tokens (7+ hex characters with a digit, :func:`~..text.is_id_like`)."""
+    keys = [fold(m.group(1)) for m in _KEY.finditer(query)]
+    return list(dict.fromkeys(keys + [w for w in words(query) if is_id_like(w)]))
 
 
 def quoted_phrases(query: str) -> list[str]:
@@ -103,118 +150,196 @@ def quoted_phrases(query: str) -> list[str]:
     return [fold(p.strip()) for p in _QUOTED.findall(query) if p.strip()]
 
 
+def holds_id(folded: str, id_: str) -> bool:
+    """Whether folded text holds ``id_``: a key as a whole word, a hash as
+    the start of a word, or a word of 7+ characters that starts it (a short
+    hash of the query's full one)."""
+    if not is_id_like(id_):
+        return re.search(rf"(?<![\w-]){re.escape(id_)}(?![\w-])", folded) is not None
+    if re.search(rf"(?<![^\W_]){re.escape(id_)}", folded):
+        return True
+    return any(len(w) >= 7 and id_.startswith(w) for w in re.findall(rf"(?<![^\W_]){re.escape(id_[:7])}[0-9a-f]*", folded))
+
+
 class Evidence(NamedTuple):
-    """A hit's evidence, as ``explain`` shows it."""
+    """One entry's evidence, as ``explain`` shows it: the features
+    (:data:`FEATURES`; ``semantic`` None without a cosine or a null) and
+    the hit confidence they give."""
 
-    value: float
-    threshold: float
-    semantic: float
-    keyword: float
-    null: float | None
+    semantic: float | None
+    coverage: float
+    exact: float
+    missing: float
+    confidence: float
+    answer: float
+
+    def features(self) -> tuple[float, ...]:
+        return (self.semantic or 0.0, self.coverage, self.exact, self.missing)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Judge:
-    """Turns a hit's evidence into its confidence, for one query."""
+    """The evidence of entries for one query (see the module docstring)."""
 
-    calibration: Calibration
-    vector_weight: float
-    text_weight: float
-    threshold: float
-    id_terms: tuple[str, ...]
-    phrases: tuple[str, ...]
-    #: Rarity weight of each content term that counts towards coverage.
+    #: Rarity of each counted content term, and the index terms it is
+    #: matched by (its stem; a CJK gram is its own).
     term_weights: dict[str, float]
+    term_tokens: dict[str, tuple[str, ...]]
+    ids: tuple[str, ...]
+    phrases: tuple[str, ...]
+    #: The query names an ID no note holds: nothing answers it.
+    absent_id: bool
+    missing: float
+    null: float | None
+    params: Params
 
-    def coverage(self, held: Iterable[str]) -> float:
-        """The share (by rarity) of the query's counted terms a hit holds."""
+    def coverage(self, stems: Collection[str] | None, held: Collection[str] = ()) -> float:
+        """The share (by rarity) of the counted terms an entry holds: one
+        whose index terms are ``stems``, or (``stems`` None) the terms
+        ``held`` found in its text."""
         total = sum(self.term_weights.values())
         if not total:
             return 0.0
-        # Summed in the weights' own order, as the total is: a hit holding
-        # every term covers exactly 1.0, whatever the order of ``held``.
-        have = set(held)
-        return min(1.0, sum(w for t, w in self.term_weights.items() if t in have) / total)
+        if stems is None:
+            have = sum(w for t, w in self.term_weights.items() if t in held)
+        else:
+            have = sum(w for t, w in self.term_weights.items() if self._holds(stems, t))
+        return min(1.0, have / total)
 
-    def evidence(self, cosine: float | None, keyword: float | None, text: str, has_vector: bool) -> float:
-        """The weighted evidence (0..1) of one hit."""
-        k = keyword or 0.0
-        folded = fold(text) if self.id_terms or self.phrases else ""
-        if any(re.search(rf"(?<![^\W_]){re.escape(t)}", folded) for t in self.id_terms):
-            k = 1.0
-        if any(p in folded for p in self.phrases):
-            k = 1.0
-        if not has_vector:
-            return k
-        s = self.calibration.semantic(cosine)
-        total = self.vector_weight + self.text_weight
-        return max(k if k >= 1.0 else 0.0, (self.vector_weight * s + self.text_weight * k) / total)
+    def _holds(self, stems: Collection[str], term: str) -> bool:
+        tokens = self.term_tokens.get(term, (term,))
+        if is_id_like(term):
+            return any(s.startswith(term) or (len(s) >= 7 and term.startswith(s)) for s in stems)
+        return bool(tokens) and all(t in stems for t in tokens)
 
-    def hit(self, cosine: float | None, keyword: float | None, held: Iterable[str], text: str, has_vector: bool) -> Evidence:
-        """The evidence of one hit: its keyword score, capped by the share
-        of the query's terms it holds (``held``), and its cosine.
+    def exact(self, text: str) -> float:
+        """1 when ``text`` holds an ID or a quoted phrase of the query."""
+        if not self.ids and not self.phrases:
+            return 0.0
+        folded = fold(text)
+        return 1.0 if any(holds_id(folded, i) for i in self.ids) or any(p in folded for p in self.phrases) else 0.0
 
-        A hit that holds only some of the query's terms is keyword evidence
-        only when its meaning agrees: its cosine is above the query's
-        nothing level (semantic evidence above 0). "number" of "what is my
-        passport number?" in a note about the neighbour at number 12 is a
-        word in common, not an answer; "coffee" of "how do I take my
-        coffee?" in "Coffee: flat white" is both. Without a calibrated
-        cosine (no vectors, or a small index with no line null) the words
-        are all there is to judge by."""
-        covered = self.coverage(held)
-        k = min(keyword or 0.0, covered)
-        if covered < 1.0 and has_vector and self.calibration.null is not None and self.calibration.semantic(cosine) <= 0.0:
-            k = 0.0
-        value = self.evidence(cosine, k, text, has_vector)
-        return Evidence(round(value, 6), self.threshold, round(self.calibration.semantic(cosine), 6), round(k, 6), self.calibration.null)
+    def semantic(self, cosine: float | None) -> float | None:
+        """A cosine as semantic evidence against this query's model null."""
+        return semantic(cosine, self.null)
 
-    def confidence(self, evidence: float) -> float:
-        """Evidence as a 0..1 confidence: 0.5 at the threshold."""
-        return round(1.0 / (1.0 + math.exp(-(evidence - self.threshold) / SOFTNESS)), 4)
+    def coverages_of(self, stems: Sequence[str]) -> list[float]:
+        """:meth:`coverage` of entries whose index terms are ``stems``, as
+        the index keeps them (space-separated), all at once: a search
+        judges dozens of entries, most holding none of the query's terms,
+        so each term is looked for once in their joined terms (no set is
+        built per entry)."""
+        total, looks = self._looks
+        if not total or not stems:
+            return [0.0] * len(stems)
+        padded = [f" {s} " for s in stems]
+        # Entries joined by a newline: a term's padded form (" term ")
+        # never runs from one entry into the next.
+        joined = "\n".join(padded)
+        starts, at = [], 0
+        for p in padded:
+            starts.append(at)
+            at += len(p) + 1
+        have = [0.0] * len(stems)
+        for w, needles, id_ in looks:
+            if id_ is not None:
+                if needles[0] not in joined and id_[:1] not in joined:
+                    continue
+                for i, p in enumerate(padded):
+                    if needles[0] in p or any(len(s) >= 7 and id_.startswith(s) for s in p.split() if s[:1] == id_[:1]):
+                        have[i] += w
+                continue
+            holding: set[int] | None = None
+            for n in needles:
+                found = set()
+                pos = joined.find(n)
+                while pos != -1:
+                    found.add(bisect_right(starts, pos) - 1)
+                    pos = joined.find(n, pos + 1)
+                holding = found if holding is None else holding & found
+                if not holding:
+                    break
+            for i in holding or ():
+                have[i] += w
+        return [min(1.0, h / total) for h in have]
 
+    @functools.cached_property
+    def _looks(self) -> tuple[float, list[tuple[float, tuple[str, ...], str | None]]]:
+        """What :meth:`coverages_of` looks for: the total weight, and each
+        term's weight, the padded index terms it is found as, and the term
+        itself when it is an ID (also found as a prefix)."""
+        looks: list[tuple[float, tuple[str, ...], str | None]] = []
+        for t, w in self.term_weights.items():
+            if is_id_like(t):
+                looks.append((w, (f" {t}",), t))
+            else:
+                looks.append((w, tuple(f" {tok} " for tok in self.term_tokens.get(t, (t,))), None))
+        return float(sum(self.term_weights.values())), looks
 
-def rarity(doc_count: int, total: int) -> float:
-    """How much a term says, by how few of ``total`` chunks hold it: BM25's
-    IDF kept positive (``log(1 + (N - n + 0.5) / (n + 0.5))``), highest for
-    a term no chunk holds. Unlike FTS5's IDF it does not vanish for a term
-    in half the chunks of a small index."""
-    return math.log(1 + (max(total, doc_count) - doc_count + 0.5) / (doc_count + 0.5))
+    def probabilities(self, rows: Sequence[Sequence[float]], meaning: Sequence[bool], fit: str = "hit") -> list[float]:
+        """The ``fit`` ("hit" or "answer") confidence of each row of
+        features (:data:`FEATURES`), by the ``meaning`` fit where
+        ``meaning`` is true, else the ``words`` fit, rounded to 4 places;
+        0 when the query names an ID no note holds."""
+        if self.absent_id:
+            return [0.0] * len(rows)
+        p = self.params
+        fits = {True: p.hit_meaning, False: p.hit_words} if fit == "hit" else {True: p.answer_meaning, False: p.answer_words}
+        out = []
+        for (a, b, c, d), m in zip(rows, meaning):
+            f = fits[bool(m)]
+            w = f.weights
+            logit = f.intercept + w[0] * a + w[1] * b + w[2] * c + w[3] * d
+            if not -50.0 < logit < 50.0:
+                logit = math.copysign(50.0, logit)
+            out.append(round(1.0 / (1.0 + math.exp(-logit)), 4))
+        return out
+
+    def judge(self, cosine: float | None, stems: Collection[str] | None, text: str, held: Collection[str] = ()) -> Evidence:
+        """The evidence of one entry: its cosine to the query (None without
+        vectors), its index terms (or, None, the query terms ``held`` in
+        its text) and its text."""
+        s = semantic(cosine, self.null)
+        x = Evidence(s, round(self.coverage(stems, held), 6), self.exact(text), round(self.missing, 6), 0.0, 0.0)
+        if self.absent_id:
+            return x
+        p = self.params
+        hit, answer = (p.hit_meaning, p.answer_meaning) if s is not None else (p.hit_words, p.answer_words)
+        f = x.features()
+        return x._replace(
+            semantic=None if s is None else round(s, 6), confidence=round(hit.probability(f), 4), answer=round(answer.probability(f), 4)
+        )
 
 
 def make_judge(
     query: str,
-    doc_counts: dict[str, int],
+    doc_counts: Mapping[str, int],
     total: int,
-    calibration: Calibration,
-    weights: tuple[float, float],
+    null: float | None,
+    term_tokens: Mapping[str, tuple[str, ...]],
+    held_ids: Iterable[str] = (),
     time_words: Collection[str] = (),
+    table: Params | None = None,
 ) -> Judge:
-    """The judge of one query: its threshold is raised when the query names
-    a word that no chunk holds (``doc_counts`` has the index's counts of the
-    query's terms, ``total`` its chunks).
-
-    Coverage counts every content term of the query, weighted by
-    :func:`rarity`: a term no note holds weighs the most, so a hit that
-    shares one common word of a longer question ("number" of "what is my
-    passport number?") covers little of it, and a paraphrase ("plane" for
-    notes that say "flights") is left to the semantic side. The words of a
-    time the query names (``time_words``: "yesterday", "last week") are
-    not counted: notes are dated by their file or heading, and the time
-    boost reads them."""
-    named = named_terms(query)
-    # Every name unknown: a question about someone memory never met. One
-    # known name among them ("Jean and John") may still be answered.
-    absent = bool(named) and all(doc_counts.get(w, 1) == 0 for w in named)
+    """The judge of one query. ``doc_counts``: the index's chunk counts of
+    the query's content terms (``total`` chunks); ``null``: the model's null
+    (None: meaning is no evidence); ``term_tokens``: each term's index terms;
+    ``held_ids``: the IDs of the query some note holds; ``time_words``: the
+    words of a time the query names, not counted."""
     counted = {t: rarity(n, total) for t, n in doc_counts.items() if t not in time_words}
+    whole = sum(counted.values())
+    missing = sum(w for t, w in counted.items() if doc_counts[t] == 0) / whole if whole else 0.0
+    ids = query_ids(query)
+    held = set(held_ids)
     return Judge(
-        calibration,
-        weights[0],
-        weights[1],
-        NAMED_ABSENT_THRESHOLD if absent else THRESHOLD,
-        tuple(w for w in named if is_id_like(w)),
-        tuple(quoted_phrases(query)),
         counted,
+        dict(term_tokens),
+        tuple(ids),
+        tuple(quoted_phrases(query)),
+        any(i not in held for i in ids),
+        missing,
+        null,
+        table or params(),
     )
 
 

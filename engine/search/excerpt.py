@@ -73,14 +73,16 @@ def make_excerpt(
     before: int = CONTEXT_BEFORE,
     after: int = CONTEXT_AFTER,
     found: dict[str, list[int]] | None = None,
-    meaning_line: int | None = None,
+    entry: tuple[int, int] | None = None,
 ) -> Excerpt:
     """The excerpt of a chunk whose first line is line ``start_line`` of its
-    file. Without a term in any line (a hit found by meaning alone) the
-    best line is ``meaning_line`` (0-based in ``text``: the line that
-    carries the meaning, :mod:`.lines`), or with none the window is the
-    chunk's first lines. ``found``: :func:`~..text.find_terms` of ``text``
-    for (at least) ``terms``, when the caller has it."""
+    file. ``entry``: the lines (0-based in ``text``, inclusive) of the
+    entry that answers (:mod:`.judging`): the best line is its line that
+    holds the most query terms, else its first, and is marked. Without an
+    entry, the line of the chunk that holds the most; without a term in
+    any line, the window is the chunk's first lines, none marked.
+    ``found``: :func:`~..text.find_terms` of ``text`` for (at least)
+    ``terms``, when the caller has it."""
     lines = text.split("\n")
     shown = highlight_terms(list(terms)) or list(terms)
     if found is None:
@@ -104,8 +106,10 @@ def make_excerpt(
             pos = at - line_start
             firsts[line] = min(pos, firsts.get(line, pos))
     best = max(values, key=lambda i: (values[i], -i)) if values else 0
-    if (not values or values[best] <= 0) and meaning_line is not None and 0 <= meaning_line < len(lines):
-        best, values = meaning_line, {meaning_line: 1.0}
+    if entry is not None and 0 <= entry[0] <= entry[1] < len(lines):
+        inside = [i for i in values if entry[0] <= i <= entry[1] and values[i] > 0]
+        best = max(inside, key=lambda i: (values[i], -i)) if inside else entry[0]
+        values = {**values, best: values.get(best) or 1.0}
         lo, hi = max(0, best - before), min(len(lines), best + after + 1)
     elif not values or values[best] <= 0:
         best, lo, hi = 0, 0, min(len(lines), before + after + 1)

@@ -17,6 +17,7 @@ from .results import SearchResult
 
 if TYPE_CHECKING:  # the parser loads only for a file that holds a comment
     from ..memory.entries import FileEntries
+    from .judging import FileMarks
 
 
 class Marked(NamedTuple):
@@ -77,6 +78,48 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> Marked:
     return Marked(out, unreadable)
 
 
+def file_marks(agent: AgentConfig) -> Callable[[str, str], FileMarks]:
+    """The retired entries of a file of ``source`` at ``path`` as it says
+    now (:class:`~.judging.FileMarks`): what judging asks so that the entry
+    that answers is a live one (DESIGN.md §17). Each file is looked at as
+    :func:`annotate` looks at it (once per stat); one that cannot be read
+    has no marks here (:func:`annotate` leaves its results out)."""
+    from .judging import NO_MARKS
+
+    def marks(source: str, path: str) -> FileMarks:
+        if source != "memory":
+            return NO_MARKS
+        try:
+            entries = _entries(agent, path)
+        except _Unreadable:
+            return NO_MARKS
+        if entries is None:
+            return NO_MARKS
+        key = id(entries)
+        got = _MARKS.get(key)
+        if got is None or got[0] is not entries:
+            _remember(_MARKS, _PARSED_MAX, key, (entries, _marks_of(entries)))
+            got = _MARKS[key]
+        return got[1]
+
+    return marks
+
+
+def _marks_of(entries: FileEntries) -> FileMarks:
+    from .judging import FileMarks
+
+    blocks = {u.start: u.meta.by if u.meta.superseded else None for u in entries.blocks if u.meta is not None and u.meta.retired}
+    sections = tuple(
+        (u.start, u.end, u.meta.by if u.meta.superseded else None) for u in entries.headings if u.meta is not None and u.meta.retired
+    )
+    return FileMarks(blocks, sections)
+
+
+#: The marks of parsed files (:func:`file_marks`), by the parse they were
+#: read from (kept with it, so a new parse of the file is read anew).
+_MARKS: dict[int, tuple[FileEntries, FileMarks]] = {}
+
+
 class _Unreadable(Exception):
     """A cited file that can no longer be read; ``why`` says how, for the notice."""
 
@@ -131,7 +174,7 @@ def _entries(agent: AgentConfig, path: str) -> FileEntries | None:
     return entries
 
 
-def _remember(cache: dict[str, Any], most: int, key: str, value: Any) -> None:
+def _remember(cache: dict[Any, Any], most: int, key: Any, value: Any) -> None:
     if len(cache) >= most:
         cache.clear()
     cache[key] = value

@@ -25,19 +25,19 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 from ..citations import cite_lines
 from ..settings import HybridSettings, QuerySettings
 from ..store import ChunkRow, IndexStore
-from ..text import contains_all_terms, content_terms, find_terms, query_terms
+from ..text import contains_all_terms, content_terms, find_terms, fold, is_id_like, query_terms
 from .citing import Citer, TermsFound
-from .confidence import CALIBRATION_DEPTH, Calibration, Judge, make_judge
+from .confidence import Judge, holds_id, make_judge, query_ids
 from .decay import decay_factor
 from .excerpt import make_excerpt, snippet_window
 from .fusion import Candidate, bm25_reference, fill_similarities, fuse
+from .judging import Hit, Judged, Marks, judge_hits
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
-from .lines import LineScorer
 from .mmr import mmr_order
 from .options import SearchOptions
 from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
-from .stems import with_stems
+from .stems import index_terms, with_stems
 from .time_cues import TimeCue, find_time_cues
 from .time_ranking import chunk_dates, in_cues
 from .updates import newer_first
@@ -55,7 +55,8 @@ def run_search(
     options: SearchOptions,
     *,
     paths: Collection[str] | None = None,
-    lines: LineScorer | None = None,
+    null: float | None = None,
+    marks: Marks | None = None,
 ) -> tuple[list[SearchResult], str]:
     """Search one store; returns (results, mode).
 
@@ -71,14 +72,14 @@ def run_search(
     empty and excerpts out, for callers that only rank (benchmarks).
     Time cues in the query ("last week") are read relative to ``now``
     (default: the current time).
-    Results carry their confidence (:mod:`.confidence`); the keyword side
-    searches content terms only. ``lines`` (:mod:`.lines`) marks the line
-    that carries a hit found by meaning alone, and in an index of fewer
-    than ``CALIBRATION_DEPTH`` chunks ranks and judges each chunk by its
-    closest line.
+    Results carry their confidence (:mod:`.confidence`), judged entry by
+    entry (:mod:`.judging`) against the model's ``null`` (None: meaning is
+    no evidence), a live entry before a retired one (``marks``: what each
+    file says of its entries now); the keyword side
+    searches content terms only.
     """
     options = options.with_defaults(settings)
-    pools = _candidate_pools(store, query, query_vector, settings, options, paths, lines)
+    pools = _candidate_pools(store, query, query_vector, settings, options, paths, null)
     cands = _fused(store, pools, query_vector, settings.hybrid)
     if not cands:
         return [], pools.mode
@@ -93,12 +94,64 @@ def run_search(
     # and which line matched best.
     weights = {t: math.log(1 + max(1, pools.total) / max(1, n)) for t, n in pools.doc_counts.items()}
     cite = Citer(store, pools.sent, [c.rowid for c in ranked[:likely]], pools.found)
-    shape = _Shape(pools.found, weights, pools.mode, settings.hybrid.fusion, options.explain, options.snippets, pools.judge, lines)
+    judges = _Judges(store, pools.judge, query_vector, cite, rows, pools.found, marks, options)
+    shape = _Shape(pools.found, weights, pools.mode, settings.hybrid.fusion, options.explain, options.snippets, judges)
     if budget:
-        ordered, rowids = _budgeted(stream, rows, cite, shape, options)
+        ordered, rowids = _budgeted(stream, rows, shape, options)
     else:
-        ordered, rowids = _listed(stream, rows, cite, shape, options.max_results)
+        ordered, rowids = _listed(stream, rows, shape, options.max_results)
     return newer_first(pools.cues, ordered, pools.found, rows, rowids), pools.mode
+
+
+class _Judges:
+    """The hits a search shows, judged entry by entry (:mod:`.judging`):
+    each one's cited lines when chosen, then all of them at once (one read
+    of their entries)."""
+
+    def __init__(
+        self,
+        store: IndexStore,
+        judge: Judge,
+        query_vector: np.ndarray | None,
+        cite: Citer,
+        rows: dict[int, ChunkRow],
+        found: TermsFound,
+        marks: Marks | None,
+        options: SearchOptions,
+    ):
+        self.store, self.judge_, self.query_vector, self.cite, self.rows, self.found = store, judge, query_vector, cite, rows, found
+        self.marks, self.options = marks, options
+        self.cited: dict[int, tuple[int, int, str]] = {}
+        self._judged: dict[int, Judged] = {}
+
+    def cited_of(self, c: Candidate) -> tuple[int, int, str]:
+        """The lines a hit on ``c`` cites (:class:`~.citing.Citer`), once."""
+        if c.rowid not in self.cited:
+            self.cited[c.rowid] = self.cite(self.rows[c.rowid], keyword_hit=c.t_rank is not None)
+        return self.cited[c.rowid]
+
+    def judge(self, cands: list[Candidate]) -> None:
+        hits = []
+        for c in cands:
+            start, end, _ = self.cited_of(c)
+            hits.append(Hit(self.rows[c.rowid], start, end, c.v_sim))
+        for c, judged in zip(
+            cands,
+            judge_hits(
+                self.store,
+                self.judge_,
+                hits,
+                self.query_vector,
+                self.found,
+                self.marks,
+                self.options.explain,
+                self.options.include_forgotten,
+            ),
+        ):
+            self._judged[c.rowid] = judged
+
+    def __getitem__(self, rowid: int) -> Judged:
+        return self._judged[rowid]
 
 
 class _Pools(NamedTuple):
@@ -128,10 +181,10 @@ def _candidate_pools(
     settings: QuerySettings,
     options: SearchOptions,
     paths: Collection[str] | None,
-    lines: LineScorer | None,
+    null: float | None,
 ) -> _Pools:
     """Both sides' candidate pools (keyword and vector), the judge of
-    confidence calibrated on them, and the search's mode."""
+    confidence for the query, and the search's mode."""
     assert options.max_results is not None
     h = settings.hybrid
     now = options.now
@@ -145,23 +198,37 @@ def _candidate_pools(
     total = store.chunk_count()
     sent = keyword_terms(asked, doc_counts, total) if terms else []
     keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, options.sources, paths)
-    drawn = store.vector_search(query_vector, max(pool, CALIBRATION_DEPTH), options.sources, paths) if query_vector is not None else []
-    vector_hits = drawn[:pool]
-    calibration = Calibration.of_pool(drawn)
-    if lines is not None and 0 < len(drawn) < CALIBRATION_DEPTH:
-        # Too few chunks to calibrate against: every chunk is in the pool,
-        # judged by its closest line against the model's line null.
-        vector_hits = drawn = _by_lines(store, drawn, lines)
-        calibration = Calibration(lines.null)
+    vector_hits = store.vector_search(query_vector, pool, options.sources, paths) if query_vector is not None else []
     spoken = cues if settings.time_boost > 0 else find_time_cues(query, now or datetime.now())
     time_words = {w for cue in spoken for w in query_terms(cue.text)}
-    judge = make_judge(query, {t: doc_counts[t] for t in terms}, total, calibration, h.weights, time_words)
     use_vector = query_vector is not None and store.dims is not None
+    judge = make_judge(
+        query,
+        {t: doc_counts[t] for t in terms},
+        total,
+        null if use_vector else None,
+        index_terms(terms) if terms and store.keyword_search_available else {},
+        held_ids(store, query_ids(query)),
+        time_words,
+    )
     use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:
         keyword_hits = []
     mode = "hybrid" if use_vector and use_keyword else ("vector" if use_vector else "keyword")
     return _Pools(cues, terms, sent, doc_counts, total, keyword_hits, vector_hits, judge, mode, TermsFound(terms))
+
+
+def held_ids(store: IndexStore, ids: list[str]) -> list[str]:
+    """The IDs of ``ids`` (:func:`~.confidence.query_ids`) some note holds:
+    a key as it is, a hash also as a prefix either way (found by its first
+    seven characters, then checked in the chunks' text)."""
+    held = []
+    for i in ids:
+        probe = i[:7] if is_id_like(i) else i
+        hits = store.keyword_search('"' + probe.replace('"', '""') + '"' + ("*" if is_id_like(i) else ""), 20)
+        if any(holds_id(fold(row.text), i) for row in store.chunks(r for r, _ in hits).values()):
+            held.append(i)
+    return held
 
 
 def _fused(store: IndexStore, pools: _Pools, query_vector: np.ndarray | None, h: HybridSettings) -> dict[int, Candidate]:
@@ -184,7 +251,7 @@ def _fused(store: IndexStore, pools: _Pools, query_vector: np.ndarray | None, h:
     if keyword_hits and total < MIN_CHUNKS_FOR_IDF:
         held = store.chunks(r for r, _ in keyword_hits)
         for rowid, row in held.items():
-            cands[rowid].cover = pools.judge.coverage(pools.found(row))
+            cands[rowid].cover = pools.judge.coverage(None, pools.found(row))
     if pools.mode == "hybrid" and query_vector is not None:  # hybrid always has one
         fill_similarities(store, cands, query_vector)
     fuse(cands.values(), pools.mode, h, best_bm25, reference)
@@ -234,8 +301,8 @@ def _marked(
 
 class _Shape(NamedTuple):
     """How a result is made of a hit: the terms found, their weights, the
-    search's mode and fusion, whether to explain and to show text, the
-    judge of confidence and the line scorer (:func:`_result`)."""
+    search's mode and fusion, whether to explain and to show text, and the
+    judged hits (:func:`_result`)."""
 
     found: TermsFound
     weights: dict[str, float]
@@ -243,15 +310,16 @@ class _Shape(NamedTuple):
     method: str
     explain: bool
     snippets: bool
-    judge: Judge
-    lines: LineScorer | None
+    judges: _Judges
 
 
 def _budgeted(
-    stream: Iterator[Candidate], rows: dict[int, ChunkRow], cite: Citer, shape: _Shape, options: SearchOptions
+    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, options: SearchOptions
 ) -> tuple[list[SearchResult], list[int]]:
     """The results of the reading budget (``max_lines``, or the merged spans
-    of ``merge_spans``), confident ones first, and each one's chunk."""
+    of ``merge_spans``), in the order of their confidence, and each one's
+    best chunk. The spans are chosen as ranked; their hits are then judged
+    (one read of their entries) and a span's best entry is its result's."""
     assert options.max_results is not None
     passed: list[Candidate] = []
     cited: list[tuple[int, int, str]] = []
@@ -261,22 +329,25 @@ def _budgeted(
         # more than the first few hits.
         for c in stream:
             passed.append(c)
-            cited.append(cite(rows[c.rowid], keyword_hit=c.t_rank is not None))
+            cited.append(shape.judges.cited_of(c))
             yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
     spans = budget_spans(hits(), options.max_lines if options.max_lines is not None else sys.maxsize, options.max_results)
-    span_results = [_span_result(span, passed, cited, rows, *shape) for span in spans]
-    return _confident_first(span_results, [passed[span.members[0]].rowid for span in spans])
+    shape.judges.judge([passed[i] for span in spans for i in span.members])
+    bests = [max(span.members, key=lambda i: (shape.judges[passed[i].rowid].confidence, -i)) for span in spans]
+    span_results = [_span_result(span, best, passed, cited, rows, shape) for span, best in zip(spans, bests)]
+    return _by_confidence(span_results, [passed[i].rowid for i in bests])
 
 
 def _listed(
-    stream: Iterator[Candidate], rows: dict[int, ChunkRow], cite: Citer, shape: _Shape, max_results: int
+    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, max_results: int
 ) -> tuple[list[SearchResult], list[int]]:
-    """The first ``max_results`` hits that pass, one result each, confident
-    ones first, and each one's chunk."""
+    """The first ``max_results`` hits that pass, one result each, in the
+    order of their confidence, and each one's chunk."""
     shown = list(islice(stream, max_results))
-    results = [_result(rows[c.rowid], cite(rows[c.rowid], keyword_hit=c.t_rank is not None), c, *shape) for c in shown]
-    return _confident_first(results, [c.rowid for c in shown])
+    shape.judges.judge(shown)
+    results = [_result(rows[c.rowid], c, shape, shape.snippets) for c in shown]
+    return _by_confidence(results, [c.rowid for c in shown])
 
 
 def _passing(
@@ -307,66 +378,44 @@ def _passing(
 
 
 def _span_result(
-    span: Span,
-    passed: list[Candidate],
-    cited: list[tuple[int, int, str]],
-    rows: dict[int, ChunkRow],
-    found_in: TermsFound,
-    weights: dict[str, float],
-    mode: str,
-    method: str,
-    explain: bool,
-    snippets: bool,
-    judge: Judge,
-    lines: LineScorer | None = None,
+    span: Span, member: int, passed: list[Candidate], cited: list[tuple[int, int, str]], rows: dict[int, ChunkRow], shape: _Shape
 ) -> SearchResult:
-    """The result for one span of the budget: its best hit, widened to the span
+    """The result for one span of the budget: its best hit (``passed[member]``,
+    the one whose best entry is the span's), widened to the span
     (``cited[i]`` is the cited lines of ``passed[i]``)."""
-    best = passed[span.members[0]]
-    terms = found_in.terms
+    best = passed[member]
+    terms = shape.found.terms
     merged = len(span.members) > 1
     # A merged span's snippet and excerpt come from the merged text below,
     # so the best hit's own are not made.
-    result = _result(
-        rows[best.rowid], cited[span.members[0]], best, found_in, weights, mode, method, explain, snippets and not merged, judge, lines
-    )
+    result = _result(rows[best.rowid], best, shape, shape.snippets and not merged)
     if not merged:
         return result
     members = [rows[passed[i].rowid] for i in span.members]
     result.start_line, result.end_line = span.start_line, span.end_line
-    if snippets:
+    if shape.snippets:
         shown = merged_text([cited[i] for i in span.members])
         in_shown = with_stems(shown, terms, find_terms(shown, terms))
-        result.snippet, result.snippet_line = _snippet(shown, span.start_line, terms, weights, in_shown)
-        result.excerpt = make_excerpt(
-            shown, span.start_line, terms, weights, found=in_shown, meaning_line=_meaning_line(shown, in_shown, judge, lines)
-        )
+        result.snippet, result.snippet_line = _snippet(shown, span.start_line, terms, shape.weights, in_shown)
+        judged = shape.judges[best.rowid]
+        entry = (judged.start - span.start_line, judged.end - span.start_line)
+        result.excerpt = make_excerpt(shown, span.start_line, terms, shape.weights, found=in_shown, entry=entry)
     if result.explain is not None:
         result.explain["merged"] = [cite_lines(r.path, r.start_line, r.end_line) for r in members]
     return result
 
 
-def _result(
-    row: ChunkRow,
-    cited: tuple[int, int, str],
-    c: Candidate,
-    found_in: TermsFound,
-    weights: dict[str, float],
-    mode: str,
-    method: str,
-    explain: bool,
-    snippets: bool,
-    judge: Judge,
-    lines: LineScorer | None = None,
-) -> SearchResult:
-    """The result for one chunk, citing ``cited`` (its lines without the
-    headings that open it: :func:`.spans.cited_lines`). The excerpt and
-    the snippet show the cited lines, so the snippet's first line is
+def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> SearchResult:
+    """The result for one chunk, citing its cited lines (without the
+    headings that open it: :func:`.spans.cited_lines`), its confidence
+    and marked line those of its best entry (:mod:`.judging`). The excerpt
+    and the snippet show the cited lines, so the snippet's first line is
     ``start_line`` (or ``snippet_line`` when it is cut to a later window)
     and a reader counting lines from the citation counts right."""
-    start, end, text = cited
+    judged, (start, end, text) = shape.judges[c.rowid], shape.judges.cited[c.rowid]
+    mode = shape.mode
     info = None
-    if explain:
+    if shape.explain:
         info = {
             "mode": mode,
             "vector": {"rank": c.v_rank, "similarity": c.v_sim},
@@ -375,24 +424,25 @@ def _result(
                 "bm25": c.t_bm25,
                 "score": c.t_score,
             },
-            "fusion": {"method": "none" if mode != "hybrid" else method, **c.parts},
+            "fusion": {"method": "none" if mode != "hybrid" else shape.method, **c.parts},
             "decay": c.decay,
             "exact_match": c.exact,
+            "evidence": judged.evidence._asdict(),
+            "absent_id": shape.judges.judge_.absent_id,
+            "entries": [{"lines": f"{a}-{b}", **e._asdict()} for a, b, e in judged.entries],
         }
         if c.time != 1.0:
             info["time_boost"] = c.time
-    evidence = judge.hit(c.v_sim, c.t_score, found_in(row), row.text, has_vector=mode != "keyword" and not c.no_vector)
-    confidence = judge.confidence(evidence.value)
-    if info is not None:
-        info["evidence"] = evidence._asdict()
+    confidence = judged.confidence
     days = chunk_dates(row.path, row.text, row.start_line)
-    terms = found_in.terms
+    terms = shape.found.terms
     excerpt = None
     snippet, snippet_line = "", start
     if snippets:
-        in_text = found_in.in_lines(row, start - row.start_line, text)
-        excerpt = make_excerpt(text, start, terms, weights, found=in_text, meaning_line=_meaning_line(text, in_text, judge, lines))
-        snippet, snippet_line = _snippet(text, start, terms, weights, in_text)
+        in_text = shape.found.in_lines(row, start - row.start_line, text)
+        entry = (judged.start - start, judged.end - start)
+        excerpt = make_excerpt(text, start, terms, shape.weights, found=in_text, entry=entry)
+        snippet, snippet_line = _snippet(text, start, terms, shape.weights, in_text)
     return SearchResult(
         path=row.path,
         start_line=start,
@@ -406,6 +456,7 @@ def _result(
         confidence=confidence,
         confident=confidence >= 0.5,
         date=max(days).isoformat() if days else None,
+        answer_confidence=judged.evidence.answer,
     )
 
 
@@ -416,36 +467,11 @@ def _snippet(text: str, first_line: int, terms: Sequence[str], weights: dict[str
     return snippet, first_line + text.count("\n", 0, at)
 
 
-def _confident_first(results: list[SearchResult], rowids: list[int]) -> tuple[list[SearchResult], list[int]]:
-    """The results the search is confident of before the weak ones, each
-    group in rank order (``rowids``: each result's chunk, reordered alike).
-    The set shown is unchanged; a weak hit that outscores a confident one
-    (a common word of the query in a long note) no longer leads the answer."""
-    order = sorted(range(len(results)), key=lambda i: not results[i].confident)
+def _by_confidence(results: list[SearchResult], rowids: list[int]) -> tuple[list[SearchResult], list[int]]:
+    """The results in the order of their best entries' confidence, the
+    answer's confidence breaking ties, then the rank (``rowids``: each
+    result's chunk, reordered alike). The set shown is the one ranked: a hit
+    on a name many entries share, or a common word in a long note, no
+    longer leads the answer."""
+    order = sorted(range(len(results)), key=lambda i: (-results[i].confidence, -results[i].answer_confidence, i))
     return [results[i] for i in order], [rowids[i] for i in order]
-
-
-def _by_lines(store: IndexStore, drawn: list[tuple[int, float]], lines: LineScorer) -> list[tuple[int, float]]:
-    """The vector pool of a small index with each chunk's cosine raised to
-    that of its closest line (a note's lines are separate facts; the
-    chunk's vector averages them), best first."""
-    rows = store.chunks(r for r, _ in drawn)
-    out = []
-    for rowid, sim in drawn:
-        row = rows.get(rowid)
-        best = lines.best(row.text.split("\n")) if row is not None else None
-        out.append((rowid, max(sim, best[1]) if best else sim))
-    return sorted(out, key=lambda h: (-h[1], h[0]))
-
-
-def _meaning_line(text: str, found: dict[str, list[int]], judge: Judge, lines: LineScorer | None) -> int | None:
-    """For a hit no line of which holds a query term: the line of ``text``
-    (0-based) that carries its meaning, when that line alone is semantic
-    evidence enough for a confident answer; else None (no line is marked)."""
-    if lines is None or found:
-        return None
-    best = lines.best(text.split("\n"))
-    if best is None:
-        return None
-    weight = judge.vector_weight / max(1e-9, judge.vector_weight + judge.text_weight)
-    return best[0] if weight * lines.semantic(best[1]) >= judge.threshold else None

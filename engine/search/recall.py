@@ -2,8 +2,9 @@
 reads before it answers (DESIGN.md §18).
 
 Recall only reads: it is a search for the message, narrowed to what may go
-into a model's context unasked. Only confident hits (:mod:`.confidence`),
-never a forgotten, superseded or untrusted entry, at most
+into a model's context unasked. Only confident hits (:mod:`.confidence`;
+and the best hit of an answer memory holds), never a forgotten,
+superseded or untrusted entry, at most
 ``recall.max_results`` of them, long-term memory (MEMORY.md) and
 important entries first. Each memory is cut to the entry that matched (its
 list item or paragraph), so the block stays a few lines.
@@ -160,15 +161,19 @@ def resolve_deadline(deadline: float | None, default_ms: int) -> float:
 
 def recall_from(index: Searchable, query: str, limit: int, now: datetime | None, started: float) -> Recall:
     """Recall for ``query`` from an open index, with no deadline."""
-    # Retired hits are asked for too: a chunk whose best line was retired
-    # may hold a live entry that matches as well (see entry_of).
-    pool = SearchOptions(max_results=max(limit * POOL_FACTOR, limit + 4), now=now, include_forgotten=True, log_use=False)
+    # Live entries only: a hit's best entry is a live one when it has any,
+    # and an entry that replaced a retired one answers for it (DESIGN.md §7).
+    pool = SearchOptions(max_results=max(limit * POOL_FACTOR, limit + 4), now=now, log_use=False)
     resp = index.search(query, options=pool)
     terms = content_terms(query_terms(query))
     found: dict[str, SearchResult] = {}
     said: set[str] = set()
+    # The answer's best hit when memory holds an answer (the search left its
+    # results in: a confident answer), and any other confident hit.
+    memory = [r for r in resp.results if r.source == "memory"]
+    best = max(memory, key=lambda r: r.confidence) if memory and resp.confident else None
     for r in resp.results:
-        entry = entry_of(r, index.agent.workspace, terms) if r.confident and r.source == "memory" else None
+        entry = entry_of(r, index.agent.workspace, terms) if (r.confident or r is best) and r.source == "memory" else None
         if entry is None:
             continue
         # A consolidated copy says what its source says: one of them is enough.
@@ -255,6 +260,7 @@ def entry_of(r: SearchResult, workspace: Path, terms: Sequence[str] = ()) -> Sea
         start_line=shown[0][0],
         end_line=shown[-1][0],
         snippet=text,
+        snippet_line=shown[0][0],
         excerpt=excerpt,
         status=info.status,
         untrusted=False,

@@ -28,6 +28,11 @@ class SearchResult:
     #: made by hand is vouched for by its maker.
     confidence: float = 1.0
     confident: bool = True
+    #: How sure the search is, from this hit's evidence, that a hit shown
+    #: answers the query: the answer's confidence is its best hit's, and
+    #: below :data:`~.confidence.NOTHING_BELOW` the answer is "nothing"
+    #: (:mod:`.confidence`).
+    answer_confidence: float = 1.0
     date: str | None = None  # ISO day from the file's name or front matter, or a dated heading
     #: Where the cited entry came from (person, agent, capture; None when
     #: its file says nothing), and its marks (DESIGN.md §17): ``status`` is
@@ -62,6 +67,7 @@ class SearchResult:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        del d["answer_confidence"]  # the answer's confidence says it (SearchResponse.confidence)
         if d["explain"] is None:
             del d["explain"]
         if d["excerpt"] is None:
@@ -89,7 +95,10 @@ class SearchResponse:
     notice: str | None = None  # why search is degraded, for display
     error: str | None = None  # a provider error at query time
     stats: dict = field(default_factory=dict)
-    confidence: float = 0.0  # the answer's: its best hit's (0 with no hit)
+    #: The answer's confidence that a hit shown answers the query (0 with
+    #: no hit); ``confident``: :data:`~.confidence.NOTHING_BELOW` and up,
+    #: else the answer is "nothing".
+    confidence: float = 0.0
     confident: bool = False
     weak_hidden: int = 0  # weak hits left out as none was confident (``include_weak`` shows them)
     #: ``notice``'s parts, in order: the index's state, the provider or the

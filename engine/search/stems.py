@@ -16,7 +16,7 @@ import re
 from typing import Sequence
 
 from ..store.tokenizer import fts_tokenize
-from ..text import FTS_TOKENIZER, fold, is_cjk
+from ..text import FTS_TOKENIZER, fold, fts_document, is_cjk
 
 #: A word of ASCII text, as :func:`~..text.words` and unicode61 cut it.
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -96,3 +96,20 @@ def with_stems(text: str, terms: Sequence[str], found: dict[str, list[int]]) -> 
         if at:
             out[t] = at
     return out
+
+
+#: The index terms of query terms met so far (:func:`index_terms`).
+_TERM_TOKENS: dict[str, tuple[str, ...]] = {}
+
+
+def index_terms(terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The terms the keyword index makes of each (folded) query term: its
+    Porter stem, a CJK gram itself; what an entry's stems are compared
+    with (:func:`~..memory.index_entries.entry_stems`)."""
+    new = [t for t in dict.fromkeys(terms) if t not in _TERM_TOKENS]
+    if new:
+        if len(_TERM_TOKENS) > _MAX_STEMS:
+            _TERM_TOKENS.clear()
+        for term, tokens in zip(new, fts_tokenize(FTS_TOKENIZER, [fts_document(t) for t in new])):
+            _TERM_TOKENS[term] = tuple(tokens) or (term,)
+    return {t: _TERM_TOKENS.get(t, (t,)) for t in terms}

@@ -77,6 +77,62 @@ class NewChunk(NamedTuple):
     vector: np.ndarray | None
 
 
+class NewEntry(NamedTuple):
+    """An entry of a file to write (:mod:`engine.memory.index_entries`): its
+    lines, the hash of its text (the embedding cache key), the index terms
+    of its words (space-separated, each once: what the keyword side would
+    match) and its unit vector (None: keyword-only)."""
+
+    start_line: int
+    end_line: int
+    hash: str
+    stems: str
+    vector: np.ndarray | None
+
+
+class EntryRow(NamedTuple):
+    """A stored entry, as search judges it: where it is, the index terms
+    of its words (space-separated, as :class:`NewEntry` wrote them) and its
+    vector (float16; None when it has none)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    stems: str
+    vector: np.ndarray | None
+
+
+def entry_blob(vector: np.ndarray | None) -> bytes | None:
+    """An entry vector as stored: float16 (half the reading of float32; a
+    cosine moves by about 1e-3)."""
+    if vector is None:
+        return None
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float16).tobytes()
+
+
+def entry_vector(blob: bytes | None) -> np.ndarray | None:
+    if blob is None:
+        return None
+    import numpy as np
+
+    return np.frombuffer(blob, dtype=np.float16)
+
+
+def entry_rows(rows: Iterable[Sequence[Any]]) -> list[EntryRow]:
+    """(path, start, end, stems, blob) rows as :class:`EntryRow`, each
+    once (a row may be read for two spans), in file and line order."""
+    out: list[EntryRow] = []
+    last = None
+    for path, start, end, stems, blob in sorted(rows, key=lambda r: (r[0], r[1], r[2])):
+        key = (path, start, end)
+        if key != last:
+            last = key
+            out.append(EntryRow(path, int(start), int(end), stems, entry_vector(blob)))
+    return out
+
+
 class CacheKey(NamedTuple):
     """Whose vectors an embedding-cache entry holds."""
 
@@ -241,11 +297,25 @@ class IndexStore(Protocol):
         note: str | None = None,
         day: str | None = None,
         new: bool = False,
+        entries: Sequence[NewEntry] = (),
     ) -> None:
-        """Swap a file's chunks (text, keyword index, vectors) for new ones;
-        ``day`` is stored as :attr:`FileRow.day`. ``new``: the caller knows
-        the index holds nothing of ``path`` (a file new to it), so a store
-        may skip looking for old chunks."""
+        """Swap a file's chunks (text, keyword index, vectors) and entries
+        for new ones; ``day`` is stored as :attr:`FileRow.day`. ``new``: the
+        caller knows the index holds nothing of ``path`` (a file new to
+        it), so a store may skip looking for old chunks."""
+        ...
+
+    def entries_within(self, spans: Sequence[tuple[str, int, int]]) -> list[EntryRow]:
+        """The entries that overlap each ``(path, first line, last line)``
+        span, each once, in file and line order: one read for all the hits
+        a search judges. Empty for an index that keeps no entries (made
+        before they were kept, and read-only)."""
+        ...
+
+    def entry_vector_sample(self, limit: int) -> list[np.ndarray]:
+        """Up to ``limit`` entry vectors spread over the index (the same
+        ones for the same index): what a model's "nothing" level is
+        estimated from when it was not measured (:mod:`..search.confidence`)."""
         ...
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None: ...

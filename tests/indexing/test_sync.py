@@ -28,7 +28,8 @@ def open_idx(ws, tmp_path, provider, **settings):
 def test_incremental_sync_embeds_only_what_changed(workspace, tmp_path, hashing_provider):
     with open_idx(workspace, tmp_path, hashing_provider) as idx:
         first = idx.sync()
-        assert first.files_indexed == 3 and first.texts_embedded == 3
+        # Three chunks and their seven entries (list items), each embedded once.
+        assert first.files_indexed == 3 and first.texts_embedded == 3 + 7
         calls = hashing_provider.batch_calls
 
         again = idx.sync()
@@ -42,8 +43,8 @@ def test_incremental_sync_embeds_only_what_changed(workspace, tmp_path, hashing_
 
         note.write_text(note.read_text() + "- New line about the quarterly budget.\n")
         edited = idx.sync()
-        assert edited.files_indexed == 1 and edited.texts_embedded == 1
-        assert hashing_provider.texts_embedded == 4
+        assert edited.files_indexed == 1 and edited.texts_embedded == 2  # the file's chunk and its new entry
+        assert hashing_provider.texts_embedded == 12
         assert [r.path for r in idx.search("quarterly budget", min_score=0)][0] == "memory/2026-01-05.md"
 
 
@@ -55,9 +56,24 @@ def test_unchanged_chunks_of_an_edited_file_come_from_the_cache(workspace, tmp_p
         before = hashing_provider.texts_embedded
         big.write_text(big.read_text() + "- one more fact at the end\n")
         report = idx.sync()
-        assert report.texts_embedded == 1  # only the last chunk changed
-        assert hashing_provider.texts_embedded == before + 1
+        assert report.texts_embedded == 2  # only the last chunk changed, and one entry is new
+        assert hashing_provider.texts_embedded == before + 2
         assert report.cache_hits > 10
+
+
+def test_an_index_of_a_model_without_a_measured_null_estimates_its_own(tmp_path, hashing_provider):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Memory\n\n" + "".join(f"- fact {i}: the {i}th thing about the garden\n" for i in range(40)))
+    with open_idx(ws, tmp_path, hashing_provider) as idx:
+        idx.sync()
+    store = open_store(make_agent(ws, db_path=tmp_path / "idx.sqlite"), tmp_path / "idx.sqlite")
+    try:
+        stored = store.get_meta_json("entry_null")
+    finally:
+        store.close()
+    assert stored["provider"] == hashing_provider.id and stored["model"] == hashing_provider.model
+    assert 0.0 < stored["value"] < 1.0
 
 
 def test_deleting_a_file_removes_its_chunks(workspace, tmp_path, hashing_provider):
@@ -101,7 +117,7 @@ def test_fingerprint_change_rebuilds_from_the_cache(workspace, tmp_path, hashing
         idx.sync()
         assert not idx.sync().rebuilt
         forced = idx.sync(force=True)
-        assert forced.rebuilt and forced.texts_embedded == 0 and forced.cache_hits == 3
+        assert forced.rebuilt and forced.texts_embedded == 0 and forced.cache_hits == 3 + 7  # chunks and entries
     # Changing chunking changes the fingerprint: rebuilt automatically.
     with open_idx(workspace, tmp_path, hashing_provider, chunking={"tokens": 200, "overlap": 20}) as idx:
         report = idx.sync()
@@ -380,7 +396,8 @@ def test_a_model_whose_vectors_change_size_is_rebuilt(workspace, tmp_path):
         with MemoryIndex(agent, env=env) as idx:  # a new process: its provider has not answered yet
             report = idx.sync()
             assert report.rebuilt and report.provider_error is None
-            assert report.texts_embedded == report.chunks_written > 0  # none of the 64-size vectors came from the cache
+            # None of the 64-size vectors came from the cache (chunks and their 7 entries).
+            assert report.texts_embedded == report.chunks_written + 7 > 7
             resp = idx.search("Anna billing")
             assert resp.mode == "hybrid" and resp.notice is None and resp.results[0].path == "MEMORY.md"
             assert idx.status().vector.dims == 96

@@ -159,7 +159,12 @@ def test_a_proposed_line_is_a_whole_entry_dated_and_linked_to_its_source(tmp_pat
     with MemoryIndex(make_agent(ws, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
         idx.sync()
         for day in (DAY1, DAY2):
-            for q in ("Gullwing InfluxDB tide readings", "commit 4e7b19c2 branch", "weighs 11 kg vet visit"):
+            for q in (
+                "Gullwing InfluxDB tide readings",
+                "switched Gullwing to TimescaleDB",
+                "commit 4e7b19c2 branch",
+                "weighs 11 kg vet visit",
+            ):
                 assert idx.search(q, now=day).confident, q
         proposal = consolidate(index=idx, now=LATER)
         got = {f.text: (f.source, f.date) for f in proposal.facts}

@@ -25,11 +25,18 @@ def test_long_lines_are_cut_around_their_hit():
     assert "needle" in shown and shown.startswith("…") and len(shown) <= LINE_CHARS + 2
 
 
-def test_a_hit_found_by_meaning_marks_the_line_that_carries_it():
+def test_the_entry_that_answers_holds_the_marked_line():
     text = "# 2026-09-03\n\n- Vendor quote: 2,400 EUR per month.\n- Ran 5 km in 27 minutes.\n- Gym membership cancelled."
-    ex = make_excerpt(text, 1, query_terms("how fast did I go 5k"), meaning_line=3)
+    # Found by meaning alone (no query word in it): the entry's line is marked.
+    ex = make_excerpt(text, 1, query_terms("how fast did I go 5k"), entry=(3, 3))
     assert ex.best_line == 4 and [ln.number for ln in ex.lines if ln.hit] == [4]
     assert [line for line in ex.to_text().splitlines() if line.startswith(">")] == ["> 4  - Ran 5 km in 27 minutes."]
-    # A line that holds a query term wins over the meaning.
-    worded = make_excerpt(text, 1, query_terms("gym"), meaning_line=3)
-    assert worded.best_line == 5 and [ln.number for ln in worded.lines if ln.hit] == [5]
+    # A line of another entry holding a query word is shown, not marked.
+    worded = make_excerpt(text, 1, query_terms("gym run"), entry=(3, 3))
+    assert worded.best_line == 4 and [ln.number for ln in worded.lines if ln.hit] == [4, 5]
+
+
+def test_within_a_long_entry_its_line_with_the_most_query_words_is_marked():
+    text = "- Ines moved to Porto last spring,\n  works at the harbour office\n  and drinks black coffee.\n- Lars: tea."
+    ex = make_excerpt(text, 10, query_terms("what does Ines drink, coffee?"), {"coffee": 3.0, "ines": 1.0}, entry=(0, 2))
+    assert ex.best_line == 12

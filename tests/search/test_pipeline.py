@@ -84,9 +84,10 @@ def test_an_exact_hit_ranked_below_failing_ones_is_still_rescued(tmp_path, with_
         (ws / "memory" / f"2026-04-{i + 1:02d}.md").write_text(f"- filler text about other things {i}\n")
     (ws / "memory" / "2026-03-01.md").write_text("- " + " ".join(f"word{i}" for i in range(150)) + " alpha beta\n")
     with idx_for(ws, tmp_path, HashingProvider(dims=16) if with_vectors else None) as idx:
-        hits = idx.search("alpha beta", max_results=3, min_score=0.9)
+        # (Weak answers shown: the rescue is the subject here, not the verdict.)
+        hits = idx.search("alpha beta", max_results=3, min_score=0.9, include_weak=True)
         assert [h.path for h in hits] == ["memory/2026-03-01.md"] and hits[0].score < 0.9
-        shown = idx.search("alpha beta", max_results=3, min_score=0.9, explain=True)
+        shown = idx.search("alpha beta", max_results=3, min_score=0.9, explain=True, include_weak=True)
         assert [(h.citation, h.score) for h in shown] == [(h.citation, h.score) for h in hits]
         assert shown[0].explain["exact_match"]
 
@@ -301,7 +302,7 @@ def _budget_workspace(tmp_path):
 def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hashing_provider):
     ws = _budget_workspace(tmp_path)
     with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}, query={"merge_spans": False}) as idx:
-        plain = idx.search("kiwi crates", max_results=30, min_score=0)
+        plain = idx.search("kiwi crates", include_weak=True, max_results=30, min_score=0)
         # Without a budget or merge_spans, chunks of one file overlap but each
         # hit cites only its own lines: neighbours touch, no line comes twice.
         spans = [(r.path, r.start_line, r.end_line) for r in plain]
@@ -309,14 +310,14 @@ def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hash
         assert not any(a[1] <= b[2] and b[1] <= a[2] for a, b in pairs)
         assert any(a[2] + 1 == b[1] or b[2] + 1 == a[1] for a, b in pairs)
         for budget in (5, 12, 30, 60, 400):
-            got = idx.search("kiwi crates", min_score=0, max_lines=budget, explain=True)
+            got = idx.search("kiwi crates", include_weak=True, min_score=0, max_lines=budget, explain=True)
             assert sum(r.end_line - r.start_line + 1 for r in got) <= budget
             lines = [(r.path, n) for r in got for n in range(r.start_line, r.end_line + 1)]
             assert len(lines) == len(set(lines))  # no line twice
             for i, a in enumerate(got):  # nor two spans of one file that touch: they would be one
                 assert not any(a.path == b.path and a.start_line <= b.end_line + 1 and b.start_line <= a.end_line + 1 for b in got[i + 1 :])
             assert len({r.citation for r in got}) == len(got)
-        got = idx.search("kiwi crates", min_score=0, max_lines=400, explain=True)
+        got = idx.search("kiwi crates", include_weak=True, min_score=0, max_lines=400, explain=True)
         merged = [r for r in got if "merged" in r.explain]
         assert merged and len(merged[0].explain["merged"]) > 1
         r = merged[0]
@@ -325,7 +326,7 @@ def test_max_lines_returns_what_fits_with_overlapping_hits_merged(tmp_path, hash
         assert {r.path for r in got} == {"memory/2026-02-01.md", "memory/2026-02-02.md"}
         # The budget keeps rank order: the best hit of the plain search leads.
         assert got[0].start_line <= plain[0].start_line <= plain[0].end_line <= got[0].end_line
-        assert len(idx.search("kiwi crates", max_results=1, max_lines=400)) == 1
+        assert len(idx.search("kiwi crates", include_weak=True, max_results=1, max_lines=400)) == 1
         with pytest.raises(MemextError, match="max_lines must be at least 1"):
             idx.search("kiwi", max_lines=0)
 
@@ -393,9 +394,9 @@ def test_merge_spans_setting_merges_hits_without_a_budget(tmp_path, hashing_prov
     ws = _budget_workspace(tmp_path)
     # merge_spans is on by default.
     with idx_for(ws, tmp_path, hashing_provider, chunking={"tokens": 40, "overlap": 15}) as idx:
-        got = idx.search("kiwi crates", max_results=8, min_score=0, explain=True)
+        got = idx.search("kiwi crates", include_weak=True, max_results=8, min_score=0, explain=True)
     with idx_for(ws, tmp_path / "off", hashing_provider, chunking={"tokens": 40, "overlap": 15}, query={"merge_spans": False}) as idx:
-        off = idx.search("kiwi crates", max_results=8, min_score=0)
+        off = idx.search("kiwi crates", include_weak=True, max_results=8, min_score=0)
     off_lines = [(r.path, n) for r in off for n in range(r.start_line, r.end_line + 1)]
     # Without it, hits of one file that touch come as separate results.
     assert any(a.path == b.path and a.end_line + 1 == b.start_line for a in off for b in off)
@@ -415,9 +416,9 @@ def test_results_cite_the_text_of_a_chunk_not_the_headings_that_open_it(tmp_path
     )
     (ws / "MEMORY.md").write_text("## Fruit\n\nKiwi crates come on Mondays.\n", encoding="utf-8")
     with idx_for(ws, tmp_path, hashing_provider, **settings) as idx:
-        got = {r.path: r for r in idx.search("kiwi crates", max_results=5, min_score=0, max_lines=max_lines)}
+        got = {r.path: r for r in idx.search("kiwi crates", include_weak=True, max_results=5, min_score=0, max_lines=max_lines)}
         # The heading is still indexed with its chunk: a query naming only it finds the chunk.
-        assert idx.search("session", max_results=1, min_score=0)[0].path == "memory/2026-02-01.md"
+        assert idx.search("session", include_weak=True, max_results=1, min_score=0)[0].path == "memory/2026-02-01.md"
     log, memory = got["memory/2026-02-01.md"], got["MEMORY.md"]
     assert (log.start_line, log.end_line) == (5, 6) and (memory.start_line, memory.end_line) == (3, 3)
     assert [line.number for line in log.excerpt.lines] == [5, 6] and log.best_line == 5

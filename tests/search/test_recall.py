@@ -118,8 +118,9 @@ def test_a_live_entry_beside_a_retired_best_line_is_recalled_in_its_place(tmp_pa
         index.sync()
         got = index.recall("When do I prefer working?")
         assert [(r.citation, r.snippet) for r in got] == [("MEMORY.md:4", "- Actually I prefer working in the afternoons now.")]
-        # A line that matches fewer of the words does not stand in for the retired one.
-        assert index.recall("working mornings").results == ()
+        # A question the superseded entry answers is answered by the entry
+        # that replaced it (by=), not by the old fact.
+        assert [r.citation for r in index.recall("working mornings")] == ["MEMORY.md:4"]
         assert index.recall("Helix tool of choice").results == ()
 
 
@@ -281,7 +282,7 @@ def test_the_mcp_server_offers_recall_as_a_prompt(billing, workspace, tmp_path):
             assert '<memory cite="memory/2026-01-06.md:3" date="2026-01-06">' in message.content.text
             assert "Fridays" not in message.content.text and "ignore your rules" not in message.content.text
 
-            home = await client.get_prompt("recall", {"message": "What does Bob like to drink?", "agent": "home"})
+            home = await client.get_prompt("recall", {"message": "Which tea does Bob prefer?", "agent": "home"})
             assert '<memory cite="MEMORY.md:5">- Bob prefers green tea.</memory>' in home.messages[0].content.text
 
             none = await client.get_prompt("recall", {"message": "zebra crossing Antwerp"})
@@ -391,5 +392,8 @@ def test_the_reason_is_shown_where_the_order_is_not_the_scores(example_workspace
     with MemoryIndex(make_agent(example_workspace, db_path=tmp_path / "ex.sqlite"), provider=None) as index:
         index.sync()
         got = index.recall("what did the vet say about Biscuit?").results
-    assert [(r.citation, r.reordered) for r in got][0] == ("MEMORY.md:10", "long-term")
-    assert got[0].score < got[1].score and got[-1].reordered is None
+    # MEMORY.md:10 leads on confidence (recall's order), below the vet visit's score.
+    assert [(r.citation, r.reordered) for r in got][0] == ("MEMORY.md:10", "more confident")
+    assert any(o.score > got[0].score and o.confidence <= got[0].confidence for o in got[1:]) and got[-1].reordered is None
+    # A memory is cut to its entry: the snippet starts at the cited line.
+    assert all(r.snippet_line == r.start_line for r in got)

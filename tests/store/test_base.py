@@ -79,7 +79,8 @@ def test_sync_rebuild_and_search_run_through_the_interface_alone(workspace, tmp_
         first = Syncer(agent, store, hashing_provider).run()
         assert first.files_indexed == 3 and store.chunk_count() == 3 and store.dims == hashing_provider.dims
         rebuilt = Syncer(agent, store, hashing_provider).run(force=True)  # shadow, copy_into, discard
-        assert rebuilt.rebuilt and rebuilt.cache_hits == 3 and rebuilt.texts_embedded == 0
+        # Chunks and entries alike come from the embedding cache.
+        assert rebuilt.rebuilt and rebuilt.cache_hits == first.texts_embedded > 3 and rebuilt.texts_embedded == 0
         assert {"open_shadow", "copy_into", "discard"} <= used
         assert sorted(p.name for p in tmp_path.iterdir() if ".rebuild-" in p.name) == []
 
@@ -120,6 +121,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
     fusion = ast.parse((ENGINE / "search" / "fusion.py").read_text())
     status = ast.parse((ENGINE / "indexing" / "index_status.py").read_text())
     recovery = ast.parse((ENGINE / "indexing" / "recovery.py").read_text())
+    judging = ast.parse((ENGINE / "search" / "judging.py").read_text())
     used = {
         "search/pipeline.py": _attributes_of(search, _named("store")),
         "indexing/sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
@@ -130,6 +132,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
         "search/citing.py": _attributes_of(citing, _named("store")) | _attributes_of(citing, _self_attr("store")),
         "search/keywords.py": _attributes_of(keywords, _named("store")),
         "search/fusion.py": _attributes_of(fusion, _named("store")),
+        "search/judging.py": _attributes_of(judging, _named("store")),
     }
     assert all(used.values())  # the walk found the store in each
     for module, names in used.items():
@@ -161,5 +164,36 @@ def test_chunk_neighbours_are_the_chunks_before_and_after_in_the_file(tmp_path):
             next_start = long[i + 1].start_line if i + 1 < len(long) else None
             assert got[r.rowid] == (prev_end, next_start)
         assert got[by_file["memory/short.md"][0].rowid] == (None, None) and 999_999 not in got
+    finally:
+        store.close()
+
+
+def test_a_files_entries_are_stored_read_back_and_replaced_with_it(tmp_path, hashing_provider):
+    # Through the interface, on the backend in force: each entry's lines,
+    # stems and vector; read for many spans in one call, each entry once.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n## People\n\n- Ines works on the Harbor data team.\n- Ines drinks black coffee,\n  no tea.\n\nLars lives in Bergen.\n"
+    )
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite")
+    store = open_store(agent, tmp_path / "idx.sqlite")
+    try:
+        Syncer(agent, store, hashing_provider).run()
+        got = store.entries_within([("MEMORY.md", 5, 6), ("MEMORY.md", 6, 9), ("nowhere.md", 1, 9)])
+        assert [(e.start_line, e.end_line) for e in got] == [(5, 5), (6, 7), (9, 9)]
+        assert {"drink", "black", "coffe", "tea"} <= set(got[1].stems.split()) and "lar" not in got[
+            1
+        ].stems.split()  # Porter stems, as the index holds them
+        want = normalize(hashing_provider.embed_query("- Ines drinks black coffee,\n  no tea."))
+        assert got[1].vector is not None and abs(float(got[1].vector.astype("float32") @ want) - 1.0) < 2e-3
+        assert len(store.entry_vector_sample(2)) == 2 and len(store.entry_vector_sample(10)) == 3
+        (ws / "MEMORY.md").write_text("# Memory\n\n- Lars moved to Oslo.\n")
+        Syncer(agent, store, hashing_provider).run()
+        assert [(e.start_line, set(e.stems.split()) >= {"lar", "oslo"}) for e in store.entries_within([("MEMORY.md", 1, 99)])] == [
+            (3, True)
+        ]
+        store.delete_file("MEMORY.md")
+        assert store.entries_within([("MEMORY.md", 1, 99)]) == []
     finally:
         store.close()

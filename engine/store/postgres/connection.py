@@ -108,7 +108,16 @@ CREATE TABLE IF NOT EXISTS {s}.stats (
     tokens bigint NOT NULL,
     version bigint NOT NULL
 );
-INSERT INTO {s}.stats VALUES (1, 0, 0, 0) ON CONFLICT DO NOTHING
+INSERT INTO {s}.stats VALUES (1, 0, 0, 0) ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS {s}.entries (
+    path text NOT NULL,
+    source text NOT NULL,
+    start_line integer NOT NULL,
+    end_line integer NOT NULL,
+    hash text NOT NULL,
+    stems text NOT NULL,
+    vector bytea
+)
 """
 #: The indexes of ``chunks`` and ``postings`` (named as the constraints of
 #: indexes made by earlier versions, so IF NOT EXISTS finds those).
@@ -121,6 +130,7 @@ AGENT_INDEXES = (
     # pages scattered by file-sized writes.
     "CREATE UNIQUE INDEX IF NOT EXISTS postings_pkey ON {s}.postings(term, rowid) INCLUDE (tf, length)",
     "CREATE INDEX IF NOT EXISTS postings_rowid ON {s}.postings(rowid)",
+    "CREATE INDEX IF NOT EXISTS entries_path ON {s}.entries(path, start_line)",
 )
 _SHARED_SCHEMA = """
 CREATE SCHEMA IF NOT EXISTS memext;
@@ -362,8 +372,15 @@ class PgConnection:
                 ).fetchone()
             )
             shared = conn.execute("SELECT to_regclass('memext.embedding_cache')").fetchone()[0]
-            if exists and shared:
+            entries = conn.execute("SELECT to_regclass(%s)", (self.sql.Identifier(self.schema, "entries").as_string(conn),)).fetchone()[0]
+            if exists and shared and entries:
                 return  # a reader never writes when there is nothing to create
+            if (
+                exists
+                and shared
+                and conn.execute("SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'").fetchone()[0]
+            ):
+                return  # a schema made before entries were kept, read-only here: searched without them
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK_KEY,))
                 for statement in _SHARED_SCHEMA.split(";"):

@@ -1,8 +1,8 @@
 """One agent's index in PostgreSQL with pgvector (``store.driver = "postgres"``).
 
 The agent's schema (``memext_<agent id>``) holds ``meta``, ``files``,
-``chunks``, ``postings`` and ``stats`` (the keyword side, :mod:`.keyword`)
-and ``vectors`` (:mod:`.vectors`); the embedding cache is shared by all
+``chunks``, ``postings`` and ``stats`` (the keyword side, :mod:`.keyword`),
+``vectors`` (:mod:`.vectors`) and ``entries`` (:mod:`.entries`); the embedding cache is shared by all
 machines in ``memext.embedding_cache`` (:mod:`.cache`). Many machines
 read; one writes at a time, holding the agent's advisory lock
 (:mod:`.lock`).
@@ -25,9 +25,10 @@ if TYPE_CHECKING:  # numpy loads on first use
     import numpy as np
 
 from ...status import FtsStatus, StorageStatus, VectorStatus
-from ..base import NEIGHBOURS_SQL, CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
+from ..base import NEIGHBOURS_SQL, CacheKey, ChunkRow, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
 from .cache import PgEmbeddingCache
 from .connection import PgConnection
+from .entries import PgEntries
 from .keyword import KeywordIndex
 from .terms import tokenizer
 from .url import SHADOW_PREFIX, agent_schema, redact_url
@@ -56,6 +57,7 @@ class PostgresStore:
         self._keyword = KeywordIndex(self._db)
         self._vectors = PgVectors(self._db)
         self._cache = PgEmbeddingCache(self._db)
+        self._entries = PgEntries(self._db)
         #: The chunk rowid sequence's qualified name (the same after a swap).
         self._seq: str | None = None
         #: Chunks written since the tables were last vacuumed (see finish_writes).
@@ -254,8 +256,9 @@ class PostgresStore:
         note: str | None = None,
         day: str | None = None,
         new: bool = False,
+        entries: Sequence[NewEntry] = (),
     ) -> None:
-        """Swap a file's chunks (text, postings, vectors) for new ones, in the
+        """Swap a file's chunks (text, postings, vectors) and entries for new ones, in the
         caller's transaction (or one of its own): one statement removes the
         old rows and reserves the new rowids, COPY writes the postings, then
         the chunks, vectors and file row go out together (pipeline mode,
@@ -295,6 +298,7 @@ class PostgresStore:
                         ),
                     )
                 self._vectors.insert([(r, c.vector, source) for r, c in zip(rowids, chunks) if c.vector is not None])
+                self._entries.insert(conn, path, source, entries)
                 conn.execute(
                     self._db.q(
                         "INSERT INTO {s}.files(path, source, hash, mtime_ns, size, chunks, messages, note, indexed_at, day) "
@@ -321,7 +325,8 @@ class PostgresStore:
             vectors = ", v AS (DELETE FROM {s}.vectors WHERE rowid IN (SELECT rowid FROM d))" if self._vectors.dims is not None else ""
             deleted = (
                 "d AS (DELETE FROM {s}.chunks WHERE path = %(path)s RETURNING rowid, length), "
-                "p AS (DELETE FROM {s}.postings WHERE rowid IN (SELECT rowid FROM d))" + vectors
+                "p AS (DELETE FROM {s}.postings WHERE rowid IN (SELECT rowid FROM d)), "
+                "e AS (DELETE FROM {s}.entries WHERE path = %(path)s)" + vectors
             )
         # The counts come back on every row, and alone when no rowid is reserved.
         query = self._db.q(
@@ -332,6 +337,12 @@ class PostgresStore:
         rows = conn.execute(query, {"path": path, "docs": new_docs, "seq": self._seq}).fetchall()
         self._db.add_stats(new_docs - int(rows[0][1]), new_tokens - int(rows[0][2]))
         return sorted(int(r[0]) for r in rows if r[0] is not None)  # in the order reserved: the chunks' order
+
+    def entries_within(self, spans: Sequence[tuple[str, int, int]]) -> list[EntryRow]:
+        return self._entries.within(spans)
+
+    def entry_vector_sample(self, limit: int) -> list[np.ndarray]:
+        return self._entries.vector_sample(limit)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         with self._db.transaction():
@@ -350,7 +361,9 @@ class PostgresStore:
         if self._db.defer_indexes:
             self._db.build_indexes((ROWID_INDEX,) if self._vectors.dims is not None else ())
         if self._written >= VACUUM_AFTER_CHUNKS:
-            self._db.vacuum(("chunks", "postings", "vectors") if self._vectors.dims is not None else ("chunks", "postings"))
+            self._db.vacuum(
+                ("chunks", "postings", "entries", "vectors") if self._vectors.dims is not None else ("chunks", "postings", "entries")
+            )
             self._written = 0
         self._vectors.build_index_if_large()
 

@@ -22,7 +22,7 @@ from ...errors import IndexOpenError, MemextError
 from ...paths import private_dir, private_file
 from ...text import FTS_TOKENIZER
 from ..base import READER_STATEMENTS, CorruptIndex, StoreOptions
-from . import db, file_summary, ownership, schema_check
+from . import db, entries as entry_table, file_summary, ownership, schema_check
 from .damage import looks_damaged
 from .index_files import INDEX_COMPANIONS
 from .ownership import Kind, cannot_write, foreign_database, no_write_reason, read_only_reason
@@ -106,6 +106,8 @@ class Connection:
         self.file_days = True
         #: The index keeps its file list in one row (:mod:`.file_summary`).
         self.file_summary = False
+        #: The index has its ``entries`` table (an old read-only one may not).
+        self.entries = False
         self._open()
 
     # -- opening ------------------------------------------------------------------
@@ -258,6 +260,7 @@ class Connection:
             raise CorruptIndex(f"{self.path} has a damaged schema ({missing})")
         self.file_days = self._add_file_days()
         self.file_summary = file_summary.ensure(self)
+        self.entries = entry_table.ensure(self)
         if stamp and not self.read_only:
             self._stamp()
 

@@ -2,7 +2,8 @@
 
 Tables (DESIGN.md §4): ``meta`` (fingerprint and bookkeeping), ``files``,
 ``chunks``, ``chunks_vec`` (vec0, created once the vector size is known),
-``chunks_fts`` (contentless FTS5) and ``embedding_cache``.
+``chunks_fts`` (contentless FTS5), ``entries`` (:mod:`.entries`) and
+``embedding_cache``.
 
 A :class:`Store` is one connection (:mod:`.connection`) and the parts that
 use it: files, chunks and FTS (:mod:`.chunks`), vectors (:mod:`.vectors`)
@@ -27,8 +28,8 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
     from ...status import FtsStatus, StorageStatus, VectorStatus
 
-from ..base import CacheKey, ChunkRow, FileRow, FileStat, IndexStore, NewChunk, StoreOptions
-from . import db
+from ..base import CacheKey, ChunkRow, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
+from . import db, entries as entry_table
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
 from .connection import Connection, Transaction
@@ -219,8 +220,9 @@ class Store:
         note: str | None = None,
         day: str | None = None,
         new: bool = False,
+        entries: Sequence[NewEntry] = (),
     ) -> None:
-        """Swap a file's chunks for new ones, in one transaction.
+        """Swap a file's chunks and entries for new ones, in one transaction.
 
         ``file_hash`` None records the file as not fully indexed (e.g. its
         vectors are missing after a provider failure) so the next sync
@@ -232,6 +234,10 @@ class Store:
         with self.transaction():
             if not new:
                 self._vectors.delete(self._chunks.delete_chunks(path))
+                if self._db.entries:
+                    entry_table.delete(self._db.conn, path)
+            if self._db.entries:
+                entry_table.insert(self._db.conn, path, source, entries)
             dims = next((len(c.vector) for c in chunks if c.vector is not None), None)
             if dims is not None:
                 self._vectors.ensure_table(dims)
@@ -249,7 +255,21 @@ class Store:
     def delete_file(self, path: str) -> None:
         with self.transaction():
             self._vectors.delete(self._chunks.delete_chunks(path))
+            if self._db.entries:
+                entry_table.delete(self._db.conn, path)
             self._chunks.delete_file_row(path)
+
+    def entries_within(self, spans: Sequence[tuple[str, int, int]]) -> list[EntryRow]:
+        if not self._db.entries:
+            return []
+        with self._db.lock:
+            return entry_table.within(self._db.conn, spans)
+
+    def entry_vector_sample(self, limit: int) -> list[np.ndarray]:
+        if not self._db.entries:
+            return []
+        with self._db.lock:
+            return entry_table.vector_sample(self._db.conn, limit)
 
     # -- keyword side -----------------------------------------------------------------
 

@@ -100,7 +100,7 @@ def run_search(
         ordered, rowids = _budgeted(stream, rows, shape, options)
     else:
         ordered, rowids = _listed(stream, rows, shape, options.max_results)
-    return newer_first(pools.cues, ordered, pools.found, rows, rowids), pools.mode
+    return _say_more_confident(newer_first(pools.cues, ordered, pools.found, rows, rowids)), pools.mode
 
 
 class _Judges:
@@ -458,6 +458,16 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
         date=max(days).isoformat() if days else None,
         answer_confidence=judged.evidence.answer,
     )
+
+
+def _say_more_confident(results: list[SearchResult]) -> list[SearchResult]:
+    """Results come in the order of their confidence, so one may sit above
+    a result with a higher score: it says so (``reordered = "more
+    confident"``) unless the newer-first rule already gave its reason."""
+    for k, r in enumerate(results):
+        if r.reordered is None and any(o.score > r.score for o in results[k + 1 :]):
+            r.reordered = "more confident"
+    return results
 
 
 def _snippet(text: str, first_line: int, terms: Sequence[str], weights: dict[str, float], found: dict[str, list[int]]) -> tuple[str, int]:

@@ -51,7 +51,10 @@ class SearchResult:
     snippet_line: int | None = None
     #: Why the result sits above one with a higher score: ``"newer"`` when
     #: the newer-first rule moved it there (a later note on the same
-    #: subject, :mod:`.updates`); None when its place is its score's.
+    #: subject, :mod:`.updates`), ``"more confident"`` when its confidence
+    #: did (results come in the order of their confidence); in a recall
+    #: also ``"long-term"`` or ``"important"``. None when its place is its
+    #: score's.
     reordered: str | None = None
 
     @property

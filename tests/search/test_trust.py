@@ -198,8 +198,14 @@ def test_a_newer_note_moved_above_a_higher_score_says_newer(tmp_path, monkeypatc
         new, old = resp[paths.index("memory/2026-10-07.md")], resp[paths.index("memory/2026-09-03.md")]
         assert new.score < old.score  # the rule, not the score, put it first
         assert new.reordered == "newer" and old.reordered is None
-        assert [r.path for r in resp if r.reordered] == ["memory/2026-10-07.md"]
+        assert [r.path for r in resp if r.reordered == "newer"] == ["memory/2026-10-07.md"]
         assert idx.search("vendor quote")[0].reordered is None  # in its score's place
+        # Every result above a higher score says why; the rest say nothing.
+        for query in ("vessel data EUR per month", "vessel", "contract EUR", "Lisbon vacation", "queue lag alerts"):
+            got = idx.search(query, max_results=8, min_score=0, include_weak=True)
+            for k, r in enumerate(got):
+                assert (r.reordered is not None) == any(o.score > r.score for o in got[k + 1 :]), (query, k)
+                assert r.reordered in (None, "newer", "more confident")
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "w"\nworkspace = "{ws}"\n')
     monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
@@ -218,7 +224,7 @@ def test_the_newer_tag_reaches_the_tool_result_and_the_notebook(tmp_path):
     agent = make_agent(ws, db_path=tmp_path / "t.sqlite")
     with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as tools:
         hits = tools.call_tool("memory_search", {"query": "vessel data EUR per month"})["results"]
-    tagged = [h for h in hits if "reordered" in h]  # the key only where it says something
+    tagged = [h for h in hits if h.get("reordered") == "newer"]  # the key only where it says something
     assert [(h["citation"].split(":")[0], h["reordered"]) for h in tagged] == [("memory/2026-10-07.md", "newer")]
     with index_for(ws, tmp_path, None, "nb") as idx:
         [new] = [r for r in idx.search("vessel data EUR per month") if r.reordered]

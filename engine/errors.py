@@ -112,7 +112,17 @@ class IndexReadOnly(MemextError):
 
 
 class WorkspaceMissing(MemextError):
-    """The agent's workspace folder does not exist (or is not a folder)."""
+    """The agent's workspace cannot be used: it does not exist, is not a
+    folder, cannot be read, or no longer holds any of the memory files its
+    index has (an unmounted drive leaves its empty mount point behind).
+    Searching it would answer "nothing" and syncing it would empty the
+    index, so both refuse; the index keeps its rows until the folder is
+    back. ``workspace`` is the folder, ``agent`` the agent's id."""
+
+    def __init__(self, message: str, *, workspace: str | None = None, agent: str | None = None):
+        super().__init__(message)
+        self.workspace = workspace
+        self.agent = agent
 
 
 class BadLineRange(MemextError, ValueError):

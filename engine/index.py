@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 
 from .config import AgentConfig, Config, load_config
-from .errors import DiskFull, IndexBuildError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, is_disk_full
+from .errors import DiskFull, IndexBuildError, IndexReadOnly, LockTimeout, MemextError, SearchDisabled, WorkspaceMissing, is_disk_full
 from .indexing.changes import RETRY_EMBEDDINGS_AFTER_S, files_changed, index_changes
 from .indexing.checks import check_store_path, prepare_index_folder
 from .indexing.fingerprint import fingerprint
 from .indexing.recovery import RecoveringStore
 from .memory.dates import DayRange, When, day_range
+from .memory.workspace import check_workspace, workspace_files_indexed, workspace_problem
 from .paths import AppPaths, app_paths
 from .providers import EmbeddingProvider, ProviderChoice
 from .providers.choice import ProviderInForce, keyword_only
@@ -45,8 +46,6 @@ from .store.drivers import driver_of, writer_lock, writer_lock_held
 from .text import has_searchable_words, ids_only
 
 if TYPE_CHECKING:
-    import logging
-
     from .indexing.reports import ProgressCallback, SyncReport
     from .indexing.sync import Cancel
     from .memory.append import AppendResult
@@ -57,18 +56,9 @@ if TYPE_CHECKING:
     from .status import IndexStatus
 
 
-def _log() -> logging.Logger:
-    """The "memext" logger (logging is imported when something is logged:
-    a one-shot search never does)."""
-    import logging
-
-    return logging.getLogger("memext")
-
-
 T = TypeVar("T")
 
-#: After an append, how long its sync waits for another writer (a long
-#: rebuild elsewhere picks the entry up itself).
+#: How long an append's sync waits for another writer (a long rebuild elsewhere picks the entry up itself).
 APPEND_SYNC_LOCK_WAIT_S = 10.0
 _FROM_CONFIG: Any = object()
 
@@ -76,12 +66,11 @@ _FROM_CONFIG: Any = object()
 class MemoryIndex:
     """One agent's memory index: search, read, sync and status.
 
-    ``provider`` overrides the configured embedding provider: pass an
-    :class:`EmbeddingProvider`, or None for keyword-only. ``config_file``
-    (the agent's config file) only makes error messages name it.
-    ``one_shot=True`` is for a process that searches once and exits (the
-    ``memext`` command): it starts no background work whose result it would
-    never use (the vector matrix of a large index; vec0 answers instead).
+    ``provider`` overrides the configured embedding provider (None: keyword
+    only). ``config_file`` only makes error messages name it. ``one_shot``
+    is for a process that searches once and exits (the ``memext`` command):
+    it starts no background work whose result it would never use (the
+    vector matrix of a large index; vec0 answers instead).
     """
 
     def __init__(
@@ -111,7 +100,7 @@ class MemoryIndex:
         self._cancel = threading.Event()
         self._syncing = False
         self._last_error: str | None = None
-        self._queries = QueryEmbedder()
+        self._queries = QueryEmbedder(self.paths.state_dir / "provider-failures")  # shared with other processes
         self._recovery = RecoveringStore(agent, self.db_path, self._store_options, self._repaired_now)
 
     # -- lifecycle ----------------------------------------------------------
@@ -174,13 +163,14 @@ class MemoryIndex:
         return self._provider.choice
 
     def _record_fallback(self, choice: ProviderChoice) -> None:
+        record = {"from": choice.fallback_from, "to": choice.name, "reason": choice.fallback_reason, "at": time.time()}
         try:
             with self._store.transaction():
-                self._store.set_meta_json(
-                    "fallback", {"from": choice.fallback_from, "to": choice.name, "reason": choice.fallback_reason, "at": time.time()}
-                )
+                self._store.set_meta_json("fallback", record)
         except Exception as exc:  # bookkeeping only
-            _log().debug("could not record fallback: %s", exc)
+            import logging  # here: a one-shot search never logs, nor imports logging
+
+            logging.getLogger("memext").debug("could not record fallback: %s", exc)
 
     # -- sync -------------------------------------------------------------------
 
@@ -212,6 +202,9 @@ class MemoryIndex:
         with self._sync_lock:
             self._syncing = True
             try:
+                # The provider's set-up (imports, a client: seconds on a busy
+                # machine) before the lock, which only the writing needs.
+                self.provider_choice  # noqa: B018
                 with writer_lock(self.agent, self.db_path, timeout=lock_timeout) as lock:
                     files = self._recovery.files
                     if files is not None:
@@ -221,6 +214,8 @@ class MemoryIndex:
                     report = self._sync_repairing(force, progress, reason, AnySet(self._cancel, cancel))
             except (SyncCancelled, LockTimeout):
                 raise  # not the index's fault: another writer was busy
+            except WorkspaceMissing:
+                raise  # not recorded: status checks the workspace itself, and says so only while it is gone
             except MemextError as exc:
                 self._last_error = str(exc)
                 record_failure(self.db_path, self._last_error)
@@ -237,7 +232,7 @@ class MemoryIndex:
         clear_failure(self.db_path)
         self._last_error = report.provider_error
         if report.provider_gone:  # the provider in force stopped answering: searches need not wait for it too
-            self._queries.provider_failed(report.provider_gone)
+            self._queries.provider_failed(report.provider_gone, self.provider_choice.provider)
         self._store.refresh()
         return report
 
@@ -296,7 +291,7 @@ class MemoryIndex:
     def dirty(self) -> bool:
         """True when the files on disk differ from the index (a stat scan
         against the files table, as a sync's fast path does)."""
-        if not self.agent.workspace.is_dir():
+        if workspace_problem(self.agent, self._files_indexed):
             return False  # a sync cannot change anything; status says why
 
         def scan() -> bool:
@@ -338,7 +333,7 @@ class MemoryIndex:
             return False
         if self.never_synced or self.settings_changed():
             return True
-        if not self.agent.workspace.is_dir():
+        if workspace_problem(self.agent, self._files_indexed):
             return False  # a sync cannot change anything; status says why
 
         def scan():
@@ -443,10 +438,21 @@ class MemoryIndex:
             raise MemextError(f"the query {query.strip()!r} has no searchable words (letters or digits)")
         opts = opts.for_agent(self.agent)
         days = day_range(opts.after, opts.before, opts.now)
+        self.check_workspace()
         response = self._guarded(lambda: self._search(query, opts, days))
         if opts.log_use and response.confident:
             self.note_uses(response.results, opts.now)
         return response
+
+    def check_workspace(self) -> None:
+        """Raise :class:`~.errors.WorkspaceMissing` when the workspace is out of
+        reach (gone, unreadable, or holding none of the files the index has:
+        DESIGN.md §1). Search, get, append, forget and sync check it first."""
+        self._guarded(lambda: check_workspace(self.agent, self._files_indexed))
+
+    def _files_indexed(self) -> int:
+        self._store.refresh()
+        return workspace_files_indexed(self._store)
 
     def note_uses(self, results: Sequence[SearchResult], now: datetime | None = None) -> None:
         """Log the confident ``results`` as used (engine/memory/use_log.py),
@@ -454,16 +460,9 @@ class MemoryIndex:
         when ``memory_search.use_log`` is off; never raises."""
         if not self.agent.settings.use_log:
             return
-        from .memory.use_log import Used, record_uses
+        from .memory.use_log import record_uses, used_results
 
-        used = []
-        for r in results:
-            if not r.confident:
-                continue
-            ex = r.excerpt
-            best = next((ln.text for ln in ex.lines if ln.number == ex.best_line), None) if ex is not None else None
-            used.append(Used(r.path, r.start_line, r.end_line, r.best_line, best))
-        record_uses(self.db_path, self.agent.id, used, now=now.timestamp() if now is not None else None)
+        record_uses(self.db_path, self.agent.id, used_results(results), now=now.timestamp() if now is not None else None)
 
     def _search(self, query: str, opts: SearchOptions, days: DayRange | None) -> SearchResponse:
         """Search with ``opts`` resolved for the agent (:meth:`SearchOptions.for_agent`)."""
@@ -581,7 +580,7 @@ class MemoryIndex:
         if self._store.dims is None:
             error = (self._store.get_meta_json("last_sync") or {}).get("provider_error")
             return f"the index has no vectors ({error})" if error else "the index has no vectors yet"
-        failing = self._queries.backing_off()
+        failing = self._queries.backing_off(provider)
         if failing:
             return f"the embedding provider failed ({failing})"
         return None
@@ -613,6 +612,7 @@ class MemoryIndex:
         """Read lines of a memory file; paths outside memory are refused."""
         from .memory.read import read_lines
 
+        self.check_workspace()
         return read_lines(path, self.agent.workspace, self.agent.extra_path_list(), from_line, lines)
 
     def append(
@@ -632,6 +632,7 @@ class MemoryIndex:
         replaces; it is marked superseded by the new one (DESIGN.md §17)."""
         from .memory.supersede import append_superseding
 
+        self.check_workspace()
         written = append_superseding(self.agent, self.db_path, text, file=file, heading=heading, meta=meta, supersedes=supersedes)
         return self._synced(written, "note")
 
@@ -641,6 +642,7 @@ class MemoryIndex:
         marked; search leaves them out (DESIGN.md §17)."""
         from .memory.forget import retire
 
+        self.check_workspace()
         marked = retire(self.agent, self.db_path, citation, reason=reason)
         try:
             self.sync(reason="note", lock_timeout=APPEND_SYNC_LOCK_WAIT_S)
@@ -666,7 +668,7 @@ class MemoryIndex:
         return self._guarded(lambda: self._status(check_files))
 
     def _status(self, check_files: bool) -> IndexStatus:
-        from .indexing.index_status import IndexFacts, index_status
+        from .indexing.index_status import IndexFacts, disk_full, index_status
 
         self._store.refresh()
         choice = self.provider_choice
@@ -676,6 +678,7 @@ class MemoryIndex:
             last_error=self._last_error,
             keyword_only_reason=self._keyword_only_reason(choice.provider),
             settings_changed=self.settings_changed(),
+            disk_full=self._local and disk_full(self.db_path.parent),
         )
         return index_status(self.agent, self._store, choice, self.db_path, facts)
 

@@ -50,6 +50,10 @@ class RemoteSettings(NamedTuple):
     base_url: str = ""
     api_key: str = ""
     headers: Mapping[str, str] = MappingProxyType({})
+    #: How long one embedding request may take, its retries and back-off
+    #: waits included: a search's query, or one call of a sync (which holds
+    #: the writer lock, and asks a provider that ran it out nothing more).
+    deadline_ms: Annotated[int, Check(min=100, max=3_600_000)] = 60_000
     batch: BatchSettings = BatchSettings()
 
 

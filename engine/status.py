@@ -286,6 +286,19 @@ class IndexStatus:
     #: ``MEMORY.md`` (or ``memory.md``) and its size; None when the
     #: workspace has none.
     long_term: LongTermFile | None = None
+    #: The disk holding the index (a file on this machine) has no space
+    #: left: syncs fail until there is room; searches answer from the index
+    #: as it is.
+    disk_full: bool = False
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What is wrong with the agent's index, one sentence each (empty
+        when nothing is): what ``memext status`` says on stderr."""
+        out = [self.last_error] if self.last_error else []
+        if self.disk_full:
+            out.append(f"the disk holding {self.db_path} is full: syncs fail until there is room (searches answer from the index as it is)")
+        return tuple(out)
 
     @property
     def total_files(self) -> int:

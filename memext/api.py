@@ -98,6 +98,7 @@ def run_note(session: Session, text: str, *, agent: str | None = None, file: str
     """Append a note to memory; the agent's keeper syncs it in the
     background and the next search waits for that sync."""
     keeper = session.keeper(agent)
+    keeper.index.check_workspace()  # an unmounted drive's empty mount point must not get the note
     note = append_note(keeper.agent, text, file=file, long_term=long_term)
     keeper.request("note")
     return note

@@ -137,6 +137,7 @@ BACKEND_MODULES = frozenset(
         "agents.test_flush",
         "indexing.test_changes",
         "agents.test_index_hosts",
+        "memory.test_workspace",
     }
 )
 BACKENDS = ("sqlite", "postgres")

@@ -1,13 +1,16 @@
-"""Helpers for the damaged-index tests: hurting an index file on purpose
-and looking at it without changing it (through memext's own SQLite binding:
-a second SQLite library in one process would break the other's locks)."""
+"""Helpers for the fault tests: hurting an index file on purpose and
+looking at it without changing it (through memext's own SQLite binding: a
+second SQLite library in one process would break the other's locks), full
+disks, folders only root could read, and workspaces put out of reach."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import random
+import shutil
 from pathlib import Path
+from typing import Callable
 
 from memext.engine.store.sqlite import db
 
@@ -118,3 +121,70 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
 sys.argv = ["memext", *sys.argv[2:]]
 runpy.run_module("memext", run_name="__main__")
 """
+
+
+#: A command prefix that runs a program as this user without the
+#: capabilities that let root ignore file modes (CAP_DAC_OVERRIDE,
+#: CAP_DAC_READ_SEARCH): the kernel then refuses it a folder of mode 000
+#: as it refuses any user. The tests run as root, for whom chmod alone
+#: changes nothing.
+NO_FILE_MODE_OVERRIDE = [
+    "setpriv",
+    "--inh-caps=-dac_override,-dac_read_search",
+    "--bounding-set=-dac_override,-dac_read_search",
+]
+
+
+class OutOfReach:
+    """A workspace (at :attr:`ws`, its files written by ``fill``) that
+    :meth:`take_away` puts out of reach for real and :meth:`bring_back`
+    restores, files and modification times alike: renamed, replaced by a
+    file, reached through a path that now runs through a file, or on a
+    tmpfs (the workspace itself, or its parent) that is unmounted."""
+
+    KINDS = ("moved away", "replaced by a file", "path through a file", "unmounted drive", "parent's drive unmounted")
+
+    def __init__(self, kind: str, tmp_path: Path, fill: Callable[[Path], None]):
+        self.kind = kind
+        self.tmp = tmp_path
+        self.mount: Path | None = None
+        if kind == "path through a file":
+            self.ws = tmp_path / "home" / "ws"
+        elif kind == "unmounted drive":  # the workspace is the mount point itself
+            self.mount = self.ws = tmp_path / "drive"
+        elif kind == "parent's drive unmounted":
+            self.mount = tmp_path / "drive"
+            self.ws = self.mount / "ws"
+        else:
+            self.ws = tmp_path / "ws"
+        if self.mount is not None:
+            assert mount_tmpfs(self.mount, "4m"), f"cannot mount a tmpfs at {self.mount}: these tests need root"
+        fill(self.ws)
+
+    def take_away(self) -> None:
+        if self.mount is not None:
+            shutil.copytree(self.mount, self.tmp / "backup", copy_function=shutil.copy2)
+            unmount(self.mount)
+        elif self.kind == "path through a file":
+            self.ws.parent.rename(self.tmp / "home.moved")
+            self.ws.parent.write_text("a file where a folder was")
+        else:
+            self.ws.rename(self.tmp / "ws.moved")
+            if self.kind == "replaced by a file":
+                self.ws.write_text("a file where a folder was")
+
+    def bring_back(self) -> None:
+        if self.mount is not None:
+            assert mount_tmpfs(self.mount, "4m")
+            shutil.copytree(self.tmp / "backup", self.mount, copy_function=shutil.copy2, dirs_exist_ok=True)
+        elif self.kind == "path through a file":
+            self.ws.parent.unlink()
+            (self.tmp / "home.moved").rename(self.ws.parent)
+        else:
+            if self.kind == "replaced by a file":
+                self.ws.unlink()
+            (self.tmp / "ws.moved").rename(self.ws)
+
+    def close(self) -> None:
+        if self.mount is not None:
+            unmount(self.mount)

@@ -186,6 +186,7 @@ class KeptFresh:
         from ..memory.supersede import append_superseding
 
         keeper = self.supervisor.keeper(agent)
+        keeper.index.check_workspace()
         written = append_superseding(keeper.agent, keeper.index.db_path, text, file=file, heading=heading, meta=meta, supersedes=supersedes)
         keeper.request("note")
         if not keeper.wait_fresh(self.append_wait_s):
@@ -201,6 +202,7 @@ class KeptFresh:
         from ..memory.forget import retire
 
         keeper = self.supervisor.keeper(agent)
+        keeper.index.check_workspace()
         marked = retire(keeper.agent, keeper.index.db_path, citation, reason=reason)
         keeper.request("note")  # search reads the mark from the file at once; the index follows
         return marked
@@ -209,6 +211,7 @@ class KeptFresh:
         from .capture import capture
 
         keeper = self.supervisor.keeper(agent)
+        keeper.index.check_workspace()
         # The keeper's thread syncs its index: capture writes, the keeper indexes.
         report = capture(messages, index=keeper.index, automatic=True, include_assistant=include_assistant, dry_run=dry_run, sync=False)
         if report.written and report.stored:

@@ -37,11 +37,12 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import LockTimeout, MemextError
+from ..errors import LockTimeout, MemextError, WorkspaceMissing
 from ..index import MemoryIndex
 from ..indexing.progress import describe_progress
 from ..indexing.reports import SyncProgress, SyncReport
 from ..indexing.sync import SyncCancelled
+from ..memory.workspace import check_workspace
 from ..settings import AgentConfig
 from ..status import LongTermFile, SearchMode
 from .state import (
@@ -445,10 +446,14 @@ class FreshnessKeeper:
             return False
 
     def _sync(self, req: SyncRequest) -> None:
-        if req.if_changed and not req.force and self._unchanged():
+        # Before the change check, which finds nothing to do in a workspace
+        # that is gone: a reconcile must see that it went.
+        problem = self._workspace_problem()
+        if problem:
+            self._synced_ok = False  # when the folder is back, a sync runs (and clears the error)
+            self._finish(None, problem)
             return
-        if not self.agent.workspace.is_dir():
-            self._finish(None, f"the workspace folder {self.agent.workspace} does not exist (fix it in the config)")
+        if req.if_changed and not req.force and self._unchanged():
             return
         if req.reason == "manual" and self._status.provider_problem and self._factory is not None:
             # "Sync now" tries the configured provider again (a reopened
@@ -472,6 +477,7 @@ class FreshnessKeeper:
                 return
             if not isinstance(exc, MemextError):
                 log.exception("sync of %s crashed", self.agent.id)
+            self._synced_ok = False  # the index may not match the files: the next request syncs
             self._finish(None, str(exc) or type(exc).__name__)
             return
         if self._stopping:
@@ -491,6 +497,22 @@ class FreshnessKeeper:
             report.files_deleted,
         )
         self._finish(report, error)
+
+    def _workspace_problem(self) -> str | None:
+        """Why the workspace cannot be synced (gone, unreadable, or emptied
+        while the index holds its files: :meth:`MemoryIndex.check_workspace`), or None."""
+        with self._open_lock:
+            index = self._index
+        try:
+            if index is not None:
+                index.check_workspace()
+            else:
+                check_workspace(self.agent)
+        except WorkspaceMissing as exc:
+            return str(exc)
+        except MemextError:
+            return None  # the index cannot be read: the sync says why
+        return None
 
     def _recheck_later(self, delay_s: float) -> None:
         """Sync again once files the last sync could not verify (an mtime in

@@ -1,13 +1,14 @@
 """Checks a MemoryIndex makes about its surroundings: where the index file
-may live and whether the workspace is there (whether another process is
-writing the index: :func:`memext.engine.store.drivers.writer_lock_held`)."""
+may live (whether the workspace is there: :mod:`..memory.workspace`;
+whether another process is writing the index:
+:func:`memext.engine.store.drivers.writer_lock_held`)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..errors import ConfigError, WorkspaceMissing
+from ..errors import ConfigError
 from ..memory.roots import MemoryRoots
 from ..paths import AppPaths, private_dir
 from ..settings import AgentConfig
@@ -46,23 +47,3 @@ def prepare_index_folder(db_path: Path, paths: AppPaths) -> None:
         private_dir(paths.index_dir)
     except OSError:
         pass  # a read-only or missing place: opening the index says what is wrong
-
-
-def check_workspace(agent: AgentConfig) -> None:
-    """Raise WorkspaceMissing unless the workspace is a folder: syncing a
-    missing one would report "0 files" and empty the index (e.g. while a
-    drive is unmounted)."""
-    ws = agent.workspace
-    if not ws.exists():
-        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} does not exist (create it or fix `workspace` in the config)")
-    if not ws.is_dir():
-        raise WorkspaceMissing(f"workspace {ws} of agent {agent.id} is not a folder (fix `workspace` in the config)")
-
-
-def workspace_problem(agent: AgentConfig) -> str | None:
-    """Why the workspace cannot be synced (missing, not a folder), or None."""
-    try:
-        check_workspace(agent)
-    except WorkspaceMissing as exc:
-        return str(exc)
-    return None

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..memory.workspace import workspace_files_indexed, workspace_problem
 from ..providers.registry import where_embedded
 from ..store import CorruptIndex
-from .checks import workspace_problem
 
 if TYPE_CHECKING:
     from ..providers import ProviderChoice
@@ -33,6 +33,8 @@ class IndexFacts(NamedTuple):
     keyword_only_reason: str | None
     #: The index was built for other settings than those in force.
     settings_changed: bool
+    #: The disk holding the index file has no space left (:func:`disk_full`).
+    disk_full: bool = False
 
 
 def index_status(agent: AgentConfig, store: IndexStore, choice: ProviderChoice, db_path: Path, facts: IndexFacts) -> IndexStatus:
@@ -72,15 +74,26 @@ def index_status(agent: AgentConfig, store: IndexStore, choice: ProviderChoice, 
         batch=provider.batch_status() if provider else None,
         local_model=provider.model_status() if provider else None,
         skipped=_skipped(st),
-        last_error=facts.last_error
+        # A workspace out of reach first: it is what is wrong now.
+        last_error=workspace_problem(agent, lambda: workspace_files_indexed(st))
+        or facts.last_error
         or _recorded_failure(db_path, last_sync)
-        or workspace_problem(agent)
         or (last_sync.provider_error if last_sync else None),
         keyword_only_reason=facts.keyword_only_reason,
         read_only=st.read_only,
         settings_changed=facts.settings_changed,
         long_term=_long_term(agent),
+        disk_full=facts.disk_full,
     )
+
+
+def disk_full(folder: Path) -> bool:
+    """True when the disk holding ``folder`` has no space left for this user
+    (what SQLite's "database or disk is full" comes from)."""
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except (OSError, AttributeError):  # no statvfs (Windows), or no folder
+        return False
 
 
 def last_sync_of(store: IndexStore) -> LastSync | None:

@@ -43,13 +43,13 @@ from ..memory.chunking import Chunk, chunk_lines, chunk_markdown, text_hash
 from ..memory.discovery import NotText, Skipped, SourceFile, read_file
 from ..memory.index_entries import EntryText, entry_stems, markdown_entries, transcript_entries
 from ..memory.transcripts import parse_transcript
+from ..memory.workspace import check_workspace, workspace_files_indexed
 from ..note_dates import content_date
 from ..providers import EmbeddingProvider
 from ..settings import AgentConfig
 from ..store import CacheKey, IndexStore, NewChunk, NewEntry
 from ..vector_math import normalize
 from .changes import UNVERIFIED_MTIME_NS, discover_files, recorded_mtime, stat_matches, verified_in_ns
-from .checks import check_workspace
 from .fingerprint import fingerprint, needs_rebuild, provider_dims
 from .groups import COMMIT_CHUNKS, Groups, unchanged
 from .reports import ProgressCallback, SyncProgress, SyncReport
@@ -130,6 +130,7 @@ class Syncer:
         self.report = SyncReport()
         self._started = time.monotonic()
         self._provider_dead = False
+        self._force = False
         # Paths written by this sync: a file new to the index is new only
         # the first time it is written.
         self._written: set[str] = set()
@@ -137,7 +138,8 @@ class Syncer:
     # -- entry point --------------------------------------------------------
 
     def run(self, *, force: bool = False, sessions_all: bool = False) -> SyncReport:
-        check_workspace(self.agent)
+        self._force = force
+        self._check_workspace()
         fp = fingerprint(self.agent, self.provider, self.store.vector_store)
         if force or needs_rebuild(self.store, fp, self._provider_size()):
             self._expect_dims(None)  # a rebuild starts empty: the model's own size
@@ -156,6 +158,11 @@ class Syncer:
         self._finish_meta()
         self._emit("done", self.report.files_seen, self.report.files_seen, self.report.chunks_written, self.report.chunks_written)
         return self.report
+
+    def _check_workspace(self) -> None:
+        """:func:`check_workspace` before anything is deleted (a forced
+        rebuild takes the workspace as it is)."""
+        check_workspace(self.agent, None if self._force else lambda: workspace_files_indexed(self.store))
 
     def _provider_size(self) -> int | None:
         """:func:`provider_dims`; a provider that does not answer it in time is asked nothing more."""
@@ -195,10 +202,14 @@ class Syncer:
         self.report.skipped = skipped
         self.report.files_seen = len(files)
         present = {f.path for f in files}
-        for path in known:
-            if path not in present:
-                store.delete_file(path)
-                self.report.files_deleted += 1
+        gone = [path for path in known if path not in present]
+        if gone:
+            # The workspace may have gone while it was listed (a drive
+            # unmounted): its files are not deleted, they are out of reach.
+            self._check_workspace()
+        for path in gone:
+            store.delete_file(path)
+            self.report.files_deleted += 1
 
         # Files are read, chunked, embedded and written a group at a time,
         # one transaction per group: memory holds one group, and a crash

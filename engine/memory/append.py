@@ -40,6 +40,7 @@ from .chunking import split_lines
 from .entries import EntryMeta, parse_entries, split_meta, with_meta
 from .read import resolve_memory_path
 from .rewrite import replace_file, shift_citations, shift_elsewhere
+from .workspace import check_workspace
 
 LONG_TERM_FILE = "MEMORY.md"
 #: The longest entry accepted: memory is notes, not a place to dump files.
@@ -259,9 +260,11 @@ def append_entry(
     """Append ``text`` as one entry to a memory file of ``agent``.
 
     ``db_path`` is the agent's index (its writer lock is taken). The file
-    (and its folders) is created when missing. Raises AccessDenied for a
-    path outside memory and MemextError for an empty or oversized entry or
-    a file that cannot be written; nothing is written then. ``meta``: the
+    (and its folders) is created when missing, the workspace never: a
+    workspace that is gone or cannot be read raises WorkspaceMissing.
+    Raises AccessDenied for a path outside memory and MemextError for an
+    empty or oversized entry or a file that cannot be written; nothing is
+    written then. ``meta``: the
     entry's metadata (origin, category...), dated today when it has no date.
 
     ``heading``: the entry goes under the file's heading with that title
@@ -277,6 +280,9 @@ def append_entry(
         raise MemextError("the note is empty: give the text to remember")
     if len(text) > MAX_ENTRY_CHARS:
         raise MemextError(f"the note has {len(text):,} characters; the limit is {MAX_ENTRY_CHARS:,} (split it up)")
+    # The workspace itself is never created: on an unmounted drive's mount
+    # point the note would be out of sight once the drive is back.
+    check_workspace(agent)
     now = now or datetime.now()
     real, shown = entry_target(agent, file, now)
     is_daily = shown == daily_log_path(now)

@@ -21,7 +21,10 @@ import os
 import time
 import zlib
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
+
+if TYPE_CHECKING:
+    from ..results import SearchResult
 
 from ..citations import cite_lines
 
@@ -74,6 +77,18 @@ def line_hash(text: str) -> str:
     the line as it is now match when their hashes do. Callers hash a line
     without its metadata comment, as search shows it."""
     return f"{zlib.crc32(' '.join(text.split()).encode('utf-8')):08x}"
+
+
+def used_results(results: Iterable[SearchResult]) -> list[Used]:
+    """The confident ``results`` as uses, with the line that matched best."""
+    used = []
+    for r in results:
+        if not r.confident:
+            continue
+        ex = r.excerpt
+        best = next((ln.text for ln in ex.lines if ln.number == ex.best_line), None) if ex is not None else None
+        used.append(Used(r.path, r.start_line, r.end_line, r.best_line, best))
+    return used
 
 
 def record_uses(db_path: Path, agent: str, used: Iterable[Used], *, now: float | None = None) -> None:

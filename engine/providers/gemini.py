@@ -10,9 +10,9 @@ pyproject.toml too, as this module imports it). Default model
 ``https://generativelanguage.googleapis.com/v1beta`` unless
 ``remote.base_url`` says otherwise. Retries follow
 :mod:`engine.providers.retry`; Gemini's ``RetryInfo`` counts as Retry-After;
-a query embedding gets one overall deadline (the query timeout, 60 s)
-across its attempts, and one call embedding documents one too (the
-embedding deadline, 300 s), however the server answers
+a query embedding gets one overall deadline (the query timeout) across its
+attempts, and one call embedding documents one too (the embedding
+deadline), both ``remote.deadline_ms`` (60 s), however the server answers
 (:mod:`engine.providers.deadline`).
 """
 
@@ -33,7 +33,7 @@ from ..settings import AgentConfig
 from .base import EmbeddingProvider, EmbedProgress, ProviderFactory
 from .deadline import call_within, deadline_client
 from .packing import cap_input, pack, run_packed
-from .remote import RemoteTarget, remote_target
+from .remote import RemoteTarget, deadlines, remote_target
 from .retry import Deadline, Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -45,10 +45,12 @@ MAX_REQUEST_INPUTS = 100
 #: Tokens per batchEmbedContents request (the API's own cap is far higher;
 #: this keeps requests small enough to retry cheaply).
 MAX_REQUEST_TOKENS = 100 * MAX_INPUT_TOKENS
+#: A query embedding, all attempts and waits (``remote.deadline_ms``).
 QUERY_TIMEOUT_S = 60.0
 DOCUMENT_TIMEOUT_S = 120.0
-#: One embed_batch call (a sync's group of texts), all requests and retries.
-EMBEDDING_DEADLINE_S = 300.0
+#: One embed_batch call (a sync's group of texts), all requests and retries
+#: (``remote.deadline_ms``): what a silent server holds a writer lock for.
+EMBEDDING_DEADLINE_S = 60.0
 CONNECT_TIMEOUT_S = 10.0
 CONCURRENCY = 4
 INLINE_GROUP_SIZE = 256
@@ -250,7 +252,7 @@ def create(
     """
     env = os.environ if env is None else env
     target = remote_target("gemini", agent, env, default_base_url=DEFAULT_BASE_URL, default_model=DEFAULT_MODEL, primary=primary)
-    return GeminiProvider(target, **options)
+    return GeminiProvider(target, **deadlines(agent, options))
 
 
 if TYPE_CHECKING:

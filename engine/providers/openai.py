@@ -8,9 +8,9 @@ go through the Batch API instead (:mod:`engine.providers.openai_batch`),
 with inline requests after repeated batch failures. The client's own
 retries are off: :mod:`engine.providers.retry` applies DESIGN.md §6's policy
 (429/5xx/timeouts 3 times, 0.5-8 s backoff with jitter, ``Retry-After``);
-a query embedding gets one overall deadline (the query timeout, 60 s)
-across its attempts, and one call embedding documents inline gets one too
-(the embedding deadline, 300 s), however the server answers
+a query embedding gets one overall deadline (the query timeout) across its
+attempts, and one call embedding documents inline gets one too (the
+embedding deadline), both ``remote.deadline_ms`` (60 s), however the server answers
 (:mod:`engine.providers.deadline`). Vectors are checked and error messages
 redacted on the way out (:mod:`engine.providers.base`).
 """
@@ -36,7 +36,7 @@ from .base import EmbeddingProvider, EmbedProgress, ProviderFactory
 from .deadline import call_within, deadline_client
 from .openai_batch import BatchFailed, OpenAIBatchEmbedder, decode_embedding
 from .packing import cap_input, pack, run_packed
-from .remote import RemoteTarget, remote_target
+from .remote import RemoteTarget, deadlines, remote_target
 from .retry import Deadline, Failure, RetryPolicy, call_with_retries, is_retryable_status, parse_retry_after
 
 log = logging.getLogger("memext")
@@ -47,10 +47,12 @@ DEFAULT_MODEL = "text-embedding-3-small"
 MAX_INPUT_TOKENS = 8192
 #: The API's cap on inputs per request.
 MAX_REQUEST_INPUTS = 2048
+#: A query embedding, all attempts and waits (``remote.deadline_ms``).
 QUERY_TIMEOUT_S = 60.0
 DOCUMENT_TIMEOUT_S = 120.0
-#: One embed_batch call (a sync's group of texts), all requests and retries.
-EMBEDDING_DEADLINE_S = 300.0
+#: One embed_batch call (a sync's group of texts), all requests and retries
+#: (``remote.deadline_ms``): what a silent server holds a writer lock for.
+EMBEDDING_DEADLINE_S = 60.0
 CONNECT_TIMEOUT_S = 10.0
 #: Requests in flight at once while embedding documents inline.
 CONCURRENCY = 4
@@ -270,7 +272,7 @@ def create(
     if batch.enabled and not batch.wait:
         digest = hashlib.sha256(f"{target.endpoint_key}\0{target.model}".encode()).hexdigest()[:16]
         state_file = paths.cache_dir / "openai-batches" / f"{digest}.json"
-    return OpenAIProvider(target, batch=batch, batch_state_file=state_file, **options)
+    return OpenAIProvider(target, batch=batch, batch_state_file=state_file, **deadlines(agent, options))
 
 
 if TYPE_CHECKING:

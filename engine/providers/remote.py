@@ -3,7 +3,8 @@ Gemini) read from an agent's settings.
 
 ``remote.api_key`` (else the row's key variable: ``OPENAI_API_KEY``,
 ``GEMINI_API_KEY``),
-``remote.base_url``, ``remote.headers`` and ``model``. The endpoint key
+``remote.base_url``, ``remote.headers``, ``remote.deadline_ms`` and
+``model``. The endpoint key
 that goes into the index fingerprint and the embedding cache is the base
 URL plus the sorted header *names*: never a secret.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..errors import ProviderError
 from ..settings import AgentConfig
@@ -117,3 +118,11 @@ def remote_target(
         # (or a gateway in front of both vendors) may echo any of them.
         extra_secrets=tuple(v for v in (r.api_key, *r.headers.values(), *(env.get(k, "") for k in all_key_env())) if v),
     )
+
+
+def deadlines(agent: AgentConfig, options: Mapping[str, Any]) -> dict[str, Any]:
+    """A remote provider's ``options`` with ``remote.deadline_ms`` as the
+    deadline of a query and of one embedding call of a sync (DESIGN.md §6),
+    unless ``options`` set them (tests shorten them directly)."""
+    seconds = agent.settings.remote.deadline_ms / 1000
+    return {"query_timeout_s": seconds, "embedding_deadline_s": seconds, **options}

@@ -32,7 +32,9 @@ def test_forget_and_supersede_over_mcp(workspace, tmp_path):
             )
             assert not new.is_error, _text(new)
             assert payload(new)["superseded"] == ["MEMORY.md:5"]
-            assert payload(await client.call_tool("memory_search", {"query": "green tea"}))["results"] == []
+            # The replaced entry's question finds the entry that replaced it, never the old text.
+            (after,) = payload(await client.call_tool("memory_search", {"query": "green tea"}))["results"]
+            assert "> 11  Bob switched to oolong." in after["snippet"] and "green tea" not in after["snippet"]
             old = payload(await client.call_tool("memory_search", {"query": "green tea", "include_forgotten": True}))
             assert old["results"][0]["status"] == "superseded"
             oolong = payload(await client.call_tool("memory_search", {"query": "oolong"}))["results"][0]

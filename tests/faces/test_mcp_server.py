@@ -486,3 +486,32 @@ def test_deep_long_and_undecodable_lines_are_answered_and_the_server_goes_on(exa
 
 def test_the_depth_limit_stays_far_below_the_recursion_limit():
     assert MAX_DEPTH * 5 <= sys.getrecursionlimit()
+
+
+def test_a_workspace_moved_away_is_a_tool_error_not_an_empty_answer(workspace, tmp_path):
+    """The served folder is renamed (or its drive unmounted) while the
+    server runs: search, get and append are tool errors naming the folder,
+    never an empty `results` a model would take for "nothing about this";
+    nothing is written where the folder was, and with the folder back the
+    same session answers again."""
+    config = write_config(tmp_path / "cfg", {"work": workspace})
+    named = f"workspace {workspace} of agent work does not exist"
+
+    async def main():
+        async with connect("stdio", config) as client:
+            before = await client.call_tool("memory_search", {"query": "Bob"})
+            assert payload(before)["results"], _text(before)
+            workspace.rename(tmp_path / "elsewhere")
+            for name, args in [
+                ("memory_search", {"query": "Bob"}),
+                ("memory_get", {"path": "MEMORY.md"}),
+                ("memory_append", {"text": "Dana likes rooibos."}),
+            ]:
+                refused = await client.call_tool(name, args)
+                assert refused.is_error and named in _text(refused), (name, _text(refused))
+            assert not workspace.exists()
+            (tmp_path / "elsewhere").rename(workspace)
+            back = await client.call_tool("memory_search", {"query": "Bob"})
+            assert not back.is_error and payload(back)["results"], _text(back)
+
+    anyio.run(main)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_agent
+from fault_helpers import OutOfReach
 from tray_helpers import make_workspace, wait_for
 
 from memext.engine import FreshnessKeeper, KeeperSnapshot, KeeperState, MemoryIndex, SyncRequest
@@ -241,3 +242,40 @@ def test_without_watchdog_the_keeper_syncs_on_a_timer_and_says_so_once(tmp_path,
     assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr
     said = [line for line in proc.stderr.splitlines() if "memext[watch]" in line]
     assert said == ["file watching is off (watchdog is not installed): pip install 'memext[watch]'; syncing on a timer instead"]
+
+
+@pytest.mark.parametrize("kind", ["moved away", "unmounted drive"])
+def test_a_workspace_gone_while_watched_is_an_error_not_deleted_files(tmp_path, kind):
+    """The folder goes while the keeper watches it (renamed; the drive it is
+    mounted from unmounted, leaving the empty mount point): the agent is in
+    error naming the folder, its index keeps every file, and once the
+    folder is back the next reconcile clears the error. The supervisor's
+    scheduler calls ``tick(reconcile=True)`` now and then; here the test does."""
+    away = OutOfReach(kind, tmp_path, lambda ws: make_workspace(ws.parent, ws.name, {"memory/2026-01-01.md": "- We planted tomatoes.\n"}))
+    try:
+        agent = agent_for(tmp_path, away.ws)
+        with FreshnessKeeper(agent) as keeper:
+            assert settle(keeper, 1).files == 2
+            away.take_away()
+
+            def in_error():
+                keeper.tick(reconcile=True)
+                snap = keeper.snapshot()
+                return snap.state == KeeperState.ERROR and str(away.ws) in (snap.error or "") and snap
+
+            gone = wait_for(in_error, what="the keeper to see the workspace go")
+            time.sleep(1.0)  # watcher events of the move, a debounce later: still no deletion
+            assert keeper.snapshot().files == gone.files == 2
+            with MemoryIndex(agent, provider=None) as other:
+                assert other.status().total_files == 2
+            away.bring_back()
+
+            def recovered():
+                keeper.tick(reconcile=True)
+                snap = keeper.snapshot()
+                return snap.state == KeeperState.IDLE and snap.error is None and snap
+
+            assert wait_for(recovered, what="the error to clear once the folder is back").files == 2
+            assert paths(keeper, "tomatoes") == ["memory/2026-01-01.md"]
+    finally:
+        away.close()

@@ -75,9 +75,13 @@ class FullDisk:
             cmd = [sys.executable, "-c", CAPPED_MEMEXT, str(cap), *args]
         return subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=120)
 
-    def status(self) -> tuple[int, dict, str]:
+    def status(self) -> tuple[int, dict, str, str]:
+        """Exit status and row of `memext status --json`, and the stdout
+        and stderr of plain `memext status` (which exits the same)."""
         out = self.memext("status", "--json")
-        return out.returncode, json.loads(out.stdout)[0], self.memext("status").stdout
+        plain = self.memext("status")
+        assert plain.returncode == out.returncode and "Traceback" not in plain.stderr, plain.stderr
+        return out.returncode, json.loads(out.stdout)[0], plain.stdout, plain.stderr
 
     def no_temp_files(self) -> bool:
         return not [p.name for p in self.index_dir.iterdir() if ".lock.owner" in p.name or ".tmp" in p.name or ".rebuild-" in p.name]
@@ -105,16 +109,19 @@ def test_a_sync_failing_on_a_full_disk_is_recorded(workspace, tmp_path):
             assert failed.returncode == 2 and "Traceback" not in failed.stderr, failed.stderr
             assert "full" in failed.stderr or "I/O error" in failed.stderr, failed.stderr
             assert d.no_temp_files()
-            code, st, text = d.status()  # the old code: no error, as if nothing had happened
+            code, st, text, err = d.status()  # the old code: no error, as if nothing had happened
             assert code == 2 and st["last_error"] and "the last sync failed" in st["last_error"]
+            assert err.startswith("memext: error: a: the last sync failed"), err
+            if d.mounted:
+                assert st["disk_full"] is True and "is full: syncs fail until there is room" in err, err
             assert st["dirty"] is True
             assert "the last sync failed" in text and "changed since the last sync" in text
             assert tray.status().last_error and "the last sync failed" in tray.status().last_error
             if d.mounted:
                 (d.disk / "filler").unlink()
                 assert d.memext("index").returncode == 0
-                code, st, _ = d.status()
-                assert code == 0 and st["last_error"] is None and st["dirty"] is False
+                code, st, _, err = d.status()
+                assert code == 0 and st["last_error"] is None and st["dirty"] is False and err == ""
         finally:
             tray.close()
     finally:
@@ -138,8 +145,15 @@ def test_an_index_on_a_full_disk_is_still_searched_and_says_why_it_is_stale(work
         assert "disk is full" in found.stderr
         failed = d.memext("index")
         assert failed.returncode == 2 and "disk is full" in failed.stderr and "Traceback" not in failed.stderr
-        code, st, text = d.status()
+        code, st, text, err = d.status()
         assert st["read_only"] == "its disk is full" and st["dirty"] is True
+        # The old code: exit 1 and nothing on stderr. Now the full disk is
+        # named there, one line, and the command fails for a health check.
+        assert code == 2 and st["disk_full"] is True, (code, st)
+        assert (
+            err.strip()
+            == f"memext: error: a: the disk holding {d.db} is full: syncs fail until there is room (searches answer from the index as it is)"
+        ), err
         assert "disk is full" in text and "changed since the index was built" in text
         assert d.no_temp_files()
     finally:

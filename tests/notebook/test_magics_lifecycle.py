@@ -1,5 +1,6 @@
-"""%memforget, %memconsolidate and the labels of retired results, through a
-real IPython InteractiveShell over real files and a keyword-only index."""
+"""%memforget, %memconsolidate, the labels of retired results and a
+workspace gone, through a real IPython InteractiveShell over real files
+and a keyword-only index."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from IPython.core.error import UsageError
-from memext_helpers import ipython_shell, write_config
+from memext_helpers import display_html, ipython_shell, write_config
 
 from memext.magics import MemExt
 
@@ -66,3 +67,28 @@ def test_memconsolidate_shows_the_diff_and_applies_it_on_a_click(ip, workspace):
     view.apply_button.click()  # once only
     assert (workspace / "MEMORY.md").read_text(encoding="utf-8") == after
     assert ip.run_line_magic("memsearch", "-a small quarterly roadmap")[0].origin == "consolidated"
+
+
+def test_a_workspace_moved_away_is_an_error_message_not_an_empty_answer(ip, workspace, tmp_path):
+    """%memsearch, %memget, %%memnote and %memstatus say the folder is gone
+    (one line, the CLI's words), never "no memory matches"; the index keeps
+    its files, and with the folder back the search answers again."""
+    session = magics(ip).session
+    assert [r.path for r in ip.run_line_magic("memsearch", "-a small Anna")]  # indexed
+    assert session.index("small").status().total_files == 3
+    workspace.rename(tmp_path / "elsewhere")
+    named = f"workspace {workspace} of agent small does not exist"
+    for call in (
+        lambda: ip.run_line_magic("memsearch", "-a small Anna"),
+        lambda: ip.run_line_magic("memget", "-a small MEMORY.md"),
+        lambda: ip.run_cell_magic("memnote", "-a small", "A heron at the weir."),
+    ):
+        with pytest.raises(UsageError) as refused:
+            call()
+        assert str(refused.value).startswith(f"memext: {named}")
+    assert not workspace.exists()
+    table = ip.run_line_magic("memstatus", "-a small")
+    assert named in repr(table) and named in display_html(ip, table)
+    assert session.index("small").status().total_files == 3
+    (tmp_path / "elsewhere").rename(workspace)
+    assert [r.path for r in ip.run_line_magic("memsearch", "-a small Anna")]

@@ -5,6 +5,9 @@ syncs recover by themselves once it is healthy. The real
 
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
 from conftest import make_agent
 from servers import OPENAI_KEY
@@ -89,3 +92,32 @@ def test_a_fresh_process_syncing_against_a_wrong_size_server_keeps_the_index(bui
         assert not report.rebuilt and report.provider_error is None and report.texts_embedded == 1
         assert idx.search("otters dock").results[0].path == "memory/2026-01-09.md"
         assert idx.search("otters dock").mode == "hybrid"
+
+
+def test_a_failure_is_shared_with_other_processes_for_the_same_endpoint(tmp_path, api_server):
+    """A query that ran out its deadline is written down: another embedder
+    (another process) reading the same folder backs off without asking the
+    server; another endpoint, a torn record and an old one do not."""
+    from memext.engine.providers.openai import OpenAIProvider
+    from memext.engine.providers.remote import RemoteTarget
+    from memext.engine.providers.retry import RetryPolicy
+    from memext.engine.search.query_embedding import QUERY_RETRY_AFTER_S, QueryEmbedder, shared_record
+
+    def provider(base_url: str) -> OpenAIProvider:
+        fast = RetryPolicy(base_delay_s=0.01, max_delay_s=0.05)
+        return OpenAIProvider(RemoteTarget(OPENAI_KEY, base_url, "text-embedding-3-small"), retry=fast, query_timeout_s=1.0)
+
+    here = provider(api_server.openai_base_url)
+    api_server.add_fault("openai.embeddings", status=None, times=None, delay_s=30.0)
+    vec, error, notice = QueryEmbedder(tmp_path).vector(here, "heron", 64)
+    assert vec is None and "the 1 s query timeout passed" in (error or "")
+    api_server.reset_log()
+    vec, error, notice = QueryEmbedder(tmp_path).vector(provider(api_server.openai_base_url), "heron", 64)
+    assert vec is None and "the embedding provider failed" in (notice or "") and api_server.requests() == []
+    assert QueryEmbedder(tmp_path).backing_off(provider("http://127.0.0.1:9/v1")) is None  # another endpoint
+    record = shared_record(tmp_path, here)
+    assert record is not None and record.parent == tmp_path
+    record.write_text('{"at": ', encoding="utf-8")  # torn
+    assert QueryEmbedder(tmp_path).backing_off(here) is None
+    record.write_text(json.dumps({"at": time.time() - QUERY_RETRY_AFTER_S - 1, "error": "old"}), encoding="utf-8")
+    assert QueryEmbedder(tmp_path).backing_off(here) is None

@@ -14,10 +14,10 @@ from typing import IO, Any
 
 import click
 
-from ... import MemextError
+from ... import MemextError, WorkspaceMissing
 from ...for_faces import terminal_safe
 
-__all__ = ["ERROR_STATUS", "NOTHING_FOUND_STATUS", "CommandError", "Interrupted", "MemextGroup", "NotUtf8"]
+__all__ = ["ERROR_STATUS", "NOTHING_FOUND_STATUS", "CommandError", "Interrupted", "MemextGroup", "NotUtf8", "Trouble", "os_error_line"]
 
 #: A command found nothing (grep's 1): no memory matches, nothing recalled.
 NOTHING_FOUND_STATUS = 1
@@ -34,6 +34,14 @@ class CommandError(click.ClickException):
     def show(self, file: IO[Any] | None = None) -> None:
         # Errors quote file names and input, which can hold control characters.
         click.echo(f"memext: error: {terminal_safe(self.format_message())}", err=True)
+
+
+class Trouble(CommandError):
+    """A failure with exit status 2, as grep's for trouble (every
+    :class:`CommandError` is one): named where a command must never be
+    read as "no memory matches" (a workspace out of reach)."""
+
+    exit_code = ERROR_STATUS
 
 
 class Interrupted(CommandError):
@@ -129,7 +137,9 @@ class MemextGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemextError as exc:
-            raise CommandError(str(exc)) from exc
+            # A workspace out of reach: never the 1 of "no memory matches",
+            # which an agent takes for an answer.
+            raise (Trouble if isinstance(exc, WorkspaceMissing) else CommandError)(str(exc)) from exc
         except BrokenPipeError:
             # The reader went away (`memext search x | head -1`): stop quietly
             # with status 0, as ripgrep does: what was asked for was found
@@ -139,7 +149,7 @@ class MemextGroup(click.Group):
             _silence_stdout()
             raise click.exceptions.Exit(0) from None
         except OSError as exc:
-            raise CommandError(_os_error_line(exc)) from exc
+            raise CommandError(os_error_line(exc)) from exc
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
 
@@ -154,7 +164,8 @@ def _silence_stdout() -> None:
         pass
 
 
-def _os_error_line(exc: OSError) -> str:
+def os_error_line(exc: OSError) -> str:
+    """One line for an OS error: the file it names, then what went wrong."""
     where = f"{exc.filename}: " if exc.filename else ""
     return f"{where}{exc.strerror or exc}"
 

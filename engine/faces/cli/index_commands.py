@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ... import AgentConfig, Config, MemextError
-from .group import ERROR_STATUS
+from .group import ERROR_STATUS, Trouble, os_error_line
 from .options import (
     agent_option,
     check_has_memory,
@@ -22,7 +22,7 @@ from .options import (
     picked_agent_option,
     print_json as _print_json,
 )
-from .output import status_lines
+from .output import status_lines, terminal_safe
 
 if TYPE_CHECKING:
     from ... import IndexStatus, SyncReport
@@ -138,15 +138,20 @@ def status_cmd(ctx, agent, as_json) -> None:
     """Show files, chunks, provider and health of one or every agent."""
     from ... import IndexStatus
 
-    cfg = _config(ctx)
-    agents = [cfg.agent(agent)] if agent else cfg.agents
+    # Every failure is exit 2 with its line on stderr (a config that cannot
+    # be read included): a health check tells "broken" from a status.
+    try:
+        cfg = _config(ctx)
+        agents = [cfg.agent(agent)] if agent else cfg.agents
+    except MemextError as exc:
+        raise Trouble(str(exc)) from exc
     rows: list[IndexStatus | dict[str, str]] = []  # in config order; a dict is an agent that failed to open
     for a in agents:
         try:
             with _index(cfg, a) as idx:
                 rows.append(idx.status())
-        except MemextError as exc:
-            rows.append({"agent": a.id, "error": str(exc)})  # one broken agent must not hide the others
+        except (MemextError, OSError) as exc:  # one broken agent must not hide the others
+            rows.append({"agent": a.id, "error": str(exc) if isinstance(exc, MemextError) else os_error_line(exc)})
     if as_json:
         # Always a list, with -a too: one shape for scripts to read.
         _print_json([r.to_dict() if isinstance(r, IndexStatus) else r for r in rows])
@@ -155,10 +160,11 @@ def status_cmd(ctx, agent, as_json) -> None:
             if isinstance(r, IndexStatus):
                 for line in status_lines(r):
                     click.echo(line)
-    errors = [r for r in rows if not isinstance(r, IndexStatus)]
-    for e in errors:
-        click.echo(f"memext: error: {e['agent']}: {e['error']}", err=True)
-    # An agent whose index reports an error fails the command too, so a
-    # script (or a health check) sees it without parsing the text.
-    if errors or any(isinstance(r, IndexStatus) and r.last_error for r in rows):
-        ctx.exit(ERROR_STATUS)
+    # What is wrong goes to stderr, one line each, and fails the command
+    # (exit 2): a script or a health check sees it without parsing the table.
+    problems = [(r.agent, p) for r in rows if isinstance(r, IndexStatus) for p in r.problems]
+    problems += [(r["agent"], r["error"]) for r in rows if not isinstance(r, IndexStatus)]
+    for agent_id, problem in problems:
+        click.echo(f"memext: error: {agent_id}: {terminal_safe(problem)}", err=True)
+    if problems:
+        sys.exit(ERROR_STATUS)

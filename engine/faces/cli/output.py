@@ -254,6 +254,6 @@ def status_lines(s: IndexStatus) -> list[str]:
     too_big = s.long_term.warning() if s.long_term else None
     if too_big:
         out.append(click.style(f"  {'warning':<10} {too_big}", fg="yellow"))
-    if s.last_error:
-        out.append(click.style(f"  {'error':<10} {s.last_error}", fg="red"))
+    for problem in s.problems:
+        out.append(click.style(f"  {'error':<10} {problem}", fg="red"))
     return out

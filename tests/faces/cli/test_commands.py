@@ -14,7 +14,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from memext.engine import MemextError
+from memext.engine import MemextError, WorkspaceMissing
 from memext.engine.faces.cli.commands import MemextGroup, cli
 from memext.engine.store.sqlite.lock import WriterLock
 
@@ -95,8 +95,9 @@ def test_failures_exit_2_with_one_line(config, tmp_path):
     r = run("search", "x", "-a", "nobody")
     assert r.exit_code == 2 and "no agent 'nobody'" in r.output
     config.write_text('[memory_search.chunking]\ntokens = "lots"\n')
-    r = run("status")
+    r = run("index")
     assert r.exit_code == 2 and "memory_search.chunking.tokens" in r.output and str(config) in r.output
+    assert run("status").exit_code == 2  # a health check: every failure is 2
 
 
 def test_agents_add_and_list(tmp_path, workspace, monkeypatch):
@@ -183,7 +184,7 @@ def test_an_index_path_on_memory_md_is_refused_and_memory_md_kept(tmp_path, work
     text = (workspace / "MEMORY.md").read_text()
     for args in (["status", "-a", "w"], ["status"], ["index"], ["search", "Anna"]):
         r = run(*args)
-        assert r.exit_code == 2, args
+        assert r.exit_code == 2, args  # status: what is wrong, exit 2
         assert "memext: error:" in r.stderr and "store.path" in r.stderr and str(cfg) in r.stderr
         assert "Traceback" not in r.output
     assert (workspace / "MEMORY.md").read_text() == text
@@ -240,11 +241,29 @@ def _group_raising(exc: BaseException) -> click.Group:
         (PermissionError(13, "Permission denied", "/some/file"), 2, "memext: error: /some/file: Permission denied\n"),
         (KeyboardInterrupt(), 130, "memext: interrupted\n"),
         (MemextError("the config says no"), 2, "memext: error: the config says no\n"),
+        (WorkspaceMissing("workspace /w of agent a does not exist"), 2, "memext: error: workspace /w of agent a does not exist\n"),
     ],
 )
 def test_errors_of_nested_commands_become_one_line(exc, status, line):
     r = CliRunner().invoke(_group_raising(exc), ["sub", "boom"], catch_exceptions=False)
     assert r.exit_code == status and r.stderr == line
+
+
+def test_status_fails_with_exit_2_whatever_is_wrong(tmp_path, workspace, monkeypatch):
+    """A health check reads the exit status: 2 and one line on stderr for a
+    config that cannot be read and for an agent that is not there, as for
+    an index that is broken (0 only when nothing is wrong)."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[memory_search\nbroken", encoding="utf-8")
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    for args in (["status"], ["status", "--json"]):
+        r = run(*args)
+        assert r.exit_code == 2 and r.stderr.startswith("memext: error: ") and str(cfg) in r.stderr, r.output
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+    write_config(cfg, {"w": (workspace, None)})
+    r = run("status", "-a", "nobody")
+    assert r.exit_code == 2 and "nobody" in r.stderr and r.stdout == ""
+    assert run("status", "-a", "w").exit_code == 0
 
 
 def test_other_exceptions_are_not_hidden():
@@ -269,7 +288,7 @@ def test_a_missing_workspace_fails_the_index_command(tmp_path, workspace, monkey
     assert "indexed" not in r.stdout
     r = run("index", "--all")  # the other agents are still indexed
     assert r.exit_code == 2 and "w: indexed 3 of 3 files" in r.stdout and "gone: workspace" in r.stderr
-    st = json.loads(run("status", "--json", "-a", "gone").output)
+    st = json.loads(run("status", "--json", "-a", "gone").stdout)
     assert len(st) == 1 and "does not exist" in st[0]["last_error"]
 
 

@@ -3,8 +3,9 @@ script can tell "no memory" from "broken": 0 answered, 1 nothing found,
 2 an error (usage, configuration, I/O, provider), said in one line on
 stderr. Each command is tried in each outcome it can have. Arguments and
 stdin that are not UTF-8 are refused by the command group before any
-command reads them (engine/faces/cli/group.py), through the real program
-with bytes in argv."""
+command reads them, through the real program with bytes in argv; a
+workspace out of reach is exit status 2 naming the folder in every
+command, never the 1 of "no memory matches" (DESIGN.md §1)."""
 
 from __future__ import annotations
 
@@ -267,3 +268,62 @@ def test_random_byte_queries_get_an_answer_or_one_line(config):
             assert r.stderr.startswith(b"memext: error: QUERY is not valid UTF-8"), (query, r.stderr)
         else:
             query.decode("utf-8")  # only UTF-8 is searched
+
+
+def test_a_workspace_moved_away_is_an_error_in_every_command(config, workspace, tmp_path):
+    """The folder is renamed (or its drive unmounted): search does not answer
+    "no memory matches" (exit 1, which an agent takes for "nothing about
+    herons"), every command names the folder and exits 2, nothing is
+    written where the workspace was, and the index keeps its files."""
+    assert run("index").exit_code == 0
+    workspace.rename(tmp_path / "elsewhere")
+    named = f"workspace {workspace} of agent w does not exist"
+    for args in (["search", "Anna"], ["search", "Anna", "--json"], ["get", "MEMORY.md"], ["note", "A heron at the weir."], ["index"]):
+        r = run(*args)
+        assert r.exit_code == 2 and named in r.stderr and "no memory matches" not in r.output, (args, r.output)
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == "", (args, r.output)
+    assert not workspace.exists()
+    st = run("status")
+    assert st.exit_code == 2 and st.stderr.startswith(f"memext: error: w: {named}") and len(st.stderr.strip().splitlines()) == 1
+    assert "files      memory 3" in st.stdout  # the index keeps them
+    (tmp_path / "elsewhere").rename(workspace)
+    r = run("search", "Anna")
+    assert r.exit_code == 0 and "memory/2026-01-06.md" in r.stdout
+    assert run("status").exit_code == 0
+
+
+def test_an_emptied_workspace_asks_for_force(config, workspace):
+    """An unmounted drive leaves its empty mount point: that is not "every
+    file deleted" until the user says so with --force."""
+    assert run("index").exit_code == 0
+    for p in sorted(workspace.rglob("*"), reverse=True):
+        p.rmdir() if p.is_dir() else p.unlink()
+    r = run("search", "Anna")
+    assert r.exit_code == 2 and "holds no memory" in r.stderr and "is the drive that holds it mounted?" in r.stderr
+    r = run("index")
+    assert r.exit_code == 2 and "`memext index --force` empties it" in r.stderr
+    assert json.loads(run("status", "--json").stdout)[0]["files"] == {"memory": 3}
+    r = run("index", "--force")
+    assert r.exit_code == 0 and json.loads(run("status", "--json").stdout)[0]["files"] == {"memory": 0}
+
+
+@pytest.mark.parametrize("mode", [0o000, 0o311])
+def test_an_unreadable_workspace_is_an_error_for_root_too(config, workspace, mode):
+    """Run as the user who cannot read it: root without the capabilities
+    that let it ignore file modes (chmod alone stops no root process)."""
+    from fault_helpers import NO_FILE_MODE_OVERRIDE
+
+    assert run("index").exit_code == 0
+    workspace.chmod(mode)
+    try:
+        done = {
+            args[0]: subprocess.run([*NO_FILE_MODE_OVERRIDE, sys.executable, "-m", "memext", *args], capture_output=True, text=True)
+            for args in (["search", "Anna"], ["status"], ["index"], ["get", "MEMORY.md"])
+        }
+    finally:
+        workspace.chmod(0o755)
+    for name, r in done.items():
+        assert r.returncode == 2, (name, r.stdout, r.stderr)
+        assert f"workspace {workspace} of agent w cannot be read (Permission denied)" in r.stderr and "Traceback" not in r.stderr
+    assert "no memory matches" not in done["search"].stdout
+    assert json.loads(run("status", "--json").stdout)[0]["files"] == {"memory": 3}

@@ -130,7 +130,7 @@ def test_status_is_plain_words_and_fails_on_an_agent_in_error(config, workspace,
     workspace.rename(tmp_path / "moved")
     run("index")
     r = run("status")
-    assert r.exit_code == 2 and "error" in r.stdout and "does not exist" in r.stdout
+    assert r.exit_code == 2 and "error" in r.stdout and "does not exist" in r.stdout and "does not exist" in r.stderr
 
 
 def test_a_binary_file_is_skipped_once_with_one_reason(config, workspace):

@@ -370,27 +370,6 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_workspace, tmp_
         proc.stdout.close()
 
 
-def test_the_help_names_every_tool_and_prompt_the_server_serves(example_workspace, tmp_path):
-    from click.testing import CliRunner
-
-    from memext.cli import cli
-
-    config = write_config(tmp_path / "cfg", {"example": example_workspace})
-
-    async def served():
-        async with connect("stdio", config) as client:
-            tools = [t.name for t in (await client.list_tools()).tools]
-            prompts = {p.name: [a.name for a in p.arguments or []] for p in (await client.list_prompts()).prompts}
-            return tools, prompts
-
-    tools, prompts = anyio.run(served)
-    assert tools == [t.name for t in TOOLS] and prompts == {"recall": ["message"]}
-    helped = " ".join(CliRunner().invoke(cli, ["mcp", "--help"]).output.split())
-    assert [name for name in [*tools, *prompts, *prompts["recall"]] if name not in helped] == []
-    listed = next(line for line in CliRunner().invoke(cli, ["--help"]).output.splitlines() if line.strip().startswith("mcp "))
-    assert "memory_* tools and the recall prompt" in listed
-
-
 def _nested(kind: str, depth: int) -> str:
     """A JSON value nesting ``depth`` arrays or objects."""
     return "[" * depth + "]" * depth if kind == "arrays" else '{"a":' * depth + "1" + "}" * depth

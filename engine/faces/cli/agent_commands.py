@@ -127,7 +127,7 @@ def agents_prune(ctx, yes, as_json) -> None:
     found = orphaned_indexes(ctx_config(ctx), app_paths().index_dir)
     if yes:
         for o in found:
-            remove_index(o.path)  # LockTimeout (a process writes it): one line, exit 1
+            remove_index(o.path)  # LockTimeout (a process writes it): one line, exit 2
     if as_json:
         print_json(
             {

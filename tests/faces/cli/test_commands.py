@@ -344,21 +344,6 @@ def test_note_refusals_are_one_line(config, workspace, args, message):
     assert sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts) == before
 
 
-def test_get_path_line_is_that_one_line_as_a_citation_means_it(config, workspace):
-    # MEMORY.md: 8 lines, line 4 "- Anna ...", line 5 "- Bob ...".
-    assert run("get", "MEMORY.md:4").stdout == "- Anna is the tech lead of the billing team.\n"
-    assert run("get", "MEMORY.md:4-5").stdout.splitlines() == ["- Anna is the tech lead of the billing team.", "- Bob prefers green tea."]
-    to_end = run("get", "MEMORY.md:4-", "-N").stdout.splitlines()
-    assert [line.split()[0] for line in to_end] == ["4", "5", "6", "7", "8"]
-    data = json.loads(run("get", "MEMORY.md:4", "--json").stdout)
-    assert (data["from_line"], data["to_line"]) == (4, 4)
-    # What a search prints for a one-line result reads back as that line.
-    (workspace / "memory" / "2026-01-09.md").write_text("# 2026-01-09\n\n- Lunch with the pelican society.\n")
-    [hit] = json.loads(run("search", "pelican", "-n", "1", "--json").stdout)["results"]
-    assert hit["citation"] == "memory/2026-01-09.md:3" and run("get", hit["citation"]).stdout == "- Lunch with the pelican society.\n"
-    assert hit["snippet"].startswith("- Lunch") and hit["snippet_line"] == hit["start_line"] == 3
-
-
 # -- get: clear refusals --------------------------------------------------------------
 
 

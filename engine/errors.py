@@ -131,6 +131,13 @@ class BadLineRange(MemextError, ValueError):
     Also a ValueError, which the API raised before it was a MemextError."""
 
 
+class LinesNotFound(MemextError):
+    """``get()`` found no lines where it was asked to read: the memory file
+    does not exist (yet), or the first line asked for is past its end.
+    Nothing is wrong with the request: ``memext get`` exits with status 1,
+    "nothing found", as a search that matches nothing does."""
+
+
 class SearchDisabled(MemextError):
     """The agent's config turns memory search off (``memory_search.enabled = false``)."""
 

@@ -18,6 +18,7 @@ from .lazy_exports import lazy_names
 
 if TYPE_CHECKING:
     from .agents.index_hosts import IndexHost, KeptFresh, SyncWhenNeeded
+    from .citations import parse_get_spec
     from .config import add_agent, build_settings
     from .config_edit import change_memory_search_list, remove_agent, set_memory_search_value
     from .controls import json_safe, terminal_safe
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from .indexing.progress import TextProgress, describe_progress
     from .indexing.removal import orphaned_indexes, purge_agent_index, remove_index
     from .memory.capture import read_transcript
-    from .memory.read import parse_get_spec, resolve_memory_path
+    from .memory.read import resolve_memory_path
     from .memory.roots import MEMORY_DIR, ROOT_FILES
     from .paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, private_dir, private_file, write_private_text
     from .providers.local.install import FORMATS, RECIPES, check_local_extra, choose_format, install_model, installed_path
@@ -65,7 +66,7 @@ _EXPORTS: dict[str, str] = {
     "MEMORY_DIR": "memory.roots",
     "model_cache_dir": "providers.local.model",
     "orphaned_indexes": "indexing.removal",
-    "parse_get_spec": "memory.read",
+    "parse_get_spec": "citations",
     "private_dir": "paths",
     "PRIVATE_DIR_MODE": "paths",
     "private_file": "paths",

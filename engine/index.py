@@ -383,7 +383,7 @@ class MemoryIndex:
         *,
         options: SearchOptions | None = None,
     ) -> SearchResponse:
-        """Hybrid search; results carry ``path:start-end`` citations.
+        """Hybrid search; results carry ``path:start-end`` citations (``path:line`` for one line).
 
         An answer whose confidence is below
         :data:`~.search.confidence.NOTHING_BELOW` (:mod:`.search.confidence`)

@@ -71,7 +71,8 @@ def run_recall(
 
 
 def run_get(session: Session, spec: str, *, agent: str | None = None, from_line: int | None = None, lines: int | None = None) -> FileLines:
-    """Read lines of a memory file: ``PATH``, ``PATH:FROM`` or ``PATH:FROM-TO``.
+    """Read lines of a memory file: ``PATH``, ``PATH:LINE`` (one line),
+    ``PATH:FROM-TO`` or ``PATH:FROM-`` (to the end).
 
     A missing file or a first line past the end raises the CLI's error."""
     path, start, count = parse_get_spec(spec)

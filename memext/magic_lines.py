@@ -91,8 +91,9 @@ class QuietDisplay:
         events.register("post_run_cell", restore)
 
 
-#: The line magics whose argument may end in ``?``.
-MAGICS = ("memsearch", "memget", "memstatus", "memindex")
+#: The line magics whose argument may end in ``?``: every one memext has,
+#: since a query, a message, a reason or a path may all end in one.
+MAGICS = ("memsearch", "memrecall", "memget", "memforget", "memstatus", "memindex", "memconsolidate")
 
 # Optional ``name =`` (an assignment, as IPython's MagicAssign allows), the
 # magic, at least one argument, and a trailing ``?`` (or ``??``).

@@ -256,7 +256,7 @@ class MemExt(Magics):
     @line_magic
     @no_var_expand
     @magic_arguments()
-    @argument("spec", help="PATH, PATH:FROM or PATH:FROM-TO (workspace-relative or absolute).")
+    @argument("spec", help="PATH, PATH:LINE, PATH:FROM-TO or PATH:FROM- (to the end); workspace-relative or absolute.")
     @argument("-a", "--agent", help="Agent id.")
     @argument("--from", dest="from_line", type=_positive_int, help="First line (1-based).")
     @argument("--lines", type=_positive_int, help="How many lines.")
@@ -336,7 +336,7 @@ class MemExt(Magics):
     @_user_errors
     def memforget(self, line: str = ""):
         """Mark the entry at a citation forgotten: the file keeps it, marked
-        with today's date and the reason; search leaves it out (``--weak``
+        with today's date and the reason; search leaves it out (``%memsearch --all``
         and ``include_forgotten`` still show it, labelled)."""
         line, _quiet = split_quiet(line)
         args = _parse(self.memforget, line)

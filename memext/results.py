@@ -211,12 +211,15 @@ def _weak(hit: SearchResult) -> str:
 
 def result_marks(hit: SearchResult) -> list[str]:
     """A result's marks: forgotten or superseded (shown only on request),
-    untrusted, and who wrote it (DESIGN.md §17)."""
+    untrusted, who wrote it (DESIGN.md §17), and ``newer`` when the
+    newer-first rule put it above a result with a higher score."""
     marks = [hit.status] if hit.status != "live" else []
     if hit.untrusted:
         marks.append("untrusted")
     if hit.origin:
         marks.append(f"by {hit.origin}")
+    if hit.reordered:
+        marks.append(hit.reordered)
     return marks
 
 
@@ -228,12 +231,22 @@ MARK_TITLES = {
 }
 
 
+#: What a muted mark says when hovered.
+MUTED_TITLES = {
+    "newer": "a newer note on the same subject, shown above an older one that scored higher",
+    "long-term": "recalled first as long-term memory (MEMORY.md), above a note that scored higher",
+    "important": "recalled first for its importance, above a note that scored higher",
+    "more confident": "recall ranks by confidence, which weighs more than the score beside it",
+}
+
+
 def mark_html(mark: str) -> str:
     """A result's mark: forgotten, superseded and untrusted as a framed label
     in the main text colour (readable on the light and the dark theme; the
     frame is the theme's warning or error colour), who wrote it muted."""
     if mark not in MARK_TITLES:
-        return f' <span class="memext-mark" style="{MUTED}">[{esc(mark)}]</span>'
+        title = f' title="{esc(MUTED_TITLES[mark])}"' if mark in MUTED_TITLES else ""
+        return f' <span class="memext-mark"{title} style="{MUTED}">[{esc(mark)}]</span>'
     colour = "var(--jp-error-color1,currentColor)" if mark == "untrusted" else "var(--jp-warn-color1,currentColor)"
     return (
         f' <span class="memext-mark memext-mark-{mark}" title="{esc(MARK_TITLES[mark])}" style="{TEXT};font-weight:600;'

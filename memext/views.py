@@ -51,14 +51,14 @@ class FileLines(QuietDisplay, str):
 
     @property
     def citation(self) -> str:
-        return f"{self.path}:{self.from_line}-{self.to_line}"
+        return self.read.citation
 
     def _footer(self) -> str | None:
         r = self.read
         if r.missing:
             return f"{r.path} does not exist (yet)"
         if r.truncated:
-            return f"stopped at line {r.to_line} of {r.total_lines}; continue with %memget {r.path}:{r.to_line + 1}"
+            return f"stopped at line {r.to_line} of {r.total_lines}; continue with %memget {r.path}:{r.to_line + 1}-"
         return None
 
     def to_text(self) -> str:

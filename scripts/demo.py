@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -26,9 +27,14 @@ QUERIES = [
 ]
 
 
+def command_line(*args: str) -> str:
+    """The command as a shell reads it back: ``?``, quotes and spaces quoted."""
+    return shlex.join(["memext", *args])
+
+
 def memext(*args: str, check: bool = True) -> int:
     cmd = [sys.executable, "-m", "memext", *args]
-    print(f"\n$ memext {' '.join(args)}", flush=True)
+    print(f"\n$ {command_line(*args)}", flush=True)
     return subprocess.run(cmd, check=check).returncode
 
 
@@ -60,6 +66,8 @@ def main() -> None:
             encoding="utf-8",
         )
     os.environ["MEMEXT_CONFIG"] = str(config)
+    # The commands below read the demo's own config, never the user's.
+    print(f"The demo's config: to run its commands yourself, first\n  export MEMEXT_CONFIG={shlex.quote(str(config))}", flush=True)
     if memext("model", "install", "minilm", check=False) != 0:
         print("(no local model: the demo continues with keyword search)", flush=True)
     memext("index")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,6 +24,28 @@ def test_make_demo_says_what_it_does_before_the_long_build(tmp_path):
     install = next(i for i, line in enumerate(out) if "pip install" in line and ".[local]" in line)
     notice = next(i for i, line in enumerate(out) if "echo" in line and "llama-cpp-python" in line)
     assert notice < install and "minutes" in out[notice]
+
+
+def _demo_module():
+    spec = importlib.util.spec_from_file_location("memext_demo", ROOT / "scripts" / "demo.py")
+    assert spec and spec.loader
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    return demo
+
+
+def test_the_demo_prints_commands_a_shell_reads_back_as_run(tmp_path, workspace, monkeypatch, capfd):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "example"\nworkspace = "{workspace}"\n')
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    demo = _demo_module()
+    args = ("search", "when is the Berlin trip?", "-n", "3")
+    demo.memext(*args, check=False)
+    shown = capfd.readouterr().out.splitlines()[1]
+    # Pasted into a shell, the ? is not a glob and the query stays one argument.
+    assert shown == "$ memext search 'when is the Berlin trip?' -n 3"
+    assert shlex.split(shown.removeprefix("$ ")) == ["memext", *args]
+    assert demo.command_line("search", "a828e60", "-n", "3") == "memext search a828e60 -n 3"  # plain words stay plain
 
 
 def test_the_demo_reports_the_provider_from_status(tmp_path, workspace, monkeypatch):

@@ -105,6 +105,23 @@ def test_every_command_is_documented():
     assert missing == [], "document these commands in README.md (Using it) or docs/"
 
 
+def test_every_command_is_named_in_the_readme_and_in_docs_cli():
+    readme, reference = (ROOT / "README.md").read_text(encoding="utf-8"), (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    paths = command_paths(cli, "memext")
+    assert [p for p in paths if p.count(" ") == 1 and p not in readme] == [], "name these commands in README.md"
+    assert [p for p in paths if f"`{p}" not in reference] == [], "give these commands a line in docs/cli.md"
+
+
+def test_every_tool_and_the_prompt_are_named_in_the_readme_and_in_docs_agents():
+    from memext.engine import TOOLS
+    from memext.engine.faces.mcp_server import RECALL_PROMPT
+
+    for doc in ("README.md", "docs/agents.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        named = [f"`{name}`" for name in [*(t.name for t in TOOLS), RECALL_PROMPT, "message"]]
+        assert [n for n in named if n not in text] == [], f"name these tools, the prompt or its argument in {doc}"
+
+
 def _project_texts() -> dict[str, str]:
     """Python files and Markdown of the repository (not its venv or build)."""
     out = {}

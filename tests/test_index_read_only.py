@@ -116,7 +116,7 @@ def test_the_cli_on_a_read_only_index(workspace, built, tmp_path):
     status = read_only_run(built.parent, [*memext, "status"], env=env)
     assert "read-only" in status.stdout and "cannot be updated" in status.stdout and "Traceback" not in status.stderr
     index = read_only_run(built.parent, [*memext, "index"], env=env)
-    assert index.returncode == 1 and "cannot be updated" in index.stderr and "Traceback" not in index.stderr
+    assert index.returncode == 2 and "cannot be updated" in index.stderr and "Traceback" not in index.stderr
 
 
 TRAY_CHILD = textwrap.dedent(

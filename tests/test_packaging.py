@@ -134,7 +134,7 @@ def test_load_ext_memext_beside_a_users_engine_and_tray(user_folder, installed):
             print("STATUS", [(s.agent, s.total_files) for s in st])
             hits = %memsearch -a w a828e60
             print("SEARCH", [h.citation for h in hits])
-            text = %memget -a w memory/2026-01-05.md:3-3
+            text = %memget -a w memory/2026-01-05.md:3
             print("GET", str(text))
             """
         )

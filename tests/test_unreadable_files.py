@@ -57,8 +57,8 @@ def test_an_unreadable_file_leaves_results_and_index_and_comes_back(setup):
     out = json.loads(r.stdout)
     assert out["results"] == []
     assert "memory/2026-01-05.md can no longer be read" in out["notice"]
-    get = memext(setup, "get", "memory/2026-01-05.md:3-3")
-    assert get.returncode == 1 and "memory/2026-01-05.md: cannot be read (Permission denied)" in get.stderr
+    get = memext(setup, "get", "memory/2026-01-05.md:3")
+    assert get.returncode == 2 and "memory/2026-01-05.md: cannot be read (Permission denied)" in get.stderr
 
     # The next sync reads it again, fails, takes its chunks out and says why.
     r = memext(setup, "index", "--json")

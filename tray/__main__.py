@@ -19,6 +19,10 @@ from .logs import setup_logging
 
 log = logging.getLogger("memext.tray")
 
+#: The exit status of a tray that cannot run, as every memext command's
+#: error (grep's 2).
+ERROR_STATUS = 2
+
 
 def _utf8_path(value: str) -> Path:
     """``--config``'s path; one whose name is not UTF-8 is a usage error
@@ -35,8 +39,12 @@ def parse_args(argv: list[str] | None, prog: str = "memext-tray") -> argparse.Na
     p = argparse.ArgumentParser(
         prog=prog,
         description="Keep every memext agent's memory index fresh: watch the memory files, sync on changes and on an interval.",
-        # As every memext command's help does: two examples, laid out as written.
-        epilog=f"Examples:\n  {prog}\n  {prog} --headless --polling -v",
+        # As every memext command's help does: its exit statuses, then two
+        # examples, laid out as written.
+        epilog=(
+            "Exit status: 0 stopped (or another tray runs already), 2 an error (no tray\n"
+            f"icon can be shown, the tray extra missing).\n\nExamples:\n  {prog}\n  {prog} --headless --polling -v"
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--headless", action="store_true", help="run without a tray icon (servers, tests); stop with SIGTERM or Ctrl+C")
@@ -96,7 +104,7 @@ def main(argv: list[str] | None = None, prog: str = "memext-tray") -> int:
             from .icon import TrayApp
         except ImportError as exc:
             print(f"memext-tray: the tray icon needs the tray extra ({exc}): pip install 'memext[tray]'", file=sys.stderr)
-            return 1
+            return ERROR_STATUS
         app = TrayApp(daemon, entry, log_file=log_file)
         daemon.notifier = app.notify
         try:
@@ -105,7 +113,7 @@ def main(argv: list[str] | None = None, prog: str = "memext-tray") -> int:
             if type(exc).__module__.startswith("Xlib") or isinstance(exc, ImportError) or "display" in str(exc).lower():
                 print(f"memext-tray: cannot show a tray icon ({exc}); use --headless where there is no desktop.", file=sys.stderr)
                 log.error("no tray icon: %s", exc)
-                return 1
+                return ERROR_STATUS
             raise
     finally:
         log.info("memext-tray exiting")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Mapping
 
+from ..citations import cite_lines
 from ..errors import MemextError
 from ..index import MemoryIndex, open_index
 from ..memory import changes
@@ -31,7 +32,7 @@ from ..memory.capture import (
 )
 from ..memory.discovery import discover_memory_files, read_text
 from ..memory.entries import parse_entries, strip_meta
-from ..memory.read import cite_lines, resolve_memory_path
+from ..memory.read import resolve_memory_path
 from ..memory.supersede import append_superseding
 from ..settings import Config
 

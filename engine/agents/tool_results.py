@@ -55,7 +55,8 @@ def _hit(r: SearchResult) -> dict[str, Any]:
     """One memory_search hit: what a model cites, how sure the search is
     and why it matched. Provenance and marks are said only when they say
     something: ``date`` when known, ``origin`` when the entry records it,
-    ``status`` when not live, ``untrusted`` when true (DESIGN.md §17)."""
+    ``status`` when not live, ``untrusted`` when true (DESIGN.md §17),
+    ``reordered`` (``"newer"``) when a rule put it above a higher score."""
     hit: dict[str, Any] = {
         "citation": r.citation,
         "score": round(float(r.score), 3),
@@ -73,6 +74,8 @@ def _hit(r: SearchResult) -> dict[str, Any]:
         hit["status"] = r.status
     if r.untrusted:
         hit["untrusted"] = True
+    if r.reordered:
+        hit["reordered"] = r.reordered
     return hit
 
 

@@ -51,7 +51,7 @@ log = logging.getLogger("memext")
 INSTRUCTIONS = """\
 memext is this user's long-term memory: Markdown notes (MEMORY.md for lasting facts, memory/YYYY-MM-DD.md daily notes).
 - Call memory_search before answering anything that may depend on earlier conversations or work: people, preferences, \
-decisions, dates, project history, "what did we ...". Cite what you use by its citation (path:start-end); \
+decisions, dates, project history, "what did we ...". Cite what you use by its citation (path:start-end, or path:line); \
 read more around a hit with memory_get. For a question about a period ("last week", "in March"), \
 narrow the search with after/before (e.g. after="7d", or after="2026-03-01", before="2026-04-01").
 - Call memory_append when something should be remembered in later sessions: a decision, a preference, a fact learned, \

@@ -3,8 +3,9 @@
 Without a config file, memext indexes the current folder as an ad-hoc agent
 (``<folder>-<hash>.sqlite`` in the index folder). Such files outlive the
 folder; :func:`orphaned_indexes` finds those whose workspace no longer
-exists (or holds no memory any more), reading only the workspace each index
-was built for (its fingerprint), and :func:`remove_index` deletes one.
+exists (or holds no memory any more, or has become a configured agent's),
+reading only the workspace each index was built for (its fingerprint), and
+:func:`remove_index` deletes one.
 :func:`purge_agent_index` deletes every file of a configured agent's index
 (``memext agents remove --purge``).
 """
@@ -52,9 +53,12 @@ def _has_memory(ws: Path) -> bool:
 
 
 def orphaned_indexes(cfg: Config, index_dir: Path) -> list[OrphanedIndex]:
-    """Ad-hoc indexes in ``index_dir`` that no configured agent uses and
-    whose workspace is gone or holds no memory files."""
-    configured = {a.id for a in cfg.agents if not a.adhoc}
+    """Ad-hoc indexes in ``index_dir`` that nothing uses any more: no
+    configured agent has their name, and their workspace is gone, holds no
+    memory files, or is now a configured agent's (which searches its own
+    index: the folder was indexed ad hoc before ``memext agents add``)."""
+    agents = [a for a in cfg.agents if not a.adhoc]
+    configured = {a.id for a in agents}
     out: list[OrphanedIndex] = []
     for path in sorted(index_dir.glob("*.sqlite")) if index_dir.is_dir() else []:
         agent_id = path.name[: -len(".sqlite")]
@@ -70,10 +74,19 @@ def orphaned_indexes(cfg: Config, index_dir: Path) -> list[OrphanedIndex]:
             reason = "folder no longer exists"
         elif not _has_memory(where):
             reason = "folder holds no memory files any more"
+        elif owner := next((a.id for a in agents if _same_folder(a.workspace, where)), None):
+            reason = f"folder is now agent {owner}'s workspace, searched with that agent's index"
         else:
             continue
         out.append(OrphanedIndex(agent_id, path, ws, reason, path.stat().st_size))
     return out
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def remove_index(path: Path) -> list[Path]:

@@ -32,12 +32,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from ..citations import cite_lines
 from ..config import AgentConfig
 from ..errors import AccessDenied, DiskFull, MemextError, is_disk_full
 from ..store import writer_lock
 from .chunking import split_lines
 from .entries import EntryMeta, parse_entries, split_meta, with_meta
-from .read import cite_lines, resolve_memory_path
+from .read import resolve_memory_path
 from .rewrite import replace_file, shift_citations, shift_elsewhere
 from .workspace import check_workspace
 

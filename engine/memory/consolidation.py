@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from typing import Iterable
 
+from ..citations import cite_lines
 from ..errors import MemextError
 from ..note_dates import name_date
 from ..settings import AgentConfig
@@ -49,7 +50,7 @@ from .append import LONG_TERM_FILE, Entry, plan_entry
 from .capture import NEAR_DUPLICATE, content_tokens, known_memory, similarity
 from .entries import EntryMeta, FileEntries, LineInfo, parse_entries, split_meta, strip_meta
 from .hostile import instruction_like
-from .read import cite_lines, resolve_memory_path
+from .read import resolve_memory_path
 from .use_log import Use, line_hash
 
 #: A use counts half after this many days.

@@ -20,12 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
+from ..citations import cite_lines, parse_get_spec
 from ..config import AgentConfig
 from ..errors import BadLineRange, MemextError
 from ..store import writer_lock
 from .append import APPEND_LOCK_TIMEOUT_S
 from .entries import FileEntries, Mark, Unit, mark_lines, parse_entries, strip_meta
-from .read import cite_lines, parse_get_spec, resolve_memory_path
+from .read import resolve_memory_path
 from .rewrite import replace_file
 
 
@@ -57,11 +58,12 @@ class RetireResult:
 
 
 def parse_citation(spec: str) -> tuple[str, int, int]:
-    """``PATH:LINE`` or ``PATH:FROM-TO`` -> (path, from, to); a line is required."""
+    """``PATH:LINE`` or ``PATH:FROM-TO`` -> (path, from, to); a line is
+    required, and an end (``PATH:FROM-``, to the end, is for reading)."""
     path, start, count = parse_get_spec(spec.strip())
-    if start is None:
+    if start is None or count is None:
         raise BadLineRange(f"{spec}: say which entry, as PATH:LINE or PATH:FROM-TO (a search result's citation)")
-    return path, start, start + (count or 1) - 1
+    return path, start, start + count - 1
 
 
 def entries_at(agent: AgentConfig, spec: str) -> tuple[Path, str, FileEntries, list[Unit]]:

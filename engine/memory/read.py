@@ -20,12 +20,12 @@ from __future__ import annotations
 import errno
 import operator
 import os
-import re
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..errors import AccessDenied, BadLineRange, BadPath, MemextError
+from ..citations import cite_lines
+from ..errors import AccessDenied, BadLineRange, BadPath, LinesNotFound
 from .chunking import split_lines
 from .discovery import MemoryRoots
 
@@ -49,23 +49,23 @@ class ReadResult:
     truncated: bool
     missing: bool = False
 
+    @property
+    def citation(self) -> str:
+        """The lines read as a citation: ``path:LINE`` or ``path:FROM-TO``."""
+        return cite_lines(self.path, self.from_line, self.to_line)
+
     def to_dict(self) -> dict:
         return asdict(self)
 
     def require_lines(self) -> "ReadResult":
-        """This read, or the error every face gives for it (``memext get``,
-        ``%memget``): a missing file, or a first line past the end."""
+        """This read, or what every face says instead (``memext get``,
+        ``%memget``): :class:`LinesNotFound` for a missing file or a first
+        line past the end."""
         if self.missing:
-            raise MemextError(f"{self.path} does not exist")
+            raise LinesNotFound(f"{self.path} does not exist")
         if self.from_line > max(self.total_lines, 1):
-            raise BadLineRange(f"{self.path} has {self.total_lines} line(s); line {self.from_line} is past the end")
+            raise LinesNotFound(f"{self.path} has {self.total_lines} line(s); line {self.from_line} is past the end")
         return self
-
-
-def cite_lines(path: str, first: int, last: int) -> str:
-    """An entry's citation: ``path:LINE`` for one line, else
-    ``path:FIRST-LAST`` (forms ``memext get`` and memory_get read)."""
-    return f"{path}:{first}" if first == last else f"{path}:{first}-{last}"
 
 
 def resolve_memory_path(raw: str, workspace: Path, extra_paths: list[Path], *, writing: bool = False) -> tuple[Path, str]:
@@ -286,33 +286,3 @@ def _parts_below_root(path: Path, roots: MemoryRoots) -> tuple[str, ...]:
         if _within(path, root):
             return path.relative_to(root).parts
     return (path.name,)
-
-
-_GET_SPEC = re.compile(r"^(?P<path>.+?)(?::(?P<start>\d+)(?:-(?P<end>\d+))?)?$")
-#: ``something.md:rest``: a citation whose range part must then be valid.
-_MD_WITH_RANGE = re.compile(r"^(?P<path>.+?\.md):(?P<range>.*)$", re.IGNORECASE)
-
-
-def parse_get_spec(spec: str) -> tuple[str, int | None, int | None]:
-    """``path``, ``path:FROM`` or ``path:FROM-TO`` -> (path, from, lines),
-    the citation form every face accepts (``memext get``, ``%memget``).
-
-    A malformed range after ``.md:`` (``MEMORY.md:abc``, ``MEMORY.md:3-``)
-    is a :class:`BadLineRange` that says which forms are accepted."""
-    ranged = _MD_WITH_RANGE.match(spec)
-    if ranged and not re.fullmatch(r"\d+(?:-\d+)?", ranged.group("range")):
-        raise BadLineRange(
-            f"{spec}: {ranged.group('range')!r} is not a line range; use {ranged.group('path')}:FROM or {ranged.group('path')}:FROM-TO"
-        )
-    m = _GET_SPEC.match(spec)
-    if not m:
-        return spec, None, None
-    start = int(m.group("start")) if m.group("start") else None
-    end = int(m.group("end")) if m.group("end") else None
-    if start == 0 or end == 0:
-        raise BadLineRange(f"{spec}: line numbers start at 1")
-    if start is not None and end is not None:
-        if end < start:
-            raise BadLineRange(f"{spec}: the range ends before it starts")
-        return m.group("path"), start, end - start + 1
-    return m.group("path"), start, None

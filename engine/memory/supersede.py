@@ -8,12 +8,12 @@ import dataclasses
 from datetime import datetime
 from pathlib import Path
 
+from ..citations import cite_lines
 from ..settings import AgentConfig
 from .append import APPEND_LOCK_TIMEOUT_S, AppendResult, append_entry
 from .entries import EntryMeta
 from .forget import entries_at, retire
 from .hostile import refuse_instructions
-from .read import cite_lines
 from .rewrite import shift_citation
 
 #: Who wrote an entry when the caller does not say: a person, through the Python API.

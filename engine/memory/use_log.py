@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Iterable, NamedTuple
 if TYPE_CHECKING:
     from ..results import SearchResult
 
+from ..citations import cite_lines
+
 SUFFIX = ".uses"
 #: Past this size the log keeps its newest half: about 12k uses, months of
 #: an agent searching all day, and a file read in a few milliseconds.
@@ -49,7 +51,7 @@ class Use(NamedTuple):
 
     @property
     def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        return cite_lines(self.path, self.start_line, self.end_line)
 
 
 class Used(NamedTuple):

@@ -137,19 +137,33 @@ def make_snippet(
     found: dict[str, list[int]] | None = None,
 ) -> str:
     """At most ``limit`` characters of ``text``, from where the window covers
-    the most query terms, each weighted (e.g. by IDF, so "fusion" counts more
-    than "what"). Windows start at a line, or inside a line too long to show
-    whole, a little before a hit; on a tie the earlier line start wins.
-    ``found``: :func:`~..text.find_terms` of ``text`` and ``terms``, when the
-    caller has it."""
+    the most query terms (:func:`snippet_window`)."""
+    return snippet_window(text, terms, limit, weights, found=found)[1]
+
+
+def snippet_window(
+    text: str,
+    terms: Sequence[str],
+    limit: int = SNIPPET_CHARS,
+    weights: dict[str, float] | None = None,
+    *,
+    found: dict[str, list[int]] | None = None,
+) -> tuple[int, str]:
+    """(where in ``text`` the snippet starts, the snippet): at most ``limit``
+    characters of ``text``, from where the window covers the most query
+    terms, each weighted (e.g. by IDF, so "fusion" counts more than "what").
+    Windows start at a line, or inside a line too long to show whole, a
+    little before a hit; on a tie the earlier line start wins. ``found``:
+    :func:`~..text.find_terms` of ``text`` and ``terms``, when the caller
+    has it."""
     if len(text) <= limit:
-        return text
+        return 0, text
     if found is None:
         found = find_terms(text, terms)
     # The window at the start covers every term found: the best, and the
     # first start wins ties.
     if all(at[-1] < limit for at in found.values()):
-        return safe_cut(text, limit)
+        return 0, safe_cut(text, limit)
     w = weights or {}
     hits = [(at, t) for t, ats in found.items() for at in ats]
     lines = text.split("\n")
@@ -184,4 +198,4 @@ def make_snippet(
             best_start, best_value = start, value
             if value >= most:
                 break
-    return safe_cut(text[best_start:], limit)
+    return best_start, safe_cut(text[best_start:], limit)

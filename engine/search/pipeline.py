@@ -17,18 +17,19 @@ import math
 import sys
 from datetime import date, datetime
 from itertools import islice
-from typing import TYPE_CHECKING, Collection, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Collection, Iterator, NamedTuple, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
+from ..citations import cite_lines
 from ..settings import HybridSettings, QuerySettings
 from ..store import ChunkRow, IndexStore
 from ..text import contains_all_terms, content_terms, find_terms, fold, is_id_like, query_terms
 from .citing import Citer, TermsFound
 from .confidence import Judge, holds_id, make_judge, query_ids
 from .decay import decay_factor
-from .excerpt import make_excerpt, make_snippet
+from .excerpt import make_excerpt, snippet_window
 from .fusion import Candidate, bm25_reference, fill_similarities, fuse
 from .judging import Hit, Judged, Marks, judge_hits
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
@@ -99,7 +100,7 @@ def run_search(
         ordered, rowids = _budgeted(stream, rows, shape, options)
     else:
         ordered, rowids = _listed(stream, rows, shape, options.max_results)
-    return newer_first(pools.cues, ordered, pools.found, rows, rowids), pools.mode
+    return _say_more_confident(newer_first(pools.cues, ordered, pools.found, rows, rowids)), pools.mode
 
 
 class _Judges:
@@ -393,16 +394,14 @@ def _span_result(
     members = [rows[passed[i].rowid] for i in span.members]
     result.start_line, result.end_line = span.start_line, span.end_line
     if shape.snippets:
-        whole = merged_text([(r.start_line, r.end_line, r.text) for r in members])
         shown = merged_text([cited[i] for i in span.members])
-        found = with_stems(whole, terms, find_terms(whole, terms))
-        result.snippet = make_snippet(whole, terms, weights=shape.weights, found=found)
-        in_shown = found if shown == whole else with_stems(shown, terms, find_terms(shown, terms))
+        in_shown = with_stems(shown, terms, find_terms(shown, terms))
+        result.snippet, result.snippet_line = _snippet(shown, span.start_line, terms, shape.weights, in_shown)
         judged = shape.judges[best.rowid]
         entry = (judged.start - span.start_line, judged.end - span.start_line)
         result.excerpt = make_excerpt(shown, span.start_line, terms, shape.weights, found=in_shown, entry=entry)
     if result.explain is not None:
-        result.explain["merged"] = [f"{r.path}:{r.start_line}-{r.end_line}" for r in members]
+        result.explain["merged"] = [cite_lines(r.path, r.start_line, r.end_line) for r in members]
     return result
 
 
@@ -410,8 +409,9 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
     """The result for one chunk, citing its cited lines (without the
     headings that open it: :func:`.spans.cited_lines`), its confidence
     and marked line those of its best entry (:mod:`.judging`). The excerpt
-    shows the cited lines; the snippet is drawn from the whole chunk, so a
-    reader of the search answer still sees the section's heading."""
+    and the snippet show the cited lines, so the snippet's first line is
+    ``start_line`` (or ``snippet_line`` when it is cut to a later window)
+    and a reader counting lines from the citation counts right."""
     judged, (start, end, text) = shape.judges[c.rowid], shape.judges.cited[c.rowid]
     mode = shape.mode
     info = None
@@ -436,18 +436,20 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
     confidence = judged.confidence
     days = chunk_dates(row.path, row.text, row.start_line)
     terms = shape.found.terms
-    found = shape.found(row) if snippets else {}
     excerpt = None
+    snippet, snippet_line = "", start
     if snippets:
         in_text = shape.found.in_lines(row, start - row.start_line, text)
         entry = (judged.start - start, judged.end - start)
         excerpt = make_excerpt(text, start, terms, shape.weights, found=in_text, entry=entry)
+        snippet, snippet_line = _snippet(text, start, terms, shape.weights, in_text)
     return SearchResult(
         path=row.path,
         start_line=start,
         end_line=end,
         score=round(c.score, 6),
-        snippet=make_snippet(row.text, terms, weights=shape.weights, found=found) if snippets else "",
+        snippet=snippet,
+        snippet_line=snippet_line,
         source=row.source,
         explain=info,
         excerpt=excerpt,
@@ -456,6 +458,23 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
         date=max(days).isoformat() if days else None,
         answer_confidence=judged.evidence.answer,
     )
+
+
+def _say_more_confident(results: list[SearchResult]) -> list[SearchResult]:
+    """Results come in the order of their confidence, so one may sit above
+    a result with a higher score: it says so (``reordered = "more
+    confident"``) unless the newer-first rule already gave its reason."""
+    for k, r in enumerate(results):
+        if r.reordered is None and any(o.score > r.score for o in results[k + 1 :]):
+            r.reordered = "more confident"
+    return results
+
+
+def _snippet(text: str, first_line: int, terms: Sequence[str], weights: dict[str, float], found: dict[str, list[int]]) -> tuple[str, int]:
+    """The snippet of cited lines ``text`` (file line ``first_line`` on) and
+    the file line it starts at."""
+    at, snippet = snippet_window(text, terms, weights=weights, found=found)
+    return snippet, first_line + text.count("\n", 0, at)
 
 
 def _by_confidence(results: list[SearchResult], rowids: list[int]) -> tuple[list[SearchResult], list[int]]:

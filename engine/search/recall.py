@@ -181,12 +181,35 @@ def recall_from(index: Searchable, query: str, limit: int, now: datetime | None,
         if entry.citation not in found and words not in said:
             found[entry.citation] = entry
             said.add(words)
-    chosen = tuple(sorted(found.values(), key=_priority, reverse=True)[:limit])
+    chosen = _say_why_above(sorted(found.values(), key=_priority, reverse=True)[:limit])
     index.note_uses(chosen, now)  # what was handed on, not the pool searched
     notice = None
     if not chosen:
         notice = "no confident, live and trusted memory matches the message" if resp.results else resp.notice_besides(resp.setup_notice)
     return Recall(chosen, context_block(chosen), notice, _ms_since(started))
+
+
+def _say_why_above(chosen: list[SearchResult]) -> tuple[SearchResult, ...]:
+    """``chosen`` with ``reordered`` set on each memory placed above one with
+    a higher score: ``long-term`` (MEMORY.md's bonus put it there),
+    ``important`` (its importance did) or ``more confident`` (recall ranks
+    by confidence, which weighs more than the score)."""
+    out = []
+    for k, r in enumerate(chosen):
+        # The search's own reason (newer) was about the search's order.
+        why = {_why_above(r, o) for o in chosen[k + 1 :] if o.score > r.score}
+        reason = next((w for w in ("long-term", "important", "more confident") if w in why), None)
+        out.append(r if r.reordered == reason else replace(r, reordered=reason))
+    return tuple(out)
+
+
+def _why_above(r: SearchResult, o: SearchResult) -> str:
+    """Why ``r`` comes before ``o``, which scored higher."""
+    if r.confidence >= o.confidence:
+        return "more confident"
+    if r.path in _LONG_TERM and o.path not in _LONG_TERM:
+        return "long-term"
+    return "important"
 
 
 def _priority(r: SearchResult) -> float:
@@ -237,6 +260,7 @@ def entry_of(r: SearchResult, workspace: Path, terms: Sequence[str] = ()) -> Sea
         start_line=shown[0][0],
         end_line=shown[-1][0],
         snippet=text,
+        snippet_line=shown[0][0],
         excerpt=excerpt,
         status=info.status,
         untrusted=False,

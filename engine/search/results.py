@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..citations import cite_lines
 from .excerpt import Excerpt
 
 
@@ -43,6 +44,18 @@ class SearchResult:
     #: metadata comment gives them; None when it says nothing.
     importance: float | None = None
     category: str | None = None
+    #: The file line ``snippet`` starts at. The snippet is the cited lines,
+    #: from ``start_line``, cut to 700 characters; when they run past that
+    #: and the best match lies further down, it starts at a later line.
+    #: None: ``start_line`` (a result made by hand).
+    snippet_line: int | None = None
+    #: Why the result sits above one with a higher score: ``"newer"`` when
+    #: the newer-first rule moved it there (a later note on the same
+    #: subject, :mod:`.updates`), ``"more confident"`` when its confidence
+    #: did (results come in the order of their confidence); in a recall
+    #: also ``"long-term"`` or ``"important"``. None when its place is its
+    #: score's.
+    reordered: str | None = None
 
     @property
     def best_line(self) -> int:
@@ -51,8 +64,9 @@ class SearchResult:
 
     @property
     def citation(self) -> str:
-        """``path:start-end``, the form agents quote."""
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        """``path:start-end``, the form agents quote (``path:LINE`` for one
+        line: :mod:`~memext.engine.citations`)."""
+        return cite_lines(self.path, self.start_line, self.end_line)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -63,6 +77,8 @@ class SearchResult:
             del d["excerpt"]
         d["citation"] = self.citation
         d["best_line"] = self.best_line
+        if d["snippet_line"] is None:
+            d["snippet_line"] = self.start_line
         return d
 
 

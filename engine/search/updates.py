@@ -34,7 +34,9 @@ def newer_first(
     within :data:`UPDATE_MARGIN` of its score, the newer moves up
     (``rowids``: each result's chunk, in order). Nothing is added or dropped, so an old note that is the only
     match stays. A query with time ``cues`` is left as ranked: the notes
-    of that time are what it asks for."""
+    of that time are what it asks for. A result moved above one with a
+    higher score says so (``reordered = "newer"``): its place no longer
+    follows the score printed beside it."""
     if len(results) < 2 or cues:
         return results
     subjects = [_subject(found, rows.get(r)) for r in rowids[: len(results)]]
@@ -48,6 +50,9 @@ def newer_first(
             if sa and sa == sb and a.score - b.score <= UPDATE_MARGIN and _newer(b, a) and b.confident:
                 order[i], order[i + 1] = order[i + 1], order[i]
                 changed = True
+    for place, i in enumerate(order):
+        if place < i and any(results[j].score > results[i].score for j in order[place + 1 :]):
+            results[i].reordered = "newer"
     return [results[i] for i in order]
 
 

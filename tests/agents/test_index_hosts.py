@@ -116,7 +116,7 @@ def test_the_cli_and_an_agent_loop_sync_before_a_search_by_one_policy(workspace,
         assert stale.exit_code == 1 and stale.stdout.strip() == "no memory matches 'oolong'"
         assert tools.index().needs_sync()  # --no-sync left it stale
         found = _cli_search(config, "oolong")
-        assert found.exit_code == 0 and "memory/2026-01-07.md:1-1" in found.stdout
+        assert found.exit_code == 0 and "memory/2026-01-07.md:1" in found.stdout
         assert not tools.index().needs_sync()  # the one-shot search synced it
 
         (workspace / "memory" / "2026-01-08.md").write_text("- Rented a kayak.\n", encoding="utf-8")

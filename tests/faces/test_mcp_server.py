@@ -205,12 +205,12 @@ def test_command_line_errors(tmp_path, example_workspace):
     config = write_config(tmp_path / "cfg", {"example": example_workspace})
     env = {**os.environ, **server_env(config)}
     r = subprocess.run([sys.executable, "-m", "memext", "mcp", "-a", "nobody"], env=env, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 1 and "no agent 'nobody'" in r.stderr and r.stdout == ""
+    assert r.returncode == 2 and "no agent 'nobody'" in r.stderr and r.stdout == ""
     # Without the extra installed: one line that names it (the import is
     # blocked here, as an install without it would fail it).
     block = "import sys; sys.modules['mcp'] = None; from memext.cli import main; sys.argv = ['memext', 'mcp']; main()"
     r = subprocess.run([sys.executable, "-c", block], env=env, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 1 and "pip install 'memext[mcp]'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert r.returncode == 2 and "pip install 'memext[mcp]'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def _index(config: Path) -> MemoryIndex:

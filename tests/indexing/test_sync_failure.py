@@ -106,7 +106,7 @@ def test_a_sync_failing_on_a_full_disk_is_recorded(workspace, tmp_path):
                 failed = d.memext("index")
             else:
                 failed = d.memext("index", cap=d.db.stat().st_size + 8192)
-            assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
+            assert failed.returncode == 2 and "Traceback" not in failed.stderr, failed.stderr
             assert "full" in failed.stderr or "I/O error" in failed.stderr, failed.stderr
             assert d.no_temp_files()
             code, st, text, err = d.status()  # the old code: no error, as if nothing had happened
@@ -144,7 +144,7 @@ def test_an_index_on_a_full_disk_is_still_searched_and_says_why_it_is_stale(work
         assert found.returncode == 0 and "MEMORY.md" in found.stdout, found.stderr
         assert "disk is full" in found.stderr
         failed = d.memext("index")
-        assert failed.returncode == 1 and "disk is full" in failed.stderr and "Traceback" not in failed.stderr
+        assert failed.returncode == 2 and "disk is full" in failed.stderr and "Traceback" not in failed.stderr
         code, st, text, err = d.status()
         assert st["read_only"] == "its disk is full" and st["dirty"] is True
         # The old code: exit 1 and nothing on stderr. Now the full disk is

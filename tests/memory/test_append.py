@@ -320,7 +320,7 @@ def test_a_full_disk_leaves_every_memory_file_as_it_was(small_disk, tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "memext", "note", "--long-term", entry], capture_output=True, text=True, env=env, timeout=120
     )
-    assert out.returncode == 1 and "disk is full" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 2 and "disk is full" in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert {p: p.read_bytes() for p in ws.rglob("*") if p.is_file()} == before
 
     # With room again, the same entry lands whole where it belongs.

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from memext.engine.errors import AccessDenied, BadLineRange, BadPath, MemextError
-from memext.engine.memory.read import MAX_CHARS, MAX_LINES, parse_get_spec, read_lines
+from memext.engine.memory.read import MAX_CHARS, MAX_LINES, read_lines
 
 
 def test_reads_a_window_with_1_based_lines(workspace):
@@ -120,15 +120,6 @@ def test_bad_ranges_are_memext_errors(workspace, from_line, lines, why):
     with pytest.raises(BadLineRange, match=why) as err:
         read_lines("MEMORY.md", workspace, [], from_line=from_line, lines=lines)
     assert isinstance(err.value, MemextError) and isinstance(err.value, ValueError)
-
-
-def test_parse_get_spec():
-    assert parse_get_spec("memory/a.md") == ("memory/a.md", None, None)
-    assert parse_get_spec("memory/a.md:5") == ("memory/a.md", 5, None)
-    assert parse_get_spec("memory/a.md:5-7") == ("memory/a.md", 5, 3)
-    for bad, message in [("a.md:0", "start at 1"), ("a.md:0-2", "start at 1"), ("a.md:7-5", "ends before")]:
-        with pytest.raises(MemextError, match=message):
-            parse_get_spec(bad)
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,7 @@ def test_a_one_shot_search_loads_only_what_it_uses(tmp_path):
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert "memory/2026-01-01.md:1-1" in r.stdout  # it searched (and checked for changes first)
+    assert "memory/2026-01-01.md:1" in r.stdout  # it searched (and checked for changes first)
     loaded = set(r.stdout.split("LOADED", 1)[1].split())
     assert "memext.engine.search.pipeline" in loaded and "memext.engine.indexing.changes" in loaded
     assert sorted(loaded & set(NOT_FOR_A_SEARCH)) == []
@@ -142,7 +142,7 @@ def test_without_the_tray_extra_memext_tray_says_what_to_install(tmp_path):
         text=True,
         timeout=60,
     )
-    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.returncode == 2, r.stdout + r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert "pip install 'memext[tray]'" in r.stderr
     # The rest of the program works without it.
@@ -267,7 +267,7 @@ def test_search_dash_reads_the_query_from_stdin(tmp_path):
         text=True,
         timeout=60,
     )
-    assert r.returncode == 0 and r.stdout.startswith("1. memory/2026-01-01.md:1-1"), r.stderr
+    assert r.returncode == 0 and r.stdout.startswith("1. memory/2026-01-01.md:1"), r.stderr
     empty = subprocess.run(
         [sys.executable, "-m", "memext", "--config", str(cfg), "search", "-"],
         cwd=ROOT,
@@ -276,7 +276,7 @@ def test_search_dash_reads_the_query_from_stdin(tmp_path):
         text=True,
         timeout=60,
     )
-    assert empty.returncode == 1 and empty.stderr == "memext: error: the query on stdin is empty\n"
+    assert empty.returncode == 2 and empty.stderr == "memext: error: the query on stdin is empty\n"
 
 
 def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:

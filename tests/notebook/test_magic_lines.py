@@ -55,3 +55,32 @@ def test_the_transformer_leaves_with_the_extension(ip):
     assert "pinfo" in ip.transform_cell("%memsearch where is it?")
     ip.run_line_magic("load_ext", "memext")
     assert ip.transform_cell("%memsearch where is it?").strip() == "get_ipython().run_line_magic('memsearch', 'where is it?')"
+
+
+@pytest.mark.parametrize(
+    "line, call",
+    [
+        ("%memsearch when is the Berlin trip?", ("memsearch", "when is the Berlin trip?")),
+        ("%memrecall what did the vet say?", ("memrecall", "what did the vet say?")),
+        ("%memget MEMORY.md:10?", ("memget", "MEMORY.md:10?")),
+        ("%memforget MEMORY.md:9 does she drink coffee now?", ("memforget", "MEMORY.md:9 does she drink coffee now?")),
+        ("%memstatus -a example?", ("memstatus", "-a example?")),
+        ("%memindex -a example?", ("memindex", "-a example?")),
+        ("%memconsolidate -a example?", ("memconsolidate", "-a example?")),
+    ],
+)
+def test_every_line_magic_takes_a_trailing_question_mark_as_text(ip, line, call):
+    assert ip.transform_cell(line).strip() == f"get_ipython().run_line_magic({call[0]!r}, {call[1]!r})"
+    assert "pinfo" in ip.transform_cell(f"%{call[0]}?")  # the bare magic's help stays IPython's
+
+
+def test_memrecall_memget_and_memforget_with_a_question_mark_run_the_magic(ip, example_workspace, capsys):
+    # Not IPython's help ("Object `say` not found."): the magic runs with the text as written.
+    assert ip.run_cell("r = %memrecall what did the vet say about Biscuit?", store_history=True).success
+    assert "not found" not in capsys.readouterr().out
+    assert ip.user_ns["r"].message == "what did the vet say about Biscuit?"
+    ip.run_cell("%memget MEMORY.md:10?", store_history=True)
+    assert "'10?' is not a line range" in capsys.readouterr().err
+    assert ip.run_cell("%memforget MEMORY.md:9 does she drink coffee now?", store_history=True).success
+    assert capsys.readouterr().out == "forgot MEMORY.md:9 (does she drink coffee now?)\n"
+    assert "does she drink coffee now?" in (example_workspace / "MEMORY.md").read_text(encoding="utf-8").splitlines()[8]

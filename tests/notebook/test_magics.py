@@ -311,7 +311,10 @@ def test_memget_range_returns_the_text_with_line_numbers(ip, example_workspace):
 def test_memget_forms(ip):
     assert ip.run_line_magic("memget", "MEMORY.md --from 2 --lines 3").from_line == 2
     assert len(ip.run_line_magic("memget", "MEMORY.md --from 2 --lines 3").splitlines()) == 3
-    assert ip.run_line_magic("memget", "memory/2026-10-05.md:8").splitlines()[-1].startswith("- Dana wants")
+    one = ip.run_line_magic("memget", "memory/2026-10-05.md:8")  # a line, as a citation means it
+    assert (one.from_line, one.to_line) == (8, 8) and one.to_text().startswith("memory/2026-10-05.md:8 (of 10 lines)\n")
+    to_end = ip.run_line_magic("memget", "memory/2026-10-05.md:8-")
+    assert (to_end.from_line, to_end.to_line) == (8, 10) and to_end.splitlines()[-1].startswith("- Dana wants")
     whole = ip.run_line_magic("memget", "MEMORY.md")
     assert whole.from_line == 1 and whole.to_line == whole.total_lines
     assert ip.run_line_magic("memget", "-a small MEMORY.md:1").startswith("# Memory")

@@ -147,6 +147,14 @@ def test_search_outputs(executed):
     assert "memory/2026-11-02.md:3-5" in _data(quiet, "text/plain")[0] and not _data(quiet, "text/html")
 
 
+def test_memrecall_takes_a_trailing_question_mark_in_a_real_kernel(executed):
+    cell = _cell(executed["nb"], "%memrecall what did the vet say about Biscuit?")
+    shown = _data(cell, "text/plain")[0]
+    assert shown.startswith("3 memories recalled for 'what did the vet say about Biscuit?' in example")
+    assert "memory/2026-10-05.md:9" in shown and "Booked the vet for Biscuit" in shown
+    assert "not found" not in _stream(cell) and not [o for o in cell.outputs if o.output_type == "error"]
+
+
 def test_get_status_index_note_and_plain_functions(executed):
     nb = executed["nb"]
     assert " 9  - Booked the vet for Biscuit" in _data(_cell(nb, "%memget memory/2026-10-05.md:8-10"), "text/plain")[0]

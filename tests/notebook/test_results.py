@@ -176,7 +176,7 @@ def test_file_lines_is_the_text():
         " 8  a",
         " 9  b <b>",
         "10  c",
-        "stopped at line 10 of 12; continue with %memget MEMORY.md:11",
+        "stopped at line 10 of 12; continue with %memget MEMORY.md:11-",
     ]
     assert "b &lt;b&gt;" in text._repr_html_() and "<b>" not in text._repr_html_()
     for clone in (pickle.loads(pickle.dumps(text)), copy.copy(text)):

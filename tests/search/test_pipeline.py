@@ -10,8 +10,9 @@ from conftest import HashingProvider, make_agent
 
 from memext.engine import MemextError, MemoryIndex
 from memext.engine.search import pipeline as search
+from memext.engine.search.excerpt import make_snippet
 from memext.engine.search.fusion import bm25_to_score
-from memext.engine.search.pipeline import decay_factor, make_snippet, pool_size
+from memext.engine.search.pipeline import decay_factor, pool_size
 from memext.engine.text import query_terms
 
 
@@ -421,9 +422,23 @@ def test_results_cite_the_text_of_a_chunk_not_the_headings_that_open_it(tmp_path
     log, memory = got["memory/2026-02-01.md"], got["MEMORY.md"]
     assert (log.start_line, log.end_line) == (5, 6) and (memory.start_line, memory.end_line) == (3, 3)
     assert [line.number for line in log.excerpt.lines] == [5, 6] and log.best_line == 5
-    assert memory.citation == "MEMORY.md:3-3" and [line.text for line in memory.excerpt.lines] == ["Kiwi crates come on Mondays."]
-    # The snippet, what an agent reads in the answer, still shows the section's title.
-    assert memory.snippet.startswith("## Fruit") and "## Session 1 (9:00 am)" in log.snippet
+    assert memory.citation == "MEMORY.md:3" and [line.text for line in memory.excerpt.lines] == ["Kiwi crates come on Mondays."]
+    # The snippet shows the cited lines too, so its first line is the one the citation names.
+    assert (memory.snippet, memory.snippet_line) == ("Kiwi crates come on Mondays.", 3)
+    assert log.snippet.startswith("- Ordered kiwi crates") and log.snippet_line == 5 and "## Session" not in log.snippet
+    assert memory.to_dict()["snippet_line"] == memory.to_dict()["start_line"] == 3
+
+
+def test_a_snippet_cut_to_a_later_window_names_the_line_it_starts_at(tmp_path, hashing_provider):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    filler = [f"- Note {n}: the quarterly report lists routine figures for the office." for n in range(12)]
+    (ws / "MEMORY.md").write_text("\n".join([*filler, "- The zeppelin hangar opens at dawn."]) + "\n", encoding="utf-8")
+    with idx_for(ws, tmp_path, hashing_provider) as idx:
+        [hit] = idx.search("zeppelin hangar", max_results=1, min_score=0)
+    lines = (ws / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    assert hit.start_line == 1 and hit.snippet_line > hit.start_line and "zeppelin" in hit.snippet
+    assert hit.snippet.splitlines()[0] == lines[hit.snippet_line - 1]
 
 
 def test_stop_words_do_not_outweigh_content_words_in_a_small_index(tmp_path):

@@ -11,7 +11,7 @@ import numpy as np
 from click.testing import CliRunner
 from conftest import HashingProvider, make_agent
 
-from memext.engine import MemoryIndex
+from memext.engine import MemoryIndex, MemoryTools
 from memext.engine.faces.cli.commands import cli
 
 NOTES = {
@@ -188,3 +188,45 @@ def test_cli_says_no_memory_matches_and_exits_1(tmp_path, monkeypatch):
     assert r.exit_code == 1 and json.loads(r.output)["results"] == []
     r = CliRunner().invoke(cli, ["search", "a828e60"], catch_exceptions=False)
     assert r.exit_code == 0 and "MEMORY.md:" in r.output and "confidence" in r.output
+
+
+def test_a_newer_note_moved_above_a_higher_score_says_newer(tmp_path, monkeypatch):
+    ws = write_notes(tmp_path / "notes")
+    with index_for(ws, tmp_path, None, "kw") as idx:
+        resp = idx.search("vessel data EUR per month")
+        paths = [r.path for r in resp]
+        new, old = resp[paths.index("memory/2026-10-07.md")], resp[paths.index("memory/2026-09-03.md")]
+        assert new.score < old.score  # the rule, not the score, put it first
+        assert new.reordered == "newer" and old.reordered is None
+        assert [r.path for r in resp if r.reordered == "newer"] == ["memory/2026-10-07.md"]
+        assert idx.search("vendor quote")[0].reordered is None  # in its score's place
+        # Every result above a higher score says why; the rest say nothing.
+        for query in ("vessel data EUR per month", "vessel", "contract EUR", "Lisbon vacation", "queue lag alerts"):
+            got = idx.search(query, max_results=8, min_score=0, include_weak=True)
+            for k, r in enumerate(got):
+                assert (r.reordered is not None) == any(o.score > r.score for o in got[k + 1 :]), (query, k)
+                assert r.reordered in (None, "newer", "more confident")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "w"\nworkspace = "{ws}"\n')
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    r = CliRunner().invoke(cli, ["search", "vessel data EUR per month"], catch_exceptions=False)
+    heads = [line for line in r.output.splitlines() if line[:1].isdigit()]
+    assert "memory/2026-10-07.md" in heads[paths.index("memory/2026-10-07.md")] and "[newer]" in heads[paths.index("memory/2026-10-07.md")]
+    assert sum("[newer]" in h for h in heads) == 1
+    r = CliRunner().invoke(cli, ["search", "vessel data EUR per month", "--json"], catch_exceptions=False)
+    assert [h["reordered"] for h in json.loads(r.output)["results"] if h["path"] == "memory/2026-10-07.md"] == ["newer"]
+
+
+def test_the_newer_tag_reaches_the_tool_result_and_the_notebook(tmp_path):
+    from memext.results import result_html
+
+    ws = write_notes(tmp_path / "notes")
+    agent = make_agent(ws, db_path=tmp_path / "t.sqlite")
+    with MemoryTools(lambda _id: MemoryIndex(agent, provider=None), ["test"]) as tools:
+        hits = tools.call_tool("memory_search", {"query": "vessel data EUR per month"})["results"]
+    tagged = [h for h in hits if h.get("reordered") == "newer"]  # the key only where it says something
+    assert [(h["citation"].split(":")[0], h["reordered"]) for h in tagged] == [("memory/2026-10-07.md", "newer")]
+    with index_for(ws, tmp_path, None, "nb") as idx:
+        [new] = [r for r in idx.search("vessel data EUR per month") if r.reordered]
+    html = result_html(new, "vessel data EUR per month")
+    assert "[newer]</span>" in html and 'title="a newer note on the same subject' in html

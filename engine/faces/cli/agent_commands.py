@@ -114,7 +114,7 @@ def agents_remove(ctx, agent_id, purge, as_json) -> None:
 
 @agents_cmd.command(
     "prune",
-    short_help="List (or delete) indexes of ad-hoc agents that are gone.",
+    short_help="List (or delete) ad-hoc indexes nothing uses any more.",
     epilog=examples("memext agents prune", "memext agents prune --yes"),
 )
 @click.option("--yes", is_flag=True, help="Delete the listed index files (default: only list them).")
@@ -122,11 +122,12 @@ def agents_remove(ctx, agent_id, purge, as_json) -> None:
 @click.pass_context
 def agents_prune(ctx, yes, as_json) -> None:
     """List (or with --yes delete) indexes of ad-hoc agents whose folder is
-    gone or holds no memory files any more."""
+    gone, holds no memory files any more, or is now a configured agent's
+    workspace (indexed ad hoc before `memext agents add`)."""
     found = orphaned_indexes(ctx_config(ctx), app_paths().index_dir)
     if yes:
         for o in found:
-            remove_index(o.path)  # LockTimeout (a process writes it): one line, exit 1
+            remove_index(o.path)  # LockTimeout (a process writes it): one line, exit 2
     if as_json:
         print_json(
             {
@@ -203,7 +204,7 @@ def _index_folders(agents: list[AgentConfig]) -> dict[str, list[str]]:
 @config_cmd.command(
     "allow-remote",
     short_help="Let provider auto send notes to a remote API (one-time consent).",
-    epilog="\b\nExamples:\n  memext config allow-remote openai\n  memext config allow-remote gemini -a work --revoke",
+    epilog=examples("memext config allow-remote openai", "memext config allow-remote gemini -a work --revoke"),
 )
 @click.argument("provider", type=click.Choice(remote_names()))
 @agent_option

@@ -11,7 +11,8 @@ Every command takes ``-a/--agent`` and ``--json``, after it or before it
 search, get, note) takes, without ``-a``, the agent whose workspace holds
 the current folder, else the first configured one, and then names it when
 there are others; without a config, the current folder is the agent.
-Failures print one line to stderr and exit with status 1 (2 for an argument or stdin that is not UTF-8, 130 for Ctrl+C). ``search`` syncs a stale index in
+Exit statuses are grep's: 0 done, 1 nothing found (search, get, recall,
+consolidate), 2 an error (an argument or stdin that is not UTF-8 too), printed as one line on stderr (130 for Ctrl+C). ``search`` syncs a stale index in
 the foreground first (a one-shot process cannot leave that to a background
 thread), through the agent tools' :class:`~memext.engine.agents.index_hosts.SyncWhenNeeded`.
 """
@@ -58,7 +59,11 @@ COMMANDS: dict[str, str] = {
 @click.group(
     cls=MemextGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog=examples("memext agents add work ~/agents/work", 'memext search -a work "who owns billing"'),
+    epilog=examples(
+        "memext agents add work ~/agents/work",
+        'memext search -a work "who owns billing"',
+        nothing="nothing found (search, get, recall, consolidate)",
+    ),
     lazy_commands=COMMANDS,
 )
 @click.option(

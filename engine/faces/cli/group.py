@@ -1,5 +1,10 @@
 """The ``memext`` command group's class: lazy commands, and the one place
-where every command's failure becomes one line on stderr and an exit status."""
+where every command's failure becomes one line on stderr and an exit status.
+
+Exit statuses are grep's and ripgrep's, so a script can tell "no memory"
+from "broken": 0 the command did what it was asked (a search answered),
+1 nothing found (a search, a recall, a consolidation with nothing to
+propose), 2 an error (usage, configuration, I/O, provider), 130 Ctrl+C."""
 
 from __future__ import annotations
 
@@ -12,11 +17,19 @@ import click
 from ... import MemextError, WorkspaceMissing
 from ...for_faces import terminal_safe
 
-__all__ = ["CommandError", "Interrupted", "MemextGroup", "NotUtf8", "Trouble", "os_error_line"]
+__all__ = ["ERROR_STATUS", "NOTHING_FOUND_STATUS", "CommandError", "Interrupted", "MemextGroup", "NotUtf8", "Trouble", "os_error_line"]
+
+#: A command found nothing (grep's 1): no memory matches, nothing recalled.
+NOTHING_FOUND_STATUS = 1
+#: A command failed (grep's 2): usage, configuration, I/O, provider. Click's
+#: own usage errors exit 2 too.
+ERROR_STATUS = 2
 
 
 class CommandError(click.ClickException):
-    """A failure the user can act on: one line on stderr, exit status 1."""
+    """A failure the user can act on: one line on stderr, exit status 2."""
+
+    exit_code = ERROR_STATUS
 
     def show(self, file: IO[Any] | None = None) -> None:
         # Errors quote file names and input, which can hold control characters.
@@ -24,11 +37,11 @@ class CommandError(click.ClickException):
 
 
 class Trouble(CommandError):
-    """A failure with exit status 2, as grep's for trouble:
-    for a command whose exit 1 means an answer ("no memory matches"), or
-    a health check (``memext status``) that must tell "broken" apart."""
+    """A failure with exit status 2, as grep's for trouble (every
+    :class:`CommandError` is one): named where a command must never be
+    read as "no memory matches" (a workspace out of reach)."""
 
-    exit_code = 2
+    exit_code = ERROR_STATUS
 
 
 class Interrupted(CommandError):
@@ -47,7 +60,7 @@ class NotUtf8(CommandError):
     status 2 as for any other bad usage. Python hands bytes that are not
     UTF-8 over as lone surrogates, which no file, index or terminal takes."""
 
-    exit_code = 2
+    exit_code = ERROR_STATUS
 
 
 #: What Python makes of bytes that are not UTF-8 (surrogateescape), and
@@ -79,9 +92,9 @@ def shown_bytes(text: str) -> str:
 class MemextGroup(click.Group):
     """The ``memext`` group: the ONE place where errors of every command
     below it (memext errors, OS errors such as an unwritable folder,
-    Ctrl+C) become one line on stderr and exit status 1 (2 for a workspace
-    out of reach, 130 for Ctrl+C), and where an argument that is not UTF-8
-    is refused, named, with exit status 2 before any command reads it.
+    Ctrl+C) become one line on stderr and exit status 2 (130 for Ctrl+C),
+    and where an argument that is not UTF-8 is refused, named, with exit
+    status 2 before any command reads it.
 
     ``lazy_commands`` (name -> ``"module:attribute"``: the table of
     commands, :data:`~.commands.COMMANDS`) are imported when they run or a
@@ -128,11 +141,13 @@ class MemextGroup(click.Group):
             # which an agent takes for an answer.
             raise (Trouble if isinstance(exc, WorkspaceMissing) else CommandError)(str(exc)) from exc
         except BrokenPipeError:
-            # The reader went away (`memext search x | head -1`): stop quietly.
-            # stdout goes to devnull so the interpreter's last flush cannot
-            # print a second Broken pipe error; click's main() exits with 1.
+            # The reader went away (`memext search x | head -1`): stop quietly
+            # with status 0, as ripgrep does: what was asked for was found
+            # and printed until the reader stopped reading. stdout goes to
+            # devnull so the interpreter's last flush cannot print a second
+            # Broken pipe error.
             _silence_stdout()
-            raise
+            raise click.exceptions.Exit(0) from None
         except OSError as exc:
             raise CommandError(os_error_line(exc)) from exc
         except KeyboardInterrupt:

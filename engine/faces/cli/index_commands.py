@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 import click
 
 from ... import AgentConfig, Config, MemextError
-from .group import Trouble, os_error_line
+from .group import ERROR_STATUS, Trouble, os_error_line
 from .options import (
     agent_option,
+    check_has_memory,
     ctx_config as _config,
     examples,
     invocation_color as _color,
@@ -48,7 +49,12 @@ def _report_dict(agent: str, r: SyncReport) -> dict:
 @click.command(
     "index",
     short_help="Index (or update the index of) an agent's memory files.",
-    epilog=examples("memext index -a work", "memext index --all --force"),
+    epilog=examples(
+        "memext index -a work",
+        "memext index --all --force",
+        ok="indexed",
+        error="an error (usage, configuration, I/O; a provider that failed, leaving files keyword-only)",
+    ),
 )
 @picked_agent_option
 @click.option("--all", "all_agents", is_flag=True, help="Index every configured agent.")
@@ -59,6 +65,8 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
     """Index (or update the index of) an agent's memory files."""
     cfg = _config(ctx)
     agents = cfg.agents if all_agents else [pick_agent(cfg, agent).agent]
+    for a in agents:
+        check_has_memory(a)  # as `memext search` does: an empty ad-hoc folder gets no index
     out: list[dict] = []
     failed: list[str] = []
     for a in agents:
@@ -83,16 +91,19 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
             )
             for s in report.skipped:
                 click.echo(f"  skipped {s.path}: {s.reason}")
-            if report.provider_error:
-                click.echo(
-                    f"  warning: embedding failed ({report.provider_error}); those files are keyword-only until the next sync", err=True
-                )
             if st.provider.keyword_only:
                 click.echo(f"  note: {st.provider.reason}", err=True)
+        if report.provider_error:
+            # Indexed, but not as configured: a script must see it (exit status 2).
+            failed.append(a.id)
+            click.echo(
+                f"memext: error: {a.id}: embedding failed ({report.provider_error}); those files are keyword-only until the next sync",
+                err=True,
+            )
     if as_json:
         _print_json(out if all_agents else out[0])
     if failed:
-        sys.exit(1)
+        ctx.exit(ERROR_STATUS)
 
 
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
@@ -113,7 +124,12 @@ def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool)
 @click.command(
     "status",
     short_help="Show files, chunks, provider and health of one or every agent.",
-    epilog=examples("memext status", "memext status -a work --json"),
+    epilog=examples(
+        "memext status",
+        "memext status -a work --json",
+        ok="every agent healthy",
+        error="an error (an agent in error; usage, configuration, I/O)",
+    ),
 )
 @agent_option
 @json_option
@@ -151,4 +167,4 @@ def status_cmd(ctx, agent, as_json) -> None:
     for agent_id, problem in problems:
         click.echo(f"memext: error: {agent_id}: {terminal_safe(problem)}", err=True)
     if problems:
-        sys.exit(2)
+        sys.exit(ERROR_STATUS)

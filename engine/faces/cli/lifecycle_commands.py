@@ -15,7 +15,18 @@ from typing import TYPE_CHECKING, Sequence
 import click
 
 from ... import MemextError, MemoryIndex
-from .options import PickedAgent, ctx_config, examples, json_option, pick_agent, picked_agent_option, print_json, stdin_text
+from .group import ERROR_STATUS, NOTHING_FOUND_STATUS
+from .options import (
+    PickedAgent,
+    check_has_memory,
+    ctx_config,
+    examples,
+    json_option,
+    pick_agent,
+    picked_agent_option,
+    print_json,
+    stdin_text,
+)
 from .output import listed_results, terminal_safe
 
 #: How long `memext recall` waits for another process's sync before
@@ -38,7 +49,9 @@ def _picked(ctx: click.Context, agent: str | None) -> PickedAgent:
 @click.command(
     "note",
     short_help="Append a note (TEXT or stdin) to memory, then index it.",
-    epilog=examples('memext note "Anna leads the billing team now."', 'echo "Deploys moved to Tuesdays." | memext note --long-term'),
+    epilog=examples(
+        'memext note "Anna leads the billing team now."', 'echo "Deploys moved to Tuesdays." | memext note --long-term', ok="noted"
+    ),
 )
 @click.argument("text", required=False)
 @picked_agent_option
@@ -87,7 +100,9 @@ def note_cmd(ctx, text, agent, file, heading, long_term, supersedes, untrusted, 
 @click.command(
     "forget",
     short_help="Mark an entry (PATH:LINE or PATH:FROM-TO) as no longer true.",
-    epilog=examples('memext forget MEMORY.md:12 --reason "moved to Berlin"', "memext forget memory/2026-03-01.md:5-8"),
+    epilog=examples(
+        'memext forget MEMORY.md:12 --reason "moved to Berlin"', "memext forget memory/2026-03-01.md:5-8", ok="marked (or marked already)"
+    ),
 )
 @click.argument("citation")
 @picked_agent_option
@@ -115,7 +130,12 @@ def forget_cmd(ctx, citation, agent, reason, as_json) -> None:
 @click.command(
     "capture",
     short_help="Store the facts, preferences and decisions of a transcript (JSONL).",
-    epilog=examples("memext capture chat.jsonl --dry-run", "memext capture -a work sessions/today.jsonl --json"),
+    epilog=examples(
+        "memext capture chat.jsonl --dry-run",
+        "memext capture -a work sessions/today.jsonl --json",
+        ok="stored (or nothing to store)",
+        error="an error (usage, configuration, I/O; a transcript or a line of it unreadable: the lines read were stored)",
+    ),
 )
 @click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
 @picked_agent_option
@@ -131,9 +151,7 @@ def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> 
     instead); memory_search.capture.enabled gates only automatic capture.
     Duplicates of memory already written, questions, markup and text that
     reads as instructions are left out; a change of fact ("actually ...
-    now, not ...") supersedes the entry it replaces. Exit status: 0 when
-    what needed storing was stored (or nothing did), 2 when the transcript
-    (or a line of it) could not be read: the lines that could were stored."""
+    now, not ...") supersedes the entry it replaces."""
     from ... import capture
     from ...for_faces import read_transcript
 
@@ -143,13 +161,13 @@ def capture_cmd(ctx, transcript, agent, dry_run, include_assistant, as_json) -> 
             report = capture(read.messages, index=idx, dry_run=dry_run, include_assistant=include_assistant)
     except MemextError as exc:
         click.echo(f"memext: error: {exc}", err=True)
-        ctx.exit(2)
+        ctx.exit(ERROR_STATUS)
     if as_json:
         print_json({**report.to_dict(), "problems": [{"line": p.line, "reason": p.reason} for p in read.problems]})
     else:
         _show_capture(report, transcript, read.problems)
     if read.problems:
-        ctx.exit(2)
+        ctx.exit(ERROR_STATUS)
 
 
 def _show_capture(report: CaptureReport, transcript: Path, problems: Sequence[Problem]) -> None:
@@ -173,7 +191,9 @@ def _show_capture(report: CaptureReport, transcript: Path, problems: Sequence[Pr
 @click.command(
     "consolidate",
     short_help="Propose the daily-note facts searches keep returning for MEMORY.md (--yes appends them).",
-    epilog=examples("memext consolidate --yes", "memext consolidate -a work --json"),
+    epilog=examples(
+        "memext consolidate --yes", "memext consolidate -a work --json", ok="proposed or appended", nothing="nothing to propose"
+    ),
 )
 @picked_agent_option
 @click.option("--yes", "apply", is_flag=True, help="Append the proposed lines to MEMORY.md (default: show the diff only).")
@@ -187,8 +207,7 @@ def consolidate_cmd(ctx, agent, apply, as_json) -> None:
 
     Nothing already in MEMORY.md is changed and the daily notes stay as
     they are. Forgotten, superseded and untrusted entries, and lines
-    MEMORY.md already says, are left out. Exit status: 0 when there is
-    something to propose (or it was applied), 1 when there is nothing."""
+    MEMORY.md already says, are left out."""
     from ... import consolidate
 
     with _open(ctx, _picked(ctx, agent)) as idx:
@@ -198,7 +217,7 @@ def consolidate_cmd(ctx, agent, apply, as_json) -> None:
     else:
         _show_proposal(proposal)
     if not proposal.facts:
-        ctx.exit(1)
+        ctx.exit(NOTHING_FOUND_STATUS)
 
 
 def _show_proposal(proposal: Proposal) -> None:
@@ -221,7 +240,12 @@ def _show_proposal(proposal: Proposal) -> None:
 @click.command(
     "recall",
     short_help="The memories a message calls for, as a context block for a model.",
-    epilog=examples('memext recall "Can you book my flight to Lisbon?"', "memext recall -a work --json - < message.txt"),
+    epilog=examples(
+        'memext recall "Can you book my flight to Lisbon?"',
+        "memext recall -a work --json - < message.txt",
+        ok="memories recalled",
+        nothing="nothing recalled",
+    ),
 )
 @click.argument("text", nargs=-1, required=True)
 @picked_agent_option
@@ -239,11 +263,12 @@ def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_jso
 
     Files changed since the last sync are indexed first (--no-sync skips
     it); the deadline covers the recall itself: past it, nothing is
-    recalled and a note says why. Exit status 1 when nothing is recalled."""
+    recalled and a note says why."""
     from ...for_faces import SyncWhenNeeded
 
     message = _message(text)
     picked = _picked(ctx, agent)
+    check_has_memory(picked.agent)
     host = SyncWhenNeeded(lambda _agent: _open(ctx, picked), RECALL_LOCK_WAIT_S)
     got = None
     try:
@@ -270,8 +295,8 @@ def recall_cmd(ctx, text, agent, max_results, deadline, as_list, no_sync, as_jso
             # local model): exit without tearing down what it holds.
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(1)
-        sys.exit(1)
+            os._exit(NOTHING_FOUND_STATUS)
+        ctx.exit(NOTHING_FOUND_STATUS)
 
 
 def _message(words: tuple[str, ...]) -> str:

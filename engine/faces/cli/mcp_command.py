@@ -11,8 +11,8 @@ from .options import ctx_config as _config, examples
 
 @click.command(
     "mcp",
-    short_help="Serve the memory tools (search, get, append) over MCP.",
-    epilog=examples("memext mcp -a work", "memext mcp --http 8765"),
+    short_help="Serve the memory_* tools and the recall prompt over MCP.",
+    epilog=examples("memext mcp -a work", "memext mcp --http 8765", ok="the server stopped"),
 )
 @click.option("-a", "--agent", help="Serve only this agent (default: every configured agent).")
 @click.option(
@@ -43,7 +43,9 @@ from .options import ctx_config as _config, examples
 )
 @click.pass_context
 def mcp_cmd(ctx, agent, http_port, idle_s, max_sessions, stateless, call_timeout) -> None:
-    """Serve memory_search, memory_get and memory_append over MCP (stdio by default).
+    """Serve the memory tools over MCP (stdio by default): memory_search,
+    memory_get, memory_append, memory_forget and memory_capture, and the
+    prompt recall (arguments: message, and agent when several are served).
 
     One agent with -a, else every configured agent (the tools' `agent` argument).
     Over HTTP, clients must send the bearer token the server prints (kept in

@@ -26,6 +26,7 @@ import click
 
 from ... import ConfigError, MemextError, MemorySearchSettings, app_paths, load_config
 from ...for_faces import build_settings, private_dir
+from .group import ERROR_STATUS
 from .options import examples
 
 if sys.version_info >= (3, 11):
@@ -201,7 +202,12 @@ def list_cmd(ctx, agent, as_json) -> None:
 @model_group.command(
     "status",
     short_help="Each agent's local model: configured, present, and probed.",
-    epilog=examples("memext model status", "memext model status -a work --reprobe"),
+    epilog=examples(
+        "memext model status",
+        "memext model status -a work --reprobe",
+        ok="every model usable",
+        error="an error (a model missing or unusable; usage, configuration, I/O)",
+    ),
 )
 @click.option("-a", "--agent", help="Agent id (default: every agent).")
 @click.option("--reprobe", is_flag=True, help="Forget the remembered probe verdict and probe again.")
@@ -214,6 +220,7 @@ def status_cmd(ctx, agent, reprobe, as_json) -> None:
     cfg = load_config(ctx.obj.get("config_path") if ctx.obj else None)
     paths = app_paths()
     rows = []
+    failed = False  # a configured model missing or unusable: exit status 2
     for a in [cfg.agent(agent)] if agent else cfg.agents:
         # Without local.model_path, the model `memext model install` put in the cache is the one used.
         spec = local_model_spec(a, paths)
@@ -233,13 +240,23 @@ def status_cmd(ctx, agent, reprobe, as_json) -> None:
                 cache = model_cache_dir(a, paths)
                 if reprobe:
                     forget_probe(f, cache)
-                row["probe"] = _verdict(probe_model(f, cache))
+                probe = probe_model(f, cache)
+                row["probe"] = _verdict(probe)
+                if probe is not None and not probe.ok:
+                    failed = True
             except MemextError as exc:
                 row["error"] = str(exc)
+                failed = True
         rows.append(row)
     if as_json:
         _print_json(rows[0] if agent else rows)
-        return
+    else:
+        _show_model_status(rows)
+    if failed:
+        ctx.exit(ERROR_STATUS)
+
+
+def _show_model_status(rows: list[dict]) -> None:
     for r in rows:
         click.echo(click.style(r["agent"], bold=True) + f"  (provider {r['provider']})")
         if not r["model_path"]:

@@ -118,10 +118,34 @@ def pick_agent(cfg: Config, agent_id: str | None, cwd: Path | None = None) -> Pi
     return PickedAgent(cfg.agent(agent_id), False, len(cfg.agents))
 
 
-def examples(*lines: str) -> str:
-    """A command's ``epilog``: its examples, one a line. ``\b`` keeps click
-    from rewrapping them into one paragraph."""
-    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+#: What exit status 2 means, for every command (grep's and ripgrep's 2).
+ERROR_KINDS = "an error (usage, configuration, I/O, provider)"
+
+
+def check_has_memory(agent: AgentConfig) -> None:
+    """Refuse an ad-hoc agent (no config: the current folder) with no memory
+    files, which would silently get an empty index (and an index file to
+    prune later): say where memory is looked for. ``index``, ``search`` and
+    ``recall`` agree on it; ``note`` writes the first memory file instead."""
+    from ... import MemextError
+    from ...for_faces import MEMORY_DIR, ROOT_FILES
+
+    ws = agent.workspace
+    if not agent.adhoc or any((ws / name).is_file() for name in ROOT_FILES) or (ws / MEMORY_DIR).is_dir() or agent.extra_path_list():
+        return
+    raise MemextError(
+        f"no memory files found in {ws} (no MEMORY.md and no {MEMORY_DIR}/ folder): run memext in an agent's "
+        "workspace, or add one with `memext agents add ID WORKSPACE`"
+    )
+
+
+def examples(*lines: str, ok: str = "done", nothing: str | None = None, error: str = ERROR_KINDS) -> str:
+    """A command's ``epilog``: its exit statuses, grep's (0 ``ok``, 1
+    ``nothing`` for a command that can find nothing, 2 ``error``), then its
+    examples, one a line. ``\b`` keeps click from rewrapping them into one
+    paragraph."""
+    found = f", 1 {nothing}" if nothing else ""
+    return f"Exit status: 0 {ok}{found}, 2 {error}.\n\n\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def ctx_config(ctx: click.Context) -> Config:

@@ -47,12 +47,15 @@ def highlight(text: str, query: str, start: int = 0, end: int | None = None) -> 
 
 def result_marks(r: SearchResult) -> list[str]:
     """The marks shown after a result's citation: forgotten or superseded,
-    untrusted, and who wrote it (DESIGN.md §17)."""
+    untrusted, who wrote it (DESIGN.md §17), and ``newer`` when the
+    newer-first rule put it above a result with a higher score."""
     marks = [r.status] if r.status != "live" else []
     if r.untrusted:
         marks.append("untrusted")
     if r.origin:
         marks.append(f"by {r.origin}")
+    if r.reordered:
+        marks.append(r.reordered)
     return marks
 
 
@@ -133,7 +136,7 @@ def listed_results(results: Sequence[SearchResult], query: str, *, explain: bool
             + (f"  {r.date}" if r.date else "")
             + ("" if r.confident else click.style("  weak", fg="yellow"))
             + (f"  [{r.source}]" if r.source != "memory" else "")
-            + "".join(f"  [{m}]" for m in result_marks(r))
+            + "".join(f"  [{m}]" for m in result_marks(r) if scored or m != r.reordered)  # unscored: no order to explain
             + (f"  confidence {r.confidence:.2f}  score {r.score:.3f}" if scored else "")
         )
         lines += result_lines(r, query, explain=explain, width=width)

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 import click
 
 from ... import AgentConfig, MemextError, MemoryIndex, SearchOptions
-from ...for_faces import MEMORY_DIR, ROOT_FILES, SyncWhenNeeded
+from ...for_faces import SyncWhenNeeded
+from .group import NOTHING_FOUND_STATUS
 from .options import (
     PickedAgent,
+    check_has_memory,
     ctx_config as _config,
     examples,
     invocation_color as _color,
@@ -45,8 +47,13 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
 
 @click.command(
     "search",
-    short_help="Search memory: path:start-end, score and lines per result.",
-    epilog=examples('memext search "deploy checklist"', 'memext search -a work --since 7d --json "who owns billing"'),
+    short_help="Search memory: a citation, score and lines per result.",
+    epilog=examples(
+        'memext search "deploy checklist"',
+        'memext search -a work --since 7d --json "who owns billing"',
+        ok="results",
+        nothing="no memory matches",
+    ),
 )
 @click.argument("query", nargs=-1, required=True)
 @picked_agent_option
@@ -67,23 +74,23 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
 def search_cmd(
     ctx, query, agent, max_results, min_score, max_lines, source, since, before, explain, weak, no_sync, include_forgotten, as_json
 ) -> None:
-    """Search memory; prints path:start-end, score and a snippet per result
-    (QUERY - reads the query from stdin).
+    """Search memory; prints a citation (path:START-END, or path:LINE for one
+    line), score and the lines around the best match per result (QUERY -
+    reads the query from stdin).
 
     Files changed since the last sync are indexed first (--no-sync, or
     sync.on_search = false in the config, skips it). A file's date, for
     --since and --before: the date its name starts with (memory/2026-03-01.md),
     else a date: field in its front matter, else its modification time.
 
-    Exit status 1 when no memory matches (as grep's): an answer none of whose
-    matches is confident is empty ("no memory matches 'X'"); --weak shows
-    those weak matches, marked weak."""
+    No memory matches (exit status 1, as grep's) when none of the matches
+    is confident: "no memory matches 'X'"; --weak shows those weak matches,
+    marked weak."""
     text = _query_text(query)
     cfg = _config(ctx)
     picked = pick_agent(cfg, agent)
     agent_cfg = picked.agent
-    if agent_cfg.adhoc:
-        _check_has_memory(agent_cfg)
+    check_has_memory(agent_cfg)
 
     options = SearchOptions(
         max_results=max_results,
@@ -117,7 +124,7 @@ def search_cmd(
     if as_json:
         _print_json({"agent": agent_cfg.id, **resp.to_dict()})
         if not resp.results:
-            sys.exit(1)
+            ctx.exit(NOTHING_FOUND_STATUS)
         return
     if picked.name_it:
         click.echo(click.style(picked.header(), dim=True))
@@ -131,7 +138,7 @@ def search_cmd(
         dated = " and ".join(f"{flag} {value}" for flag, value in (("since", since), ("before", before)) if value)
         said = resp.answer_notice or f"no memory matches {text!r}"
         click.echo(terminal_safe(said) + (f" dated {dated}" if dated else ""))
-        sys.exit(1)
+        ctx.exit(NOTHING_FOUND_STATUS)
     for line in listed_results(resp.results, text, explain=explain):
         click.echo(line)
 
@@ -158,18 +165,6 @@ def _query_text(words: tuple[str, ...]) -> str:
     return text
 
 
-def _check_has_memory(agent: AgentConfig) -> None:
-    """An ad-hoc agent (no config: the current folder) with no memory files
-    would silently get an empty index: say where memory is looked for."""
-    ws = agent.workspace
-    if any((ws / name).is_file() for name in ROOT_FILES) or (ws / MEMORY_DIR).is_dir() or agent.extra_path_list():
-        return
-    raise MemextError(
-        f"no memory files found in {ws} (no MEMORY.md and no {MEMORY_DIR}/ folder): run memext in an agent's "
-        "workspace, or add one with `memext agents add ID WORKSPACE`"
-    )
-
-
 def _progress_bar(label: str) -> TextProgress:
     """The bar a sync before a search shows on a terminal (gone when done)."""
     from ...for_faces import TextProgress
@@ -179,8 +174,13 @@ def _progress_bar(label: str) -> TextProgress:
 
 @click.command(
     "get",
-    short_help="Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.",
-    epilog=examples("memext get memory/2026-03-01.md:10-20", "memext get MEMORY.md --from 40 --lines 10 -N"),
+    short_help="Print lines of a memory file: PATH, PATH:LINE or PATH:FROM-TO.",
+    epilog=examples(
+        "memext get memory/2026-03-01.md:10-20",
+        "memext get MEMORY.md:40- -N",
+        ok="lines printed",
+        nothing="no such memory file or line",
+    ),
 )
 @click.argument("spec")
 @picked_agent_option
@@ -190,15 +190,25 @@ def _progress_bar(label: str) -> TextProgress:
 @json_option
 @click.pass_context
 def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
-    """Print lines of a memory file: PATH, PATH:FROM or PATH:FROM-TO.
+    """Print lines of a memory file: PATH (all of it), PATH:LINE (that one
+    line, as a citation means it), PATH:FROM-TO or PATH:FROM- (to the end).
 
-    A missing file or a first line past the end is an error (exit 1)."""
+    A missing file or a first line past the end is nothing found (exit 1),
+    said in one line on stderr."""
+    from ... import LinesNotFound
     from ...for_faces import parse_get_spec
 
     path, start, count = parse_get_spec(spec)
     picked = _pick(ctx, agent)
     with _open(ctx, picked) as idx:
-        res = idx.get(path, from_line or start, lines or count).require_lines()
+        read = idx.get(path, from_line or start, lines or count)
+    try:
+        res = read.require_lines()
+    except LinesNotFound as exc:
+        if as_json:
+            _print_json({"agent": picked.agent.id, **read.to_dict()})
+        click.echo(f"memext: {terminal_safe(str(exc))}", err=True)
+        ctx.exit(NOTHING_FOUND_STATUS)
     if as_json:
         _print_json({"agent": picked.agent.id, **res.to_dict()})
         return

@@ -40,7 +40,7 @@ def test_config_and_agents_take_a_and_json(config, workspace):
     models = json.loads(run("model", "list", "-a", "w", "--json").stdout)
     assert models["cache_dir"] and models["models"][0]["model"] == "minilm"
     r = run("config", "-a", "nobody")
-    assert r.exit_code == 1 and "nobody" in r.stderr
+    assert r.exit_code == 2 and "nobody" in r.stderr
 
 
 def test_config_shows_the_folders_the_indexes_are_really_in(config, workspace, tmp_path):
@@ -75,7 +75,7 @@ def test_agents_remove_keeps_the_rest_of_the_file(config, workspace):
     assert "# my agents" in text and '"other"  # keep me' in text and 'id = "w"' not in text
     assert [a["id"] for a in json.loads(run("agents", "--json").stdout)] == ["other"]
     r = run("agents", "remove", "w")
-    assert r.exit_code == 1 and "no agent 'w'" in r.stderr
+    assert r.exit_code == 2 and "no agent 'w'" in r.stderr
     assert run("agents", "remove", "other").exit_code == 0
     assert "[[agents]]" not in config.read_text() and 'provider = "none"' in config.read_text()
 
@@ -104,6 +104,25 @@ def test_prune_lists_then_deletes_indexes_of_vanished_adhoc_folders(tmp_path, mo
     assert r.exit_code == 0 and "deleted" in r.stdout
     left = sorted(p.name for p in index_dir.glob("*.sqlite*"))
     assert len(left) >= 1 and all(name.startswith("ws-") for name in left)
+    assert run("agents", "prune").stdout.strip() == "no unused ad-hoc indexes"
+
+
+def test_prune_lists_the_adhoc_index_of_a_folder_added_as_an_agent_since(tmp_path, monkeypatch, workspace):
+    monkeypatch.delenv("MEMEXT_CONFIG", raising=False)
+    monkeypatch.setenv("MEMEXT_WORKSPACE", str(workspace))
+    assert run("index").exit_code == 0  # indexed ad hoc, before any config
+    index_dir = app_paths().index_dir
+    [adhoc] = [p.name for p in index_dir.glob("*.sqlite")]
+    monkeypatch.delenv("MEMEXT_WORKSPACE")
+    assert run("agents", "add", "work", str(workspace)).exit_code == 0
+    assert run("index", "-a", "work").exit_code == 0  # the agent searches its own index, work.sqlite
+
+    [listed] = json.loads(run("agents", "prune", "--json").stdout)["indexes"]
+    assert (Path(listed["path"]).name, listed["workspace"]) == (adhoc, str(workspace.resolve()))
+    assert listed["reason"] == "folder is now agent work's workspace, searched with that agent's index"
+    assert run("agents", "prune", "--yes").exit_code == 0
+    assert sorted(p.name for p in index_dir.glob("*.sqlite")) == ["work.sqlite"]
+    assert json.loads(run("search", "-a", "work", "green tea", "--json").stdout)["results"]  # its own index is untouched
     assert run("agents", "prune").stdout.strip() == "no unused ad-hoc indexes"
 
 
@@ -153,13 +172,13 @@ def test_purge_refuses_a_foreign_file_and_a_locked_index_changing_nothing(config
     )
     before, data = config.read_text(), foreign.read_bytes()
     r = run("agents", "remove", "x", "--purge")
-    assert r.exit_code == 1 and f"{foreign} is not an index memext made (tables accounts" in r.stderr
+    assert r.exit_code == 2 and f"{foreign} is not an index memext made (tables accounts" in r.stderr
     assert config.read_text() == before and foreign.read_bytes() == data
 
     assert run("index", "-a", "w").exit_code == 0
     index = app_paths().index_dir / "w.sqlite"
     with WriterLock(index, timeout=0):  # a sync in another process
         r = run("agents", "remove", "w", "--purge")
-    assert r.exit_code == 1 and config.read_text() == before and index.is_file()
+    assert r.exit_code == 2 and config.read_text() == before and index.is_file()
     r = run("agents", "remove", "w", "--purge")
     assert r.exit_code == 0 and "deleted its index" in r.stdout and not index.exists()

@@ -44,7 +44,7 @@ def test_index_search_get_status_json(config):
     assert {"path", "start_line", "end_line", "score", "snippet", "source"} <= set(hit)
     assert hit["citation"] == "memory/2026-01-05.md:3-4" and data["mode"] == "keyword"
 
-    r = run("get", "memory/2026-01-05.md:3-3", "--json")
+    r = run("get", "memory/2026-01-05.md:3", "--json")
     assert json.loads(r.output)["text"] == "- Fixed the cache invalidation bug in commit a828e60."
 
     r = run("status", "--json")
@@ -83,20 +83,20 @@ def test_search_since_and_before(config):
     # Nothing found: said as grep says it, with exit status 1.
     assert r.exit_code == 1 and r.output.strip().endswith("no memory matches 'Anna' dated since 2026-02-01 and before 2026-03-01")
     r = run("search", "Anna", "--since", "last week")
-    assert r.exit_code == 1 and r.output.startswith("memext: error: cannot read 'last week' as a date: use an ISO date (2026-03-01)")
+    assert r.exit_code == 2 and r.output.startswith("memext: error: cannot read 'last week' as a date: use an ISO date (2026-03-01)")
     assert len(r.output.strip().splitlines()) == 1
     r = run("search", "Anna", "--since", "2026-03-01", "--before", "2026-02-01")
-    assert r.exit_code == 1 and "the start (after, --since) must come before the end" in r.output
+    assert r.exit_code == 2 and "the start (after, --since) must come before the end" in r.output
 
 
-def test_failures_exit_1_with_one_line(config, tmp_path):
+def test_failures_exit_2_with_one_line(config, tmp_path):
     r = run("get", "../secret.md")
-    assert r.exit_code == 1 and r.output.startswith("memext: error: ../secret.md: '..'")
+    assert r.exit_code == 2 and r.output.startswith("memext: error: ../secret.md: '..'")
     r = run("search", "x", "-a", "nobody")
-    assert r.exit_code == 1 and "no agent 'nobody'" in r.output
+    assert r.exit_code == 2 and "no agent 'nobody'" in r.output
     config.write_text('[memory_search.chunking]\ntokens = "lots"\n')
     r = run("index")
-    assert r.exit_code == 1 and "memory_search.chunking.tokens" in r.output and str(config) in r.output
+    assert r.exit_code == 2 and "memory_search.chunking.tokens" in r.output and str(config) in r.output
     assert run("status").exit_code == 2  # a health check: every failure is 2
 
 
@@ -108,7 +108,7 @@ def test_agents_add_and_list(tmp_path, workspace, monkeypatch):
     r = run("agents", "--json")
     rows = json.loads(r.output)
     assert rows[0]["id"] == "notes" and rows[0]["workspace"] == str(workspace.resolve())
-    assert run("agents", "add", "notes", str(workspace)).exit_code == 1
+    assert run("agents", "add", "notes", str(workspace)).exit_code == 2
 
 
 def test_console_script_exit_code(config):
@@ -117,9 +117,9 @@ def test_console_script_exit_code(config):
     ok = subprocess.run([exe, "search", "Anna"], capture_output=True, text=True)
     assert ok.returncode == 0 and "memory/2026-01-06.md" in ok.stdout
     bad = subprocess.run([exe, "get", "/etc/passwd"], capture_output=True, text=True)
-    assert bad.returncode == 1 and "memext: error:" in bad.stderr
+    assert bad.returncode == 2 and "memext: error:" in bad.stderr
     zero = subprocess.run([exe, "get", "MEMORY.md:0-2"], capture_output=True, text=True)
-    assert zero.returncode == 1 and "line numbers start at 1" in zero.stderr and "Traceback" not in zero.stderr
+    assert zero.returncode == 2 and "line numbers start at 1" in zero.stderr and "Traceback" not in zero.stderr
 
 
 def write_config(cfg: Path, agents: dict[str, tuple[Path, str | None]]) -> Path:
@@ -139,7 +139,7 @@ def test_search_syncs_a_stale_index_first(config, workspace):
     (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
     assert json.loads(run("status", "--json", "-a", "w").output)[0]["dirty"] is True
     r = run("search", "pelican")
-    assert r.exit_code == 0 and "memory/2026-01-09.md:1-1" in r.stdout and "syncing" not in r.stderr
+    assert r.exit_code == 0 and "memory/2026-01-09.md:1" in r.stdout and "syncing" not in r.stderr
     assert json.loads(run("status", "--json", "-a", "w").output)[0]["dirty"] is False
     (workspace / "memory" / "2026-01-10.md").write_text("- the walrus committee met\n")
     r = run("search", "walrus", "--no-sync")
@@ -184,7 +184,7 @@ def test_an_index_path_on_memory_md_is_refused_and_memory_md_kept(tmp_path, work
     text = (workspace / "MEMORY.md").read_text()
     for args in (["status", "-a", "w"], ["status"], ["index"], ["search", "Anna"]):
         r = run(*args)
-        assert r.exit_code == (2 if args[0] == "status" else 1), args  # status: what is wrong, exit 2
+        assert r.exit_code == 2, args  # status: what is wrong, exit 2
         assert "memext: error:" in r.stderr and "store.path" in r.stderr and str(cfg) in r.stderr
         assert "Traceback" not in r.output
     assert (workspace / "MEMORY.md").read_text() == text
@@ -238,9 +238,9 @@ def _group_raising(exc: BaseException) -> click.Group:
 @pytest.mark.parametrize(
     "exc, status, line",
     [
-        (PermissionError(13, "Permission denied", "/some/file"), 1, "memext: error: /some/file: Permission denied\n"),
+        (PermissionError(13, "Permission denied", "/some/file"), 2, "memext: error: /some/file: Permission denied\n"),
         (KeyboardInterrupt(), 130, "memext: interrupted\n"),
-        (MemextError("the config says no"), 1, "memext: error: the config says no\n"),
+        (MemextError("the config says no"), 2, "memext: error: the config says no\n"),
         (WorkspaceMissing("workspace /w of agent a does not exist"), 2, "memext: error: workspace /w of agent a does not exist\n"),
     ],
 )
@@ -274,9 +274,10 @@ def test_other_exceptions_are_not_hidden():
 def test_a_closed_pipe_exits_quietly():
     # `memext search x | head -c 10`: on this test machine a write to a pipe
     # whose reader closed does not fail, so the error is raised directly.
+    # Status 0, as ripgrep's: what was found was printed until the reader left.
     exc = BrokenPipeError(errno.EPIPE, "Broken pipe")
     r = CliRunner().invoke(_group_raising(exc), ["sub", "boom"], catch_exceptions=False)
-    assert r.exit_code == 1 and r.stderr == ""
+    assert r.exit_code == 0 and r.stderr == ""
 
 
 def test_a_missing_workspace_fails_the_index_command(tmp_path, workspace, monkeypatch):
@@ -286,7 +287,7 @@ def test_a_missing_workspace_fails_the_index_command(tmp_path, workspace, monkey
     assert r.exit_code == 2 and f"workspace {tmp_path / 'nope'} of agent gone does not exist" in r.stderr
     assert "indexed" not in r.stdout
     r = run("index", "--all")  # the other agents are still indexed
-    assert r.exit_code == 1 and "w: indexed 3 of 3 files" in r.stdout and "gone: workspace" in r.stderr
+    assert r.exit_code == 2 and "w: indexed 3 of 3 files" in r.stdout and "gone: workspace" in r.stderr
     st = json.loads(run("status", "--json", "-a", "gone").stdout)
     assert len(st) == 1 and "does not exist" in st[0]["last_error"]
 
@@ -339,7 +340,7 @@ def test_note_appends_and_indexes(config, workspace):
 def test_note_refusals_are_one_line(config, workspace, args, message):
     before = sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts)
     r = CliRunner().invoke(cli, args)
-    assert r.exit_code == 1 and message in r.output and len(r.output.strip().splitlines()) == 1
+    assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1
     assert sorted((p, p.stat().st_size) for p in workspace.parent.rglob("*") if "index" not in p.parts) == before
 
 
@@ -349,22 +350,37 @@ def test_note_refusals_are_one_line(config, workspace, args, message):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
+        ("MEMORY.md:abc", "'abc' is not a line range; use MEMORY.md:LINE, MEMORY.md:FROM-TO or MEMORY.md:FROM- (to the end)"),
+        ("MEMORY.md:3-x", "'3-x' is not a line range"),
+        ("MEMORY.md:5-4", "the range ends before it starts"),
+        ("MEMORY.md:0", "line numbers start at 1"),
+        ("notes.txt", "only Markdown (.md) memory files can be read"),
+    ],
+)
+def test_get_refusals_exit_2_with_a_clear_line(config, spec, message):
+    for extra in ([], ["--json"]):
+        r = run("get", spec, *extra)
+        assert r.exit_code == 2 and r.stderr.startswith(f"memext: error: {spec}: {message}") and r.stdout == "", (spec, extra, r.output)
+        assert len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
         ("MEMORY.md:100-120", "MEMORY.md has 8 line(s); line 100 is past the end"),
-        ("MEMORY.md:abc", "'abc' is not a line range; use MEMORY.md:FROM or MEMORY.md:FROM-TO"),
-        ("MEMORY.md:3-", "'3-' is not a line range"),
         ("memory/2099-01-01.md", "memory/2099-01-01.md does not exist"),
     ],
 )
-def test_get_refusals_exit_1_with_a_clear_line(config, spec, message):
-    for extra in ([], ["--json"]):
-        r = run("get", spec, *extra)
-        assert r.exit_code == 1 and message in r.stderr and r.stdout == "", (spec, extra, r.output)
-        assert "only Markdown" not in r.stderr
+def test_get_of_nothing_there_exits_1_as_nothing_found(config, spec, message):
+    r = run("get", spec)
+    assert r.exit_code == 1 and r.stderr == f"memext: {message}\n" and r.stdout == ""
+    r = run("get", spec, "--json")  # the read, as a search --json prints its empty answer
+    assert r.exit_code == 1 and r.stderr == f"memext: {message}\n" and json.loads(r.stdout)["text"] == ""
 
 
 def test_n_is_a_count_only_and_get_numbers_lines_with_capital_n(config):
-    assert run("get", "MEMORY.md:4-4", "-n").exit_code == 2  # no such option any more
-    assert run("get", "MEMORY.md:4-4", "--line-numbers").stdout.strip() == "4  - Anna is the tech lead of the billing team."
+    assert run("get", "MEMORY.md:4", "-n").exit_code == 2  # no such option any more
+    assert run("get", "MEMORY.md:4", "--line-numbers").stdout.strip() == "4  - Anna is the tech lead of the billing team."
     assert len(json.loads(run("search", "Anna", "-n", "1", "--json").stdout)["results"]) == 1
 
 
@@ -413,7 +429,7 @@ def test_the_current_folder_picks_the_agent_whose_workspace_holds_it(two_agents,
     assert r.exit_code == 0 and r.stdout.startswith("1. ") and "billing" in r.stdout and "Berlin" not in r.stdout
     data = json.loads(run("search", "Anna", "--json").stdout)
     assert data["agent"] == "w" and {h["path"] for h in data["results"]} == {"MEMORY.md", "memory/2026-01-06.md"}
-    assert run("get", "MEMORY.md:4-4").stdout.strip() == "- Anna is the tech lead of the billing team."
+    assert run("get", "MEMORY.md:4").stdout.strip() == "- Anna is the tech lead of the billing team."
     assert json.loads(run("note", "Carol joined.", "--json").stdout)["agent"] == "w"
     monkeypatch.chdir(two_agents)
     assert json.loads(run("search", "Anna", "--json").stdout)["agent"] == "other"
@@ -425,7 +441,7 @@ def test_outside_every_workspace_the_first_agent_answers_and_is_named(two_agents
     r = run("search", "Anna")
     lines = r.stdout.splitlines()
     assert r.exit_code == 0 and lines[0] == "agent other (first of 2 configured; -a ID or cd into a workspace to choose)"
-    assert lines[1].startswith("1. MEMORY.md:3-3") and "Berlin" in r.stdout
+    assert lines[1].startswith("1. MEMORY.md:3") and "Berlin" in r.stdout
     data = json.loads(run("search", "Anna", "--json").stdout)  # JSON names it in a field, not a header
     assert data["agent"] == "other" and data["results"][0]["snippet"].endswith("Berlin office of the other team.")
     r = run("get", "MEMORY.md:3")
@@ -468,4 +484,4 @@ def test_a_and_json_before_the_command_as_after_it(two_agents, workspace, tmp_pa
     assert json.loads(run("--json", "config").stdout)["config_exists"] is True
     r = run("--json", "mcp")
     assert r.exit_code == 2 and "--json does not apply to `memext mcp`" in r.output
-    assert run("-a", "nobody", "search", "Anna").exit_code == 1
+    assert run("-a", "nobody", "search", "Anna").exit_code == 2

@@ -1,12 +1,16 @@
-"""What the command group (engine/faces/cli/group.py) makes of trouble:
-arguments and stdin that are not UTF-8, refused before any command reads
-them, through the real program with bytes in argv; and a workspace out of
-reach, exit status 2 naming the folder in every command, never the 1 of
-"no memory matches" (DESIGN.md §1)."""
+"""Exit statuses of the ``memext`` commands, grep's and ripgrep's, so a
+script can tell "no memory" from "broken": 0 answered, 1 nothing found,
+2 an error (usage, configuration, I/O, provider), said in one line on
+stderr. Each command is tried in each outcome it can have. Arguments and
+stdin that are not UTF-8 are refused by the command group before any
+command reads them, through the real program with bytes in argv; a
+workspace out of reach is exit status 2 naming the folder in every
+command, never the 1 of "no memory matches" (DESIGN.md §1)."""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -14,8 +18,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from servers import OPENAI_KEY
 
+from memext.engine import app_paths
 from memext.engine.faces.cli.commands import cli
+
+OK, NOTHING, ERROR = 0, 1, 2
 
 
 @pytest.fixture
@@ -28,6 +36,174 @@ def config(tmp_path, workspace, monkeypatch) -> Path:
 
 def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def one_error_line(r) -> str:
+    """The one line a failure prints on stderr (no traceback, nothing else)."""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memext: error: "), r.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "args, status",
+    [
+        (["search", "Anna"], OK),
+        (["search", "Anna", "--json"], OK),
+        (["search", "zebra"], NOTHING),
+        (["search", "zebra", "--json"], NOTHING),
+        (["get", "MEMORY.md:4"], OK),
+        (["get", "MEMORY.md:40"], NOTHING),  # past the end of the file
+        (["get", "memory/2099-01-01.md"], NOTHING),  # no note that day
+        (["get", "memory/2099-01-01.md", "--json"], NOTHING),
+        (["index"], OK),
+        (["status"], OK),
+        (["recall", "what tea does Bob like?"], OK),
+        (["recall", "the zebra's vaccination"], NOTHING),
+    ],
+)
+def test_answered_and_nothing_found(config, args, status):
+    r = run(*args)
+    assert r.exit_code == status, r.output
+    assert "error" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "x", "-n", "0"],  # click's usage errors
+        ["search"],
+        ["get"],
+        ["index", "--bogus"],
+        ["status", "extra"],
+        ["search", "?!"],  # a query without words
+        ["search", "x", "--since", "last week"],
+        ["get", "MEMORY.md:abc"],
+        ["get", "MEMORY.md:0"],
+        ["get", "notes.txt"],
+        ["get", "../secret.md"],
+    ],
+)
+def test_usage_errors_exit_2(config, args):
+    r = run(*args)
+    assert r.exit_code == ERROR and "Traceback" not in r.output, r.output
+    assert r.stdout == ""
+
+
+@pytest.mark.parametrize("command", [["search", "Anna"], ["get", "MEMORY.md:4"], ["index"], ["status"]])
+def test_configuration_errors_exit_2(config, command):
+    r = run(*command, "-a", "nobody")
+    assert r.exit_code == ERROR and "no agent 'nobody'" in one_error_line(r)
+    config.write_text('[memory_search.chunking]\ntokens = "lots"\n')
+    r = run(*command)
+    assert r.exit_code == ERROR and "memory_search.chunking.tokens" in one_error_line(r)
+
+
+@pytest.mark.parametrize("command", [["search", "Anna"], ["index"], ["status"]])
+def test_an_index_that_cannot_be_made_exits_2(tmp_path, workspace, monkeypatch, command):
+    (tmp_path / "afile").write_text("not a folder")
+    cfg = tmp_path / "io.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "none"\n[memory_search.store]\npath = "{tmp_path / "afile" / "w.sqlite"}"\n'
+        f'[[agents]]\nid = "w"\nworkspace = "{workspace}"\n'
+    )
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    r = run(*command)
+    assert r.exit_code == ERROR and "afile/w.sqlite" in r.stderr and "Traceback" not in r.output
+
+
+def test_a_memory_file_that_cannot_be_read_exits_2(config, workspace):
+    (workspace / "memory" / "folder.md").mkdir()  # a name get may read, but no file
+    r = run("get", "memory/folder.md")
+    assert r.exit_code == ERROR and "memory/folder.md" in one_error_line(r)
+
+
+def test_an_agent_in_error_fails_status_with_2(config, workspace, tmp_path):
+    assert run("index").exit_code == OK
+    workspace.rename(tmp_path / "moved")
+    r = run("status")
+    assert r.exit_code == ERROR and "does not exist" in r.stdout
+
+
+def test_a_provider_that_fails_fails_index_with_2_and_search_answers(tmp_path, workspace, monkeypatch, api_server):
+    """An embedding provider that stops answering: indexing the new file by
+    keyword only is not what the config asked for (2); a search still
+    answers, by keyword, and says why (0)."""
+    cfg = tmp_path / "remote.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "openai"\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n')
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", api_server.openai_base_url)
+    assert run("index").exit_code == OK
+    api_server.add_fault("openai.embeddings", 401, "Incorrect API key provided", times=None)
+    (workspace / "memory" / "2026-01-09.md").write_text("- lunch with the pelican society\n")
+    r = run("index")
+    assert r.exit_code == ERROR and "embedding failed" in one_error_line(r)
+    r = run("search", "pelican", "--no-sync")
+    assert r.exit_code == OK and "memory/2026-01-09.md" in r.stdout
+
+
+def test_an_empty_folder_without_a_config_is_refused_by_index_and_search_alike(tmp_path, monkeypatch):
+    """No config (or an empty one) in a folder with no memory files: index
+    and search agree, one line that says where memory is looked for, and
+    no index file is left behind for `memext agents prune` to find."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    for config in (None, empty / "config.toml"):
+        if config is None:
+            monkeypatch.delenv("MEMEXT_CONFIG", raising=False)
+        else:
+            config.write_text("")
+            monkeypatch.setenv("MEMEXT_CONFIG", str(config))
+        lines = set()
+        for command in (["index"], ["search", "anything"], ["recall", "anything"]):
+            r = run(*command)
+            assert r.exit_code == ERROR, (config, command, r.output)
+            lines.add(one_error_line(r))
+        assert len(lines) == 1 and f"no memory files found in {empty}" in lines.pop()
+    assert not list(app_paths().index_dir.glob("empty-*.sqlite"))
+    (empty / "MEMORY.md").write_text("- Biscuit eats 55 g a day.\n")
+    assert run("index").exit_code == OK and run("search", "Biscuit").exit_code == OK
+
+
+def test_the_console_script_exits_with_the_same_statuses(config):
+    """Through a real process, as a shell script sees it."""
+
+    def status(*args: str) -> int:
+        env = dict(os.environ)
+        return subprocess.run([sys.executable, "-m", "memext", *args], env=env, capture_output=True, timeout=120).returncode
+
+    assert [status("search", "Anna"), status("search", "zebra"), status("search", "x", "-n", "0"), status("get", "nope.txt")] == [
+        OK,
+        NOTHING,
+        ERROR,
+        ERROR,
+    ]
+
+
+def test_every_help_says_the_exit_statuses():
+    from memext.cli import cli as program
+
+    def helps(group, prefix):
+        ctx = __import__("click").Context(group)
+        for name in group.list_commands(ctx):
+            command = group.get_command(ctx, name)
+            yield [*prefix, name]
+            if hasattr(command, "list_commands"):
+                yield from helps(command, [*prefix, name])
+
+    missing = []
+    for path in [[], *helps(program, [])]:
+        text = " ".join(CliRunner().invoke(program, [*path, "--help"], terminal_width=80).output.split())
+        if "Exit status: 0 " not in text or ", 2 an " not in text:
+            missing.append(" ".join(["memext", *path]))
+    assert missing == []
+
+
+def test_a_nothing_found_json_answer_is_still_json(config):
+    r = run("search", "zebra", "--json")
+    assert r.exit_code == NOTHING and json.loads(r.stdout)["results"] == []
 
 
 def _memext(args: list[bytes], stdin: bytes | None = None) -> subprocess.CompletedProcess:

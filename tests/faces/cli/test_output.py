@@ -73,7 +73,7 @@ def test_highlights_are_only_the_terms_that_matched(config, workspace):
 @pytest.mark.parametrize("query", ["?!...;;", "*", '"'])
 def test_a_query_without_words_is_refused(config, query):
     r = run("search", query)
-    assert r.exit_code == 1 and "has no searchable words" in r.stderr and r.stdout == ""
+    assert r.exit_code == 2 and "has no searchable words" in r.stderr and r.stdout == ""
 
 
 def test_a_short_hash_finds_the_full_id(config, workspace):
@@ -88,7 +88,7 @@ def test_search_in_a_folder_without_memory_says_so(tmp_path, monkeypatch):
     monkeypatch.delenv("MEMEXT_CONFIG", raising=False)
     monkeypatch.setenv("MEMEXT_WORKSPACE", str(empty))
     r = run("search", "anything")
-    assert r.exit_code == 1 and "no memory files found in" in r.stderr and "memext agents add" in r.stderr
+    assert r.exit_code == 2 and "no memory files found in" in r.stderr and "memext agents add" in r.stderr
     assert r.stdout == "" and not list(
         Path(os.environ["XDG_STATE_HOME"] if "XDG_STATE_HOME" in os.environ else tmp_path).rglob("empty-*.sqlite")
     )
@@ -108,7 +108,7 @@ def test_a_closed_pipe_ends_the_search_quietly(config, workspace):
     first = proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    proc.wait(timeout=60)
+    assert proc.wait(timeout=60) == 0  # as ripgrep's: the reader stopped, nothing failed
     assert first.startswith(b"1. ")
     assert "Broken pipe" not in err and "Traceback" not in err and "Exception ignored" not in err
 

@@ -68,7 +68,7 @@ def test_the_cli_refuses_a_foreign_store_path_naming_it(workspace, tmp_path):
     env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
     for args in (["index"], ["search", "Anna"], ["status"]):
         out = subprocess.run([sys.executable, "-m", "memext", *args], capture_output=True, text=True, env=env, timeout=120)
-        assert out.returncode == (2 if args == ["status"] else 1), (args, out.stdout, out.stderr)  # status: a health check
+        assert out.returncode == 2, (args, out.stdout, out.stderr)  # status: a health check
         assert str(other) in out.stderr and "another program" in out.stderr and "Traceback" not in out.stderr
     assert sha(other) == before
 
@@ -227,7 +227,7 @@ def test_a_meta_table_with_a_schema_version_does_not_make_a_file_memexts(workspa
     )
     env = {**os.environ, "MEMEXT_CONFIG": str(cfg)}
     out = subprocess.run([sys.executable, "-m", "memext", "index"], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 1 and "another program" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 2 and "another program" in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert sha(other) == before and not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
 
 
@@ -278,7 +278,7 @@ def test_at_a_chosen_path_an_empty_database_stays_refused_naming_the_setting(wor
         f'[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n'
     )
     refused = _cli(cfg, "index")
-    assert refused.returncode == 1 and "another program" in refused.stderr and "point store.path at another file" in refused.stderr
+    assert refused.returncode == 2 and "another program" in refused.stderr and "point store.path at another file" in refused.stderr
     assert sha(chosen) == before
 
 
@@ -293,7 +293,7 @@ def test_another_programs_database_at_memexts_own_path_is_refused_without_naming
     cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "a"\nworkspace = {json.dumps(str(workspace))}\n')
     for args in (["index"], ["search", "Anna"], ["status"]):
         refused = _cli(cfg, *args)
-        assert refused.returncode == (2 if args == ["status"] else 1), (args, refused.stderr)  # status: a health check
+        assert refused.returncode == 2, (args, refused.stderr)  # status: a health check
         assert "another program" in refused.stderr and "invoices" in refused.stderr, (args, refused.stderr)
         assert "store.path" not in refused.stderr and "move it out of memext's index folder" in refused.stderr
     assert sha(own) == before

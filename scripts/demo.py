@@ -21,7 +21,7 @@ DEMO = ROOT / "build" / "demo"
 QUERIES = [
     "when is the Berlin trip?",
     "a828e60",
-    "what did we decide about fusion?",
+    "what was the decision on fusion?",
     "咖啡",
     "how much should the cat eat?",
 ]

@@ -271,8 +271,8 @@ def test_stale_says_when_the_index_did_not_match_the_files(transport, example_wo
             assert "memory files changed since the index was last synced" in stale["notice"]
             # That search asked the server's keeper to catch up, in the background.
             deadline = time.monotonic() + 30
-            # (A sync in the same clock tick as the edit leaves the file to be
-            # checked again, DESIGN.md §5: stale until then, and said so.)
+            # The edit may be searchable before the keeper has verified the file
+            # (DESIGN.md §5): until then the answer says stale.
             while not ((found := await _search(client, "kayak"))["results"] and found["stale"] is False):
                 assert time.monotonic() < deadline, "the stale index was never synced"
                 await anyio.sleep(0.1)

@@ -39,7 +39,7 @@ from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
 from .stems import index_terms, with_stems
 from .time_cues import TimeCue, find_time_cues
-from .time_ranking import chunk_dates, in_cues
+from .time_ranking import chunk_dates, entry_day, in_cues
 from .updates import newer_first
 
 
@@ -434,7 +434,7 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
         if c.time != 1.0:
             info["time_boost"] = c.time
     confidence = judged.confidence
-    days = chunk_dates(row.path, row.text, row.start_line)
+    day = entry_day(row.path, row.text, row.start_line, judged.start)
     terms = shape.found.terms
     excerpt = None
     snippet, snippet_line = "", start
@@ -455,7 +455,7 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
         excerpt=excerpt,
         confidence=confidence,
         confident=confidence >= 0.5,
-        date=max(days).isoformat() if days else None,
+        date=day.isoformat() if day else None,
         answer_confidence=judged.evidence.answer,
     )
 

@@ -38,6 +38,7 @@ from .options import SearchOptions
 from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
 from .stems import index_terms, with_stems
+from .successors import with_successors
 from .time_cues import TimeCue, find_time_cues
 from .time_ranking import chunk_dates, entry_day, in_cues
 from .updates import newer_first
@@ -90,6 +91,9 @@ def run_search(
     # hit below min_score costs one more.
     likely = options.max_results + 2 if budget else options.max_results
     ranked, rows, stream = _marked(store, cands, pools, settings, options, likely)
+    pulled: set[int] = set()
+    if marks is not None and not options.include_forgotten:
+        stream = with_successors(stream, store, rows, cands, marks, options.min_score or 0.0, pulled)
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, pools.total) / max(1, n)) for t, n in pools.doc_counts.items()}
@@ -100,6 +104,9 @@ def run_search(
         ordered, rowids = _budgeted(stream, rows, shape, options)
     else:
         ordered, rowids = _listed(stream, rows, shape, options.max_results)
+    if pulled:  # a successor pulled in shows when it answers (its predecessor's evidence, or its own)
+        kept = [i for i, rowid in enumerate(rowids) if rowid not in pulled or ordered[i].confident]
+        ordered, rowids = [ordered[i] for i in kept], [rowids[i] for i in kept]
     return _say_more_confident(newer_first(pools.cues, ordered, pools.found, rows, rowids)), pools.mode
 
 

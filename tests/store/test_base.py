@@ -164,6 +164,12 @@ def test_chunk_neighbours_are_the_chunks_before_and_after_in_the_file(tmp_path):
             next_start = long[i + 1].start_line if i + 1 < len(long) else None
             assert got[r.rowid] == (prev_end, next_start)
         assert got[by_file["memory/short.md"][0].rowid] == (None, None) and 999_999 not in got
+        # The chunk that holds a line a citation names: the first that does.
+        assert store.chunk_at("memory/short.md", 1) == by_file["memory/short.md"][0]
+        at = store.chunk_at("memory/long.md", long[2].end_line)
+        assert at is not None and at.start_line <= long[2].end_line <= at.end_line and at in long
+        assert at == next(r for r in long if r.start_line <= long[2].end_line <= r.end_line)
+        assert store.chunk_at("memory/short.md", 2) is None and store.chunk_at("nowhere.md", 1) is None
     finally:
         store.close()
 

@@ -122,6 +122,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
     status = ast.parse((ENGINE / "indexing" / "index_status.py").read_text())
     recovery = ast.parse((ENGINE / "indexing" / "recovery.py").read_text())
     judging = ast.parse((ENGINE / "search" / "judging.py").read_text())
+    successors = ast.parse((ENGINE / "search" / "successors.py").read_text())
     used = {
         "search/pipeline.py": _attributes_of(search, _named("store")),
         "indexing/sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
@@ -133,6 +134,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
         "search/keywords.py": _attributes_of(keywords, _named("store")),
         "search/fusion.py": _attributes_of(fusion, _named("store")),
         "search/judging.py": _attributes_of(judging, _named("store")),
+        "search/successors.py": _attributes_of(successors, _named("store")),
     }
     assert all(used.values())  # the walk found the store in each
     for module, names in used.items():

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import sys
 from datetime import date, datetime
-from itertools import islice
 from typing import TYPE_CHECKING, Collection, Iterator, NamedTuple, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
@@ -101,11 +100,11 @@ def run_search(
     judges = _Judges(store, pools.judge, query_vector, cite, rows, pools.found, marks, options)
     shape = _Shape(pools.found, weights, pools.mode, settings.hybrid.fusion, options.explain, options.snippets, judges)
     if budget:
-        ordered, rowids = _budgeted(stream, rows, shape, options)
+        ordered, rowids = _budgeted(stream, rows, shape, options, pulled)
     else:
-        ordered, rowids = _listed(stream, rows, shape, options.max_results)
+        ordered, rowids = _listed(stream, rows, shape, options.max_results, pulled)
     if pulled:  # a successor pulled in shows when it answers (its predecessor's evidence, or its own)
-        kept = [i for i, rowid in enumerate(rowids) if rowid not in pulled or ordered[i].confident]
+        kept = [i for i, rowid in enumerate(rowids) if rowid not in pulled or ordered[i].confident][: options.max_results]
         ordered, rowids = [ordered[i] for i in kept], [rowids[i] for i in kept]
     return _say_more_confident(newer_first(pools.cues, ordered, pools.found, rows, rowids)), pools.mode
 
@@ -321,12 +320,13 @@ class _Shape(NamedTuple):
 
 
 def _budgeted(
-    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, options: SearchOptions
+    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, options: SearchOptions, pulled: set[int]
 ) -> tuple[list[SearchResult], list[int]]:
     """The results of the reading budget (``max_lines``, or the merged spans
     of ``merge_spans``), in the order of their confidence, and each one's
     best chunk. The spans are chosen as ranked; their hits are then judged
-    (one read of their entries) and a span's best entry is its result's."""
+    (one read of their entries) and a span's best entry is its result's;
+    the successors ``pulled`` in (:mod:`.successors`) take no result's place."""
     assert options.max_results is not None
     passed: list[Candidate] = []
     cited: list[tuple[int, int, str]] = []
@@ -339,7 +339,12 @@ def _budgeted(
             cited.append(shape.judges.cited_of(c))
             yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
-    spans = budget_spans(hits(), options.max_lines if options.max_lines is not None else sys.maxsize, options.max_results)
+    spans = budget_spans(
+        hits(),
+        options.max_lines if options.max_lines is not None else sys.maxsize,
+        options.max_results,
+        lambda i: passed[i].rowid in pulled,
+    )
     shape.judges.judge([passed[i] for span in spans for i in span.members])
     bests = [max(span.members, key=lambda i: (shape.judges[passed[i].rowid].confidence, -i)) for span in spans]
     span_results = [_span_result(span, best, passed, cited, rows, shape) for span, best in zip(spans, bests)]
@@ -347,11 +352,16 @@ def _budgeted(
 
 
 def _listed(
-    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, max_results: int
+    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, max_results: int, pulled: set[int]
 ) -> tuple[list[SearchResult], list[int]]:
     """The first ``max_results`` hits that pass, one result each, in the
-    order of their confidence, and each one's chunk."""
-    shown = list(islice(stream, max_results))
+    order of their confidence, and each one's chunk; the successors
+    ``pulled`` in beside them (:mod:`.successors`) come too, uncounted."""
+    shown: list[Candidate] = []
+    for c in stream if max_results > 0 else ():
+        shown.append(c)
+        if len(shown) - sum(1 for s in shown if s.rowid in pulled) >= max_results:
+            break
     shape.judges.judge(shown)
     results = [_result(rows[c.rowid], c, shape, shape.snippets) for c in shown]
     return _by_confidence(results, [c.rowid for c in shown])

@@ -29,7 +29,7 @@ def with_successors(
     min_score: float,
     pulled: set[int],
 ) -> Iterator[Candidate]:
-    """``stream``, each hit followed by the chunks of the entries that
+    """``stream``, each hit preceded by the chunks of the entries that
     superseded the retired entries it holds (``by=``, DESIGN.md §17), each
     chunk once: judged with it, a successor takes the evidence of the entry
     it replaced (:mod:`.judging`), so the questions the old entry answered
@@ -42,8 +42,8 @@ def with_successors(
         if c.rowid in seen:
             continue
         seen.add(c.rowid)
-        yield c
         row = rows[c.rowid]
+        # The successors come first: a caller that stops at this hit has them.
         for path, line in _successors(marks(row.source, row.path), row):
             found = store.chunk_at(path, line)
             if found is None or found.rowid in seen:
@@ -54,6 +54,7 @@ def with_successors(
             if known is None or known.score < min_score:
                 pulled.add(found.rowid)
             yield known or Candidate(found.rowid, score=c.score)
+        yield c
 
 
 def _successors(marks: FileMarks, row: ChunkRow) -> list[tuple[str, int]]:

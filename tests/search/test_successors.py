@@ -35,6 +35,9 @@ def test_the_successor_in_another_file_answers_its_predecessors_question(config,
     run("note", "--file", "memory/2026-03-02.md", "Router credentials now live in the team vault.", "--supersedes", "MEMORY.md:4")
     (hit, *rest) = json.loads(run("search", "wifi password", "--json").stdout)["results"]
     assert hit["citation"] == "memory/2026-03-02.md:2" and hit["confident"]
+    # One result asked for: the successor is that one.
+    (only,) = json.loads(run("search", "wifi password", "-n", "1", "--json").stdout)["results"]
+    assert only["citation"] == "memory/2026-03-02.md:2"
     assert all("fridge" not in r["snippet"] for r in rest)
     recalled = run("recall", "where is the wifi password?").stdout
     assert "Router credentials now live in the team vault." in recalled and "fridge" not in recalled

@@ -339,12 +339,8 @@ def _budgeted(
             cited.append(shape.judges.cited_of(c))
             yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
-    spans = budget_spans(
-        hits(),
-        options.max_lines if options.max_lines is not None else sys.maxsize,
-        options.max_results,
-        lambda i: passed[i].rowid in pulled,
-    )
+    lines = options.max_lines if options.max_lines is not None else sys.maxsize
+    spans = budget_spans(hits(), lines, options.max_results, lambda i: passed[i].rowid in pulled)
     shape.judges.judge([passed[i] for span in spans for i in span.members])
     bests = [max(span.members, key=lambda i: (shape.judges[passed[i].rowid].confidence, -i)) for span in spans]
     span_results = [_span_result(span, best, passed, cited, rows, shape) for span, best in zip(spans, bests)]

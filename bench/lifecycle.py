@@ -43,6 +43,12 @@ keyword-only and with the local model (the shared all-MiniLM-L6-v2 GGUF):
 - probe questions whose answer was captured: the share whose answer was
   recalled (no target: it says how much of what capture stored comes back
   unasked).
+
+Then the cases of bench/lifecycle_cases.py: capture on talk, sentences
+cut by the segmenter, consolidation's provenance, and the marks and dates
+of what search shows after supersedes and forgets (retired text shown
+unmarked and recalled: 0; the entry that replaced one found by its
+questions; live entries dated by another entry's heading: 0).
 """
 
 from __future__ import annotations
@@ -515,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     talk = [cases.run_talk(half, conversations) for half, conversations, _ in cases.HALVES]
     cuts = [cases.run_cuts(half, messages) for half, _, messages in cases.HALVES]
     kept = cases.run_consolidation()
+    marks = cases.run_marks()
     # The targets hold on the development half; the held-out half is
     # reported beside it, never tuned on.
     dev = talk[0]
@@ -533,6 +540,10 @@ def main(argv: list[str] | None = None) -> int:
         and kept.copy_recalled == 0
         and kept.replaced_proposed == 0
         and kept.listed_twice == 0
+        and marks.shown_unmarked == 0
+        and marks.recalled == 0
+        and marks.forgotten_answered == 0
+        and marks.dated_wrong == 0
     )
     if args.json:
         print(
@@ -556,6 +567,7 @@ def main(argv: list[str] | None = None) -> int:
                     "talk": [t.to_dict() for t in talk],
                     "sentences_cut": [asdict(c) for c in cuts],
                     "consolidation": {**asdict(kept), "date_share": round(kept.date_share, 3)},
+                    "marks": {**asdict(marks), "successor_share": round(marks.successor_share, 3)},
                     "ok": ok,
                 },
                 indent=2,
@@ -621,6 +633,15 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  after forgetting {kept.forgotten} sources: searches their copy still answered {kept.copy_answers} (target 0), "
         f"recalls handing it on {kept.copy_recalled} (target 0); recalls listing one line twice {kept.listed_twice} (target 0)"
+    )
+    print("\nmarks and dates in what search shows, after supersedes (same chunk, another file) and forgets (keyword-only)")
+    print(
+        f"  {marks.searches} searches (weak results shown too): retired text shown unmarked {marks.shown_unmarked} (target 0), "
+        f"recalled {marks.recalled} (target 0); questions of a forgotten entry answered {marks.forgotten_answered} (target 0)"
+    )
+    print(
+        f"  questions of a superseded entry answered by the entry that replaced it {marks.successors_found}/{marks.successors} "
+        f"({marks.successor_share:.2f}); live MEMORY.md results dated by another entry's heading {marks.dated_wrong}/{marks.dated} (target 0)"
     )
     return 0 if ok else 1
 

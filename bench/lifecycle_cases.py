@@ -1,8 +1,10 @@
 """The cases bench/lifecycle.py prints beside its labelled sessions:
 capture on conversations written the way people talk (bench/capture_talk.py,
 a development half and a held-out half), sentences cut by the segmenter
-in several languages, and consolidation's provenance (dates, forgotten
-sources). DESIGN.md §17.
+in several languages, consolidation's provenance (dates, forgotten
+sources), and the marks and dates of what search shows after entries are
+superseded (by entries in the same chunk or in another file) and forgotten.
+DESIGN.md §17.
 """
 
 from __future__ import annotations
@@ -271,6 +273,109 @@ def run_consolidation() -> ConsolidationFigures:
                 answers += sum(1 for h in hits if h.path == "MEMORY.md")
                 recalled += sum(1 for x in recall(question, index=idx).results if x.path == "MEMORY.md")
     return ConsolidationFigures(len(proposal.facts), dated, cited, whole, replaced, forgotten, answers, recalled, twice)
+
+
+# -- marks and dates in what search shows ----------------------------------------------
+
+MARKS_MEMORY = """# Memory
+
+## People
+- Ines works on the Harbor data team.
+- Ines prefers green tea.
+- Ada lives in Lagos.
+- The office wifi password is on the fridge.
+- Bob's dentist is Dr. Costa.
+- Lars plays the cello on Sundays.
+
+## Work
+- Gullwing stores raw tide readings in InfluxDB.
+- Deploys happen on Tuesdays.
+- The staging cluster runs in Frankfurt.
+"""
+#: (line, the entry that replaces it and where it is written: None for
+#: MEMORY.md, else a daily note; None for a line forgotten).
+MARKS_CHANGES = (
+    (5, "Ines switched: she now prefers black coffee, no tea.", None),
+    (6, "Ada moved to Abuja in March.", "memory/2026-03-02.md"),
+    (7, "Router credentials now live in the team vault.", "memory/2026-03-03.md"),
+    (12, "Decision: Gullwing moves to TimescaleDB.", None),
+    (13, None, None),
+    (8, None, None),
+)
+#: The retired entries' words that must not show as if they held.
+MARKS_RETIRED = ("green tea", "Lagos", "fridge", "InfluxDB", "Tuesdays", "Costa")
+#: Questions the retired entries answered, and the words of the entry that
+#: replaced each (None: forgotten, nothing should answer).
+MARKS_ASKED = (
+    ("what does Ines like to drink?", "black coffee"),
+    ("Ines green tea", "black coffee"),
+    ("where does Ada live?", "Abuja"),
+    ("Ada Lagos", "Abuja"),
+    ("wifi password", "team vault"),
+    ("where is the office wifi password?", "team vault"),
+    ("which database does Gullwing use for tide readings?", "TimescaleDB"),
+    ("InfluxDB tide readings", "TimescaleDB"),
+    ("when do deploys happen?", None),
+    ("who is Bob's dentist?", None),
+)
+#: Questions about the live entries beside them: their excerpts hold the
+#: retired lines, and their date is their own (MEMORY.md: none).
+MARKS_BESIDE = ("Ines Harbor data team", "Lars cello Sundays", "staging cluster Frankfurt", "who works on the Harbor data team?")
+
+
+@dataclass(frozen=True)
+class MarksFigures:
+    searches: int
+    shown_unmarked: int  # results showing a retired entry's text as if it held (target 0)
+    recalled: int  # recall blocks holding a retired entry's text (target 0)
+    successors: int  # questions of a superseded entry
+    successors_found: int  # ... whose confident answer is the entry that replaced it
+    forgotten_answered: int  # questions of a forgotten entry answered confidently by anything (target 0)
+    dated: int  # results of live entries of MEMORY.md, which no heading dates
+    dated_wrong: int  # ... dated by another entry's heading (target 0)
+
+    @property
+    def successor_share(self) -> float:
+        return self.successors_found / self.successors if self.successors else 0.0
+
+
+def run_marks() -> MarksFigures:
+    """Supersede and forget entries of MEMORY.md (the new entries in
+    MEMORY.md, under a dated heading, and in daily notes), then search and
+    recall, keyword-only: what is shown, recalled and dated."""
+    with tempfile.TemporaryDirectory(prefix="memext-marks-") as tmp:
+        root = Path(tmp)
+        ws = root / "ws"
+        (ws / "memory").mkdir(parents=True)
+        (ws / "MEMORY.md").write_text(MARKS_MEMORY, encoding="utf-8")
+        with MemoryIndex(_agent(root, ws), provider=None) as idx:
+            idx.sync()
+            for line, text, file in MARKS_CHANGES:
+                if text is None:
+                    idx.forget(f"MEMORY.md:{line}", "no longer true")
+                else:
+                    idx.append(text, file=file or "MEMORY.md", supersedes=f"MEMORY.md:{line}")
+            searches = unmarked = recalled = found = answered = dated = wrong = 0
+            questions = [q for q, _ in MARKS_ASKED] + list(MARKS_BESIDE)
+            for question in questions:
+                resp = idx.search(question, include_weak=True)
+                searches += 1
+                for r in resp.results:
+                    shown = [r.snippet] + ([ln.text for ln in r.excerpt.lines] if r.excerpt else [])
+                    unmarked += any(w in t for w in MARKS_RETIRED for t in shown)
+                    if r.path == "MEMORY.md" and r.best_line < 15 and r.confident:
+                        dated += 1
+                        wrong += r.date is not None
+                block = recall(question, index=idx).context
+                recalled += any(w in block for w in MARKS_RETIRED)
+                new = dict(MARKS_ASKED).get(question, "")
+                confident = [r for r in resp.results if r.confident]
+                if new:
+                    found += bool(confident) and new in (confident[0].excerpt.to_text() if confident[0].excerpt else confident[0].snippet)
+                elif question in dict(MARKS_ASKED):
+                    answered += bool(confident)
+    successors = sum(1 for _, new in MARKS_ASKED if new)
+    return MarksFigures(searches, unmarked, recalled, successors, found, answered, dated, wrong)
 
 
 def _source_day(source: str) -> str | None:

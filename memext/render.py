@@ -122,7 +122,7 @@ def excerpt_text(ex: Excerpt, query: str, *, color: bool = False) -> list[str]:
     out = [f"   {GAP:>{width}}"] if ex.omitted_before else []
     for ln in ex.lines:
         mark = ">" if ln.number == ex.best_line and ln.hit else " "
-        shown = terminal_safe(ln.text)
+        shown = terminal_safe(ln.shown)
         text = highlight_text(shown, query) if color else shown
         out.append(f" {mark} {ln.number:>{width}}  {text}".rstrip())
     if ex.omitted_after:
@@ -167,7 +167,7 @@ def excerpt_html(ex: Excerpt, query: str) -> str:
     rows = [_row(GAP, "", width=width)] if ex.omitted_before else []
     for ln in ex.lines:
         best = ln.number == ex.best_line and ln.hit
-        rows.append(_row(str(ln.number), highlight_html(ln.text, query), best=best, width=width))
+        rows.append(_row(str(ln.number), highlight_html(ln.shown, query), best=best, width=width))
     if ex.omitted_after:
         rows.append(_row(GAP, "", width=width))
     return _block(rows, "memext-snippet memext-excerpt")

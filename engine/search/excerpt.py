@@ -38,6 +38,18 @@ class ExcerptLine:
     #: Matched the query: holds a query term, or is the line that carries
     #: the meaning of a hit found by meaning alone (faces mark it).
     hit: bool
+    #: Why the line's entry no longer holds (``"superseded by PATH:LINE"``,
+    #: ``"forgotten"``; DESIGN.md §17), None while it does. A search that
+    #: leaves retired entries out empties ``text``.
+    retired: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """The line as a face shows it: its text, or ``⋮`` and why it is
+        left out, or its text and why it no longer holds."""
+        if self.retired is None:
+            return self.text
+        return f"{self.text}  [{self.retired}]" if self.text else f"⋮ {self.retired}"
 
 
 @dataclass(frozen=True)
@@ -58,7 +70,7 @@ class Excerpt:
         out = [gap] if self.omitted_before else []
         for ln in self.lines:
             mark = ">" if ln.number == self.best_line and ln.hit else " "
-            out.append(f"{mark} {ln.number:>{width}}  {ln.text}".rstrip())
+            out.append(f"{mark} {ln.number:>{width}}  {ln.shown}".rstrip())
         if self.omitted_after:
             out.append(gap)
         return "\n".join(out)

@@ -16,7 +16,7 @@ from ..settings import AgentConfig
 from .results import SearchResult
 
 if TYPE_CHECKING:  # the parser loads only for a file that holds a comment
-    from ..memory.entries import FileEntries
+    from ..memory.entries import FileEntries, LineInfo
     from .judging import FileMarks
 
 
@@ -37,11 +37,16 @@ class _Look(NamedTuple):
     entries: FileEntries | None
 
 
-def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> Marked:
+def annotate(results: Sequence[SearchResult], agent: AgentConfig, *, include_retired: bool = False) -> Marked:
     """``results`` with ``origin``, ``status``, ``untrusted``, ``importance``
     and ``category`` filled in from the files they cite; the results of a
     file that can no longer be read are left out and named in
-    :attr:`Marked.unreadable`. Each cited file is looked at once."""
+    :attr:`Marked.unreadable`. Each cited file is looked at once.
+
+    A chunk holds several entries: each retired one among a result's lines
+    is marked where it is shown (:attr:`~.excerpt.ExcerptLine.retired`),
+    its text left out of the excerpt and the snippet unless
+    ``include_retired`` (DESIGN.md §17)."""
     files: dict[str, FileEntries | None] = {}
     unreadable: dict[str, str] = {}
     out: list[SearchResult] = []
@@ -67,7 +72,8 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> Marked:
         best = entries.info(r.best_line) if 0 < r.best_line <= len(entries.lines) and entries.lines[r.best_line - 1].strip() else span
         out.append(
             dataclasses.replace(
-                r,
+                _retired_lines(r, entries, include_retired),
+                date=meta_date(best) or r.date,
                 origin=best.origin,
                 status=best.status,
                 untrusted=best.untrusted or span.untrusted,
@@ -76,6 +82,56 @@ def annotate(results: Sequence[SearchResult], agent: AgentConfig) -> Marked:
             )
         )
     return Marked(out, unreadable)
+
+
+def _retired_lines(r: SearchResult, entries: FileEntries, include_retired: bool) -> SearchResult:
+    """``r`` with the lines of its retired entries marked in its excerpt and,
+    unless ``include_retired``, their text left out of the excerpt and the
+    snippet (a ``⋮`` that says why in its place)."""
+    why = {n: w for n in range(r.start_line, min(r.end_line, len(entries.lines)) + 1) if (w := retired_why(entries, n))}
+    if not why:
+        return r
+    excerpt = r.excerpt
+    if excerpt is not None:
+        lines = tuple(
+            dataclasses.replace(ln, retired=why[ln.number], text=ln.text if include_retired else "", hit=ln.hit and include_retired)
+            if ln.number in why
+            else ln
+            for ln in excerpt.lines
+        )
+        excerpt = dataclasses.replace(excerpt, lines=lines)
+    snippet = r.snippet
+    if not include_retired and snippet:
+        first = r.snippet_line or r.start_line
+        snippet = "\n".join(f"⋮ {why[n]}" if n in why else line for n, line in enumerate(snippet.split("\n"), start=first))
+    return dataclasses.replace(r, excerpt=excerpt, snippet=snippet)
+
+
+def meta_date(info: LineInfo) -> str | None:
+    """The ISO day the metadata of a line's entry (or of its section's
+    heading) says it is from (``date=``; a consolidated copy keeps its
+    source's), else None: it dates the entry before any heading does."""
+    from ..note_dates import parse_iso
+
+    for unit in (info.block_unit, info.heading_unit):
+        if unit is not None and unit.meta is not None and unit.meta.date:
+            parsed = parse_iso(unit.meta.date)
+            if parsed is not None:
+                return parsed.date().isoformat()
+    return None
+
+
+def retired_why(entries: FileEntries, number: int) -> str | None:
+    """Why line ``number``'s entry no longer holds (``"superseded by
+    PATH:LINE"``, ``"superseded"``, ``"forgotten"``), None while it does."""
+    if not 0 < number <= len(entries.lines) or not entries.lines[number - 1].strip():
+        return None
+    info = entries.info(number)
+    if info.status == "live":
+        return None
+    meta = next((u.meta for u in (info.block_unit, info.heading_unit) if u is not None and u.meta is not None and u.meta.retired), None)
+    by = meta.by if meta is not None and meta.superseded else None
+    return f"{info.status} by {by}" if by else info.status
 
 
 def file_marks(agent: AgentConfig) -> Callable[[str, str], FileMarks]:
@@ -184,13 +240,13 @@ def live_results(search: Callable[[int], list[SearchResult]], agent: AgentConfig
     """``search(n)`` annotated, forgotten and superseded results left out
     unless ``include_retired``. When some were left out, searches once more
     with room for them, so up to ``max_results`` live results come back."""
-    marked = annotate(search(max_results), agent)
+    marked = annotate(search(max_results), agent, include_retired=include_retired)
     if include_retired:
         return marked
     live = [r for r in marked.results if r.status == "live"]
     if len(live) == len(marked.results):
         return Marked(live, marked.unreadable)
-    wider = annotate(search(max_results + 2 * (len(marked.results) - len(live)) + 4), agent)
+    wider = annotate(search(max_results + 2 * (len(marked.results) - len(live)) + 4), agent, include_retired=False)
     return Marked([r for r in wider.results if r.status == "live"][:max_results], wider.unreadable)
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 import sys
 from datetime import date, datetime
-from itertools import islice
 from typing import TYPE_CHECKING, Collection, Iterator, NamedTuple, Sequence
 
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
@@ -38,8 +37,9 @@ from .options import SearchOptions
 from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
 from .stems import index_terms, with_stems
+from .successors import with_successors
 from .time_cues import TimeCue, find_time_cues
-from .time_ranking import chunk_dates, in_cues
+from .time_ranking import chunk_dates, entry_day, in_cues
 from .updates import newer_first
 
 
@@ -90,6 +90,9 @@ def run_search(
     # hit below min_score costs one more.
     likely = options.max_results + 2 if budget else options.max_results
     ranked, rows, stream = _marked(store, cands, pools, settings, options, likely)
+    pulled: set[int] = set()
+    if marks is not None and not options.include_forgotten:
+        stream = with_successors(stream, store, rows, cands, marks, options.min_score or 0.0, pulled)
     # IDF-like: rare terms say more about where the snippet should start
     # and which line matched best.
     weights = {t: math.log(1 + max(1, pools.total) / max(1, n)) for t, n in pools.doc_counts.items()}
@@ -97,9 +100,12 @@ def run_search(
     judges = _Judges(store, pools.judge, query_vector, cite, rows, pools.found, marks, options)
     shape = _Shape(pools.found, weights, pools.mode, settings.hybrid.fusion, options.explain, options.snippets, judges)
     if budget:
-        ordered, rowids = _budgeted(stream, rows, shape, options)
+        ordered, rowids = _budgeted(stream, rows, shape, options, pulled)
     else:
-        ordered, rowids = _listed(stream, rows, shape, options.max_results)
+        ordered, rowids = _listed(stream, rows, shape, options.max_results, pulled)
+    if pulled:  # a successor pulled in shows when it answers (its predecessor's evidence, or its own)
+        kept = [i for i, rowid in enumerate(rowids) if rowid not in pulled or ordered[i].confident][: options.max_results]
+        ordered, rowids = [ordered[i] for i in kept], [rowids[i] for i in kept]
     return _say_more_confident(newer_first(pools.cues, ordered, pools.found, rows, rowids)), pools.mode
 
 
@@ -314,12 +320,13 @@ class _Shape(NamedTuple):
 
 
 def _budgeted(
-    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, options: SearchOptions
+    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, options: SearchOptions, pulled: set[int]
 ) -> tuple[list[SearchResult], list[int]]:
     """The results of the reading budget (``max_lines``, or the merged spans
     of ``merge_spans``), in the order of their confidence, and each one's
     best chunk. The spans are chosen as ranked; their hits are then judged
-    (one read of their entries) and a span's best entry is its result's."""
+    (one read of their entries) and a span's best entry is its result's;
+    the successors ``pulled`` in (:mod:`.successors`) take no result's place."""
     assert options.max_results is not None
     passed: list[Candidate] = []
     cited: list[tuple[int, int, str]] = []
@@ -332,7 +339,8 @@ def _budgeted(
             cited.append(shape.judges.cited_of(c))
             yield rows[c.rowid].path, cited[-1][0], cited[-1][1]
 
-    spans = budget_spans(hits(), options.max_lines if options.max_lines is not None else sys.maxsize, options.max_results)
+    lines = options.max_lines if options.max_lines is not None else sys.maxsize
+    spans = budget_spans(hits(), lines, options.max_results, lambda i: passed[i].rowid in pulled)
     shape.judges.judge([passed[i] for span in spans for i in span.members])
     bests = [max(span.members, key=lambda i: (shape.judges[passed[i].rowid].confidence, -i)) for span in spans]
     span_results = [_span_result(span, best, passed, cited, rows, shape) for span, best in zip(spans, bests)]
@@ -340,11 +348,16 @@ def _budgeted(
 
 
 def _listed(
-    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, max_results: int
+    stream: Iterator[Candidate], rows: dict[int, ChunkRow], shape: _Shape, max_results: int, pulled: set[int]
 ) -> tuple[list[SearchResult], list[int]]:
     """The first ``max_results`` hits that pass, one result each, in the
-    order of their confidence, and each one's chunk."""
-    shown = list(islice(stream, max_results))
+    order of their confidence, and each one's chunk; the successors
+    ``pulled`` in beside them (:mod:`.successors`) come too, uncounted."""
+    shown: list[Candidate] = []
+    for c in stream if max_results > 0 else ():
+        shown.append(c)
+        if len(shown) - sum(1 for s in shown if s.rowid in pulled) >= max_results:
+            break
     shape.judges.judge(shown)
     results = [_result(rows[c.rowid], c, shape, shape.snippets) for c in shown]
     return _by_confidence(results, [c.rowid for c in shown])
@@ -434,7 +447,7 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
         if c.time != 1.0:
             info["time_boost"] = c.time
     confidence = judged.confidence
-    days = chunk_dates(row.path, row.text, row.start_line)
+    day = entry_day(row.path, row.text, row.start_line, judged.start)
     terms = shape.found.terms
     excerpt = None
     snippet, snippet_line = "", start
@@ -455,7 +468,7 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
         excerpt=excerpt,
         confidence=confidence,
         confident=confidence >= 0.5,
-        date=max(days).isoformat() if days else None,
+        date=day.isoformat() if day else None,
         answer_confidence=judged.evidence.answer,
     )
 

@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ..errors import MemextError
-from ..memory.entries import FileEntries, parse_entries, strip_meta
+from ..memory.entries import FileEntries, LineInfo, parse_entries, strip_meta
 from ..text import content_terms, find_terms, has_searchable_words, query_terms
 from .excerpt import Excerpt, ExcerptLine
+from .marks import meta_date
 from .options import SearchOptions
 from .results import SearchResult
 from .stems import with_stems
+from .time_ranking import entry_day
 
 if TYPE_CHECKING:
     from ..settings import AgentConfig
@@ -262,12 +264,24 @@ def entry_of(r: SearchResult, workspace: Path, terms: Sequence[str] = ()) -> Sea
         snippet=text,
         snippet_line=shown[0][0],
         excerpt=excerpt,
+        date=_entry_date(r.path, entries, start, info),
         status=info.status,
         untrusted=False,
         importance=info.importance,
         category=info.category,
         origin=info.origin or r.origin,
     )
+
+
+def _entry_date(path: str, entries: FileEntries, start: int, info: LineInfo) -> str | None:
+    """The ISO day of the entry at line ``start``: its metadata's, else its
+    headings' or its file's (:func:`~.time_ranking.entry_day`, read over
+    the whole file)."""
+    day = meta_date(info)
+    if day is None:
+        found = entry_day(path, "\n".join(entries.lines), 1, start)
+        day = found.isoformat() if found else None
+    return day
 
 
 def _entry_span(entries: FileEntries, at: int) -> tuple[int, int]:

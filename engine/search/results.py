@@ -75,6 +75,10 @@ class SearchResult:
             del d["explain"]
         if d["excerpt"] is None:
             del d["excerpt"]
+        else:  # a line says it is retired only when it is
+            for line in d["excerpt"]["lines"]:
+                if line["retired"] is None:
+                    del line["retired"]
         d["citation"] = self.citation
         d["best_line"] = self.best_line
         if d["snippet_line"] is None:

@@ -120,7 +120,9 @@ def hit_lines(
     return lo, hi, "\n".join(lines[lo - start_line : hi - start_line + 1])
 
 
-def budget_spans(hits: Iterable[tuple[str, int, int]], max_lines: int, max_results: int) -> list[Span]:
+def budget_spans(
+    hits: Iterable[tuple[str, int, int]], max_lines: int, max_results: int, free: Callable[[int], bool] = lambda i: False
+) -> list[Span]:
     """Group ranked ``(path, start, end)`` hits into spans within ``max_lines``.
 
     A hit that overlaps or is adjacent to a span already taken joins it (the
@@ -128,7 +130,8 @@ def budget_spans(hits: Iterable[tuple[str, int, int]], max_lines: int, max_resul
     new span. A hit that would pass the budget is skipped (greedy in rank
     order: later hits that fit are still taken; a hit inside a span taken
     costs nothing and joins it). Stops when ``max_results`` spans are taken
-    and the next hit would start another.
+    and the next hit would start another; spans of ``free`` hits only (by
+    their index in ``hits``) are not counted.
     """
     spans: list[Span] = []
     used = 0
@@ -148,7 +151,7 @@ def budget_spans(hits: Iterable[tuple[str, int, int]], max_lines: int, max_resul
             keep.members = sorted([*keep.members, i])
             used += cost
             continue
-        if len(spans) >= max_results:
+        if sum(1 for s in spans if not all(free(m) for m in s.members)) >= max_results:
             break
         if used + (end - start + 1) > max_lines:
             continue

@@ -23,6 +23,7 @@ from .time_cues import TimeCue, named_days
 DAYS_BEFORE = 1
 DAYS_AFTER = 3
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+)$", re.MULTILINE)
+_LEVEL = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+)$")
 
 
 def chunk_dates(path: str, text: str, start_line: int) -> list[date]:
@@ -31,6 +32,26 @@ def chunk_dates(path: str, text: str, start_line: int) -> list[date]:
     for m in _HEADING.finditer(text):
         days += named_days(m.group(1))
     return days
+
+
+def entry_day(path: str, text: str, start_line: int, line: int) -> date | None:
+    """The day the entry at file line ``line`` of a chunk of ``path``
+    (``text``, from file line ``start_line``) is from (DESIGN.md §17): the
+    day named by the nearest heading above it that names one, following
+    the headings it sits under (a deeper heading after it is another
+    section's), else its file's date (name, front matter); None when
+    nothing dates it. Never the newest heading of the chunk."""
+    lines = text.split("\n")
+    deepest = 7  # a heading above must be shallower than the last one passed
+    for i in range(min(line - start_line, len(lines) - 1), -1, -1):
+        m = _LEVEL.match(lines[i])
+        if m is None or len(m.group(1)) >= deepest:
+            continue
+        days = named_days(m.group(2))
+        if days:
+            return days[0]
+        deepest = len(m.group(1))
+    return name_date(path) or (front_matter_date(text) if start_line == 1 else None)
 
 
 def in_cues(days: list[date], cues: list[TimeCue]) -> bool:

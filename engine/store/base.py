@@ -276,6 +276,11 @@ class IndexStore(Protocol):
 
     def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]: ...
 
+    def chunk_at(self, path: str, line: int) -> ChunkRow | None:
+        """The first chunk of ``path`` whose lines hold file line ``line``
+        (an entry a citation names), else None."""
+        ...
+
     def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
         """For each chunk, the last line of the chunk before it in its file
         and the first line of the chunk after it (None at either end; in

@@ -51,3 +51,16 @@ def test_recall_never_brings_back_an_old_preference_or_an_injection(capsys):
         assert r["calls"] >= 70 and r["deadline_passed"] == 0
         assert r["probes"] >= 20 and r["probe_share"] >= 0.8
         assert 0 < r["p50_ms"] <= r["p90_ms"]
+
+
+def test_marks_and_dates_follow_entries_in_what_search_shows():
+    """After supersedes (in the same chunk, in another file) and forgets:
+    no retired text shown as if it held or recalled, most questions of a
+    superseded entry answered by the entry that replaced it, and no live
+    entry dated by another entry's heading."""
+    _bench()  # loads bench/lifecycle_cases.py beside it
+    marks = sys.modules["lifecycle_cases"].run_marks()
+    assert marks.searches >= 10 and marks.shown_unmarked == 0 and marks.recalled == 0
+    assert marks.forgotten_answered == 0
+    assert marks.successors >= 6 and marks.successor_share >= 0.7
+    assert marks.dated >= 3 and marks.dated_wrong == 0

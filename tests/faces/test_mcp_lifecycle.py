@@ -43,6 +43,22 @@ def test_forget_and_supersede_over_mcp(workspace, tmp_path):
             gone = await client.call_tool("memory_forget", {"citation": "MEMORY.md:8", "reason": "we ship on Thursdays"})
             assert not gone.is_error and payload(gone)["marked"] == ["MEMORY.md:8"]
             assert payload(await client.call_tool("memory_search", {"query": "Tuesdays"}))["results"] == []
+            # A retired entry inside another result's excerpt says so, its
+            # text left out; the result is dated by its own entry (none),
+            # not by the heading the append wrote below it.
+            (anna,) = payload(await client.call_tool("memory_search", {"query": "Anna tech lead billing"}))["results"]
+            assert "5  ⋮ superseded by MEMORY.md:11" in anna["snippet"] and "green tea" not in anna["snippet"]
+            assert "Tuesdays" not in anna["snippet"] and "date" not in anna
+            # The entry that superseded one in another file answers the old
+            # one's question, though it shares none of its words.
+            cdn = payload(
+                await client.call_tool(
+                    "memory_append", {"text": "Edge purges now go through the CDN.", "supersedes": "memory/2026-01-05.md:3"}
+                )
+            )
+            found = payload(await client.call_tool("memory_search", {"query": "cache invalidation bug commit"}))["results"]
+            assert found[0]["citation"] == cdn["citation"] and "CDN" in found[0]["snippet"]
+            assert all("a828e60" not in r["snippet"] for r in found)
             got = await client.call_tool("memory_get", {"path": "MEMORY.md", "from": 8, "lines": 1})
             assert f"forgotten={TODAY}" in payload(got)["text"]
 

@@ -43,6 +43,15 @@ def test_memforget_marks_the_entry_and_search_labels_it(ip, workspace, capsys):
         ip.run_line_magic("memforget", "-a small MEMORY.md")
 
 
+def test_a_forgotten_entry_beside_a_result_shows_as_forgotten(ip, workspace):
+    ip.run_line_magic("memforget", "-a small MEMORY.md:5")
+    shown = ip.run_line_magic("memsearch", "-a small Anna tech lead billing")
+    assert shown[0].citation.startswith("MEMORY.md:4")
+    html, text = shown.to_html(), shown.to_text()
+    assert "green tea" not in html and "green tea" not in text
+    assert "⋮ forgotten" in html and "5  ⋮ forgotten" in text
+
+
 def test_memconsolidate_shows_the_diff_and_applies_it_on_a_click(ip, workspace):
     ip.run_line_magic("memindex", "-a small")
     idx = magics(ip).session.index("small")

@@ -122,6 +122,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
     status = ast.parse((ENGINE / "indexing" / "index_status.py").read_text())
     recovery = ast.parse((ENGINE / "indexing" / "recovery.py").read_text())
     judging = ast.parse((ENGINE / "search" / "judging.py").read_text())
+    successors = ast.parse((ENGINE / "search" / "successors.py").read_text())
     used = {
         "search/pipeline.py": _attributes_of(search, _named("store")),
         "indexing/sync.py": _attributes_of(sync, _named("store", "target", "shadow")) | _attributes_of(sync, _self_attr("store")),
@@ -133,6 +134,7 @@ def test_engine_modules_use_only_interface_members_of_the_store():
         "search/keywords.py": _attributes_of(keywords, _named("store")),
         "search/fusion.py": _attributes_of(fusion, _named("store")),
         "search/judging.py": _attributes_of(judging, _named("store")),
+        "search/successors.py": _attributes_of(successors, _named("store")),
     }
     assert all(used.values())  # the walk found the store in each
     for module, names in used.items():
@@ -164,6 +166,12 @@ def test_chunk_neighbours_are_the_chunks_before_and_after_in_the_file(tmp_path):
             next_start = long[i + 1].start_line if i + 1 < len(long) else None
             assert got[r.rowid] == (prev_end, next_start)
         assert got[by_file["memory/short.md"][0].rowid] == (None, None) and 999_999 not in got
+        # The chunk that holds a line a citation names: the first that does.
+        assert store.chunk_at("memory/short.md", 1) == by_file["memory/short.md"][0]
+        at = store.chunk_at("memory/long.md", long[2].end_line)
+        assert at is not None and at.start_line <= long[2].end_line <= at.end_line and at in long
+        assert at == next(r for r in long if r.start_line <= long[2].end_line <= r.end_line)
+        assert store.chunk_at("memory/short.md", 2) is None and store.chunk_at("nowhere.md", 1) is None
     finally:
         store.close()
 

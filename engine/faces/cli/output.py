@@ -159,7 +159,7 @@ def result_lines(r: SearchResult, query: str, *, explain: bool, width: int | Non
             lines.append(f"   {GAP:>{digits}}")
         for ln in ex.lines:
             mark = ">" if ln.number == ex.best_line and ln.hit else " "
-            lines += _hanging(f" {mark} {ln.number:>{digits}}  ", terminal_safe(ln.text), query, width)
+            lines += _hanging(f" {mark} {ln.number:>{digits}}  ", terminal_safe(ln.shown), query, width)
         if ex.omitted_after:
             lines.append(f"   {GAP:>{digits}}")
     if explain and r.explain:

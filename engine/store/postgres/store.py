@@ -234,6 +234,14 @@ class PostgresStore:
         rows = self._db.run(lambda conn: conn.execute(query, (ids,)).fetchall())
         return {int(r[0]): ChunkRow(int(r[0]), *r[1:]) for r in rows}
 
+    def chunk_at(self, path: str, line: int) -> ChunkRow | None:
+        query = self._db.q(
+            "SELECT rowid, path, source, start_line, end_line, text FROM {s}.chunks"
+            " WHERE path = %s AND start_line <= %s AND end_line >= %s ORDER BY start_line LIMIT 1"
+        )
+        row = self._db.run(lambda conn: conn.execute(query, (path, line, line)).fetchone())
+        return None if row is None else ChunkRow(int(row[0]), *row[1:])
+
     def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
         ids = list(dict.fromkeys(rowids))
         if not ids:

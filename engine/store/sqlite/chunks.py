@@ -152,6 +152,15 @@ class ChunkTable:
             ).fetchall()
         return {row[0]: ChunkRow(*row) for row in rows}
 
+    def chunk_at(self, path: str, line: int) -> ChunkRow | None:
+        with self.db.lock:
+            row = self.db.conn.execute(
+                "SELECT rowid, path, source, start_line, end_line, text FROM chunks"
+                " WHERE path = ? AND start_line <= ? AND end_line >= ? ORDER BY start_line LIMIT 1",
+                (path, line, line),
+            ).fetchone()
+        return None if row is None else ChunkRow(*row)
+
     def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
         ids = list(dict.fromkeys(rowids))
         if not ids:

@@ -200,6 +200,9 @@ class Store:
     def chunks(self, rowids: Iterable[int]) -> dict[int, ChunkRow]:
         return self._chunks.chunks(rowids)
 
+    def chunk_at(self, path: str, line: int) -> ChunkRow | None:
+        return self._chunks.chunk_at(path, line)
+
     def chunk_neighbours(self, rowids: Collection[int]) -> dict[int, tuple[int | None, int | None]]:
         return self._chunks.chunk_neighbours(rowids)
 

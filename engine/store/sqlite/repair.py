@@ -29,6 +29,16 @@ from .index_files import move_aside
 #: it only ever declares virtual tables sqlite-vec accepts, so a vec0 table
 #: whose stored declaration no longer parses had a byte flipped in it.
 _CONTENT_DAMAGE = ("could not decode to utf-8", "vec0 constructor error")
+#: The virtual-table modules memext declares: a declaration naming another
+#: ("no such module: vdc0") had a byte flipped in it, where "no such
+#: module: vec0" is an extension not loaded, not damage.
+_OUR_MODULES = frozenset({"vec0", "fts5", "fts5vocab"})
+
+
+def _names_a_module_we_never_declare(message: str) -> bool:
+    _, found, rest = message.partition("no such module: ")
+    words = rest.split()
+    return bool(found and words) and words[0] not in _OUR_MODULES
 
 
 def damage_of(exc: BaseException, db_path: Path) -> str | None:
@@ -47,7 +57,7 @@ def damage_of(exc: BaseException, db_path: Path) -> str | None:
     missing = schema_damage(db_path)  # a dropped table passes quick_check
     if missing:
         return f"{suspect}; damaged schema: {missing}"
-    if any(s in str(suspect).lower() for s in _CONTENT_DAMAGE):
+    if any(s in str(suspect).lower() for s in _CONTENT_DAMAGE) or _names_a_module_we_never_declare(str(suspect)):
         return str(suspect)
     return None
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LockTimeout, MemextError, WorkspaceMissing
 from ..index import MemoryIndex
+from ..indexing.freshness_record import FreshnessRecord
 from ..indexing.progress import describe_progress
 from ..indexing.reports import SyncProgress, SyncReport
 from ..indexing.sync import SyncCancelled
@@ -169,6 +170,13 @@ class FreshnessKeeper:
         self._last_progress_emit = 0.0
         self._recheck_timer: threading.Timer | None = None
         self._thread = threading.Thread(target=self._run, name=f"memext-keeper-{self.agent.id}", daemon=True)
+        # The freshness record (DESIGN.md §13): file events and gaps in
+        # watching seen so far, and the record itself (made at the first sync,
+        # when the index's place is known). Guarded by _record_lock, so that
+        # an event and the end of a sync cannot cross.
+        self._seen = 0
+        self._record: FreshnessRecord | None = None
+        self._record_lock = threading.Lock()
         self._watch: WatchGuard | None = None
         if watch and self.agent.settings.sync.watch and self.agent.settings.enabled:
             self._watch = WatchGuard(
@@ -177,6 +185,7 @@ class FreshnessKeeper:
                 polling=polling,
                 on_error=lambda error: self._set(watch_error=error),
                 on_resync=lambda if_changed: self.request("reconcile", if_changed=if_changed),
+                on_seen=self._on_seen,
             )
 
     # -- lifecycle ----------------------------------------------------------------
@@ -192,6 +201,10 @@ class FreshnessKeeper:
 
     def stop(self, timeout: float = 30) -> None:
         """Stop watching, cancel a running sync, close the index (idempotent)."""
+        with self._record_lock:  # while it still watches: from now on searches check the files themselves
+            self._seen += 1
+            if self._record is not None:
+                self._record.close()
         with self._cond:
             self._stopping = True
             self._cancel.set()
@@ -312,6 +325,37 @@ class FreshnessKeeper:
         if not self._paused:
             self.request("watch")
 
+    def _on_seen(self) -> None:
+        """A file event (before its debounce) or a gap in watching: the
+        index may miss a change until the next sync, so the record says so
+        at once."""
+        with self._record_lock:
+            self._seen += 1
+            if self._record is not None:
+                self._record.mark(False)
+
+    def _seen_now(self) -> int:
+        with self._record_lock:
+            return self._seen
+
+    def _mark_record(self, index: MemoryIndex, seen_at_start: int, fresh: bool) -> None:
+        """After a sync (or a check that found nothing to sync) that began
+        when ``seen_at_start`` events had been seen: the record says
+        "fresh" only when ``fresh`` and nothing was seen since, the files
+        are watched with native events, and no sync is waiting."""
+        with self._cond:
+            waiting = self._pending is not None
+        fresh = fresh and not self._paused and not self._stopping and not waiting
+        fresh = fresh and self._watch is not None and self._watch.watching_natively()
+        with self._record_lock:
+            if self._stopping:
+                return
+            if self._record is None:
+                if not fresh:
+                    return
+                self._record = FreshnessRecord(index.db_path, self.agent)
+            self._record.mark(fresh and self._seen == seen_at_start)
+
     def busy(self) -> bool:
         """A sync is running or waiting."""
         with self._cond:
@@ -351,6 +395,7 @@ class FreshnessKeeper:
             return
         self._paused = paused
         if paused:
+            self._on_seen()  # nothing is watched from now on
             if self._watch is not None:
                 self._watch.stop()
             return
@@ -446,14 +491,20 @@ class FreshnessKeeper:
             return False
 
     def _sync(self, req: SyncRequest) -> None:
+        seen = self._seen_now()
         # Before the change check, which finds nothing to do in a workspace
         # that is gone: a reconcile must see that it went.
         problem = self._workspace_problem()
         if problem:
             self._synced_ok = False  # when the folder is back, a sync runs (and clears the error)
+            self._on_seen()
             self._finish(None, problem)
             return
         if req.if_changed and not req.force and self._unchanged():
+            with self._open_lock:
+                index = self._index
+            if index is not None:
+                self._mark_record(index, seen, fresh=True)
             return
         if req.reason == "manual" and self._status.provider_problem and self._factory is not None:
             # "Sync now" tries the configured provider again (a reopened
@@ -478,6 +529,7 @@ class FreshnessKeeper:
             if not isinstance(exc, MemextError):
                 log.exception("sync of %s crashed", self.agent.id)
             self._synced_ok = False  # the index may not match the files: the next request syncs
+            self._on_seen()  # the index may miss what it was syncing
             self._finish(None, str(exc) or type(exc).__name__)
             return
         if self._stopping:
@@ -485,6 +537,9 @@ class FreshnessKeeper:
         self._synced_ok = True
         if report.recheck_after_s is not None:
             self._recheck_later(report.recheck_after_s)
+        # Files it could not verify (racy timestamps, DESIGN.md §5) or left
+        # without vectors keep the record "dirty" until a sync completes them.
+        self._mark_record(index, seen, fresh=report.recheck_after_s is None and not report.provider_error)
         error = f"embedding failed, indexed keyword-only: {report.provider_error}" if report.provider_error else None
         log.info(
             "%s: synced (%s%s) in %.2f s: %d files indexed, %d unchanged, %d deleted",

@@ -99,7 +99,8 @@ class MemoryWatcher:
     Changes are batched by watchdog's :class:`EventDebouncer`: the callback
     runs once no event has come for ``debounce_s`` (and at the latest
     ``debounce_s`` after the first event of a burst, so a file written
-    continuously is still picked up).
+    continuously is still picked up). ``on_seen()`` is called at once for
+    every relevant event.
     """
 
     def __init__(
@@ -112,9 +113,13 @@ class MemoryWatcher:
         poll_interval_s: float = 2.0,
         observer_factory: ObserverFactory | None = None,
         name: str = "",
+        on_seen: Callable[[], None] | None = None,
     ):
         self.roots = roots
         self._on_change = on_change
+        #: Told of every relevant event as it arrives, before the debounce
+        #: (the keeper's freshness record, DESIGN.md §13).
+        self._on_seen = on_seen
         self._debounce_s = debounce_s
         self._force_polling = polling
         self._poll_interval_s = poll_interval_s
@@ -205,6 +210,8 @@ class MemoryWatcher:
                 debouncer.join(timeout=5)
 
     def restart(self) -> None:
+        if self._on_seen is not None:  # changes made while it restarts go unseen
+            self._on_seen()
         self.stop()
         self.start()
 
@@ -245,6 +252,8 @@ class MemoryWatcher:
         if not isinstance(event, WATCHED_EVENTS):
             return
         if any(self.roots.is_relevant(p, event.is_directory) for p in event_paths(event)):
+            if self._on_seen is not None:
+                self._on_seen()
             deb = self._debouncer
             if deb is not None:
                 deb.handle_event(event)

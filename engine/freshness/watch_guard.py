@@ -69,10 +69,15 @@ class WatchGuard:
         polling: bool,
         on_error: Callable[[str | None], None],
         on_resync: Callable[[bool], None],
+        on_seen: Callable[[], None] | None = None,
     ):
         self.agent = agent
         self._on_error = on_error
         self._on_resync = on_resync
+        self._on_seen = on_seen or (lambda: None)
+        #: Bumped whenever watching starts or stops: a gap in which changes
+        #: went unseen (the keeper's freshness record, DESIGN.md §13).
+        self.starts = 0
         #: Serialises starting and stopping the watcher (scheduler, menu, stop).
         self._lock = threading.RLock()
         self._tried_at = 0.0  # the last start attempt
@@ -89,12 +94,24 @@ class WatchGuard:
                 polling=polling,
                 poll_interval_s=max(1.0, debounce_s),
                 name=agent.id,
+                on_seen=self._on_seen,
             )
 
     @property
     def mode(self) -> str:
         """ "native", "polling" or "off"."""
         return self.watcher.mode if self.watcher is not None else "off"
+
+    def watching_natively(self) -> bool:
+        """Native events arrive and the watcher's threads are alive: every
+        change is seen as it happens (polling sees it seconds later)."""
+        with self._lock:
+            w = self.watcher
+            return w is not None and w.running and w.mode == "native" and w.healthy()
+
+    def _gap(self) -> None:
+        self.starts += 1
+        self._on_seen()
 
     def _report(self, error: str | None) -> None:
         if error != self.error:
@@ -108,6 +125,7 @@ class WatchGuard:
             if self.watcher is None:
                 return True
             self._tried_at = time.monotonic()
+            self._gap()
             try:
                 self.watcher.start()
             except Exception as exc:
@@ -122,6 +140,7 @@ class WatchGuard:
     def stop(self) -> None:
         """Stop watching (pause, stop); a paused watcher has no error."""
         with self._lock:
+            self._gap()
             if self.watcher is not None:
                 self.watcher.stop()
             self._report(None)
@@ -147,6 +166,7 @@ class WatchGuard:
                         self._on_resync(True)
                 return
             if not watcher.healthy():
+                self._gap()
                 again = self._revived_at is not None and now - self._revived_at < WATCH_RETRY_S
                 self._revived_at = now
                 mode = watcher.mode

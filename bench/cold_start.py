@@ -21,6 +21,9 @@ interleaved call by call so that load on the machine hits all alike
   default search makes before searching (nothing changed here);
 - a question (``what did we decide to do about the ...``, ``--no-sync``):
   common words, which a search counts before dropping them;
+- the default search again, beside both click floors, while a keeper in
+  this process watches the agent and vouches for its index (DESIGN.md
+  §13): the search then skips its walk;
 - in this process: that check (``MemoryIndex.needs_sync()``: a scan of the
   memory folders plus the index's file list), again on an open index (the
   file list kept) and the first on a freshly opened one (as a one-shot
@@ -294,6 +297,7 @@ def bench_size(
         commands["base_search"] = ([*base, "search", query], base_env)
         commands["base_question_no_sync"] = ([*base, "search", "--no-sync", question], base_env)
     figures = interleaved(commands, runs)
+    kept = with_keeper(config, {k: commands[k] for k in ("click_floor", "click_walk_floor", "search")}, runs)
     agent = load_config(config).agent(None)
     with MemoryIndex(agent) as idx:
         chunks = idx.status(check_files=False).total_chunks
@@ -314,12 +318,38 @@ def bench_size(
         "no_sync_over_click_floor": round(figures["search_no_sync"] / figures["click_floor"], 1),
         "search_over_click_walk_floor": round(figures["search"] / figures["click_walk_floor"], 2),
         "click_walk_over_click_floor": round(figures["click_walk_floor"] / figures["click_floor"], 2),
+        "kept_search": kept["search"],
+        "kept_click_floor": kept["click_floor"],
+        "kept_click_walk_floor": kept["click_walk_floor"],
+        "kept_search_over_click_walk_floor": round(kept["search"] / kept["click_walk_floor"], 2),
+        "kept_search_over_click_floor": round(kept["search"] / kept["click_floor"], 2),
         "change_check_ms": round(check_ms, 1),
         "first_check_ms": round(first_ms, 1),
         "bare_walk_ms": round(walk_ms, 1),
         "check_over_walk": round(check_ms / walk_ms, 2),
         "first_check_over_walk": round(first_ms / walk_ms, 2),
     }
+
+
+def with_keeper(config: Path, commands: dict, runs: int) -> dict[str, float]:
+    """``commands`` interleaved again while a keeper in this process
+    watches the agent (as the tray or ``memext mcp`` would) and vouches for
+    its index, so that a one-shot search skips its walk (DESIGN.md §13)."""
+    from memext.engine import FreshnessKeeper
+    from memext.engine.indexing.freshness_record import vouches
+
+    agent = load_config(config).agent(None)
+    keeper = FreshnessKeeper(agent)
+    keeper.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not vouches(agent, agent.db_path()):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the keeper did not vouch for the index (watching: {keeper.snapshot().watch_mode})")
+            time.sleep(0.05)
+        return interleaved(commands, runs)
+    finally:
+        keeper.stop()
 
 
 def bench_notes(out: Path, runs: int, base_python: str | None = None, floor_python: str = sys.executable) -> dict:
@@ -445,6 +475,12 @@ def main() -> None:
         print(
             f"  the same command walking the workspace first (scandir + stat, nothing compared): {r['click_walk_floor']} s "
             f"({r['click_walk_over_click_floor']}x the bare command); memext search {r['search_over_click_walk_floor']}x it",
+            flush=True,
+        )
+        print(
+            f"  with a keeper watching the agent (the tray, memext mcp): memext search {r['kept_search']} s, "
+            f"{r['kept_search_over_click_walk_floor']}x the walking command ({r['kept_click_walk_floor']} s) "
+            f"and {r['kept_search_over_click_floor']}x the bare one ({r['kept_click_floor']} s), same loop",
             flush=True,
         )
         if a.base_python or a.base_tree:

@@ -112,8 +112,12 @@ class SyncWhenNeeded:
 
     def sync_before_search(self, index: MemoryIndex) -> str | None:
         """Sync ``index`` if a search should not answer from it as it is;
-        a notice when the search must (the sync could not run), else None."""
-        if not (index.agent.settings.sync.on_search or index.never_synced) or not index.needs_sync():
+        a notice when the search must (the sync could not run), else None.
+        The files are not walked when a running keeper vouches for them
+        (:mod:`~memext.engine.indexing.freshness_record`)."""
+        if not (index.agent.settings.sync.on_search or index.never_synced):
+            return None
+        if _keeper_vouches(index) or not index.needs_sync():
             return None
         label = f"{index.agent.id}: {'first index' if index.never_synced else 'syncing'}"
         try:
@@ -221,3 +225,12 @@ class KeptFresh:
 
     def close(self) -> None:
         return None
+
+
+def _keeper_vouches(index: MemoryIndex) -> bool:
+    """A running keeper (the tray, ``memext mcp``) watches the agent's
+    files and says the index matches them: a search need not walk them.
+    A first build or a rebuild for new settings is never vouched for."""
+    from ..indexing.freshness_record import vouches
+
+    return vouches(index.agent, index.db_path) and not index.never_synced and not index.settings_changed()

@@ -139,3 +139,46 @@ def test_sync_on_search_off_holds_for_the_cli_and_the_tools_alike(workspace, tmp
     assert _cli_search(config, "oolong").stdout.strip() == "no memory matches 'oolong'"
     with MemoryTools.from_config(load_config(config)) as tools:
         assert _search(tools, "oolong")["results"] == [] and tools.index().needs_sync()
+
+
+def test_a_running_keepers_word_spares_the_one_shot_walk(workspace, tmp_path, monkeypatch, store_backend):
+    """While a keeper watches the agent (the tray, `memext mcp`) and says its
+    index is fresh, `memext search` does not walk the files; an edit the
+    keeper has seen, or a keeper that stopped, sends the search back to
+    walking them. A PostgreSQL index is shared by machines whose files no
+    keeper here watches: its word is never taken."""
+    from memext.engine import index as index_module
+    from memext.engine.indexing.freshness_record import vouches
+
+    walks: list[str] = []
+    real = index_module.index_changes
+    monkeypatch.setattr(index_module, "index_changes", lambda agent, store: walks.append(agent.id) or real(agent, store))
+    config = write_config(tmp_path / "cfg", {"work": workspace}, extra="[memory_search.sync]\nwatch_debounce_ms = 100\n")
+
+    def wait_until(condition, what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not condition():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.05)
+
+    with Supervisor(config) as sup:
+        keeper = sup.keeper("work")
+        if store_backend == "postgres":
+            assert keeper.wait_fresh(30) and not vouches(keeper.agent, keeper.index.db_path)
+            walks.clear()
+            assert "MEMORY.md" in _cli_search(config, "green tea").stdout and walks == ["work"]
+            return
+        if keeper.snapshot().watch_mode != "native":
+            pytest.fail("this machine's watchdog has no native file events: the keeper never vouches")
+        wait_until(lambda: vouches(keeper.agent, keeper.index.db_path), "the keeper's word that the index is fresh")
+        walks.clear()
+        assert "MEMORY.md" in _cli_search(config, "green tea").stdout
+        assert walks == []  # answered on the keeper's word
+
+        (workspace / "memory" / "2026-01-08.md").write_text("- Rented a kayak.\n", encoding="utf-8")
+        wait_until(lambda: not vouches(keeper.agent, keeper.index.db_path) or walks, "the record to turn dirty")
+        found = _cli_search(config, "kayak")
+        assert "memory/2026-01-08.md:1" in found.stdout  # synced by the search or already by the keeper
+    walks.clear()
+    assert "MEMORY.md" in _cli_search(config, "green tea").stdout
+    assert walks == ["work"]  # a stopped keeper's word is not taken

@@ -217,8 +217,10 @@ def test_another_agents_search_does_not_wait_behind_a_stuck_index(workspace, tmp
     assert searched.returncode == 0 and "MEMORY.md" in searched.stdout, searched.stderr
     assert f"the {query_deadline_s:g} s query timeout passed" in searched.stderr, searched.stderr
     assert "keyword-only results" in searched.stderr
-    # One query deadline beyond a healthy search, not alpha's 60 s.
-    assert elapsed < floor + query_deadline_s + SLACK_S + 3.0, (elapsed, floor)
+    # One query deadline beyond a healthy search, not alpha's 60 s (the
+    # margin is for start-up beside alpha's process on a loaded machine:
+    # bench/hung_provider.py measures it beside a floor).
+    assert elapsed < floor + query_deadline_s + 10.0, (elapsed, floor)
     api_server.reset_log()
     again = subprocess.run([sys.executable, "-m", "memext", "search", "-a", "beta", "heron"], env=env, capture_output=True, text=True)
     assert again.returncode == 0 and "MEMORY.md" in again.stdout, again.stderr

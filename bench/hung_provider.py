@@ -3,6 +3,7 @@ the writer lock of ``memext index``, and searches of the same agent and of
 another agent made meanwhile from other processes.
 
     python bench/hung_provider.py [--behaviour hang|trickle|trickle-headers|all] [--case first|update|all]
+                                  [--query-deadline-ms MS]
 
 A real HTTP server on 127.0.0.1 (tests/servers.py, the OpenAI wire format)
 answers normally while two agents are indexed, then, per behaviour:
@@ -16,11 +17,16 @@ model its vector size first), and once its writer lock is seen taken,
 vectors) from two more processes; once the index command has given up,
 beta is searched again, the server still silent. All with the default
 deadlines (nothing shortened): the figures are what a user waits.
+``--query-deadline-ms`` sets ``remote.query_deadline_ms`` (60000 makes a
+search wait as long as a sync's call, as every search did before the
+query had a deadline of its own).
 
 Printed per run: how long the index command ran and held the writer lock
 (seen by this process trying the lock every 50 ms, as another writer
 would), and how long each search took to answer, beside the floor of the
-same search against the healthy server measured in the same run.
+same search against the healthy server measured in the same run (the
+median of three); the last line of a run is beta's search (another agent,
+the one that must not wait behind alpha's sync) against its floor.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ def write_workspace(ws: Path, topic: str) -> None:
 class Run:
     """One isolated memext set-up: user folders, a config, two agents."""
 
-    def __init__(self, root: Path, base_url: str):
+    def __init__(self, root: Path, base_url: str, query_deadline_ms: int | None = None):
         self.root = root
         self.env = dict(os.environ)
         for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_CACHE_HOME", "cache")):
@@ -74,7 +80,8 @@ class Run:
         for name, topic in (("alpha", "Thames"), ("beta", "Severn")):
             write_workspace(root / name, topic)
             agents += f'\n[[agents]]\nid = "{name}"\nworkspace = "{root / name}"\n'
-        self.config.write_text(f'[memory_search]\nprovider = "openai"\n[memory_search.remote]\nbase_url = "{base_url}"\n{agents}')
+        query = "" if query_deadline_ms is None else f"query_deadline_ms = {query_deadline_ms}\n"
+        self.config.write_text(f'[memory_search]\nprovider = "openai"\n[memory_search.remote]\nbase_url = "{base_url}"\n{query}{agents}')
 
     def memext(self, *args: str) -> subprocess.Popen:
         return subprocess.Popen(
@@ -113,13 +120,17 @@ def watch_lock(agent, db: Path, child: subprocess.Popen, seen: threading.Event) 
         time.sleep(0.05)
 
 
-def one(server: EmbeddingAPIServer, behaviour: str, case: str) -> None:
+def one(server: EmbeddingAPIServer, behaviour: str, case: str, query_deadline_ms: int | None) -> None:
     with tempfile.TemporaryDirectory(prefix="memext-hung-") as tmp:
-        run = Run(Path(tmp), server.openai_base_url)
+        run = Run(Path(tmp), server.openai_base_url, query_deadline_ms)
         server.clear_faults()
         _, rc, _, err = run.run("index", "--all") if case == "update" else run.run("index", "-a", "beta")
         assert rc == 0, err
-        floor = {a: run.run("search", "-a", a, "heron river")[0] for a in ("alpha", "beta") if case == "update" or a == "beta"}
+        # The floor: the median of three healthy searches (a search's start-up
+        # on a machine shared with others varies by seconds).
+        searched = ("alpha", "beta") if case == "update" else ("beta",)  # alpha's first index is the index command's
+        floors = {a: sorted(run.run("search", "-a", a, "heron river")[0] for _ in range(3)) for a in searched}
+        floor = {a: times[1] for a, times in floors.items()}
         if case == "update":
             (run.root / "alpha" / "memory" / "2026-03-09.md").write_text("# 2026-03-09\n\n- A kingfisher by the Thames weir.\n")
         server.add_fault("openai.embeddings", **BEHAVIOURS[behaviour])
@@ -148,7 +159,8 @@ def one(server: EmbeddingAPIServer, behaviour: str, case: str) -> None:
         after = run.run("search", "-a", "beta", "heron river")  # the server still silent, the failure written down
         server.clear_faults()
         first_seen, held = result["lock"]  # type: ignore[misc]
-        print(f"\n== server {behaviour}, {case} (memext index -a alpha)")
+        deadline = "default" if query_deadline_ms is None else f"{query_deadline_ms}"
+        print(f"\n== server {behaviour}, {case} (memext index -a alpha; remote.query_deadline_ms {deadline})")
         print(f"   index: exit {child.returncode} after {total:.1f} s; writer lock held {held:.1f} s" if held else "   lock never seen")
         for line in (err.strip().splitlines() or [""])[-2:]:
             print(f"      {line[:150]}")
@@ -159,12 +171,19 @@ def one(server: EmbeddingAPIServer, behaviour: str, case: str) -> None:
             for line in notes:
                 print(f"      {line[:150]}")
         print(f"   search -a beta once the index gave up: exit {after[1]} after {after[0]:.1f} s (healthy floor {floor['beta']:.1f} s)")
+        waited = searches["beta"][0]
+        print(
+            f"   => another agent's search while the sync waits: {waited:.1f} s, floor {floor['beta']:.1f} s "
+            f"(healthy {floors['beta'][0]:.1f}-{floors['beta'][-1]:.1f} s), {waited - floor['beta']:+.1f} s over it; "
+            f"load {os.getloadavg()[0]:.2f}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--behaviour", choices=[*BEHAVIOURS, "all"], default="all")
     parser.add_argument("--case", choices=["first", "update", "all"], default="all")
+    parser.add_argument("--query-deadline-ms", type=int, default=None, help="remote.query_deadline_ms (default: memext's)")
     args = parser.parse_args()
     behaviours = list(BEHAVIOURS) if args.behaviour == "all" else [args.behaviour]
     cases = ["first", "update"] if args.case == "all" else [args.case]
@@ -172,7 +191,7 @@ def main() -> None:
     with EmbeddingAPIServer() as server:
         for behaviour in behaviours:
             for case in cases:
-                one(server, behaviour, case)
+                one(server, behaviour, case, args.query_deadline_ms)
 
 
 if __name__ == "__main__":

@@ -50,10 +50,15 @@ class RemoteSettings(NamedTuple):
     base_url: str = ""
     api_key: str = ""
     headers: Mapping[str, str] = MappingProxyType({})
-    #: How long one embedding request may take, its retries and back-off
-    #: waits included: a search's query, or one call of a sync (which holds
-    #: the writer lock, and asks a provider that ran it out nothing more).
+    #: How long one embedding call of a sync may take, its retries and
+    #: back-off waits included (the sync holds the writer lock meanwhile,
+    #: and asks a provider that ran it out nothing more).
     deadline_ms: Annotated[int, Check(min=100, max=3_600_000)] = 60_000
+    #: How long a query embedding may take, retries and waits included (at
+    #: most ``deadline_ms``): someone waits for a search, which past it
+    #: answers by keyword and says so, so a silent provider costs a search
+    #: seconds, not a sync's minute.
+    query_deadline_ms: Annotated[int, Check(min=100, max=3_600_000)] = 5_000
     batch: BatchSettings = BatchSettings()
 
 

@@ -238,6 +238,28 @@ def workspace(tmp_path) -> Path:
     return ws
 
 
+@pytest.fixture
+def keyword_config(tmp_path, workspace, monkeypatch) -> Path:
+    """A config file with one keyword-only agent, ``w``, on :func:`workspace`,
+    in force for the ``memext`` command (``MEMEXT_CONFIG``; see :func:`run_cli`)."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n')
+    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
+    return cfg
+
+
+def run_cli(*args: str):
+    """``memext ARGS`` in this process (click's runner), which must end
+    done or with nothing found (exit 0 or 1)."""
+    from click.testing import CliRunner
+
+    from memext.engine.faces.cli.commands import cli
+
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return result
+
+
 def make_agent(workspace: Path, agent_id: str = "test", db_path: Path | None = None, **settings) -> AgentConfig:
     """An AgentConfig built through the real config parser.
 

@@ -10,9 +10,10 @@ pyproject.toml too, as this module imports it). Default model
 ``https://generativelanguage.googleapis.com/v1beta`` unless
 ``remote.base_url`` says otherwise. Retries follow
 :mod:`engine.providers.retry`; Gemini's ``RetryInfo`` counts as Retry-After;
-a query embedding gets one overall deadline (the query timeout) across its
-attempts, and one call embedding documents one too (the embedding
-deadline), both ``remote.deadline_ms`` (60 s), however the server answers
+a query embedding gets one overall deadline (the query timeout,
+``remote.query_deadline_ms``, 5 s) across its attempts, and one call
+embedding documents one too (the embedding deadline, ``remote.deadline_ms``,
+60 s), however the server answers
 (:mod:`engine.providers.deadline`).
 """
 
@@ -45,8 +46,9 @@ MAX_REQUEST_INPUTS = 100
 #: Tokens per batchEmbedContents request (the API's own cap is far higher;
 #: this keeps requests small enough to retry cheaply).
 MAX_REQUEST_TOKENS = 100 * MAX_INPUT_TOKENS
-#: A query embedding, all attempts and waits (``remote.deadline_ms``).
-QUERY_TIMEOUT_S = 60.0
+#: A query embedding, all attempts and waits (``remote.query_deadline_ms``):
+#: someone waits for the search.
+QUERY_TIMEOUT_S = 5.0
 DOCUMENT_TIMEOUT_S = 120.0
 #: One embed_batch call (a sync's group of texts), all requests and retries
 #: (``remote.deadline_ms``): what a silent server holds a writer lock for.

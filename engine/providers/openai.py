@@ -8,9 +8,10 @@ go through the Batch API instead (:mod:`engine.providers.openai_batch`),
 with inline requests after repeated batch failures. The client's own
 retries are off: :mod:`engine.providers.retry` applies DESIGN.md §6's policy
 (429/5xx/timeouts 3 times, 0.5-8 s backoff with jitter, ``Retry-After``);
-a query embedding gets one overall deadline (the query timeout) across its
-attempts, and one call embedding documents inline gets one too (the
-embedding deadline), both ``remote.deadline_ms`` (60 s), however the server answers
+a query embedding gets one overall deadline (the query timeout,
+``remote.query_deadline_ms``, 5 s) across its attempts, and one call
+embedding documents inline gets one too (the embedding deadline,
+``remote.deadline_ms``, 60 s), however the server answers
 (:mod:`engine.providers.deadline`). Vectors are checked and error messages
 redacted on the way out (:mod:`engine.providers.base`).
 """
@@ -47,8 +48,9 @@ DEFAULT_MODEL = "text-embedding-3-small"
 MAX_INPUT_TOKENS = 8192
 #: The API's cap on inputs per request.
 MAX_REQUEST_INPUTS = 2048
-#: A query embedding, all attempts and waits (``remote.deadline_ms``).
-QUERY_TIMEOUT_S = 60.0
+#: A query embedding, all attempts and waits (``remote.query_deadline_ms``):
+#: someone waits for the search.
+QUERY_TIMEOUT_S = 5.0
 DOCUMENT_TIMEOUT_S = 120.0
 #: One embed_batch call (a sync's group of texts), all requests and retries
 #: (``remote.deadline_ms``): what a silent server holds a writer lock for.

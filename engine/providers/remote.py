@@ -3,8 +3,8 @@ Gemini) read from an agent's settings.
 
 ``remote.api_key`` (else the row's key variable: ``OPENAI_API_KEY``,
 ``GEMINI_API_KEY``),
-``remote.base_url``, ``remote.headers``, ``remote.deadline_ms`` and
-``model``. The endpoint key
+``remote.base_url``, ``remote.headers``, ``remote.deadline_ms``,
+``remote.query_deadline_ms`` and ``model``. The endpoint key
 that goes into the index fingerprint and the embedding cache is the base
 URL plus the sorted header *names*: never a secret.
 """
@@ -122,7 +122,9 @@ def remote_target(
 
 def deadlines(agent: AgentConfig, options: Mapping[str, Any]) -> dict[str, Any]:
     """A remote provider's ``options`` with ``remote.deadline_ms`` as the
-    deadline of a query and of one embedding call of a sync (DESIGN.md §6),
-    unless ``options`` set them (tests shorten them directly)."""
-    seconds = agent.settings.remote.deadline_ms / 1000
-    return {"query_timeout_s": seconds, "embedding_deadline_s": seconds, **options}
+    deadline of one embedding call of a sync and ``remote.query_deadline_ms``
+    (capped at it) as a query's (DESIGN.md §6), unless ``options`` set them
+    (tests shorten them directly)."""
+    r = agent.settings.remote
+    seconds = r.deadline_ms / 1000
+    return {"query_timeout_s": min(r.query_deadline_ms / 1000, seconds), "embedding_deadline_s": seconds, **options}

@@ -14,7 +14,7 @@ import time
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import anyio
 import pytest
@@ -307,6 +307,22 @@ class _StdioWire:
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=lambda: [self.lines.put(line) for line in proc.stdout], daemon=True).start()
 
+    @classmethod
+    def start(cls, config: Path, stderr: Any = subprocess.DEVNULL) -> _StdioWire:
+        """`memext mcp` serving ``config``, initialized as a client does."""
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memext", "mcp"],
+            env={**os.environ, **server_env(config)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+        wire = cls(proc)
+        wire.send(json.dumps(INITIALIZE).encode())
+        assert wire.receive()["id"] == 1
+        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        return wire
+
     def send(self, raw: bytes) -> None:
         self.proc.stdin.write(raw + b"\n")
         self.proc.stdin.flush()
@@ -317,29 +333,30 @@ class _StdioWire:
         except queue.Empty:
             raise AssertionError("the server did not answer") from None
 
+    def assert_still_answers(self) -> None:
+        """The server is still there, in order, and answers a search of the example memory."""
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}},
+        }
+        self.send(json.dumps(call).encode())
+        answer = self.receive()
+        assert answer["id"] == 2 and "55 g" in json.dumps(answer["result"])
+
+    def close(self) -> None:
+        """The client goes (stdin closed): the server exits 0."""
+        self.proc.stdin.close()
+        assert self.proc.wait(30) == 0
+        self.proc.stdout.close()
+
 
 def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_workspace, tmp_path):
     """A client that sent a malformed line with an id would wait forever
     for an answer the SDK never sends: the server answers it."""
-    config = write_config(tmp_path / "cfg", {"example": example_workspace})
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memext", "mcp"],
-        env={**os.environ, **server_env(config)},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    wire = _StdioWire(proc)
+    wire = _StdioWire.start(write_config(tmp_path / "cfg", {"example": example_workspace}))
     try:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-        }
-        wire.send(json.dumps(init).encode())
-        assert wire.receive()["id"] == 1
-        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
         for raw, code, answer_id in [
             (b"not json at all", -32700, None),
             (b'{"jsonrpc": "2.0", "id": 9, "method": "tools/li', -32700, None),  # cut short
@@ -356,20 +373,9 @@ def test_a_line_that_is_not_json_rpc_gets_an_error_reply(example_workspace, tmp_
             assert answer["jsonrpc"] == "2.0" and answer["id"] == answer_id and answer["error"]["code"] == code, (raw, answer)
         wire.send(b"   ")  # a blank line is no message: nothing to answer
         wire.send(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}}')  # nor a notification
-        # The server is still there, in order, and answers the next call.
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}},
-        }
-        wire.send(json.dumps(call).encode())
-        answer = wire.receive()
-        assert answer["id"] == 2 and "55 g" in json.dumps(answer["result"])
+        wire.assert_still_answers()
     finally:
-        proc.stdin.close()
-        assert proc.wait(30) == 0
-        proc.stdout.close()
+        wire.close()
 
 
 def _nested(kind: str, depth: int) -> str:
@@ -393,20 +399,9 @@ def test_deep_long_and_undecodable_lines_are_answered_and_the_server_goes_on(exa
     past the size limit, bytes that are not UTF-8 and random garbage each
     get a JSON-RPC error (with the request's id when it can be read), and
     a later call of the same client is still answered."""
-    config = write_config(tmp_path / "cfg", {"example": example_workspace})
     with open(tmp_path / "stderr.txt", "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "memext", "mcp"],
-            env={**os.environ, **server_env(config)},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-        )
-    wire = _StdioWire(proc)
+        wire = _StdioWire.start(write_config(tmp_path / "cfg", {"example": example_workspace}), stderr=err)
     try:
-        wire.send(json.dumps(INITIALIZE).encode())
-        assert wire.receive()["id"] == 1
-        wire.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
         for n, (kind, depth) in enumerate([(k, d) for d in (10, 1_500, 100_000) for k in ("arrays", "objects")], start=10):
             query = _nested(kind, depth)
             wire.send(
@@ -447,19 +442,9 @@ def test_deep_long_and_undecodable_lines_are_answered_and_the_server_goes_on(exa
             line = _fuzz_line(rnd)
             wire.send(line)
             assert "error" in wire.receive(), line
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "memory_search", "arguments": {"query": "Biscuit food"}},
-        }
-        wire.send(json.dumps(call).encode())
-        answer = wire.receive()
-        assert answer["id"] == 2 and "55 g" in json.dumps(answer["result"])
+        wire.assert_still_answers()
     finally:
-        proc.stdin.close()
-        assert proc.wait(30) == 0
-        proc.stdout.close()
+        wire.close()
     assert not (example_workspace / TODAY).exists()  # nothing was appended
     logged = (tmp_path / "stderr.txt").read_text(errors="replace")
     assert "Traceback" not in logged and "RecursionError" not in logged, logged[-3000:]

@@ -253,25 +253,30 @@ def test_a_retry_after_beyond_the_query_timeout_fails_the_query_at_once(api_serv
     assert "the server asks to retry after 5 s, beyond the 2 s query timeout" in str(err.value)
 
 
-def test_query_timeout_defaults_to_60_seconds():
+def test_a_query_waits_5_seconds_by_default_and_a_syncs_call_60():
     p = OpenAIProvider(RemoteTarget("k", "http://127.0.0.1:9", MODEL))
-    assert p.query_timeout_s == p.embedding_deadline_s == 60.0
+    assert (p.query_timeout_s, p.embedding_deadline_s) == (5.0, 60.0)
 
 
 @pytest.mark.parametrize("name", ["openai", "gemini"])
-def test_the_deadlines_come_from_remote_deadline_ms(tmp_path, name):
-    """One setting bounds a query and one embedding call of a sync (what a
-    silent server holds the writer lock for); options a caller passes win."""
+def test_the_deadlines_come_from_the_remote_settings(tmp_path, name):
+    """`remote.deadline_ms` bounds one embedding call of a sync (what a
+    silent server holds the writer lock for), `remote.query_deadline_ms` a
+    query (someone waits for it), never longer than a sync's call; options
+    a caller passes win."""
     from memext.engine.providers import gemini, openai as openai_module
 
     create = {"openai": openai_module.create, "gemini": gemini.create}[name]
     agent = make_agent(tmp_path / "ws", provider=name, remote={"api_key": "k", "deadline_ms": 2500})
     p = create(agent, app_paths())
-    assert p.query_timeout_s == p.embedding_deadline_s == 2.5
+    assert p.query_timeout_s == p.embedding_deadline_s == 2.5  # the query's 5 s capped at a call's
     p = create(agent, app_paths(), query_timeout_s=0.5)
     assert (p.query_timeout_s, p.embedding_deadline_s) == (0.5, 2.5)
     default = create(make_agent(tmp_path / "ws", provider=name, remote={"api_key": "k"}), app_paths())
-    assert default.query_timeout_s == default.embedding_deadline_s == 60.0
+    assert (default.query_timeout_s, default.embedding_deadline_s) == (5.0, 60.0)
+    both = make_agent(tmp_path / "ws", provider=name, remote={"api_key": "k", "query_deadline_ms": 1200, "deadline_ms": 9000})
+    p = create(both, app_paths())
+    assert (p.query_timeout_s, p.embedding_deadline_s) == (1.2, 9.0)
 
 
 def test_a_server_that_is_down_is_retried_then_reported():

@@ -121,3 +121,107 @@ def test_a_failure_is_shared_with_other_processes_for_the_same_endpoint(tmp_path
     assert QueryEmbedder(tmp_path).backing_off(here) is None
     record.write_text(json.dumps({"at": time.time() - QUERY_RETRY_AFTER_S - 1, "error": "old"}), encoding="utf-8")
     assert QueryEmbedder(tmp_path).backing_off(here) is None
+
+
+# -- a silent provider costs a search its own short deadline ---------------------------
+
+#: What a deadline may overrun by: thread hand-over and a loaded CI machine.
+SLACK_S = 1.5
+SILENT = {
+    "hang": {"status": None, "delay_s": 120.0},
+    "trickle": {"status": None, "trickle_s": 1.0},
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("behaviour", list(SILENT))
+def test_a_search_waits_for_a_silent_provider_its_query_deadline_only(built, api_server, behaviour):
+    """With the settings a user gets (a sync's call may take
+    `remote.deadline_ms`, 60 s), a search against a server that stopped
+    answering gives up the query embedding after `remote.query_deadline_ms`
+    (5 s), answers by keyword and says why; the old code waited the sync's
+    60 s."""
+    from memext.engine.providers.openai import QUERY_TIMEOUT_S
+
+    with MemoryIndex(built, env=ENV) as idx:
+        api_server.add_fault("openai.embeddings", times=None, **SILENT[behaviour])
+        started = time.monotonic()
+        response = idx.search("Anna billing")
+        elapsed = time.monotonic() - started
+    print(f"\nsearch, server {behaviour}: answered after {elapsed:.2f} s (default query deadline {QUERY_TIMEOUT_S:g} s)")
+    assert QUERY_TIMEOUT_S - 0.2 < elapsed < QUERY_TIMEOUT_S + SLACK_S
+    assert response.mode == "keyword" and response.results
+    assert f"the {QUERY_TIMEOUT_S:g} s query timeout passed" in (response.notice or "")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("behaviour", list(SILENT))
+def test_another_agents_search_does_not_wait_behind_a_stuck_index(workspace, tmp_path, api_server, behaviour):
+    """`memext index -a alpha` waits on a silent server for its 60 s
+    deadline (the default) with its writer lock taken; meanwhile `memext
+    search -a beta`, from another process and before any failure is written
+    down, answers by keyword after its own query deadline
+    (`remote.query_deadline_ms`, set to 2 s here) and says so, and writes
+    the failure down: the next search asks the silent server nothing."""
+    import os
+    import subprocess
+    import sys
+
+    from memext.engine.errors import LockTimeout
+    from memext.engine.store.drivers import writer_lock
+
+    query_deadline_s = 2.0
+    beta = tmp_path / "beta"
+    beta.mkdir()
+    (beta / "MEMORY.md").write_text("# Memory\n\n- The grey heron nests by the Severn.\n", encoding="utf-8")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "openai"\n[memory_search.remote]\nbase_url = "{api_server.openai_base_url}"\n'
+        f"query_deadline_ms = {int(query_deadline_s * 1000)}\n"
+        f'[memory_search.store]\npath = "{tmp_path}/index/{{agent_id}}.sqlite"\n'
+        f'[[agents]]\nid = "alpha"\nworkspace = "{workspace}"\n[[agents]]\nid = "beta"\nworkspace = "{beta}"\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg), "OPENAI_API_KEY": OPENAI_KEY}
+
+    def memext(*args: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "memext", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def timed_search() -> tuple[float, subprocess.CompletedProcess]:
+        begun = time.monotonic()
+        p = memext("search", "-a", "beta", "heron")
+        out, err = p.communicate(timeout=90)
+        return time.monotonic() - begun, subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+    assert memext("index", "-a", "beta").wait(60) == 0
+    floor, healthy = timed_search()  # the same search, healthy server: process start-up on this machine now
+    assert healthy.returncode == 0 and "the embedding provider failed" not in healthy.stderr, healthy.stderr
+    api_server.add_fault("openai.embeddings", times=None, **SILENT[behaviour])
+    api_server.reset_log()
+    indexing = memext("index", "-a", "alpha")
+    try:
+        alpha = make_agent(workspace, db_path=tmp_path / "index" / "alpha.sqlite")
+        while True:  # until alpha's sync holds its writer lock, waiting for the server
+            assert indexing.poll() is None, indexing.communicate()
+            try:
+                with writer_lock(alpha, alpha.db_path(), timeout=0):
+                    time.sleep(0.05)
+            except LockTimeout:
+                break
+        elapsed, searched = timed_search()
+        assert indexing.poll() is None  # alpha's sync is still waiting for the server
+    finally:
+        indexing.kill()
+        indexing.communicate()
+    print(f"\nserver {behaviour}: search of another agent {elapsed:.2f} s (healthy {floor:.2f} s; {query_deadline_s:g} s query deadline)")
+    assert searched.returncode == 0 and "MEMORY.md" in searched.stdout, searched.stderr
+    assert f"the {query_deadline_s:g} s query timeout passed" in searched.stderr, searched.stderr
+    assert "keyword-only results" in searched.stderr
+    # One query deadline beyond a healthy search, not alpha's 60 s (the
+    # margin is for start-up beside alpha's process on a loaded machine:
+    # bench/hung_provider.py measures it beside a floor).
+    assert elapsed < floor + query_deadline_s + 10.0, (elapsed, floor)
+    api_server.reset_log()
+    again = subprocess.run([sys.executable, "-m", "memext", "search", "-a", "beta", "heron"], env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and "MEMORY.md" in again.stdout, again.stderr
+    assert "the embedding provider failed" in again.stderr and api_server.requests("openai.embeddings") == [], again.stderr

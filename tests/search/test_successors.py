@@ -5,42 +5,24 @@ whatever chunk or file it sits (engine/search/successors.py, DESIGN.md
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-from click.testing import CliRunner
-
-from memext.engine.faces.cli.commands import cli
+from conftest import run_cli
 
 
-@pytest.fixture
-def config(tmp_path, workspace, monkeypatch) -> Path:
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(f'[memory_search]\nprovider = "none"\n[[agents]]\nid = "w"\nworkspace = "{workspace}"\n')
-    monkeypatch.setenv("MEMEXT_CONFIG", str(cfg))
-    return cfg
-
-
-def run(*args: str):
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code in (0, 1), result.output
-    return result
-
-
-def test_the_successor_in_another_file_answers_its_predecessors_question(config, workspace):
+def test_the_successor_in_another_file_answers_its_predecessors_question(keyword_config, workspace):
     (workspace / "MEMORY.md").write_text(
         "# Memory\n\n## Home\n- The office wifi password is on the fridge.\n- The boiler is serviced in May.\n", encoding="utf-8"
     )
     # Not one word of the question is in the new entry, and it sits in another file.
-    run("note", "--file", "memory/2026-03-02.md", "Router credentials now live in the team vault.", "--supersedes", "MEMORY.md:4")
-    (hit, *rest) = json.loads(run("search", "wifi password", "--json").stdout)["results"]
+    run_cli("note", "--file", "memory/2026-03-02.md", "Router credentials now live in the team vault.", "--supersedes", "MEMORY.md:4")
+    (hit, *rest) = json.loads(run_cli("search", "wifi password", "--json").stdout)["results"]
     assert hit["citation"] == "memory/2026-03-02.md:2" and hit["confident"]
     # One result asked for: the successor is that one.
-    (only,) = json.loads(run("search", "wifi password", "-n", "1", "--json").stdout)["results"]
+    (only,) = json.loads(run_cli("search", "wifi password", "-n", "1", "--json").stdout)["results"]
     assert only["citation"] == "memory/2026-03-02.md:2"
     assert all("fridge" not in r["snippet"] for r in rest)
-    recalled = run("recall", "where is the wifi password?").stdout
+    recalled = run_cli("recall", "where is the wifi password?").stdout
     assert "Router credentials now live in the team vault." in recalled and "fridge" not in recalled
     # A question the old entry does not answer does not bring the new one.
-    boiler = json.loads(run("search", "boiler serviced", "--json").stdout)["results"]
+    boiler = json.loads(run_cli("search", "boiler serviced", "--json").stdout)["results"]
     assert boiler and all("vault" not in r["snippet"] for r in boiler)

@@ -15,12 +15,12 @@ from .options import (
     check_has_memory,
     ctx_config as _config,
     examples,
-    invocation_color as _color,
     json_option,
     one_shot_index as _index,
-    pick_agent,
     picked_agent_option,
+    picked_with_memory,
     print_json as _print_json,
+    sync_progress_bar,
 )
 from .output import status_lines, terminal_safe
 
@@ -64,9 +64,13 @@ def _report_dict(agent: str, r: SyncReport) -> dict:
 def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bool, as_json: bool) -> None:
     """Index (or update the index of) an agent's memory files."""
     cfg = _config(ctx)
-    agents = cfg.agents if all_agents else [pick_agent(cfg, agent).agent]
-    for a in agents:
-        check_has_memory(a)  # as `memext search` does: an empty ad-hoc folder gets no index
+    # As `memext search` does: an empty ad-hoc folder gets no index.
+    if all_agents:
+        agents = cfg.agents
+        for a in agents:
+            check_has_memory(a)
+    else:
+        agents = [picked_with_memory(cfg, agent).agent]
     out: list[dict] = []
     failed: list[str] = []
     for a in agents:
@@ -109,12 +113,10 @@ def index_cmd(ctx: click.Context, agent: str | None, all_agents: bool, force: bo
 def _index_one(cfg: Config, a: AgentConfig, force: bool, *, show_progress: bool) -> tuple[SyncReport, IndexStatus]:
     """Check the index file (a damaged one is set aside and rebuilt), then
     sync one agent; returns (report, status)."""
-    from ...for_faces import TextProgress
-
     with _index(cfg, a) as idx:
         idx.verify()  # what it did is logged (stderr)
         if show_progress:
-            with TextProgress(a.id, transient=True, color=_color()) as bar:
+            with sync_progress_bar(a.id) as bar:
                 report = idx.sync(force=force, progress=bar)
         else:
             report = idx.sync(force=force)

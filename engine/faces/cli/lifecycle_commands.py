@@ -14,18 +14,20 @@ from typing import TYPE_CHECKING, Sequence
 
 import click
 
-from ... import MemextError, MemoryIndex
+from ... import MemextError
 from .group import ERROR_STATUS, NOTHING_FOUND_STATUS
 from .options import (
-    PickedAgent,
     check_has_memory,
     ctx_config,
     examples,
     json_option,
     pick_agent,
     picked_agent_option,
+    picked_from_ctx as _picked,
+    picked_index as _open,
     print_json,
     stdin_text,
+    text_agent_and_count,
 )
 from .output import listed_results, terminal_safe
 
@@ -36,14 +38,6 @@ RECALL_LOCK_WAIT_S = 2.0
 if TYPE_CHECKING:
     from ... import CaptureReport, Proposal
     from ...memory.capture import Problem
-
-
-def _open(ctx: click.Context, picked: PickedAgent) -> MemoryIndex:
-    return MemoryIndex(picked.agent, config_file=ctx_config(ctx).path, one_shot=True)
-
-
-def _picked(ctx: click.Context, agent: str | None) -> PickedAgent:
-    return pick_agent(ctx_config(ctx), agent)
 
 
 @click.command(
@@ -247,9 +241,7 @@ def _show_proposal(proposal: Proposal) -> None:
         nothing="nothing recalled",
     ),
 )
-@click.argument("text", nargs=-1, required=True)
-@picked_agent_option
-@click.option("-n", "--max-results", type=click.IntRange(1, 20), help="How many memories at most (default: recall.max_results, 3).")
+@text_agent_and_count("text", 20, "How many memories at most (default: recall.max_results, 3).")
 @click.option("--deadline", type=click.IntRange(1), metavar="MS", help="Milliseconds recall may take (default: recall.deadline_ms).")
 @click.option("--list", "as_list", is_flag=True, help="List the memories as search does, instead of the context block.")
 @click.option("--no-sync", is_flag=True, help="Recall from the index as it is, without syncing changed files first.")

@@ -1,7 +1,9 @@
 """What every ``memext`` command shares: the ``-a``/``--json`` options (also
-accepted before the command, as ``memext -a work search x``), the agent a
-command works on and its index, the colour setting, the examples that end
-each ``--help``, the config of the invocation and JSON output."""
+accepted before the command, as ``memext -a work search x``), the
+parameters of the commands that answer a text, the agent a command works
+on and its index, the colour setting and a sync's progress bar, the
+examples that end each ``--help``, the config of the invocation and JSON
+output."""
 
 from __future__ import annotations
 
@@ -10,11 +12,16 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 import click
 
 from ... import AgentConfig, Config, MemoryIndex, load_config
+
+if TYPE_CHECKING:
+    from ...for_faces import TextProgress
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def complete_agent_id(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
@@ -38,6 +45,20 @@ picked_agent_option = click.option(
     shell_complete=complete_agent_id,
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def text_agent_and_count(name: str, most: int, count_help: str) -> Callable[[F], F]:
+    """The parameters of a command that answers a text for one agent
+    (``search``, ``recall``): the words NAME (``-`` reads stdin), ``-a``
+    (:data:`picked_agent_option`) and ``-n``/``--max-results`` up to ``most``."""
+
+    def decorate(fn: F) -> F:
+        fn = click.option("-n", "--max-results", type=click.IntRange(1, most), help=count_help)(fn)
+        fn = picked_agent_option(fn)
+        return click.argument(name, nargs=-1, required=True)(fn)
+
+    return decorate
+
 
 #: The parameter names that ``memext -a ID`` and ``memext --json`` fill in
 #: for the command that follows (each command's own option wins).
@@ -139,6 +160,14 @@ def check_has_memory(agent: AgentConfig) -> None:
     )
 
 
+def picked_with_memory(cfg: Config, agent_id: str | None) -> PickedAgent:
+    """:func:`pick_agent`'s agent, refused as :func:`check_has_memory` says
+    (an ad-hoc folder with no memory files)."""
+    picked = pick_agent(cfg, agent_id)
+    check_has_memory(picked.agent)
+    return picked
+
+
 def examples(*lines: str, ok: str = "done", nothing: str | None = None, error: str = ERROR_KINDS) -> str:
     """A command's ``epilog``: its exit statuses, grep's (0 ``ok``, 1
     ``nothing`` for a command that can find nothing, 2 ``error``), then its
@@ -185,7 +214,22 @@ def one_shot_index(cfg: Config, agent: AgentConfig) -> MemoryIndex:
     return MemoryIndex(agent, config_file=cfg.path, one_shot=True)
 
 
-def invocation_color() -> bool | None:
-    """The invocation's colour setting (``--color``, NO_COLOR, FORCE_COLOR)."""
+def picked_from_ctx(ctx: click.Context, agent_id: str | None) -> PickedAgent:
+    """The agent of a command that works on one (:func:`pick_agent`), from
+    the invocation's config."""
+    return pick_agent(ctx_config(ctx), agent_id)
+
+
+def picked_index(ctx: click.Context, picked: PickedAgent) -> MemoryIndex:
+    """The picked agent's index for one command (:func:`one_shot_index`),
+    errors naming the invocation's config file."""
+    return one_shot_index(ctx_config(ctx), picked.agent)
+
+
+def sync_progress_bar(label: str) -> TextProgress:
+    """The bar a sync shows on a terminal (gone when done), in the
+    invocation's colours (``--color``, NO_COLOR, FORCE_COLOR)."""
+    from ...for_faces import TextProgress
+
     ctx = click.get_current_context(silent=True)
-    return ctx.color if ctx is not None else None
+    return TextProgress(label, transient=True, color=ctx.color if ctx is not None else None)

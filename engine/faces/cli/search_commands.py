@@ -13,36 +13,27 @@ from ... import AgentConfig, MemextError, MemoryIndex, SearchOptions
 from ...for_faces import SyncWhenNeeded
 from .group import NOTHING_FOUND_STATUS
 from .options import (
-    PickedAgent,
-    check_has_memory,
     ctx_config as _config,
     examples,
-    invocation_color as _color,
     json_option,
     one_shot_index as _index,
-    pick_agent,
     picked_agent_option,
+    picked_from_ctx,
+    picked_index,
+    picked_with_memory,
     print_json as _print_json,
     stdin_text,
+    sync_progress_bar,
+    text_agent_and_count,
 )
 from .output import listed_results, terminal_safe
 
 if TYPE_CHECKING:
     from ... import SearchResponse
-    from ...for_faces import TextProgress
 
 #: How long `memext search` waits for another process's sync (the tray's,
 #: say) before searching the index as it is.
 SEARCH_LOCK_WAIT_S = 2.0
-
-
-def _open(ctx: click.Context, picked: PickedAgent) -> MemoryIndex:
-    return _index(_config(ctx), picked.agent)
-
-
-def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
-    """The agent of a command that works on one (see :func:`pick_agent`)."""
-    return pick_agent(_config(ctx), agent)
 
 
 @click.command(
@@ -55,9 +46,7 @@ def _pick(ctx: click.Context, agent: str | None) -> PickedAgent:
         nothing="no memory matches",
     ),
 )
-@click.argument("query", nargs=-1, required=True)
-@picked_agent_option
-@click.option("-n", "--max-results", type=click.IntRange(1, 200), help="How many results (default: query.max_results).")
+@text_agent_and_count("query", 200, "How many results (default: query.max_results).")
 @click.option("--min-score", type=click.FloatRange(0, 1), help="Drop results below this score (default: query.min_score).")
 @click.option(
     "--max-lines", type=click.IntRange(1), help="Reading budget: as many results as fit in this many lines, overlapping hits merged."
@@ -88,9 +77,8 @@ def search_cmd(
     marked weak."""
     text = _query_text(query)
     cfg = _config(ctx)
-    picked = pick_agent(cfg, agent)
+    picked = picked_with_memory(cfg, agent)
     agent_cfg = picked.agent
-    check_has_memory(agent_cfg)
 
     options = SearchOptions(
         max_results=max_results,
@@ -110,7 +98,9 @@ def search_cmd(
     # The index never syncs by itself: a one-shot process syncs a stale index
     # in the foreground first, by the agent tools' policy (DESIGN.md §5).
     host = SyncWhenNeeded(
-        lambda _agent: _index(cfg, agent_cfg), SEARCH_LOCK_WAIT_S, progress=_progress_bar if not as_json and sys.stderr.isatty() else None
+        lambda _agent: _index(cfg, agent_cfg),
+        SEARCH_LOCK_WAIT_S,
+        progress=sync_progress_bar if not as_json and sys.stderr.isatty() else None,
     )
     try:
         resp, note = (run(host.index(agent_cfg.id)), None) if no_sync else host.search(agent_cfg.id, run)
@@ -165,13 +155,6 @@ def _query_text(words: tuple[str, ...]) -> str:
     return text
 
 
-def _progress_bar(label: str) -> TextProgress:
-    """The bar a sync before a search shows on a terminal (gone when done)."""
-    from ...for_faces import TextProgress
-
-    return TextProgress(label, transient=True, color=_color())
-
-
 @click.command(
     "get",
     short_help="Print lines of a memory file: PATH, PATH:LINE or PATH:FROM-TO.",
@@ -199,8 +182,8 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
     from ...for_faces import parse_get_spec
 
     path, start, count = parse_get_spec(spec)
-    picked = _pick(ctx, agent)
-    with _open(ctx, picked) as idx:
+    picked = picked_from_ctx(ctx, agent)
+    with picked_index(ctx, picked) as idx:
         read = idx.get(path, from_line or start, lines or count)
     try:
         res = read.require_lines()

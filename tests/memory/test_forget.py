@@ -119,8 +119,9 @@ def test_forget_and_supersede_through_the_cli(config, workspace):
     r = run("forget", "MEMORY.md:8", "--reason", "we ship on Thursdays")
     assert r.exit_code == 0 and r.output.strip() == "forgot MEMORY.md:8 (we ship on Thursdays)"
     assert "no memory matches" in run("search", "Tuesdays").output
-    got = run("get", "MEMORY.md:8").output  # still there, marked
+    got = run("get", "MEMORY.md:8", "--raw").output  # still there, marked
     assert got.startswith("- We ship on Tuesdays. <!-- memext forgotten=") and "we ship on Thursdays" in got
+    assert run("get", "MEMORY.md:8").output == "- We ship on Tuesdays.  [forgotten: we ship on Thursdays]\n"
     r = run("forget", "MEMORY.md:8", "--json")
     assert json.loads(r.output)["already"] == ["MEMORY.md:8"]
     r = CliRunner().invoke(cli, ["forget", "MEMORY.md"])

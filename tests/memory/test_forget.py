@@ -165,6 +165,7 @@ def test_marks_written_by_hand_are_honoured(workspace, tmp_path):
 
 def test_the_notebook_shows_the_marks(workspace, tmp_path):
     from memext.results import SearchResults
+    from memext.views import FileLines
 
     with MemoryIndex(make_agent(workspace, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
         idx.sync()
@@ -178,6 +179,10 @@ def test_the_notebook_shows_the_marks(workspace, tmp_path):
         idx.forget("MEMORY.md:5", reason="wrong")
         retired = SearchResults(idx.search("green tea", include_forgotten=True), "test")
         assert "[forgotten]" in retired.to_text()
+        # %memget shows the mark, not the comment; the value stays the file's text.
+        read = FileLines(idx.get("MEMORY.md", 5, 1))
+        assert "- Bob prefers green tea.  [forgotten: wrong]" in read.to_text() and "<!--" not in read.to_text()
+        assert "[forgotten: wrong]" in read._repr_html_() and "memext forgotten=" in str(read)
 
 
 def test_a_mark_written_by_hand_counts_at_once_even_in_a_file_searched_before(workspace, tmp_path):

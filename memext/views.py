@@ -81,7 +81,9 @@ class FileLines(QuietDisplay, str):
             return f'<div class="memext-missing" style="{NOTICE_STYLE}">{esc(self._footer())}</div>'
         head = f'<div style="{MUTED};font-size:90%">{citation_html(self.citation)} (of {r.total_lines} lines)</div>'
         body = (
-            numbered_lines_html(r.shown_text(), r.from_line) if r.to_line >= r.from_line else f'<div style="{MUTED}">(no lines in that range)</div>'
+            numbered_lines_html(r.shown_text(), r.from_line)
+            if r.to_line >= r.from_line
+            else f'<div style="{MUTED}">(no lines in that range)</div>'
         )
         foot = self._footer()
         tail = f'<div style="{MUTED};font-size:90%">{esc(foot)}</div>' if foot else ""

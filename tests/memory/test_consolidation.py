@@ -144,6 +144,19 @@ def test_the_cli_shows_the_diff_and_appends_with_yes(config, ws):
     r = runner.invoke(cli, ["consolidate"])
     assert r.exit_code == 1 and "MEMORY.md already says it" in r.output
 
+    # The copy is dated by its source, in what search and recall show.
+    hits = json.loads(runner.invoke(cli, ["search", "staging database host", "--json"]).output)["results"]
+    assert {h["path"]: h["date"] for h in hits} == {"MEMORY.md": "2026-03-01", "memory/2026-03-01.md": "2026-03-01"}
+    recalled = json.loads(runner.invoke(cli, ["recall", "which host runs the staging database?", "--json"]).output)
+    assert [(m["date"], "db7" in m["snippet"]) for m in recalled["results"]] == [("2026-03-01", True)]
+    # Superseding the source marks its copy, and the command says so.
+    r = runner.invoke(cli, ["note", "The staging database moved to host db9.", "--supersedes", "memory/2026-03-01.md:3"])
+    assert r.exit_code == 0, r.output
+    assert "marked memory/2026-03-01.md:3 superseded" in r.output and "marked MEMORY.md:7 superseded" in r.output
+    assert runner.invoke(cli, ["get", "MEMORY.md:7"]).output.startswith("- The staging database lives on host db7.  [superseded by memory/")
+    recalled = runner.invoke(cli, ["recall", "which host runs the staging database?"]).output
+    assert "db9" in recalled and "db7" not in recalled
+
 
 def test_a_proposed_line_is_a_whole_entry_dated_and_linked_to_its_source(tmp_path):
     ws = tmp_path / "ws"

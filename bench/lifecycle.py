@@ -44,7 +44,7 @@ keyword-only and with the local model (the shared all-MiniLM-L6-v2 GGUF):
   recalled (no target: it says how much of what capture stored comes back
   unasked).
 
-Then the cases of bench/lifecycle_cases.py: capture on talk, sentences
+Then the cases of bench/lifecycle_cases.py and bench/lifecycle_marks.py: capture on talk, sentences
 cut by the segmenter, consolidation's provenance, the marks of what
 search shows after supersedes and forgets (retired text shown unmarked
 and recalled: 0; the questions a replaced entry answered, measured before
@@ -70,6 +70,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lifecycle_cases as cases  # noqa: E402  (beside this file)
+import lifecycle_marks  # noqa: E402
 
 from memext.engine import EntryMeta, MemoryIndex, Recall, recall
 from memext.engine.agents.capture import capture
@@ -526,8 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     cuts = [cases.run_cuts(half, messages) for half, _, messages in cases.HALVES]
     kept = cases.run_consolidation()
     modes = [None] + ([model] if model is not None else [])
-    marks = [cases.run_marks(m) for m in modes]
-    dates = [cases.run_dates(m) for m in modes]
+    marks = [lifecycle_marks.run_marks(m) for m in modes]
+    dates = [lifecycle_marks.run_dates(m) for m in modes]
     # The targets hold on the development half; the held-out half is
     # reported beside it, never tuned on.
     dev = talk[0]

@@ -60,8 +60,8 @@ def test_marks_and_dates_follow_entries_in_what_search_shows():
     answered by the entry that replaced it, and no live entry dated by
     another entry's heading; after capture, every result and recall block
     dated by its own entry."""
-    _bench()  # loads bench/lifecycle_cases.py beside it
-    cases = sys.modules["lifecycle_cases"]
+    _bench()  # loads bench/lifecycle_marks.py beside it
+    cases = sys.modules["lifecycle_marks"]
     assert MODEL_PATH.is_file()
     for model in (None, MODEL_PATH):
         marks = cases.run_marks(model)

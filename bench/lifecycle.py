@@ -643,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  after forgetting {kept.forgotten} sources: searches their copy still answered {kept.copy_answers} (target 0), "
         f"recalls handing it on {kept.copy_recalled} (target 0); recalls listing one line twice {kept.listed_twice} (target 0)"
     )
-    print("\nmarks in what search shows and recall hands on, after supersedes (same chunk, another file) and forgets")
+    print("\nmarks in what search shows and recall hands on, after supersedes (same chunk, another file, a chain) and forgets")
     for m in marks:
         print(
             f"  {m.mode}: {m.searches} searches (weak results shown too): superseded or forgotten text shown unmarked "

@@ -45,16 +45,16 @@ def with_successors(
         # The successors come first: a caller that stops at this hit has them.
         # A successor replaced in turn brings its own (a chain of supersedes
         # ends at the entry that holds now).
-        todo = [rows[c.rowid]]
-        while todo:
-            row = todo.pop(0)
+        queue = [rows[c.rowid]]
+        while queue:
+            row = queue.pop(0)
             for path, line in _successors(marks(row.source, row.path), row):
                 found = store.chunk_at(path, line)
                 if found is None or found.rowid in seen:
                     continue
                 seen.add(found.rowid)
                 rows[found.rowid] = found
-                todo.append(found)
+                queue.append(found)
                 known = cands.get(found.rowid)
                 if known is None or known.score < min_score:
                     pulled.add(found.rowid)

@@ -44,11 +44,15 @@ keyword-only and with the local model (the shared all-MiniLM-L6-v2 GGUF):
   recalled (no target: it says how much of what capture stored comes back
   unasked).
 
-Then the cases of bench/lifecycle_cases.py: capture on talk, sentences
-cut by the segmenter, consolidation's provenance, and the marks and dates
-of what search shows after supersedes and forgets (retired text shown
-unmarked and recalled: 0; the entry that replaced one found by its
-questions; live entries dated by another entry's heading: 0).
+Then the cases of bench/lifecycle_cases.py and bench/lifecycle_marks.py: capture on talk, sentences
+cut by the segmenter, consolidation's provenance, the marks of what
+search shows after supersedes and forgets (retired text shown unmarked
+and recalled: 0; the questions a replaced entry answered, measured before
+it was replaced, answered by the entry that replaced it: all; live
+entries dated by another entry's heading: 0), and the dates of results
+and recall blocks after capture appended to MEMORY.md and a daily note
+(each dated by its own entry: all); the last two keyword-only and with
+the local model.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lifecycle_cases as cases  # noqa: E402  (beside this file)
+import lifecycle_marks  # noqa: E402
 
 from memext.engine import EntryMeta, MemoryIndex, Recall, recall
 from memext.engine.agents.capture import capture
@@ -521,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     talk = [cases.run_talk(half, conversations) for half, conversations, _ in cases.HALVES]
     cuts = [cases.run_cuts(half, messages) for half, _, messages in cases.HALVES]
     kept = cases.run_consolidation()
-    marks = cases.run_marks()
+    modes = [None] + ([model] if model is not None else [])
+    marks = [lifecycle_marks.run_marks(m) for m in modes]
+    dates = [lifecycle_marks.run_dates(m) for m in modes]
     # The targets hold on the development half; the held-out half is
     # reported beside it, never tuned on.
     dev = talk[0]
@@ -535,15 +542,15 @@ def main(argv: list[str] | None = None) -> int:
         and all(t.cut == 0 for t in talk)
         and dev.change_share >= 0.9
         and cuts[0].cut == 0
+        and cuts[0].captured_cut == 0
         and kept.date_share == 1.0
         and kept.copy_answers == 0
         and kept.copy_recalled == 0
         and kept.replaced_proposed == 0
         and kept.listed_twice == 0
-        and marks.shown_unmarked == 0
-        and marks.recalled == 0
-        and marks.forgotten_answered == 0
-        and marks.dated_wrong == 0
+        and all(m.shown_unmarked == 0 and m.recalled == 0 and m.forgotten_answered == 0 and m.dated_wrong == 0 for m in marks)
+        and all(m.successor_share == 1.0 for m in marks)
+        and all(d.answered == d.dated_right and d.recalled == d.recalled_dated_right for d in dates)
     )
     if args.json:
         print(
@@ -567,7 +574,8 @@ def main(argv: list[str] | None = None) -> int:
                     "talk": [t.to_dict() for t in talk],
                     "sentences_cut": [asdict(c) for c in cuts],
                     "consolidation": {**asdict(kept), "date_share": round(kept.date_share, 3)},
-                    "marks": {**asdict(marks), "successor_share": round(marks.successor_share, 3)},
+                    "marks": [{**asdict(m), "successor_share": round(m.successor_share, 3)} for m in marks],
+                    "dates": [{**asdict(d), "share": round(d.share, 3)} for d in dates],
                     "ok": ok,
                 },
                 indent=2,
@@ -624,6 +632,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  {c.half} ({', '.join(c.languages)}): {c.messages} messages, {c.sentences} sentences; "
             f"cut inside a sentence {c.cut} (target 0), boundaries missed {c.joined}"
         )
+        print(f"    captured as a conversation: {c.captured} entries, holding part of a sentence {c.captured_cut} (target 0)")
     print("\nconsolidation's provenance")
     print(
         f"  proposed {kept.proposed}: with their source's date {kept.dated}/{kept.proposed} ({kept.date_share:.2f}, target 1.0), "
@@ -634,15 +643,26 @@ def main(argv: list[str] | None = None) -> int:
         f"  after forgetting {kept.forgotten} sources: searches their copy still answered {kept.copy_answers} (target 0), "
         f"recalls handing it on {kept.copy_recalled} (target 0); recalls listing one line twice {kept.listed_twice} (target 0)"
     )
-    print("\nmarks and dates in what search shows, after supersedes (same chunk, another file) and forgets (keyword-only)")
-    print(
-        f"  {marks.searches} searches (weak results shown too): retired text shown unmarked {marks.shown_unmarked} (target 0), "
-        f"recalled {marks.recalled} (target 0); questions of a forgotten entry answered {marks.forgotten_answered} (target 0)"
-    )
-    print(
-        f"  questions of a superseded entry answered by the entry that replaced it {marks.successors_found}/{marks.successors} "
-        f"({marks.successor_share:.2f}); live MEMORY.md results dated by another entry's heading {marks.dated_wrong}/{marks.dated} (target 0)"
-    )
+    print("\nmarks in what search shows and recall hands on, after supersedes (same chunk, another file, a chain) and forgets")
+    for m in marks:
+        print(
+            f"  {m.mode}: {m.searches} searches (weak results shown too): superseded or forgotten text shown unmarked "
+            f"{m.shown_unmarked} (target 0), recalled {m.recalled} (target 0); questions of a forgotten entry answered "
+            f"{m.forgotten_answered} (target 0)"
+        )
+        print(
+            f"    questions a superseded entry answered, answered by the entry that replaced it {m.successors_found}/{m.successors} "
+            f"({m.successor_share:.2f}, target 1.0); those it never answered, answered since {m.unanswered_found}/{m.unanswered_before}"
+        )
+        print(f"    live MEMORY.md results dated by another entry's heading {m.dated_wrong}/{m.dated} (target 0)")
+    print("\ndates after capture (undated and dated entries of MEMORY.md, a daily note, captured entries)")
+    for d in dates:
+        print(
+            f"  {d.mode}: {d.asked} questions; results dated by their own entry {d.dated_right}/{d.answered} answered, "
+            f"recall blocks {d.recalled_dated_right}/{d.recalled} recalled ({d.share:.2f}, target 1.0)"
+        )
+        for note in d.notes:
+            print(f"    {note}")
     return 0 if ok else 1
 
 

@@ -1,10 +1,9 @@
 """The cases bench/lifecycle.py prints beside its labelled sessions:
 capture on conversations written the way people talk (bench/capture_talk.py,
 a development half and a held-out half), sentences cut by the segmenter
-in several languages, consolidation's provenance (dates, forgotten
-sources), and the marks and dates of what search shows after entries are
-superseded (by entries in the same chunk or in another file) and forgotten.
-DESIGN.md §17.
+in several languages (and captured), and consolidation's provenance
+(dates, forgotten sources); the marks and dates of what search shows are
+bench/lifecycle_marks.py's. DESIGN.md §17.
 """
 
 from __future__ import annotations
@@ -23,11 +22,12 @@ from memext.engine.config import parse_config
 from memext.engine.memory.sentences import sentences
 
 
-def _agent(root: Path, ws: Path, agent_id: str = "bench"):
-    raw = {
-        "memory_search": {"provider": "none", "store": {"path": str(root / "{agent_id}.sqlite")}},
-        "agents": [{"id": agent_id, "workspace": str(ws)}],
-    }
+def agent(root: Path, ws: Path, agent_id: str = "bench", model: Path | None = None):
+    """The bench agent, keyword-only, or with ``model`` (a GGUF file) as its local provider."""
+    search: dict = {"provider": "none", "store": {"path": str(root / "{agent_id}.sqlite")}}
+    if model is not None:
+        search.update(provider="local", local={"model_path": str(model)})
+    raw = {"memory_search": search, "agents": [{"id": agent_id, "workspace": str(ws)}]}
     return parse_config(raw, path=root / "config.toml").agents[0]
 
 
@@ -88,7 +88,7 @@ def _score(fig: TalkFigures, conv: Conversation, root: Path) -> None:
     (ws / "memory").mkdir(parents=True)
     (ws / "MEMORY.md").write_text(conv.seed, encoding="utf-8")
     fig.turns += len(conv.turns)
-    with MemoryIndex(_agent(root, ws), provider=None) as idx:
+    with MemoryIndex(agent(root, ws), provider=None) as idx:
         idx.sync()
         report = capture([{"role": t.role, "content": t.text} for t in conv.turns], index=idx, now=datetime(2026, 11, 28, 22, 28))
     files = {p.relative_to(ws).as_posix(): p.read_text(encoding="utf-8").split("\n") for p in ws.rglob("*.md")}
@@ -171,6 +171,10 @@ class CutFigures:
     joined: int  # boundaries it missed (two sentences left as one)
     languages: tuple[str, ...]
     notes: tuple[str, ...]
+    #: The messages captured (each a user's turn): entries written, and
+    #: those holding part of a sentence (the target is 0).
+    captured: int = 0
+    captured_cut: int = 0
 
 
 def run_cuts(half: str, messages: tuple[tuple[str, tuple[str, ...]], ...]) -> CutFigures:
@@ -186,7 +190,29 @@ def run_cuts(half: str, messages: tuple[tuple[str, tuple[str, ...]], ...]) -> Cu
         joined += len(bounds - found)
         if got != list(said):
             notes.append(" | ".join(got))
-    return CutFigures(half, len(messages), total, cut, joined, tuple(sorted({lang for lang, _ in messages})), tuple(notes))
+    captured, captured_cut = _capture_cuts(messages, notes)
+    languages = tuple(sorted({lang for lang, _ in messages}))
+    return CutFigures(half, len(messages), total, cut, joined, languages, tuple(notes), captured, captured_cut)
+
+
+def _capture_cuts(messages: tuple[tuple[str, tuple[str, ...]], ...], notes: list[str]) -> tuple[int, int]:
+    """Capture the messages as one conversation of the user's: (entries
+    written, entries holding part of a sentence)."""
+    turns = [Turn("user", said) for _, said in messages]
+    written = cut = 0
+    with tempfile.TemporaryDirectory(prefix="memext-cuts-") as tmp:
+        root = Path(tmp)
+        ws = root / "ws"
+        (ws / "memory").mkdir(parents=True)
+        (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+        with MemoryIndex(agent(root, ws), provider=None) as idx:
+            report = capture([{"role": t.role, "content": t.text} for t in turns], index=idx, now=datetime(2026, 11, 28, 22, 28))
+    for c in report.written:
+        written += 1
+        if not _whole(turns[c.candidate.turn], c.candidate.sentence):
+            cut += 1
+            notes.append(f"captured part of a sentence: {c.candidate.sentence}")
+    return written, cut
 
 
 def _ends(text: str, pieces: list[str]) -> set[int]:
@@ -248,7 +274,7 @@ def run_consolidation() -> ConsolidationFigures:
         (ws / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
         for day, text in NOTES.items():
             (ws / "memory" / f"{day}.md").write_text(text, encoding="utf-8")
-        with MemoryIndex(_agent(root, ws), provider=None) as idx:
+        with MemoryIndex(agent(root, ws), provider=None) as idx:
             idx.sync()
             for day in (datetime(2026, 3, 6, 9), datetime(2026, 3, 7, 9)):
                 for question, _ in ASKED:
@@ -273,109 +299,6 @@ def run_consolidation() -> ConsolidationFigures:
                 answers += sum(1 for h in hits if h.path == "MEMORY.md")
                 recalled += sum(1 for x in recall(question, index=idx).results if x.path == "MEMORY.md")
     return ConsolidationFigures(len(proposal.facts), dated, cited, whole, replaced, forgotten, answers, recalled, twice)
-
-
-# -- marks and dates in what search shows ----------------------------------------------
-
-MARKS_MEMORY = """# Memory
-
-## People
-- Ines works on the Harbor data team.
-- Ines prefers green tea.
-- Ada lives in Lagos.
-- The office wifi password is on the fridge.
-- Bob's dentist is Dr. Costa.
-- Lars plays the cello on Sundays.
-
-## Work
-- Gullwing stores raw tide readings in InfluxDB.
-- Deploys happen on Tuesdays.
-- The staging cluster runs in Frankfurt.
-"""
-#: (line, the entry that replaces it and where it is written: None for
-#: MEMORY.md, else a daily note; None for a line forgotten).
-MARKS_CHANGES = (
-    (5, "Ines switched: she now prefers black coffee, no tea.", None),
-    (6, "Ada moved to Abuja in March.", "memory/2026-03-02.md"),
-    (7, "Router credentials now live in the team vault.", "memory/2026-03-03.md"),
-    (12, "Decision: Gullwing moves to TimescaleDB.", None),
-    (13, None, None),
-    (8, None, None),
-)
-#: The retired entries' words that must not show as if they held.
-MARKS_RETIRED = ("green tea", "Lagos", "fridge", "InfluxDB", "Tuesdays", "Costa")
-#: Questions the retired entries answered, and the words of the entry that
-#: replaced each (None: forgotten, nothing should answer).
-MARKS_ASKED = (
-    ("what does Ines like to drink?", "black coffee"),
-    ("Ines green tea", "black coffee"),
-    ("where does Ada live?", "Abuja"),
-    ("Ada Lagos", "Abuja"),
-    ("wifi password", "team vault"),
-    ("where is the office wifi password?", "team vault"),
-    ("which database does Gullwing use for tide readings?", "TimescaleDB"),
-    ("InfluxDB tide readings", "TimescaleDB"),
-    ("when do deploys happen?", None),
-    ("who is Bob's dentist?", None),
-)
-#: Questions about the live entries beside them: their excerpts hold the
-#: retired lines, and their date is their own (MEMORY.md: none).
-MARKS_BESIDE = ("Ines Harbor data team", "Lars cello Sundays", "staging cluster Frankfurt", "who works on the Harbor data team?")
-
-
-@dataclass(frozen=True)
-class MarksFigures:
-    searches: int
-    shown_unmarked: int  # results showing a retired entry's text as if it held (target 0)
-    recalled: int  # recall blocks holding a retired entry's text (target 0)
-    successors: int  # questions of a superseded entry
-    successors_found: int  # ... whose confident answer is the entry that replaced it
-    forgotten_answered: int  # questions of a forgotten entry answered confidently by anything (target 0)
-    dated: int  # results of live entries of MEMORY.md, which no heading dates
-    dated_wrong: int  # ... dated by another entry's heading (target 0)
-
-    @property
-    def successor_share(self) -> float:
-        return self.successors_found / self.successors if self.successors else 0.0
-
-
-def run_marks() -> MarksFigures:
-    """Supersede and forget entries of MEMORY.md (the new entries in
-    MEMORY.md, under a dated heading, and in daily notes), then search and
-    recall, keyword-only: what is shown, recalled and dated."""
-    with tempfile.TemporaryDirectory(prefix="memext-marks-") as tmp:
-        root = Path(tmp)
-        ws = root / "ws"
-        (ws / "memory").mkdir(parents=True)
-        (ws / "MEMORY.md").write_text(MARKS_MEMORY, encoding="utf-8")
-        with MemoryIndex(_agent(root, ws), provider=None) as idx:
-            idx.sync()
-            for line, text, file in MARKS_CHANGES:
-                if text is None:
-                    idx.forget(f"MEMORY.md:{line}", "no longer true")
-                else:
-                    idx.append(text, file=file or "MEMORY.md", supersedes=f"MEMORY.md:{line}")
-            searches = unmarked = recalled = found = answered = dated = wrong = 0
-            questions = [q for q, _ in MARKS_ASKED] + list(MARKS_BESIDE)
-            for question in questions:
-                resp = idx.search(question, include_weak=True)
-                searches += 1
-                for r in resp.results:
-                    shown = [r.snippet] + ([ln.text for ln in r.excerpt.lines] if r.excerpt else [])
-                    unmarked += any(w in t for w in MARKS_RETIRED for t in shown)
-                    if r.path == "MEMORY.md" and r.best_line < 15 and r.confident:
-                        dated += 1
-                        wrong += r.date is not None
-                block = recall(question, index=idx).context
-                recalled += any(w in block for w in MARKS_RETIRED)
-                new = dict(MARKS_ASKED).get(question, "")
-                confident = [r for r in resp.results if r.confident]
-                if new:
-                    found += bool(confident) and new in (confident[0].excerpt.to_text() if confident[0].excerpt else confident[0].snippet)
-                elif question in dict(MARKS_ASKED):
-                    answered += bool(confident)
-    successors = sum(1 for _, new in MARKS_ASKED if new)
-    return MarksFigures(searches, unmarked, recalled, successors, found, answered, dated, wrong)
 
 
 def _source_day(source: str) -> str | None:

@@ -26,7 +26,9 @@ from .render import (
 
 
 class FileLines(QuietDisplay, str):
-    """The text ``%memget`` read: a ``str`` that displays with line numbers.
+    """The text ``%memget`` read: a ``str`` (the file's text) that displays with
+    line numbers, as ``memext get`` shows it (metadata comments left out,
+    retired lines marked).
 
     ``.path``, ``.from_line``, ``.to_line``, ``.total_lines``,
     ``.truncated`` and ``.missing`` say what part of which file it is.
@@ -65,7 +67,7 @@ class FileLines(QuietDisplay, str):
         r = self.read
         if r.missing:
             return terminal_safe(self._footer() or "")
-        body = numbered_lines_text(r.text, r.from_line) if r.to_line >= r.from_line else "(no lines in that range)"
+        body = numbered_lines_text(r.shown_text(), r.from_line) if r.to_line >= r.from_line else "(no lines in that range)"
         head = f"{self.citation} (of {r.total_lines} lines)"
         foot = self._footer()
         return terminal_safe("\n".join([head, body] + ([foot] if foot else [])))
@@ -79,7 +81,9 @@ class FileLines(QuietDisplay, str):
             return f'<div class="memext-missing" style="{NOTICE_STYLE}">{esc(self._footer())}</div>'
         head = f'<div style="{MUTED};font-size:90%">{citation_html(self.citation)} (of {r.total_lines} lines)</div>'
         body = (
-            numbered_lines_html(r.text, r.from_line) if r.to_line >= r.from_line else f'<div style="{MUTED}">(no lines in that range)</div>'
+            numbered_lines_html(r.shown_text(), r.from_line)
+            if r.to_line >= r.from_line
+            else f'<div style="{MUTED}">(no lines in that range)</div>'
         )
         foot = self._footer()
         tail = f'<div style="{MUTED};font-size:90%">{esc(foot)}</div>' if foot else ""

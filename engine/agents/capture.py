@@ -9,6 +9,7 @@ turned it on."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Mapping
@@ -194,13 +195,18 @@ class _Run:
 
 def _queries(text: str) -> list[str]:
     """What to search for the entry a change of fact replaces: the old
-    value it names ("not Lagos"), the names it holds ("Gullwing", "CI"),
+    value it names ("not Lagos"), the names it holds ("Gullwing", "CI",
+    a capitalised content word opening it),
     else its longest content words one by one. Not the sentence itself:
     most of its words are the new value and the telling of the change,
     which the old entry does not hold, so a search for all of them finds
     it weak at best."""
     queries = list(dict.fromkeys(changes.old_values(text)))
-    queries += list(dict.fromkeys(changes.names(text)))
+    # A name that opens the sentence ("Ada moved to Abuja") is its subject,
+    # though names() leaves opening words out (most are just capitalised).
+    opening = re.match(r"\s*([A-ZÀ-Ý][\w-]+)", changes.CHANGE.sub(" ", text))
+    subject = [opening.group(1)] if opening and content_tokens(opening.group(1)) else []
+    queries += list(dict.fromkeys(changes.names(text) + subject))
     if not queries:
         words = sorted(content_tokens(changes.CHANGE.sub(" ", text)), key=len, reverse=True)
         queries = words[:_CHANGE_WORDS]

@@ -82,8 +82,10 @@ def _hit(r: SearchResult) -> dict[str, Any]:
 def get_result(res: ReadResult, *, numbered: bool = False) -> dict:
     """The memory_get result for a read: its lines ``from_line``..``to_line``
     (the names of ``memext get --json``), numbered as in the file when
-    ``numbered`` (the layout of a search snippet), and a notice when the file
-    is missing or the read stopped early."""
+    ``numbered`` (the layout of a search snippet), the lines whose entry is
+    forgotten or superseded (``retired``: the text keeps its metadata
+    comments, which say so too), and a notice when the file is missing or
+    the read stopped early."""
     notice = None
     if res.missing:
         notice = f"{res.path} does not exist yet (memory_append creates it)"
@@ -97,6 +99,11 @@ def get_result(res: ReadResult, *, numbered: bool = False) -> dict:
         "truncated": res.truncated,
         "total_lines": res.total_lines,
     }
+    if res.retired:  # the text stays the file's; the state of its lines is said beside it
+        result["retired"] = [
+            {"line": r.line, "status": r.status, **({"by": r.by} if r.by else {}), **({"reason": r.reason} if r.reason else {})}
+            for r in res.retired
+        ]
     if notice:
         result["notice"] = notice
     return result

@@ -195,7 +195,9 @@ MEMORY_GET = ToolSpec(
     description=(
         "Read lines of a memory file (MEMORY.md, memory/**/*.md), e.g. around a memory_search citation "
         "(path:start-end or path:line). Paths outside the agent's memory are refused. Long files come in windows: when "
-        "`truncated` is true, call again with `from` set to `to_line` + 1."
+        "`truncated` is true, call again with `from` set to `to_line` + 1. The text is the file's, memext's "
+        "`<!-- memext ... -->` comments included; `retired` lists the lines whose entry was forgotten or superseded "
+        "(`by`: the entry that replaced it): they no longer hold."
     ),
     parameters=_object(
         {

@@ -116,6 +116,16 @@ def old_values(text: str) -> list[str]:
 _NAMES = re.compile(r"(?<!^)(?<![.!?] )\b[A-ZÀ-Ý][\w-]+|\b[A-Z]{2,}\b")
 
 
+#: A move to a named place ("moved to Abuja", "nach Bonn gezogen",
+#: "déménagé à Lyon", "se mudó a Madrid", "搬到", "引っ越した") ...
+_MOVE = re.compile(
+    r"\b(?:moved|relocated) to (?:the )?[A-ZÀ-Ý]|\b(?:nach|in die|in den) [A-ZÀ-Ý]\w* (?:um)?gezogen\b|\bdéménagé (?:à|au|en) [A-ZÀ-Ý]|"
+    r"\bmud(?:é|ó|amos|ado|aron) a [A-ZÀ-Ý]|搬到|搬去|引っ越"
+)
+#: ... replaces where the same person was said to live.
+_LIVES = re.compile(r"\blives?\b|\bliving\b|\bwohn\w*|\bhabit\w*|\bviv(?:e|o|en|imos)\b|住", re.IGNORECASE)
+
+
 def names(text: str) -> list[str]:
     """The names ``text`` holds (capitalised words that do not open it,
     acronyms), in order."""
@@ -128,7 +138,9 @@ def replaces(change: str, entry: str, change_tokens: frozenset[str], entry_token
     ``content_tokens``): the entry holds the old value the change names
     and a word of its subject besides (or little else); or, no old value
     named, it shares two of the change's names ("Gullwing", "InfluxDB"),
-    or two content words that are half of the words of either. A
+    or two content words that are half of the words of either; or it
+    announces a move to a named place and the entry says where the person
+    it names lives. A
     restatement (the entry says no more than the change, unless the change
     names the entry's value as the old one) is not replaced."""
     shared = change_tokens & entry_tokens
@@ -136,9 +148,11 @@ def replaces(change: str, entry: str, change_tokens: frozenset[str], entry_token
         return False
     if old_values(change):
         return _named_old(change, entry) and (len(shared) >= 2 or len(entry_tokens) <= 3)
+    named = {n.casefold() for n in names(change)} & shared
+    if _MOVE.search(change) and _LIVES.search(entry) and {n.casefold() for n in names(entry)} & shared:
+        return True  # "Ada moved to Abuja" replaces "my sister Ada lives in Lagos": a move changes where one lives
     if len(shared) < 2:
         return False
-    named = {n.casefold() for n in names(change)} & shared
     return len(named) >= 2 or len(shared) * 2 >= min(len(change_tokens), len(entry_tokens))
 
 

@@ -257,6 +257,20 @@ class FileEntries:
             category=next((i.category for i in body if i.category), None),
         )
 
+    def retired(self, number: int) -> tuple[str, str | None, str | None] | None:
+        """(status, by, reason) when line ``number`` has text and its entry
+        no longer holds: forgotten, or superseded (``by`` the entry that
+        replaced it, when said); None while it does."""
+        if not 0 < number <= len(self.lines) or not self.lines[number - 1].strip():
+            return None
+        info = self.info(number)
+        if info.status == "live":
+            return None
+        meta = next((u.meta for u in (info.block_unit, info.heading_unit) if u is not None and u.meta is not None and u.meta.retired), None)
+        if meta is None:
+            return info.status, None, None
+        return info.status, (meta.by if meta.superseded else None), meta.reason
+
     def units_in(self, start: int, end: int) -> list[Unit]:
         """The units a mark on lines ``start..end`` goes to: each section
         whose heading is in the range and has text under it, and each block

@@ -28,6 +28,7 @@ from ..citations import cite_lines
 from ..errors import AccessDenied, BadLineRange, BadPath, LinesNotFound
 from .chunking import split_lines
 from .discovery import MemoryRoots
+from .entries import parse_entries, strip_meta
 
 MAX_LINES = 2000
 MAX_CHARS = 200_000
@@ -37,9 +38,26 @@ MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
 
 
+@dataclass(frozen=True)
+class RetiredLine:
+    """A line read whose entry no longer holds (DESIGN.md §17): ``status``
+    forgotten or superseded, ``by`` the entry that replaced it."""
+
+    line: int
+    status: str
+    by: str | None = None
+    reason: str | None = None
+
+    @property
+    def why(self) -> str:
+        """The words search shows for it: ``superseded by PATH:LINE``, ``forgotten``."""
+        return f"{self.status} by {self.by}" if self.by else self.status
+
+
 @dataclass
 class ReadResult:
-    """Lines ``from_line``..``to_line`` of ``path`` (1-based, inclusive)."""
+    """Lines ``from_line``..``to_line`` of ``path`` (1-based, inclusive),
+    as the file holds them, and which of them are retired."""
 
     path: str
     text: str
@@ -48,6 +66,20 @@ class ReadResult:
     total_lines: int
     truncated: bool
     missing: bool = False
+    #: The lines read whose entry is forgotten or superseded (its metadata,
+    #: or its section heading's, says so; the heading may lie above).
+    retired: tuple[RetiredLine, ...] = ()
+
+    def shown_text(self) -> str:
+        """The text as a person reads it: metadata comments left out (the
+        file keeps them; ``text`` has them) and each retired line ending in
+        ``[forgotten]`` or ``[superseded by PATH:LINE]``, with the reason
+        when one was given (``[forgotten: moved to Berlin]``)."""
+        why = {r.line: r.why + (f": {r.reason}" if r.reason else "") for r in self.retired}
+        return "\n".join(
+            f"{strip_meta(line).rstrip()}  [{why[n]}]" if n in why else strip_meta(line)
+            for n, line in enumerate(self.text.split("\n"), start=self.from_line)
+        )
 
     @property
     def citation(self) -> str:
@@ -124,7 +156,21 @@ def read_lines(
     total = len(all_lines)
     wanted_end = total if lines is None else min(start + lines - 1, total)
     end = min(start + len(out) - 1, total) if out else min(start - 1, total)
-    return ReadResult(shown, "\n".join(out), start, end, total, cut or end < wanted_end)
+    return ReadResult(shown, "\n".join(out), start, end, total, cut or end < wanted_end, retired=_retired(all_lines, start, end))
+
+
+def _retired(all_lines: list[str], start: int, end: int) -> tuple[RetiredLine, ...]:
+    """The retired lines among ``start..end`` (the whole file is parsed: a
+    heading above the window may mark its section)."""
+    if not any("<!--" in line for line in all_lines):
+        return ()
+    entries = parse_entries(all_lines)
+    out = []
+    for n in range(start, end + 1):
+        retired = entries.retired(n)
+        if retired is not None:
+            out.append(RetiredLine(n, *retired))
+    return tuple(out)
 
 
 def _check_path_text(raw: object) -> None:

@@ -56,4 +56,5 @@ def append_superseding(
     if written.moved:  # the entry went in above the one it replaces: that one moved down
         supersedes = shift_citation(supersedes, written.path, *written.moved)
     marked = retire(agent, db_path, supersedes, by=written.citation, now=now, lock_timeout=lock_timeout)
-    return dataclasses.replace(written, superseded=marked.marked + marked.already)
+    # A consolidated copy of the entry, or its source, is replaced with it (``from=``).
+    return dataclasses.replace(written, superseded=marked.marked + marked.already + marked.linked)

@@ -124,14 +124,11 @@ def meta_date(info: LineInfo) -> str | None:
 def retired_why(entries: FileEntries, number: int) -> str | None:
     """Why line ``number``'s entry no longer holds (``"superseded by
     PATH:LINE"``, ``"superseded"``, ``"forgotten"``), None while it does."""
-    if not 0 < number <= len(entries.lines) or not entries.lines[number - 1].strip():
+    retired = entries.retired(number)
+    if retired is None:
         return None
-    info = entries.info(number)
-    if info.status == "live":
-        return None
-    meta = next((u.meta for u in (info.block_unit, info.heading_unit) if u is not None and u.meta is not None and u.meta.retired), None)
-    by = meta.by if meta is not None and meta.superseded else None
-    return f"{info.status} by {by}" if by else info.status
+    status, by, _ = retired
+    return f"{status} by {by}" if by else status
 
 
 def file_marks(agent: AgentConfig) -> Callable[[str, str], FileMarks]:

@@ -42,18 +42,23 @@ def with_successors(
         if c.rowid in seen:
             continue
         seen.add(c.rowid)
-        row = rows[c.rowid]
         # The successors come first: a caller that stops at this hit has them.
-        for path, line in _successors(marks(row.source, row.path), row):
-            found = store.chunk_at(path, line)
-            if found is None or found.rowid in seen:
-                continue
-            seen.add(found.rowid)
-            rows[found.rowid] = found
-            known = cands.get(found.rowid)
-            if known is None or known.score < min_score:
-                pulled.add(found.rowid)
-            yield known or Candidate(found.rowid, score=c.score)
+        # A successor replaced in turn brings its own (a chain of supersedes
+        # ends at the entry that holds now).
+        queue = [rows[c.rowid]]
+        while queue:
+            row = queue.pop(0)
+            for path, line in _successors(marks(row.source, row.path), row):
+                found = store.chunk_at(path, line)
+                if found is None or found.rowid in seen:
+                    continue
+                seen.add(found.rowid)
+                rows[found.rowid] = found
+                queue.append(found)
+                known = cands.get(found.rowid)
+                if known is None or known.score < min_score:
+                    pulled.add(found.rowid)
+                yield known or Candidate(found.rowid, score=c.score)
         yield c
 
 

@@ -54,13 +54,21 @@ def test_recall_never_brings_back_an_old_preference_or_an_injection(capsys):
 
 
 def test_marks_and_dates_follow_entries_in_what_search_shows():
-    """After supersedes (in the same chunk, in another file) and forgets:
-    no retired text shown as if it held or recalled, most questions of a
-    superseded entry answered by the entry that replaced it, and no live
-    entry dated by another entry's heading."""
-    _bench()  # loads bench/lifecycle_cases.py beside it
-    marks = sys.modules["lifecycle_cases"].run_marks()
-    assert marks.searches >= 10 and marks.shown_unmarked == 0 and marks.recalled == 0
-    assert marks.forgotten_answered == 0
-    assert marks.successors >= 6 and marks.successor_share >= 0.7
-    assert marks.dated >= 3 and marks.dated_wrong == 0
+    """After supersedes (in the same chunk, in another file) and forgets,
+    keyword-only and with the local model: no retired text shown as if it
+    held or recalled, every question a superseded entry answered before
+    answered by the entry that replaced it, and no live entry dated by
+    another entry's heading; after capture, every result and recall block
+    dated by its own entry."""
+    _bench()  # loads bench/lifecycle_marks.py beside it
+    cases = sys.modules["lifecycle_marks"]
+    assert MODEL_PATH.is_file()
+    for model in (None, MODEL_PATH):
+        marks = cases.run_marks(model)
+        assert marks.searches >= 10 and marks.shown_unmarked == 0 and marks.recalled == 0
+        assert marks.forgotten_answered == 0
+        assert marks.successors >= 6 and marks.successor_share == 1.0
+        assert marks.dated >= 3 and marks.dated_wrong == 0
+        dates = cases.run_dates(model)
+        assert dates.answered >= 8 and dates.recalled >= 8
+        assert (dates.dated_right, dates.recalled_dated_right) == (dates.answered, dates.recalled), dates.notes

@@ -310,3 +310,25 @@ def test_the_capture_command_says_what_it_superseded(tmp_path, workspace, monkey
     assert r.exit_code == 0, r.output
     assert "  superseded MEMORY.md:3: - My sister Ada lives in Lagos." in r.stdout
     assert "superseded=" in (workspace / "MEMORY.md").read_text(encoding="utf-8").split("\n")[2]
+
+
+@pytest.mark.parametrize(
+    "said, replaced",
+    [
+        ("Ada moved to Abuja in March.", "MEMORY.md:4"),
+        ("Ada ist nach Berlin gezogen.", "MEMORY.md:4"),
+        ("Ada a déménagé à Paris.", "MEMORY.md:4"),
+        ("Ada se mudó a Madrid.", "MEMORY.md:4"),
+        ("Bob moved to the sales team last month.", None),  # a move, but not of where he lives
+        ("Carol moved to Lisbon in May.", None),  # memory says nothing of Carol
+    ],
+)
+def test_a_move_replaces_where_the_person_it_names_lived(workspace, tmp_path, said, replaced):
+    (workspace / "MEMORY.md").write_text(
+        "# Memory\n\n## People\n- My sister Ada lives in Lagos.\n- Ada works at the central bank.\n- Bob lives in Porto.\n",
+        encoding="utf-8",
+    )
+    with MemoryIndex(_agent(workspace, tmp_path, enabled=False), provider=None) as idx:
+        idx.sync()
+        (written,) = capture([{"role": "user", "content": said}], index=idx).written
+        assert written.supersedes == replaced

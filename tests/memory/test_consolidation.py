@@ -144,6 +144,19 @@ def test_the_cli_shows_the_diff_and_appends_with_yes(config, ws):
     r = runner.invoke(cli, ["consolidate"])
     assert r.exit_code == 1 and "MEMORY.md already says it" in r.output
 
+    # The copy is dated by its source, in what search and recall show.
+    hits = json.loads(runner.invoke(cli, ["search", "staging database host", "--json"]).output)["results"]
+    assert {h["path"]: h["date"] for h in hits} == {"MEMORY.md": "2026-03-01", "memory/2026-03-01.md": "2026-03-01"}
+    recalled = json.loads(runner.invoke(cli, ["recall", "which host runs the staging database?", "--json"]).output)
+    assert [(m["date"], "db7" in m["snippet"]) for m in recalled["results"]] == [("2026-03-01", True)]
+    # Superseding the source marks its copy, and the command says so.
+    r = runner.invoke(cli, ["note", "The staging database moved to host db9.", "--supersedes", "memory/2026-03-01.md:3"])
+    assert r.exit_code == 0, r.output
+    assert "marked memory/2026-03-01.md:3 superseded" in r.output and "marked MEMORY.md:7 superseded" in r.output
+    assert runner.invoke(cli, ["get", "MEMORY.md:7"]).output.startswith("- The staging database lives on host db7.  [superseded by memory/")
+    recalled = runner.invoke(cli, ["recall", "which host runs the staging database?"]).output
+    assert "db9" in recalled and "db7" not in recalled
+
 
 def test_a_proposed_line_is_a_whole_entry_dated_and_linked_to_its_source(tmp_path):
     ws = tmp_path / "ws"
@@ -214,3 +227,26 @@ def test_consolidating_twice_writes_under_one_heading(ws, tmp_path):
         apply_proposal(second, index=idx, now=LATER)
     text = (ws / "MEMORY.md").read_text(encoding="utf-8")
     assert text.count("## Consolidated") == 1 and text.rstrip().endswith("from=memory/2026-03-02.md:3 -->")
+
+
+def test_forgetting_a_source_or_its_copy_through_the_cli_marks_both(config, ws):
+    (ws / "memory" / "2026-01-07.md").write_text("# 2026-01-07\n\n- Pepper weighs 11 kg.\n- Miso eats twice a day.\n", encoding="utf-8")
+    with (ws / "MEMORY.md").open("a", encoding="utf-8") as f:
+        f.write(
+            "\n## Consolidated\n- Pepper weighs 11 kg. <!-- memext date=2026-01-07 from=memory/2026-01-07.md:3 -->\n"
+            "- Miso eats twice a day. <!-- memext date=2026-01-07 from=memory/2026-01-07.md:4 -->\n"
+        )
+    runner = CliRunner()
+    assert "Pepper weighs 11 kg." in runner.invoke(cli, ["recall", "How many kg does Pepper weigh?"]).output
+    r = runner.invoke(cli, ["forget", "memory/2026-01-07.md:3", "--reason", "12 kg now"])
+    assert r.exit_code == 0 and r.output.splitlines() == [
+        "forgot memory/2026-01-07.md:3 (12 kg now)",
+        "forgot MEMORY.md:7 too (linked by from=)",
+    ]
+    assert runner.invoke(cli, ["recall", "How many kg does Pepper weigh?"]).exit_code == 1  # nothing recalled
+    assert runner.invoke(cli, ["get", "MEMORY.md:7"]).output == "- Pepper weighs 11 kg.  [forgotten: 12 kg now]\n"
+    # And the reverse: forgetting the copy marks its source.
+    r = runner.invoke(cli, ["forget", "MEMORY.md:8"])
+    assert r.exit_code == 0 and "forgot memory/2026-01-07.md:4 too (linked by from=)" in r.output
+    assert runner.invoke(cli, ["get", "memory/2026-01-07.md:4"]).output == "- Miso eats twice a day.  [forgotten]\n"
+    assert runner.invoke(cli, ["search", "Miso eats"]).exit_code == 1

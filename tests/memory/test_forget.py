@@ -119,8 +119,9 @@ def test_forget_and_supersede_through_the_cli(config, workspace):
     r = run("forget", "MEMORY.md:8", "--reason", "we ship on Thursdays")
     assert r.exit_code == 0 and r.output.strip() == "forgot MEMORY.md:8 (we ship on Thursdays)"
     assert "no memory matches" in run("search", "Tuesdays").output
-    got = run("get", "MEMORY.md:8").output  # still there, marked
+    got = run("get", "MEMORY.md:8", "--raw").output  # still there, marked
     assert got.startswith("- We ship on Tuesdays. <!-- memext forgotten=") and "we ship on Thursdays" in got
+    assert run("get", "MEMORY.md:8").output == "- We ship on Tuesdays.  [forgotten: we ship on Thursdays]\n"
     r = run("forget", "MEMORY.md:8", "--json")
     assert json.loads(r.output)["already"] == ["MEMORY.md:8"]
     r = CliRunner().invoke(cli, ["forget", "MEMORY.md"])
@@ -164,6 +165,7 @@ def test_marks_written_by_hand_are_honoured(workspace, tmp_path):
 
 def test_the_notebook_shows_the_marks(workspace, tmp_path):
     from memext.results import SearchResults
+    from memext.views import FileLines
 
     with MemoryIndex(make_agent(workspace, db_path=tmp_path / "i.sqlite"), provider=None) as idx:
         idx.sync()
@@ -177,6 +179,10 @@ def test_the_notebook_shows_the_marks(workspace, tmp_path):
         idx.forget("MEMORY.md:5", reason="wrong")
         retired = SearchResults(idx.search("green tea", include_forgotten=True), "test")
         assert "[forgotten]" in retired.to_text()
+        # %memget shows the mark, not the comment; the value stays the file's text.
+        read = FileLines(idx.get("MEMORY.md", 5, 1))
+        assert "- Bob prefers green tea.  [forgotten: wrong]" in read.to_text() and "<!--" not in read.to_text()
+        assert "[forgotten: wrong]" in read._repr_html_() and "memext forgotten=" in str(read)
 
 
 def test_a_mark_written_by_hand_counts_at_once_even_in_a_file_searched_before(workspace, tmp_path):

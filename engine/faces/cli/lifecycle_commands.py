@@ -119,6 +119,8 @@ def forget_cmd(ctx, citation, agent, reason, as_json) -> None:
         click.echo(f"forgot {c}" + (f" ({marked.reason})" if marked.reason else ""))
     for c in marked.already:
         click.echo(f"{c} was already marked; left as it is")
+    for c in marked.linked:  # a consolidated copy of it, or the source it was copied from
+        click.echo(f"forgot {c} too (linked by from=)")
 
 
 @click.command(

@@ -170,11 +170,17 @@ def _query_text(words: tuple[str, ...]) -> str:
 @click.option("--from", "from_line", type=click.IntRange(1), help="First line (1-based).")
 @click.option("--lines", type=click.IntRange(1), help="How many lines.")
 @click.option("-N", "--line-numbers", is_flag=True, help="Prefix each line with its number.")
+@click.option("--raw", is_flag=True, help="The lines as the file holds them, metadata comments included.")
 @json_option
 @click.pass_context
-def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
+def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, raw, as_json) -> None:
     """Print lines of a memory file: PATH (all of it), PATH:LINE (that one
     line, as a citation means it), PATH:FROM-TO or PATH:FROM- (to the end).
+
+    memext's metadata comments are left out and a line whose entry was
+    forgotten or superseded ends in [forgotten] or [superseded by
+    PATH:LINE]; --raw prints the file's text as it is (--json: the text as
+    it is, and the retired lines).
 
     A missing file or a first line past the end is nothing found (exit 1),
     said in one line on stderr."""
@@ -199,11 +205,12 @@ def get_cmd(ctx, spec, agent, from_line, lines, line_numbers, as_json) -> None:
         click.echo(click.style(picked.header(), dim=True), err=True)
     # A note's control characters are shown escaped, never sent to the
     # terminal (--json escapes them as JSON does).
+    text = res.text if raw else res.shown_text()
     if line_numbers:
         width = len(str(res.to_line))
-        for n, line in enumerate(res.text.split("\n"), start=res.from_line):
+        for n, line in enumerate(text.split("\n"), start=res.from_line):
             click.echo(f"{n:>{width}}  {terminal_safe(line)}")
     else:
-        click.echo(terminal_safe(res.text))
+        click.echo(terminal_safe(text))
     if res.truncated:
         click.echo(f"memext: output stopped at line {res.to_line} of {res.total_lines}; use --from {res.to_line + 1}", err=True)

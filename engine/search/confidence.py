@@ -19,7 +19,10 @@ mean the same on any notes and any index size:
   (by stem, as the keyword index matches them), each weighted by its
   rarity (:func:`rarity`): a term no note holds weighs the most, so a name
   shared by many entries says little about which of them answers, and the
-  words of a time the query names ("yesterday") do not count;
+  words of a time the query names ("yesterday") do not count. A term no
+  note holds as it is is held by an entry that holds another form of it
+  (:func:`variant`: "Decision: ..." for the "decide" of "what did we
+  decide about fusion?");
 - ``exact``: the entry holds an ID of the query (``INC-4471``, a hash or a
   7+ character prefix of one) or a quoted phrase of it;
 - ``missing``: the share (by rarity) of the query's content terms that no
@@ -138,6 +141,23 @@ def rarity(doc_count: int, total: int) -> float:
     return math.log(1 + (n - doc_count + 0.5) / (doc_count + 0.5))
 
 
+#: Fewest letters of two stems :func:`variant` compares.
+VARIANT_MIN = 5
+
+
+def variant(stem: str, other: str) -> bool:
+    """Whether two index stems are forms of one word that the stemmer
+    keeps apart: both of :data:`VARIANT_MIN` letters or more, alike but
+    for the last letter of the shorter ("decid" for decide and "decis" for
+    decision, "marri" and "marriag", "photo" and "photograph"). A term no
+    note holds as it is may be held in another form: a note that says
+    "Decision: ..." holds the "decide" of "what did we decide about ...?"."""
+    if stem == other:
+        return True
+    n = min(len(stem), len(other))
+    return n >= VARIANT_MIN and stem[: n - 1] == other[: n - 1]
+
+
 def query_ids(query: str) -> list[str]:
     """The IDs a query names, folded: issue or ticket keys (``INC-4471``) and
     hash-like tokens (7+ hex characters with a digit, :func:`~..text.is_id_like`)."""
@@ -192,6 +212,9 @@ class Judge:
     missing: float
     null: float | None
     params: Params
+    #: The counted terms no note holds as they are (an entry may hold
+    #: another form of one: :func:`variant`).
+    unheld: frozenset[str] = frozenset()
 
     def coverage(self, stems: Collection[str] | None, held: Collection[str] = ()) -> float:
         """The share (by rarity) of the counted terms an entry holds: one
@@ -210,6 +233,8 @@ class Judge:
         tokens = self.term_tokens.get(term, (term,))
         if is_id_like(term):
             return any(s.startswith(term) or (len(s) >= 7 and term.startswith(s)) for s in stems)
+        if term in self.unheld and len(tokens) == 1:
+            return any(variant(tokens[0], s) for s in stems)
         return bool(tokens) and all(t in stems for t in tokens)
 
     def exact(self, text: str) -> float:
@@ -241,7 +266,14 @@ class Judge:
             starts.append(at)
             at += len(p) + 1
         have = [0.0] * len(stems)
-        for w, needles, id_ in looks:
+        for w, needles, id_, stem in looks:
+            if stem is not None:  # a term no note holds as it is: another form of it
+                if needles[0] not in joined:
+                    continue
+                for i, p in enumerate(padded):
+                    if needles[0] in p and any(variant(stem, s) for s in p.split() if s[:4] == stem[:4]):
+                        have[i] += w
+                continue
             if id_ is not None:
                 if needles[0] not in joined and id_[:1] not in joined:
                     continue
@@ -264,16 +296,23 @@ class Judge:
         return [min(1.0, h / total) for h in have]
 
     @functools.cached_property
-    def _looks(self) -> tuple[float, list[tuple[float, tuple[str, ...], str | None]]]:
+    def _looks(self) -> tuple[float, list[tuple[float, tuple[str, ...], str | None, str | None]]]:
         """What :meth:`coverages_of` looks for: the total weight, and each
-        term's weight, the padded index terms it is found as, and the term
-        itself when it is an ID (also found as a prefix)."""
-        looks: list[tuple[float, tuple[str, ...], str | None]] = []
+        term's weight, the padded index terms it is found as, the term
+        itself when it is an ID (also found as a prefix), and its stem when
+        no note holds it as it is (found as a :func:`variant`, by the
+        stem's first letters)."""
+        looks: list[tuple[float, tuple[str, ...], str | None, str | None]] = []
         for t, w in self.term_weights.items():
+            tokens = self.term_tokens.get(t, (t,))
             if is_id_like(t):
-                looks.append((w, (f" {t}",), t))
+                looks.append((w, (f" {t}",), t, None))
+            elif t in self.unheld and len(tokens) == 1 and len(tokens[0]) >= VARIANT_MIN:
+                looks.append((w, (f" {tokens[0][:4]}",), None, tokens[0]))
+            elif t in self.unheld:
+                continue  # held by no note, and too short to have another form
             else:
-                looks.append((w, tuple(f" {tok} " for tok in self.term_tokens.get(t, (t,))), None))
+                looks.append((w, tuple(f" {tok} " for tok in tokens), None, None))
         return float(sum(self.term_weights.values())), looks
 
     def probabilities(self, rows: Sequence[Sequence[float]], meaning: Sequence[bool], fit: str = "hit") -> list[float]:
@@ -340,6 +379,7 @@ def make_judge(
         missing,
         null,
         table or params(),
+        frozenset(t for t, n in doc_counts.items() if n == 0 and t in counted),
     )
 
 

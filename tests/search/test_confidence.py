@@ -38,6 +38,27 @@ def test_a_name_many_entries_share_covers_little_of_the_question():
     assert j.coverage({"dana"}) < 0.1 < 0.5 < j.coverage({"refund", "code"})
 
 
+def test_a_term_no_note_holds_is_held_in_another_form():
+    # "decide" is in no note; "Decision: ..." holds it in another form the
+    # stemmer keeps apart ("decid", "decis"), and covers the question.
+    tokens = {"decide": ("decid",), "fusion": ("fusion",)}
+    j = make_judge("what did we decide about fusion?", {"decide": 0, "fusion": 2}, 40, 0.2, tokens)
+    assert j.coverage({"decis", "fusion", "weight"}) == 1.0
+    assert j.coverage({"fusion", "rank"}) < 0.5 < j.missing  # memory still lacks the word as asked
+    assert j.coverages_of(["decis fusion weight", "fusion rank", "design"]) == [
+        j.coverage({"decis", "fusion", "weight"}),
+        j.coverage({"fusion", "rank"}),
+        0.0,
+    ]
+
+
+def test_forms_of_one_word_differ_only_at_the_end():
+    assert C.variant("decid", "decis") and C.variant("marri", "marriag") and C.variant("photo", "photograph")
+    # Short stems and other words are not forms of one word.
+    assert not C.variant("pain", "paint") and not C.variant("plan", "plane") and not C.variant("decid", "design")
+    assert not C.variant("passport", "password")
+
+
 def test_the_words_of_a_time_the_query_names_are_not_terms_to_find():
     counts = {"walked": 9, "dog": 9, "yesterday": 0}
     plain = judge("walked the dog yesterday", counts, 12)

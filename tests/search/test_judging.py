@@ -87,6 +87,31 @@ def test_a_word_in_common_is_not_an_answer(tmp_path):
         assert idx.search("which password manager do we use?").confident
 
 
+DECISIONS = {
+    "MEMORY.md": "# Memory\n\n## memext\n- Memory search for agents; SQLite, sqlite-vec and FTS5.\n"
+    "- Decision: weighted fusion (0.5/0.5) by default; RRF stays an option.\n"
+    "- Decision: the index is disposable; the Markdown files are the source of truth.\n\n"
+    "## Dana\n- Dana prefers short answers, code first.\n- Dana drinks green tea after 2 pm.\n",
+    "memory/2026-10-14.md": "# 2026-10-14\n\n- Compared weighted fusion and rank fusion on LoCoMo.\n- Dana reviewed the chunker.\n",
+    "memory/2026-10-21.md": "# 2026-10-21\n\n- Design review with Dana: the index is rebuilt from the files.\n",
+}
+
+
+def test_a_word_the_notes_say_in_another_form_is_held_by_that_note(tmp_path):
+    # No note says "decide"; the one that answers says "Decision": a
+    # question's word in another form does not count against the note.
+    ws = tmp_path / "notes"
+    for rel, text in DECISIONS.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text, encoding="utf-8")
+    with local_index(ws, tmp_path) as idx:
+        resp = idx.search("what did we decide about fusion?")
+        assert resp.confident and resp[0].path == "MEMORY.md"
+        assert len(marked(resp[0])) == 1 and "Decision: weighted fusion" in marked(resp[0])[0]
+        # Another form of one word of the question is not an answer to the rest.
+        assert idx.search("what did we decide about the wedding venue?").results == []
+
+
 @pytest.mark.parametrize("entries", [5, 30, 100, 300, 1000, 3000])
 def test_every_workspace_size_is_judged_entry_by_entry(tmp_path, monkeypatch, entries):
     # One path for every size: the hits' entries are read from the index and

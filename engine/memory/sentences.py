@@ -10,8 +10,11 @@ rules know its own abbreviations, so a boundary is kept only where the
 rules of every language capture reads put one. The two ways to be wrong
 are not worth the same: a boundary missed leaves two sentences in one
 candidate, the fact still whole; a boundary too many cuts a fact in two
-and stores half of it. Line breaks always end a sentence: a chat message's
-lines are separate statements.
+and stores half of it. For the same reason a boundary before a lowercase
+letter is dropped: in the scripts that have case, a sentence does not
+start with one, and an abbreviation no list holds ("n.º 7, 2.º izq.")
+is the likelier reading. Line breaks always end a sentence: a chat
+message's lines are separate statements.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def sentences(text: str) -> list[str]:
     for line in _LINE.findall(text):
         if not line.strip():
             continue
-        cuts = sorted(set.intersection(*(_boundaries(language, line) for language in LANGUAGES)))
+        cuts = sorted(c for c in set.intersection(*(_boundaries(language, line) for language in LANGUAGES)) if not line[c].islower())
         start = 0
         for end in [*cuts, len(line)]:
             piece = line[start:end].strip()

@@ -21,6 +21,9 @@ def test_no_boundary_before_a_lowercase_letter(text: str) -> None:
 
 
 def test_sentences_that_start_as_sentences_do_are_still_cut() -> None:
-    assert sentences("My dentist is Dr. Almeida at Clinica Foz. He is nice.") == ["My dentist is Dr. Almeida at Clinica Foz.", "He is nice."]
+    assert sentences("My dentist is Dr. Almeida at Clinica Foz. He is nice.") == [
+        "My dentist is Dr. Almeida at Clinica Foz.",
+        "He is nice.",
+    ]
     assert sentences("Wir treffen uns um 5. Danach essen wir.") == ["Wir treffen uns um 5.", "Danach essen wir."]
     assert sentences("Ada moved. She called.\nSecond line") == ["Ada moved.", "She called.", "Second line"]

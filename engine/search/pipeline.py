@@ -210,8 +210,9 @@ def _candidate_pools(
     sent = keyword_terms(asked, doc_counts, total) if terms else []
     keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, options.sources, paths)
     vector_hits = store.vector_search(query_vector, pool, options.sources, paths) if query_vector is not None else []
-    use_entries = query_vector is not None and h.entry_share > 0  # a third pool: entries by their own vectors
-    entry_hits = store.entry_vector_search(query_vector, pool, options.sources, paths) if use_entries else []  # type: ignore[arg-type]
+    # A third pool: the entries nearest the query among those of both pools' chunks.
+    within = [r for r, _ in vector_hits] + [r for r, _ in keyword_hits]
+    entry_hits = store.entry_vector_search(query_vector, pool, within) if query_vector is not None and h.entry_share > 0 else []
     spoken = cues if settings.time_boost > 0 else find_time_cues(query, now or datetime.now())
     time_words = {w for cue in spoken for w in query_terms(cue.text)}
     use_vector = query_vector is not None and store.dims is not None

@@ -334,12 +334,10 @@ class IndexStore(Protocol):
         estimated from when it was not measured (:mod:`..search.confidence`)."""
         ...
 
-    def entry_vector_search(
-        self, query: np.ndarray, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
-    ) -> list[EntryHit]:
-        """The ``k`` entries nearest ``query`` by cosine, best first, each
-        with the chunk that holds it (:mod:`.entry_vectors`); ``sources``
-        and ``paths`` filter first. Empty for an index that keeps no entry
+    def entry_vector_search(self, query: np.ndarray, k: int, chunks: Collection[int]) -> list[EntryHit]:
+        """The ``k`` entries of ``chunks`` (rowids) nearest ``query`` by
+        cosine, best first, each with the chunk that holds it
+        (:mod:`.entry_vectors`). Empty for an index that keeps no entry
         vectors."""
         ...
 

@@ -352,12 +352,10 @@ class PostgresStore:
     def entry_vector_sample(self, limit: int) -> list[np.ndarray]:
         return self._entries.vector_sample(limit)
 
-    def entry_vector_search(
-        self, query: np.ndarray, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
-    ) -> list[EntryHit]:
+    def entry_vector_search(self, query: np.ndarray, k: int, chunks: Collection[int]) -> list[EntryHit]:
         if not self._entries.present():
             return []
-        return self._db.cached("entry_matrix", self._entries.vector_matrix).search(query, k, sources, paths)
+        return self._db.cached("entry_matrix", self._entries.vector_matrix).search(query, k, chunks)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         with self._db.transaction():

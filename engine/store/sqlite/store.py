@@ -274,14 +274,12 @@ class Store:
         with self._db.lock:
             return entry_table.vector_sample(self._db.conn, limit)
 
-    def entry_vector_search(
-        self, query: np.ndarray, k: int, sources: Sequence[str] | None = None, paths: Collection[str] | None = None
-    ) -> list[EntryHit]:
+    def entry_vector_search(self, query: np.ndarray, k: int, chunks: Collection[int]) -> list[EntryHit]:
         if not self._db.entries:
             return []
         with self._db.lock:
             matrix = self._db.cached("entry_matrix", lambda: entry_table.vector_matrix(self._db.conn))
-        return matrix.search(query, k, sources, paths)
+        return matrix.search(query, k, chunks)
 
     # -- keyword side -----------------------------------------------------------------
 

@@ -137,6 +137,13 @@ class HybridSettings(NamedTuple):
     text_weight: Annotated[float, Check(min=0.0)] = 0.5
     candidate_multiplier: Annotated[int, Check(min=1, max=100)] = 4
     rrf_k: Annotated[int, Check(min=1)] = 60
+    # Share of the vector side taken by a chunk's best entry (found by its
+    # own vector, a third candidate pool beside the chunks' vectors and
+    # BM25) when that entry is nearer the query than the whole chunk; 0
+    # ranks by chunk vectors alone. Equal shares: LoCoMo dev recall@L60
+    # and multi-hop rose with them, and letting the entry replace the
+    # chunk's cosine outright lost single-hop answers (bench/LOCOMO_RESULTS.md).
+    entry_share: Annotated[float, Check(min=0.0, max=1.0)] = 0.5
     mmr: MMRSettings = MMRSettings()
     temporal_decay: TemporalDecaySettings = TemporalDecaySettings()
 

@@ -51,9 +51,10 @@ class Citer:
         self.found = found
         self.neighbours = store.chunk_neighbours(list(likely))
 
-    def __call__(self, row: ChunkRow, *, keyword_hit: bool) -> tuple[int, int, str]:
+    def __call__(self, row: ChunkRow, *, keyword_hit: bool, carried: tuple[int, int] | None = None) -> tuple[int, int, str]:
         """``(start, end, text)`` cited for a hit on ``row``; ``keyword_hit``:
-        the keyword search found it (then its words stay in view)."""
+        the keyword search found it (then its words stay in view);
+        ``carried``: the lines of the entries that found it by their vectors."""
         if row.rowid not in self.neighbours:
             self.neighbours.update(self.store.chunk_neighbours([row.rowid]))
         sent = self.sent
@@ -64,4 +65,4 @@ class Citer:
             found = find_terms(row.text, sent)
             return sorted({row.text.count("\n", 0, at) for t in sent for at in found.get(t, ())})
 
-        return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines)
+        return hit_lines(row.start_line, row.end_line, row.text, self.neighbours.get(row.rowid, (None, None)), term_lines, carried)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Sequence
 if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     import numpy as np
 
-    from ..store import IndexStore
+    from ..store import EntryHit, IndexStore
 
 
 @dataclass
@@ -55,6 +55,14 @@ class Candidate:
     #: Share of the query's terms the chunk holds (scales the keyword
     #: score in an index too small for BM25's reference).
     cover: float = 1.0
+    #: The best cosine of the chunk's entries found by entry-level vector
+    #: search, and those entries' lines with their cosines, best first.
+    e_sim: float | None = None
+    entries: list[tuple[int, int, float]] = field(default_factory=list)
+
+    def entry_info(self) -> dict | None:
+        """What the entry pool said of the chunk, for ``explain``."""
+        return {"similarity": self.e_sim, "lines": [f"{a}-{b}" for a, b, _ in self.entries]} if self.entries else None
 
 
 def bm25_to_score(bm25: float, best_bm25: float, reference: float = 0.0) -> float:
@@ -109,10 +117,46 @@ def fill_similarities(store: IndexStore, cands: dict[int, "Candidate"], query_ve
             cands[r].v_sim = float(np.dot(vec, q))
 
 
+def add_entry_hits(cands: dict[int, Candidate], hits: Sequence[EntryHit]) -> None:
+    """Add the entry pool (:meth:`~..store.IndexStore.entry_vector_search`):
+    each hit is a candidate for the chunk that holds it, with its cosine."""
+    for hit in hits:
+        c = cands.setdefault(hit.chunk, Candidate(hit.chunk))
+        c.e_sim = hit.similarity if c.e_sim is None else max(c.e_sim, hit.similarity)
+        c.entries.append((hit.start_line, hit.end_line, hit.similarity))
+
+
+#: Entries within this cosine of a hit's best entry carried it too.
+CARRY_MARGIN = 0.05
+
+
+def carried_by_entries(c: Candidate) -> tuple[int, int] | None:
+    """The lines of the entries that carried a hit: those found by their
+    own vectors, within :data:`CARRY_MARGIN` of the best of them, when the
+    best one is nearer the query than the whole chunk (None: the chunk
+    carried it)."""
+    if c.e_sim is None or (c.v_sim is not None and c.e_sim <= c.v_sim):
+        return None
+    near = [(a, b) for a, b, sim in c.entries if sim >= c.e_sim - CARRY_MARGIN]
+    return min(a for a, _ in near), max(b for _, b in near)
+
+
+def semantic(c: Candidate, entry_share: float) -> float:
+    """The vector side's evidence for a candidate: its chunk's cosine, with
+    ``entry_share`` of it taken by its best entry's cosine when that is
+    higher (a short entry's vector says what it says; a chunk's averages
+    its neighbours in). An entry below its chunk takes nothing away: the
+    chunk's cosine already says the chunk is near."""
+    v = c.v_sim if c.v_sim is not None else 0.0
+    if c.e_sim is not None and c.e_sim > v:
+        v += entry_share * (c.e_sim - v)
+    return min(1.0, max(0.0, v))
+
+
 def fuse(cands, mode: str, h, best_bm25: float, reference: float) -> None:
     wv, wt = h.weights
     for c in cands:
-        v = min(1.0, max(0.0, c.v_sim)) if c.v_sim is not None else 0.0
+        v = semantic(c, h.entry_share)
         t = bm25_to_score(c.t_bm25, best_bm25, reference) * c.cover if c.t_bm25 is not None else 0.0
         c.t_score = t
         if mode == "keyword" or c.no_vector:

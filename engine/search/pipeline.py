@@ -1,5 +1,5 @@
-"""Hybrid search, stage by stage (DESIGN.md §7): the candidate pools of
-both sides (vector KNN and BM25, ``min(200, max_results *
+"""Hybrid search, stage by stage (DESIGN.md §7): the candidate pools
+(chunk vectors, entry vectors and BM25, ``min(200, max_results *
 candidate_multiplier)`` each), their fusion into one 0..1 score
 (:mod:`.fusion`), the marks that move it (a time the query names, temporal
 decay, MMR, an exact keyword hit), the reading budget, and the results with
@@ -9,6 +9,9 @@ A chunk that contains every query term is an exact keyword hit and is never
 dropped by ``min_score``. The defaults (weighted 0.5/0.5, min_score 0.1,
 Porter stemming) were chosen on the LoCoMo dev split: see
 bench/LOCOMO_RESULTS.md.
+
+Over 500 lines because the stages meet here and read top to bottom as a
+search runs them; each stage's own logic lives in its module.
 """
 
 from __future__ import annotations
@@ -23,13 +26,13 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
 from ..citations import cite_lines
 from ..settings import HybridSettings, QuerySettings
-from ..store import ChunkRow, IndexStore
+from ..store import ChunkRow, EntryHit, IndexStore
 from ..text import contains_all_terms, content_terms, find_terms, fold, is_id_like, query_terms
 from .citing import Citer, TermsFound
 from .confidence import Judge, holds_id, make_judge, query_ids
 from .decay import decay_factor
 from .excerpt import make_excerpt, snippet_window
-from .fusion import Candidate, bm25_reference, fill_similarities, fuse
+from .fusion import Candidate, add_entry_hits, bm25_reference, carried_by_entries, fill_similarities, fuse
 from .judging import Hit, Judged, Marks, judge_hits
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
 from .mmr import mmr_order
@@ -133,7 +136,7 @@ class _Judges:
     def cited_of(self, c: Candidate) -> tuple[int, int, str]:
         """The lines a hit on ``c`` cites (:class:`~.citing.Citer`), once."""
         if c.rowid not in self.cited:
-            self.cited[c.rowid] = self.cite(self.rows[c.rowid], keyword_hit=c.t_rank is not None)
+            self.cited[c.rowid] = self.cite(self.rows[c.rowid], keyword_hit=c.t_rank is not None, carried=carried_by_entries(c))
         return self.cited[c.rowid]
 
     def judge(self, cands: list[Candidate]) -> None:
@@ -174,6 +177,8 @@ class _Pools(NamedTuple):
     #: (rowid, bm25) and (rowid, cosine), best first.
     keyword_hits: list[tuple[int, float]]
     vector_hits: list[tuple[int, float]]
+    #: Entries nearest the query by their own vectors, best first.
+    entry_hits: list[EntryHit]
     judge: Judge
     #: "hybrid", "vector" or "keyword".
     mode: str
@@ -205,6 +210,9 @@ def _candidate_pools(
     sent = keyword_terms(asked, doc_counts, total) if terms else []
     keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, options.sources, paths)
     vector_hits = store.vector_search(query_vector, pool, options.sources, paths) if query_vector is not None else []
+    # A third pool: the entries nearest the query among those of both pools' chunks.
+    within = [r for r, _ in vector_hits] + [r for r, _ in keyword_hits]
+    entry_hits = store.entry_vector_search(query_vector, pool, within) if query_vector is not None and h.entry_share > 0 else []
     spoken = cues if settings.time_boost > 0 else find_time_cues(query, now or datetime.now())
     time_words = {w for cue in spoken for w in query_terms(cue.text)}
     use_vector = query_vector is not None and store.dims is not None
@@ -221,7 +229,7 @@ def _candidate_pools(
     if use_vector and not h.enabled:
         keyword_hits = []
     mode = "hybrid" if use_vector and use_keyword else ("vector" if use_vector else "keyword")
-    return _Pools(cues, terms, sent, doc_counts, total, keyword_hits, vector_hits, judge, mode, TermsFound(terms))
+    return _Pools(cues, terms, sent, doc_counts, total, keyword_hits, vector_hits, entry_hits, judge, mode, TermsFound(terms))
 
 
 def held_ids(store: IndexStore, ids: list[str]) -> list[str]:
@@ -245,6 +253,7 @@ def _fused(store: IndexStore, pools: _Pools, query_vector: np.ndarray | None, h:
     for rank, (rowid, bm25) in enumerate(pools.keyword_hits, start=1):
         c = cands.setdefault(rowid, Candidate(rowid))
         c.t_rank, c.t_bm25 = rank, bm25
+    add_entry_hits(cands, pools.entry_hits)
     if not cands:
         return cands
     keyword_hits, total = pools.keyword_hits, pools.total
@@ -431,7 +440,7 @@ def _result(row: ChunkRow, c: Candidate, shape: _Shape, snippets: bool) -> Searc
     if shape.explain:
         info = {
             "mode": mode,
-            "vector": {"rank": c.v_rank, "similarity": c.v_sim},
+            "vector": {"rank": c.v_rank, "similarity": c.v_sim, "entry": c.entry_info()},
             "keyword": {
                 "rank": c.t_rank,
                 "bm25": c.t_bm25,

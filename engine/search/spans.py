@@ -94,7 +94,12 @@ def own_lines(start_line: int, end_line: int, prev_end: int | None, next_start: 
 
 
 def hit_lines(
-    start_line: int, end_line: int, text: str, neighbours: tuple[int | None, int | None], term_lines: Callable[[], list[int]]
+    start_line: int,
+    end_line: int,
+    text: str,
+    neighbours: tuple[int | None, int | None],
+    term_lines: Callable[[], list[int]],
+    carried: tuple[int, int] | None = None,
 ) -> tuple[int, int, str]:
     """The lines a hit on a chunk cites, as ``(start, end, text)``: its own
     lines (:func:`own_lines`; ``neighbours`` is ``(prev_end, next_start)``)
@@ -102,7 +107,9 @@ def hit_lines(
     widened to the nearest line that holds a query term when none of them
     does and the chunk has one (the words that found it stay in view).
     ``term_lines()``: the chunk's lines (0 for its first) that hold a query
-    term, asked only when needed.
+    term, asked only when needed. ``carried``: the lines of the entries
+    whose own vectors found the hit, cited too when they lie outside its
+    own lines (an entry in the overlap it shares with a neighbour).
     """
     lines = text.split("\n")
     if len(lines) != end_line - start_line + 1:  # not one text line per file line (transcripts)
@@ -112,6 +119,8 @@ def hit_lines(
         lo, hi, _ = cited_lines(start_line, end_line, text)
     else:
         lo, hi, _ = cited_lines(lo, hi, "\n".join(lines[lo - start_line : hi - start_line + 1]))
+    if carried is not None and start_line <= carried[0] <= carried[1] <= end_line:
+        lo, hi = min(lo, carried[0]), max(hi, carried[1])
     if (lo, hi) != (start_line, end_line):
         found = term_lines()
         if found and not any(lo <= start_line + n <= hi for n in found):

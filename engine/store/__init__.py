@@ -9,7 +9,7 @@ split by concern: ``db`` (the binding and its connections),
 ``connection`` (open, schema, refresh after a swap, meta, unusable files),
 ``ownership`` (is a file memext's to write), ``damage`` and ``repair``
 (telling a damaged file, setting it aside), ``files`` (the index as files:
-the driver row's ``index_files``), ``chunks`` (files, chunks, FTS5), ``entries`` (the files' entries),
+the driver row's ``index_files``), ``chunks`` (files, chunks, FTS5), ``entries`` (the files' entries; ``entry_vectors``, shared by both backends, searches their vectors),
 ``vectors`` (vec0 or the in-memory matrix), ``cache`` (the embedding
 cache), ``lock`` (the writer's file lock) and ``store`` (the ``Store``
 that puts them together). The PostgreSQL backend (``postgres/``,
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..lazy_exports import lazy_names
 
 if TYPE_CHECKING:
-    from .base import CacheKey, ChunkRow, CorruptIndex, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
+    from .base import CacheKey, ChunkRow, CorruptIndex, EntryHit, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
     from .drivers import open_store, writer_lock
 
 #: Where each name lives (name -> submodule).
@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "CacheKey": "base",
     "ChunkRow": "base",
     "CorruptIndex": "base",
+    "EntryHit": "base",
     "EntryRow": "base",
     "FileRow": "base",
     "FileStat": "base",

@@ -102,6 +102,17 @@ class EntryRow(NamedTuple):
     vector: np.ndarray | None
 
 
+class EntryHit(NamedTuple):
+    """An entry found by its vector: the chunk that holds it, its lines and
+    its cosine similarity to the query."""
+
+    chunk: int
+    path: str
+    start_line: int
+    end_line: int
+    similarity: float
+
+
 def entry_blob(vector: np.ndarray | None) -> bytes | None:
     """An entry vector as stored: float16 (half the reading of float32; a
     cosine moves by about 1e-3)."""
@@ -321,6 +332,13 @@ class IndexStore(Protocol):
         """Up to ``limit`` entry vectors spread over the index (the same
         ones for the same index): what a model's "nothing" level is
         estimated from when it was not measured (:mod:`..search.confidence`)."""
+        ...
+
+    def entry_vector_search(self, query: np.ndarray, k: int, chunks: Collection[int]) -> list[EntryHit]:
+        """The ``k`` entries of ``chunks`` (rowids) nearest ``query`` by
+        cosine, best first, each with the chunk that holds it
+        (:mod:`.entry_vectors`). Empty for an index that keeps no entry
+        vectors."""
         ...
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None: ...

@@ -456,3 +456,44 @@ def test_stop_words_do_not_outweigh_content_words_in_a_small_index(tmp_path):
         nothing = idx.search("what about", min_score=0)
         assert nothing.results == [] and "no memory matches 'what about'" in nothing.notice
     assert search.keyword_terms(["fusion", "rank"], {}, 5) == ["fusion", "rank"]
+
+
+class SynonymProvider(HashingProvider):
+    """TEST DOUBLE: the hashing embedder with a few words read as others
+    ("beverage" as "coffee"), standing in for a model that matches meaning
+    without a shared word, which a bag of words cannot."""
+
+    SAME = {"favourite": "drinks", "hot": "black", "beverage": "coffee"}
+
+    def _vec(self, text: str) -> list[float]:
+        return super()._vec(" ".join(self.SAME.get(w, w) for w in text.lower().split()))
+
+
+def test_an_entry_found_by_its_own_vector_keeps_a_place_without_a_shared_word(tmp_path):
+    # The entry that answers sits in a long note whose chunk vector averages
+    # it away, below a short note that shares one of its words; the question
+    # shares no word with any note, so the keyword side has nothing.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    other = [
+        f"- The {w} team met about the {w} budget and the {w} roadmap for next quarter."
+        for w in ("harbor", "garden", "billing", "travel", "hiring")
+    ]
+    (ws / "MEMORY.md").write_text("# Ines\n\n" + "\n".join([*other, "- Ines drinks black coffee.", *other]) + "\n")
+    (ws / "memory" / "2026-06-01.md").write_text("- The coffee machine on floor 5 was descaled.\n")
+    provider = SynonymProvider()
+    query = "favourite hot beverage"
+
+    def scores(**settings) -> dict[str, tuple[float, dict]]:
+        with idx_for(ws, tmp_path / str(len(settings)), provider, **settings) as idx:
+            return {h.path: (h.score, h) for h in idx.search(query, min_score=0, explain=True, include_weak=True)}
+
+    chunks_only = scores(query={"hybrid": {"entry_share": 0}})
+    assert chunks_only["MEMORY.md"][0] < chunks_only["memory/2026-06-01.md"][0]
+    found = scores()
+    best = max(found.values(), key=lambda x: x[0])[1]
+    assert best.path == "MEMORY.md" and best.start_line <= 8 <= best.end_line
+    assert best.explain["keyword"]["rank"] is None
+    entry = best.explain["vector"]["entry"]
+    # The query reads as three of its four words; its entries come best first.
+    assert entry["similarity"] == pytest.approx(3 / 12**0.5, abs=2e-3) and entry["lines"][0] == "8-8"

@@ -124,6 +124,17 @@ def test_a_hit_cites_its_own_lines_widened_to_a_line_holding_a_query_term():
     assert hit_lines(1, 10, _chunk(1, 10), (None, None), none) == (1, 10, _chunk(1, 10)) and not asked
 
 
+def test_a_hit_cites_the_entries_that_carried_it_where_its_own_lines_do_not():
+    text = _chunk(6, 10)  # lines 6-15; its own: 9-13 (neighbours 1-10 and 11-20)
+    around = (10, 11)
+    # An entry in the overlap with the neighbour before: cited with the own lines.
+    assert hit_lines(6, 15, text, around, lambda: [], carried=(7, 7))[:2] == (7, 13)
+    # One within its own lines: nothing more to read.
+    assert hit_lines(6, 15, text, around, lambda: [], carried=(10, 11))[:2] == (9, 13)
+    # Lines outside the chunk are not the hit's to cite.
+    assert hit_lines(6, 15, text, around, lambda: [], carried=(14, 17))[:2] == (9, 13)
+
+
 def test_own_lines_leave_out_the_headings_that_open_them():
     text = "- a\n- b\n\n## Session 2\n\n- c\n- d\n- e"  # lines 11-18, neighbours end at 13 and start at 17
     # Own lines 13-17 open with a blank line and a heading: cited from "- c".

@@ -205,3 +205,36 @@ def test_a_files_entries_are_stored_read_back_and_replaced_with_it(tmp_path, has
         assert store.entries_within([("MEMORY.md", 1, 99)]) == []
     finally:
         store.close()
+
+
+def test_entries_are_found_by_their_own_vectors_each_with_its_chunk(tmp_path, hashing_provider):
+    # Through the interface, on the backend in force: the entries of some
+    # chunks nearest a query vector, best first, each with the chunk that
+    # holds it; a rewritten file's entries are searched anew.
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n- Ines works on the Harbor data team.\n- Ines drinks black coffee.\n\nLars lives in Bergen.\n"
+    )
+    (ws / "memory" / "2024-05-01.md").write_text("# 2024-05-01\n\n- Bought a red kayak for the fjord.\n")
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite")
+    store = open_store(agent, tmp_path / "idx.sqlite")
+    try:
+        Syncer(agent, store, hashing_provider).run()
+        chunks = {row.path: rowid for rowid, row in store.chunks(range(1, 100)).items()}
+        query = normalize(hashing_provider.embed_query("- Ines drinks black coffee."))
+        hits = store.entry_vector_search(query, 3, chunks.values())
+        assert [(h.path, h.start_line, h.end_line, h.chunk) for h in hits][0] == ("MEMORY.md", 4, 4, chunks["MEMORY.md"])
+        assert hits[0].similarity == pytest.approx(1.0, abs=2e-3) and len(hits) == 3
+        assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
+        # Only the entries of the chunks asked about.
+        assert [h.path for h in store.entry_vector_search(query, 5, [chunks["memory/2024-05-01.md"]])] == ["memory/2024-05-01.md"]
+        assert store.entry_vector_search(query, 5, []) == []
+        (ws / "MEMORY.md").write_text("# Memory\n\n- Lars moved to Oslo.\n")
+        Syncer(agent, store, hashing_provider).run()
+        chunks = {row.path: rowid for rowid, row in store.chunks(range(1, 100)).items()}
+        after = store.entry_vector_search(normalize(hashing_provider.embed_query("- Lars moved to Oslo.")), 9, chunks.values())
+        assert [(h.path, h.start_line) for h in after] == [("MEMORY.md", 3), ("memory/2024-05-01.md", 3)]
+        assert after[0].similarity == pytest.approx(1.0, abs=2e-3)
+    finally:
+        store.close()

@@ -1,8 +1,8 @@
 """The entries of the indexed files in PostgreSQL (``{schema}.entries``):
 their lines, the stems of their words and their vectors as float16
 ``bytea`` (DESIGN.md §4, §7). A search reads the entries of the hits it
-judges in one statement; nothing searches them by vector, so they need no
-pgvector index. A schema made before entries were kept gets the table at
+judges in one statement; a search ranks their vectors in memory
+(:mod:`..entry_vectors`), so they need no pgvector index. A schema made before entries were kept gets the table at
 the first open that may write it (empty: the fingerprint changed too, so
 the next sync rebuilds and fills it)."""
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import base
+from ..entry_vectors import CHUNKS_SQL, ENTRIES_SQL, EntryMatrix
 
 if TYPE_CHECKING:
     import numpy as np
@@ -82,3 +83,9 @@ class PgEntries:
         )
         rows = self._db.run(lambda conn: conn.execute(query, (limit, limit)).fetchall())
         return [v for v in (base.entry_vector(bytes(r[0])) for r in rows) if v is not None]
+
+    def vector_matrix(self) -> EntryMatrix:
+        """Every entry vector of the schema, for entry-level vector search."""
+        entries = self._db.q(ENTRIES_SQL.format(entries="{s}.entries"))
+        chunks = self._db.q(CHUNKS_SQL.format(chunks="{s}.chunks"))
+        return EntryMatrix(*self._db.run(lambda conn: (conn.execute(entries).fetchall(), conn.execute(chunks).fetchall())))

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # numpy loads on first use
     import numpy as np
 
 from ...status import FtsStatus, StorageStatus, VectorStatus
-from ..base import NEIGHBOURS_SQL, CacheKey, ChunkRow, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
+from ..base import NEIGHBOURS_SQL, CacheKey, ChunkRow, EntryHit, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
 from .cache import PgEmbeddingCache
 from .connection import PgConnection
 from .entries import PgEntries
@@ -351,6 +351,11 @@ class PostgresStore:
 
     def entry_vector_sample(self, limit: int) -> list[np.ndarray]:
         return self._entries.vector_sample(limit)
+
+    def entry_vector_search(self, query: np.ndarray, k: int, chunks: Collection[int]) -> list[EntryHit]:
+        if not self._entries.present():
+            return []
+        return self._db.cached("entry_matrix", self._entries.vector_matrix).search(query, k, chunks)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         with self._db.transaction():

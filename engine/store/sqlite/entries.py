@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from .. import base
+from ..entry_vectors import CHUNKS_SQL, ENTRIES_SQL, EntryMatrix
 from . import db
 
 if TYPE_CHECKING:
@@ -100,3 +101,10 @@ def vector_sample(conn: Any, limit: int) -> list[np.ndarray]:
         (step, limit),
     ).fetchall()
     return [v for v in (base.entry_vector(r[0]) for r in rows) if v is not None]
+
+
+def vector_matrix(conn: Any) -> EntryMatrix:
+    """Every entry vector of the index, for entry-level vector search."""
+    return EntryMatrix(
+        conn.execute(ENTRIES_SQL.format(entries=TABLE)).fetchall(), conn.execute(CHUNKS_SQL.format(chunks="chunks")).fetchall()
+    )

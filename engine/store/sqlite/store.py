@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
 
     from ...status import FtsStatus, StorageStatus, VectorStatus
 
-from ..base import CacheKey, ChunkRow, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
+from ..base import CacheKey, ChunkRow, EntryHit, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
 from . import db, entries as entry_table
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
@@ -273,6 +273,13 @@ class Store:
             return []
         with self._db.lock:
             return entry_table.vector_sample(self._db.conn, limit)
+
+    def entry_vector_search(self, query: np.ndarray, k: int, chunks: Collection[int]) -> list[EntryHit]:
+        if not self._db.entries:
+            return []
+        with self._db.lock:
+            matrix = self._db.cached("entry_matrix", lambda: entry_table.vector_matrix(self._db.conn))
+        return matrix.search(query, k, chunks)
 
     # -- keyword side -----------------------------------------------------------------
 

@@ -165,7 +165,7 @@ class GeminiProvider(EmbeddingProvider):
         capped = [cap_input(t, self.max_input_tokens) for t in texts]
         groups = pack(capped, max_request_tokens=self._max_request_tokens, max_request_inputs=self._max_request_inputs)
         # One deadline for the whole call: every request, retry and wait.
-        deadline = Deadline(self.embedding_deadline_s, "embedding deadline")
+        deadline = Deadline(self.embedding_deadline_s, "embedding deadline (remote.deadline_ms)")
 
         def send(inputs: list[str]) -> list[list[float]]:
             body = {"requests": [{"model": self._resource, "content": _content(t), "taskType": "RETRIEVAL_DOCUMENT"} for t in inputs]}

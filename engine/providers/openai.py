@@ -215,7 +215,7 @@ class OpenAIProvider(EmbeddingProvider):
     def _embed_inline(self, texts: list[str], progress: EmbedProgress | None) -> list[list[float]]:
         groups = pack(texts, max_request_tokens=self._max_request_tokens, max_request_inputs=self._max_request_inputs)
         # One deadline for the whole call: every request, retry and wait.
-        deadline = Deadline(self.embedding_deadline_s, "embedding deadline")
+        deadline = Deadline(self.embedding_deadline_s, "embedding deadline (remote.deadline_ms)")
 
         def send(inputs: list[str]) -> list[list[float]]:
             response = self._call(

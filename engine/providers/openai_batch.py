@@ -161,7 +161,7 @@ class OpenAIBatchEmbedder:
         if self.settings.wait:
             deadline = Deadline(self.settings.timeout_minutes * 60.0, "batch timeout (remote.batch.timeout_minutes)", self._clock)
         else:
-            deadline = Deadline(self._request_deadline_s, "embedding deadline", self._clock)
+            deadline = Deadline(self._request_deadline_s, "embedding deadline (remote.deadline_ms)", self._clock)
         try:
             vectors = self._collect_pending(todo, deadline) if not self.settings.wait else {}
             missing = {cid: t for cid, t in todo.items() if cid not in vectors}

@@ -218,7 +218,7 @@ def test_a_hanging_server_costs_a_search_one_query_timeout(workspace, tmp_path, 
         hits = idx.search("green tea")
         assert time.monotonic() - started < 1.5  # not 4 attempts x 0.5 s, plus backoff
         assert hits.mode == "keyword" and hits[0].path == "MEMORY.md"
-        assert "timed out (the 0.5 s query timeout passed)" in hits.error and "keyword-only" in hits.notice
+        assert "timed out (the 0.5 s query timeout (remote.query_deadline_ms) passed)" in hits.error and "keyword-only" in hits.notice
 
 
 @pytest.mark.parametrize("primary", ["local", "openai"])

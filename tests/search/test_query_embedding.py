@@ -110,7 +110,7 @@ def test_a_failure_is_shared_with_other_processes_for_the_same_endpoint(tmp_path
     here = provider(api_server.openai_base_url)
     api_server.add_fault("openai.embeddings", status=None, times=None, delay_s=30.0)
     vec, error, notice = QueryEmbedder(tmp_path).vector(here, "heron", 64)
-    assert vec is None and "the 1 s query timeout passed" in (error or "")
+    assert vec is None and "the 1 s query timeout (remote.query_deadline_ms) passed" in (error or "")
     api_server.reset_log()
     vec, error, notice = QueryEmbedder(tmp_path).vector(provider(api_server.openai_base_url), "heron", 64)
     assert vec is None and "the embedding provider failed" in (notice or "") and api_server.requests() == []
@@ -151,7 +151,7 @@ def test_a_search_waits_for_a_silent_provider_its_query_deadline_only(built, api
     print(f"\nsearch, server {behaviour}: answered after {elapsed:.2f} s (default query deadline {QUERY_TIMEOUT_S:g} s)")
     assert QUERY_TIMEOUT_S - 0.2 < elapsed < QUERY_TIMEOUT_S + SLACK_S
     assert response.mode == "keyword" and response.results
-    assert f"the {QUERY_TIMEOUT_S:g} s query timeout passed" in (response.notice or "")
+    assert f"the {QUERY_TIMEOUT_S:g} s query timeout (remote.query_deadline_ms) passed" in (response.notice or "")
 
 
 @pytest.mark.timeout(120)
@@ -215,7 +215,7 @@ def test_another_agents_search_does_not_wait_behind_a_stuck_index(workspace, tmp
         indexing.communicate()
     print(f"\nserver {behaviour}: search of another agent {elapsed:.2f} s (healthy {floor:.2f} s; {query_deadline_s:g} s query deadline)")
     assert searched.returncode == 0 and "MEMORY.md" in searched.stdout, searched.stderr
-    assert f"the {query_deadline_s:g} s query timeout passed" in searched.stderr, searched.stderr
+    assert f"the {query_deadline_s:g} s query timeout (remote.query_deadline_ms) passed" in searched.stderr, searched.stderr
     assert "keyword-only results" in searched.stderr
     # One query deadline beyond a healthy search, not alpha's 60 s (the
     # margin is for start-up beside alpha's process on a loaded machine:

@@ -86,7 +86,9 @@ class RetryPolicy:
 class Deadline:
     """An overall time limit for one call, across its attempts and waits."""
 
-    def __init__(self, seconds: float, label: str = "query timeout (remote.query_deadline_ms)", clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, seconds: float, label: str = "query timeout (remote.query_deadline_ms)", clock: Callable[[], float] = time.monotonic
+    ):
         self.seconds = seconds
         self.label = label
         self._clock = clock

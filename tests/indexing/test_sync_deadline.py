@@ -324,7 +324,9 @@ def test_memext_index_holds_the_lock_for_the_configured_deadline(workspace, tmp_
     # longer than a 2 s deadline on a busy machine).
     err = str(searched["err"])
     assert "MEMORY.md" in str(searched["out"]), searched
-    assert f"the {deadline_s:g} s query timeout (remote.query_deadline_ms) passed" in err or "the embedding provider failed" in err, searched
+    assert f"the {deadline_s:g} s query timeout (remote.query_deadline_ms) passed" in err or "the embedding provider failed" in err, (
+        searched
+    )
     # The failures were written down for every process: the next search of
     # another agent, in a new process, does not ask the silent server again.
     api_server.reset_log()

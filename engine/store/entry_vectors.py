@@ -4,94 +4,122 @@ An entry (a list item, a paragraph, a turn) has a vector of its own, and
 a short text's vector says what that text says where a chunk's averages a
 whole exchange. The stores keep entry vectors as float16 blobs beside the
 entries; a search ranks the entries of its candidate chunks (the chunk
-vector and keyword pools) in an in-memory matrix that the store loads on
-first use and again when its data changed (the store's ``cached``), so no
-store needs a vector index over entries and a search costs the same at
-any size. Scanning every entry instead (130,000 in a 20,000-chunk index)
-took longer than the rest of the search, and a chunk-vector pool of 200 to
-draw entries from cost the same for nothing on LoCoMo.
+vector and keyword pools), so no store needs a vector index over entries
+and a search costs the same at any size. Scanning every entry instead
+(130,000 in a 20,000-chunk index) took longer than the rest of the search,
+and a chunk-vector pool of 200 to draw entries from cost the same for
+nothing on LoCoMo.
 
-Each entry is tied to the chunk that holds it most centrally (its lines
-inside the chunk's, the chunk's middle nearest the entry's; found when the
-matrix loads), so a hit on an entry is a candidate for that chunk and the
-search can cite the entry's lines.
+The vectors of a chunk's entries are read when a search first meets the
+chunk, and kept until the store's data changes (the store's ``cached``):
+reading every entry of an index up front cost a one-shot search 1.8 s and
+40 MB at 8,000 chunks before it could answer.
+
+Each entry is tied to the chunk of its file that holds it most centrally
+(its lines inside the chunk's, the chunk's middle nearest the entry's), so
+a hit on an entry is a candidate for that chunk and the search can cite
+the entry's lines.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
-from .base import EntryHit, entry_vector
+from .base import EntryHit
 
 if TYPE_CHECKING:
     import numpy as np
 
-#: Per entry with a vector: its lines and its vector; and per
-#: chunk its lines. Both stores run these with their own table names.
-ENTRIES_SQL = "SELECT path, start_line, end_line, vector FROM {entries} WHERE vector IS NOT NULL"
-CHUNKS_SQL = "SELECT rowid, path, start_line, end_line FROM {chunks}"
+#: The entries with a vector that overlap some chunks, and every chunk of
+#: their files (to find each entry's holder); both stores fill in their
+#: own table names and ``{chunks_given}``, a condition on ``c.rowid``
+#: naming the chunks (the query's one parameter).
+ENTRIES_OF_CHUNKS_SQL = (
+    "SELECT DISTINCT e.path, e.start_line, e.end_line, e.vector FROM {entries} e JOIN {chunks} c "
+    "ON e.path = c.path AND e.start_line <= c.end_line AND e.end_line >= c.start_line WHERE e.vector IS NOT NULL AND {chunks_given}"
+)
+CHUNKS_OF_FILES_SQL = (
+    "SELECT rowid, path, start_line, end_line FROM {chunks} WHERE path IN (SELECT c.path FROM {chunks} c WHERE {chunks_given})"
+)
+
+#: ``load(chunk rowids)``: the entries overlapping those chunks, ``(path,
+#: start, end, float16 blob)``, and every chunk of their files, ``(rowid,
+#: path, start, end)``.
+Loader = Callable[[list[int]], tuple[Iterable[Sequence[Any]], Iterable[Sequence[Any]]]]
 
 
-class EntryMatrix:
-    """Every entry vector of an index as one normalised float16 matrix,
-    with the rows of each chunk's entries."""
+class EntryVectors:
+    """The entry vectors of an index, read a chunk at a time as searches
+    meet the chunks: normalised float16 rows, and the rows of each chunk's
+    entries."""
 
-    def __init__(self, entries: Iterable[Sequence[Any]], chunks: Iterable[Sequence[Any]]):
-        """``entries``: (path, start, end, float16 blob) rows;
-        ``chunks``: (rowid, path, start, end) rows."""
-        import numpy as np
-
-        holder = _Holders(chunks)
-        paths: list[str] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        rowids: list[int] = []
-        vectors: list[np.ndarray] = []
-        for path, start, end, blob in entries:
-            vec = entry_vector(bytes(blob) if blob is not None else None)
-            chunk = holder(path, int(start), int(end))
-            if vec is None or chunk is None:
-                continue
-            paths.append(path)
-            starts.append(int(start))
-            ends.append(int(end))
-            rowids.append(chunk)
-            vectors.append(vec)
-        self.paths, self.starts, self.ends = paths, starts, ends
-        self.chunks = np.asarray(rowids, dtype=np.int64)
-        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), dtype=np.float32)
-        if len(matrix):
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            matrix /= np.where(norms > 0, norms, 1.0)
-        # Kept as float16, as stored: half the memory, and a search reads
-        # only the rows of its candidate chunks.
-        self.matrix = matrix.astype(np.float16)
+    def __init__(self, load: Loader):
+        self._load = load
+        self.paths: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.chunks: list[int] = []
+        self.vectors: list[np.ndarray] = []
+        #: Every chunk read so far, with the rows of the entries it holds
+        #: (none for a chunk whose entries have no vector).
         self.rows: dict[int, list[int]] = {}
-        for row, chunk in enumerate(rowids):
-            self.rows.setdefault(chunk, []).append(row)
 
     def __len__(self) -> int:
         return len(self.paths)
+
+    def _read(self, chunks: Collection[int]) -> None:
+        """Read the entries of the ``chunks`` not met yet."""
+        import numpy as np
+
+        missing = [c for c in chunks if c not in self.rows]
+        if not missing:
+            return
+        entries, chunk_rows = self._load(missing)
+        holder = _Holders(chunk_rows)
+        wanted = set(missing)
+        for c in missing:
+            self.rows[c] = []
+        kept: dict[int, list[tuple[int, str, int, int, bytes]]] = {}  # by vector size
+        for path, start, end, blob in entries:
+            chunk = holder(path, int(start), int(end))
+            # An entry held by a chunk not read now is read with that chunk.
+            if blob is not None and chunk in wanted:
+                kept.setdefault(len(blob), []).append((chunk, path, int(start), int(end), bytes(blob)))
+        for rows in kept.values():
+            matrix = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float16).reshape(len(rows), -1).astype(np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            # Kept as float16, as stored: half the memory.
+            matrix = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float16)
+            for (chunk, path, start, end, _), vec in zip(rows, matrix):
+                self.rows[chunk].append(len(self.paths))
+                self.paths.append(path)
+                self.starts.append(start)
+                self.ends.append(end)
+                self.chunks.append(chunk)
+                self.vectors.append(vec)
 
     def search(self, query: np.ndarray, k: int, chunks: Iterable[int]) -> list[EntryHit]:
         """The ``k`` entries of ``chunks`` nearest ``query`` by cosine, best first."""
         import numpy as np
 
-        if not len(self) or k <= 0 or query is None or len(query) != self.matrix.shape[1]:
+        wanted = list(dict.fromkeys(int(c) for c in chunks))
+        if k <= 0 or query is None or not wanted:
             return []
-        rows = np.asarray([r for chunk in dict.fromkeys(chunks) for r in self.rows.get(chunk, ())], dtype=np.int64)
         q = np.asarray(query, dtype=np.float32)
         norm = float(np.linalg.norm(q))
-        if not len(rows) or norm == 0:
+        if norm == 0:
             return []
-        sims = self.matrix[rows].astype(np.float32) @ (q / norm)
+        self._read(wanted)
+        rows = [r for chunk in wanted for r in self.rows.get(chunk, ())]
+        rows = [r for r in rows if len(self.vectors[r]) == len(q)]
+        if not rows:
+            return []
+        sims = np.vstack([self.vectors[r] for r in rows]).astype(np.float32) @ (q / norm)
         k = min(k, len(rows))
         top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
         top = top[np.argsort(-sims[top], kind="stable")]
-        return [
-            EntryHit(int(self.chunks[rows[i]]), self.paths[rows[i]], self.starts[rows[i]], self.ends[rows[i]], float(sims[i])) for i in top
-        ]
+        return [EntryHit(self.chunks[rows[i]], self.paths[rows[i]], self.starts[rows[i]], self.ends[rows[i]], float(sims[i])) for i in top]
 
 
 class _Holders:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import base
-from ..entry_vectors import CHUNKS_SQL, ENTRIES_SQL, EntryMatrix
+from ..entry_vectors import CHUNKS_OF_FILES_SQL, ENTRIES_OF_CHUNKS_SQL
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,8 +84,10 @@ class PgEntries:
         rows = self._db.run(lambda conn: conn.execute(query, (limit, limit)).fetchall())
         return [v for v in (base.entry_vector(bytes(r[0])) for r in rows) if v is not None]
 
-    def vector_matrix(self) -> EntryMatrix:
-        """Every entry vector of the schema, for entry-level vector search."""
-        entries = self._db.q(ENTRIES_SQL.format(entries="{s}.entries"))
-        chunks = self._db.q(CHUNKS_SQL.format(chunks="{s}.chunks"))
-        return EntryMatrix(*self._db.run(lambda conn: (conn.execute(entries).fetchall(), conn.execute(chunks).fetchall())))
+    def vectors_of_chunks(self, chunks: list[int]) -> tuple[list[Any], list[Any]]:
+        """The entry vectors overlapping ``chunks`` and the chunks of their
+        files, for :class:`~..entry_vectors.EntryVectors`."""
+        given = "c.rowid = ANY(%s)"
+        entries = self._db.q(ENTRIES_OF_CHUNKS_SQL.format(entries="{s}.entries", chunks="{s}.chunks", chunks_given=given))
+        rows = self._db.q(CHUNKS_OF_FILES_SQL.format(chunks="{s}.chunks", chunks_given=given))
+        return self._db.run(lambda conn: (conn.execute(entries, (chunks,)).fetchall(), conn.execute(rows, (chunks,)).fetchall()))

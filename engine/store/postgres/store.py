@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # numpy loads on first use
 
 from ...status import FtsStatus, StorageStatus, VectorStatus
 from ..base import NEIGHBOURS_SQL, CacheKey, ChunkRow, EntryHit, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
+from ..entry_vectors import EntryVectors
 from .cache import PgEmbeddingCache
 from .connection import PgConnection
 from .entries import PgEntries
@@ -355,7 +356,7 @@ class PostgresStore:
     def entry_vector_search(self, query: np.ndarray, k: int, chunks: Collection[int]) -> list[EntryHit]:
         if not self._entries.present():
             return []
-        return self._db.cached("entry_matrix", self._entries.vector_matrix).search(query, k, chunks)
+        return self._db.cached("entry_vectors", lambda: EntryVectors(self._entries.vectors_of_chunks)).search(query, k, chunks)
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         with self._db.transaction():

@@ -11,10 +11,11 @@ caller opened.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from .. import base
-from ..entry_vectors import CHUNKS_SQL, ENTRIES_SQL, EntryMatrix
+from ..entry_vectors import CHUNKS_OF_FILES_SQL, ENTRIES_OF_CHUNKS_SQL
 from . import db
 
 if TYPE_CHECKING:
@@ -103,8 +104,14 @@ def vector_sample(conn: Any, limit: int) -> list[np.ndarray]:
     return [v for v in (base.entry_vector(r[0]) for r in rows) if v is not None]
 
 
-def vector_matrix(conn: Any) -> EntryMatrix:
-    """Every entry vector of the index, for entry-level vector search."""
-    return EntryMatrix(
-        conn.execute(ENTRIES_SQL.format(entries=TABLE)).fetchall(), conn.execute(CHUNKS_SQL.format(chunks="chunks")).fetchall()
-    )
+#: The chunks whose rowids a JSON array names.
+_CHUNKS_GIVEN = "c.rowid IN (SELECT value FROM json_each(?))"
+
+
+def vectors_of_chunks(conn: Any, chunks: list[int]) -> tuple[list[Any], list[Any]]:
+    """The entry vectors overlapping ``chunks`` and the chunks of their
+    files, for :class:`~..entry_vectors.EntryVectors`."""
+    ids = json.dumps(chunks)
+    entries = conn.execute(ENTRIES_OF_CHUNKS_SQL.format(entries=TABLE, chunks="chunks", chunks_given=_CHUNKS_GIVEN), (ids,)).fetchall()
+    rows = conn.execute(CHUNKS_OF_FILES_SQL.format(chunks="chunks", chunks_given=_CHUNKS_GIVEN), (ids,)).fetchall()
+    return entries, rows

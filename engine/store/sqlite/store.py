@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
     from ...status import FtsStatus, StorageStatus, VectorStatus
 
 from ..base import CacheKey, ChunkRow, EntryHit, EntryRow, FileRow, FileStat, IndexStore, NewChunk, NewEntry, StoreOptions
+from ..entry_vectors import EntryVectors
 from . import db, entries as entry_table
 from .cache import EmbeddingCache
 from .chunks import ChunkTable
@@ -278,8 +279,8 @@ class Store:
         if not self._db.entries:
             return []
         with self._db.lock:
-            matrix = self._db.cached("entry_matrix", lambda: entry_table.vector_matrix(self._db.conn))
-        return matrix.search(query, k, chunks)
+            vectors = self._db.cached("entry_vectors", lambda: EntryVectors(lambda ids: entry_table.vectors_of_chunks(self._db.conn, ids)))
+            return vectors.search(query, k, chunks)  # under the lock: it may read a file's entries
 
     # -- keyword side -----------------------------------------------------------------
 

@@ -1,0 +1,62 @@
+"""Entry-level vector search (engine/store/entry_vectors.py): each entry
+tied to the chunk that holds it most centrally, the entries of a chunk read
+when a search first meets it and not again."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memext.engine.store.entry_vectors import EntryVectors
+
+# Two files; in a.md, chunks 1 (lines 1-10) and 2 (lines 8-20) overlap.
+CHUNKS = [(1, "a.md", 1, 10), (2, "a.md", 8, 20), (3, "b.md", 1, 5)]
+
+
+def _blob(*values: float) -> bytes:
+    vec = np.zeros(4, dtype=np.float16)
+    vec[: len(values)] = values
+    return vec.tobytes()
+
+
+ENTRIES = [
+    ("a.md", 2, 2, _blob(1, 0)),  # inside chunk 1 only
+    ("a.md", 9, 9, _blob(0.9, 0.1)),  # in both chunks: nearer the middle of chunk 1 (5.5) than of chunk 2 (14)
+    ("a.md", 15, 16, _blob(0, 1)),  # inside chunk 2 only
+    ("b.md", 3, 3, _blob(0.5, 0.5)),
+]
+
+
+class Loader:
+    """What a store answers (the rows of its tables), counting what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[int]] = []
+
+    def __call__(self, chunks: list[int]):
+        self.asked.append(sorted(chunks))
+        paths = {p for rowid, p, _, _ in CHUNKS if rowid in chunks}
+        spans = [(p, s, e) for rowid, p, s, e in CHUNKS if rowid in chunks]
+        entries = [row for row in ENTRIES if any(row[0] == p and row[1] <= e and row[2] >= s for p, s, e in spans)]
+        return entries, [row for row in CHUNKS if row[1] in paths]
+
+
+def test_entries_are_read_once_per_chunk_and_tied_to_their_most_central_chunk() -> None:
+    load = Loader()
+    vectors = EntryVectors(load)
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    first = vectors.search(query, 5, [1])
+    # The line-9 entry sits in both chunks, nearer chunk 1's middle: chunk 1's.
+    assert [(h.chunk, h.start_line) for h in first] == [(1, 2), (1, 9)]
+    assert first[0].similarity > first[1].similarity
+    both = vectors.search(query, 5, [1, 2, 3])
+    assert [(h.chunk, h.start_line) for h in both] == [(1, 2), (1, 9), (3, 3), (2, 15)]
+    assert vectors.search(query, 1, [2, 3])[0].chunk == 3
+    assert load.asked == [[1], [2, 3]]  # chunk 1 was not read again
+    assert len(vectors) == 4
+
+
+def test_a_query_of_another_size_or_no_chunks_finds_nothing() -> None:
+    vectors = EntryVectors(Loader())
+    assert vectors.search(np.ones(3, dtype=np.float32), 5, [1]) == []
+    assert vectors.search(np.ones(4, dtype=np.float32), 5, []) == []
+    assert vectors.search(np.zeros(4, dtype=np.float32), 5, [1]) == []

@@ -23,6 +23,7 @@ the entry's lines.
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
@@ -56,6 +57,8 @@ class EntryVectors:
 
     def __init__(self, load: Loader):
         self._load = load
+        # Searches of several threads (an HTTP server's) share one store.
+        self._lock = threading.Lock()
         self.paths: list[str] = []
         self.starts: list[int] = []
         self.ends: list[int] = []
@@ -110,12 +113,13 @@ class EntryVectors:
         norm = float(np.linalg.norm(q))
         if norm == 0:
             return []
-        self._read(wanted)
-        rows = [r for chunk in wanted for r in self.rows.get(chunk, ())]
-        rows = [r for r in rows if len(self.vectors[r]) == len(q)]
-        if not rows:
-            return []
-        sims = np.vstack([self.vectors[r] for r in rows]).astype(np.float32) @ (q / norm)
+        with self._lock:
+            self._read(wanted)
+            rows = [r for chunk in wanted for r in self.rows.get(chunk, ()) if len(self.vectors[r]) == len(q)]
+            if not rows:
+                return []
+            stacked = np.vstack([self.vectors[r] for r in rows])
+        sims = stacked.astype(np.float32) @ (q / norm)
         k = min(k, len(rows))
         top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
         top = top[np.argsort(-sims[top], kind="stable")]

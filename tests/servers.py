@@ -37,19 +37,48 @@ import email.policy
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import struct
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 OPENAI_KEY = "sk-test-openai"
 GEMINI_KEY = "gemini-test-key"
 OPENAI_MODELS = ("text-embedding-3-small", "text-embedding-3-large")
 GEMINI_MODELS = ("gemini-embedding-001", "text-embedding-004")
+
+
+def two_agents_cli(tmp_path: Path, alpha: Path, base_url: str, remote: str) -> Callable[..., subprocess.Popen]:
+    """A config of two agents on one OpenAI-compatible server at
+    ``base_url``: ``alpha`` on the given workspace, ``beta`` on one of its
+    own holding "The grey heron nests by the Severn.", with ``remote`` (a
+    line of ``[memory_search.remote]``, a deadline say) and their indexes
+    under ``tmp_path/index``. Returns what starts ``memext ARGS`` under that
+    config as a user would (its own process, output piped as text)."""
+    beta = tmp_path / "beta"
+    beta.mkdir()
+    (beta / "MEMORY.md").write_text("# Memory\n\n- The grey heron nests by the Severn.\n", encoding="utf-8")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[memory_search]\nprovider = "openai"\n[memory_search.remote]\nbase_url = "{base_url}"\n{remote}\n'
+        f'[memory_search.store]\npath = "{tmp_path}/index/{{agent_id}}.sqlite"\n'
+        f'[[agents]]\nid = "alpha"\nworkspace = "{alpha}"\n[[agents]]\nid = "beta"\nworkspace = "{beta}"\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "MEMEXT_CONFIG": str(cfg), "OPENAI_API_KEY": OPENAI_KEY}
+
+    def memext(*args: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "memext", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    return memext
 
 
 def text_vector(text: str, dims: int, salt: str) -> list[float]:

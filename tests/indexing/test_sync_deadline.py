@@ -12,7 +12,6 @@ options (the default of both, `remote.deadline_ms`, is 60 s).
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 from conftest import backend_store, make_agent
-from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer
+from servers import GEMINI_KEY, OPENAI_KEY, EmbeddingAPIServer, two_agents_cli
 
 from memext.engine import MemoryIndex
 from memext.engine.agents.index_hosts import SyncWhenNeeded
@@ -266,21 +265,7 @@ def test_memext_index_holds_the_lock_for_the_configured_deadline(workspace, tmp_
     300 s whatever the config said), and a search after that asks the
     silent server nothing for the back-off (engine/search/query_embedding.py)."""
     deadline_s = 2.0
-    beta = tmp_path / "beta"
-    beta.mkdir()
-    (beta / "MEMORY.md").write_text("# Memory\n\n- The grey heron nests by the Severn.\n", encoding="utf-8")
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(
-        f'[memory_search]\nprovider = "openai"\n[memory_search.remote]\nbase_url = "{api_server.openai_base_url}"\n'
-        f"deadline_ms = {int(deadline_s * 1000)}\n"
-        f'[memory_search.store]\npath = "{tmp_path}/index/{{agent_id}}.sqlite"\n'
-        f'[[agents]]\nid = "alpha"\nworkspace = "{workspace}"\n[[agents]]\nid = "beta"\nworkspace = "{beta}"\n',
-        encoding="utf-8",
-    )
-    env = {**os.environ, "MEMEXT_CONFIG": str(cfg), "OPENAI_API_KEY": OPENAI_KEY}
-
-    def memext(*args: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "memext", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    memext = two_agents_cli(tmp_path, workspace, api_server.openai_base_url, f"deadline_ms = {int(deadline_s * 1000)}")
 
     assert memext("index", "-a", "beta").wait(60) == 0
     begun = time.monotonic()
@@ -330,6 +315,8 @@ def test_memext_index_holds_the_lock_for_the_configured_deadline(workspace, tmp_
     # The failures were written down for every process: the next search of
     # another agent, in a new process, does not ask the silent server again.
     api_server.reset_log()
-    again = subprocess.run([sys.executable, "-m", "memext", "search", "-a", "beta", "heron"], env=env, capture_output=True, text=True)
+    process = memext("search", "-a", "beta", "heron")
+    out, err = process.communicate(timeout=60)
+    again = subprocess.CompletedProcess(process.args, process.returncode, out, err)
     assert again.returncode == 0 and "MEMORY.md" in again.stdout, again.stderr
     assert "the embedding provider failed" in again.stderr and api_server.requests("openai.embeddings") == [], again.stderr

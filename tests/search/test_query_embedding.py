@@ -10,7 +10,7 @@ import time
 
 import pytest
 from conftest import make_agent
-from servers import OPENAI_KEY
+from servers import OPENAI_KEY, two_agents_cli
 
 from memext.engine import MemoryIndex
 
@@ -163,29 +163,13 @@ def test_another_agents_search_does_not_wait_behind_a_stuck_index(workspace, tmp
     down, answers by keyword after its own query deadline
     (`remote.query_deadline_ms`, set to 2 s here) and says so, and writes
     the failure down: the next search asks the silent server nothing."""
-    import os
     import subprocess
-    import sys
 
     from memext.engine.errors import LockTimeout
     from memext.engine.store.drivers import writer_lock
 
     query_deadline_s = 2.0
-    beta = tmp_path / "beta"
-    beta.mkdir()
-    (beta / "MEMORY.md").write_text("# Memory\n\n- The grey heron nests by the Severn.\n", encoding="utf-8")
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(
-        f'[memory_search]\nprovider = "openai"\n[memory_search.remote]\nbase_url = "{api_server.openai_base_url}"\n'
-        f"query_deadline_ms = {int(query_deadline_s * 1000)}\n"
-        f'[memory_search.store]\npath = "{tmp_path}/index/{{agent_id}}.sqlite"\n'
-        f'[[agents]]\nid = "alpha"\nworkspace = "{workspace}"\n[[agents]]\nid = "beta"\nworkspace = "{beta}"\n',
-        encoding="utf-8",
-    )
-    env = {**os.environ, "MEMEXT_CONFIG": str(cfg), "OPENAI_API_KEY": OPENAI_KEY}
-
-    def memext(*args: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "memext", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    memext = two_agents_cli(tmp_path, workspace, api_server.openai_base_url, f"query_deadline_ms = {int(query_deadline_s * 1000)}")
 
     def timed_search() -> tuple[float, subprocess.CompletedProcess]:
         begun = time.monotonic()
@@ -222,6 +206,6 @@ def test_another_agents_search_does_not_wait_behind_a_stuck_index(workspace, tmp
     # bench/hung_provider.py measures it beside a floor).
     assert elapsed < floor + query_deadline_s + 10.0, (elapsed, floor)
     api_server.reset_log()
-    again = subprocess.run([sys.executable, "-m", "memext", "search", "-a", "beta", "heron"], env=env, capture_output=True, text=True)
+    _, again = timed_search()
     assert again.returncode == 0 and "MEMORY.md" in again.stdout, again.stderr
     assert "the embedding provider failed" in again.stderr and api_server.requests("openai.embeddings") == [], again.stderr

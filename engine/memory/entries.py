@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 #: Where an entry came from: a person (CLI, notebook, Python API), an agent
 #: through a tool, or captured from a conversation.
@@ -187,6 +187,20 @@ def with_meta(line: str, meta: EntryMeta) -> str:
 # -- the entries of a file ------------------------------------------------------
 
 
+class Retired(NamedTuple):
+    """Why an entry no longer holds: ``status`` forgotten or superseded,
+    ``by`` the entry that replaced it (when said), ``reason`` (when given)."""
+
+    status: str
+    by: str | None = None
+    reason: str | None = None
+
+    @property
+    def why(self) -> str:
+        """The words search shows for it: ``superseded by PATH:LINE``, ``forgotten``."""
+        return f"{self.status} by {self.by}" if self.by else self.status
+
+
 @dataclass(frozen=True)
 class Unit:
     """A span of lines one metadata comment speaks for (1-based, inclusive):
@@ -257,10 +271,9 @@ class FileEntries:
             category=next((i.category for i in body if i.category), None),
         )
 
-    def retired(self, number: int) -> tuple[str, str | None, str | None] | None:
-        """(status, by, reason) when line ``number`` has text and its entry
-        no longer holds: forgotten, or superseded (``by`` the entry that
-        replaced it, when said); None while it does."""
+    def retired(self, number: int) -> Retired | None:
+        """Why line ``number``'s entry no longer holds, when the line has
+        text and it does not; None while it does."""
         if not 0 < number <= len(self.lines) or not self.lines[number - 1].strip():
             return None
         info = self.info(number)
@@ -268,8 +281,8 @@ class FileEntries:
             return None
         meta = next((u.meta for u in (info.block_unit, info.heading_unit) if u is not None and u.meta is not None and u.meta.retired), None)
         if meta is None:
-            return info.status, None, None
-        return info.status, (meta.by if meta.superseded else None), meta.reason
+            return Retired(info.status)
+        return Retired(info.status, meta.by if meta.superseded else None, meta.reason)
 
     def units_in(self, start: int, end: int) -> list[Unit]:
         """The units a mark on lines ``start..end`` goes to: each section

@@ -28,7 +28,7 @@ from ..citations import cite_lines
 from ..errors import AccessDenied, BadLineRange, BadPath, LinesNotFound
 from .chunking import split_lines
 from .discovery import MemoryRoots
-from .entries import parse_entries, strip_meta
+from .entries import Retired, parse_entries, strip_meta
 
 MAX_LINES = 2000
 MAX_CHARS = 200_000
@@ -51,7 +51,7 @@ class RetiredLine:
     @property
     def why(self) -> str:
         """The words search shows for it: ``superseded by PATH:LINE``, ``forgotten``."""
-        return f"{self.status} by {self.by}" if self.by else self.status
+        return Retired(self.status, self.by, self.reason).why
 
 
 @dataclass

@@ -125,10 +125,7 @@ def retired_why(entries: FileEntries, number: int) -> str | None:
     """Why line ``number``'s entry no longer holds (``"superseded by
     PATH:LINE"``, ``"superseded"``, ``"forgotten"``), None while it does."""
     retired = entries.retired(number)
-    if retired is None:
-        return None
-    status, by, _ = retired
-    return f"{status} by {by}" if by else status
+    return retired.why if retired is not None else None
 
 
 def file_marks(agent: AgentConfig) -> Callable[[str, str], FileMarks]:

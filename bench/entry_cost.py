@@ -1,6 +1,6 @@
 """What judging entries costs a sync and an index, with the local model.
 
-    python bench/entry_cost.py [--base REV] [--conversations 2] [--model PATH] [--out bench/out/entry_cost]
+    python bench/entry_cost.py [--base REV] [--conversations 2] [--model PATH] [--base-model PATH] [--out bench/out/entry_cost]
 
 Indexes LoCoMo dev conversations (protocol §1 workspaces) from scratch,
 fresh index files so nothing comes from the embedding cache, with the
@@ -9,6 +9,11 @@ every entry besides the chunks) and by ``--base``'s (bench/engine_ab.py
 extracts it), alternating conversation by conversation so load from other
 processes falls on both. Prints chunks per second of sync and the size
 of each index (the SQLite file, its WAL and the vector sidecar).
+
+``--base-model`` gives the "before" side another model file: the f16 GGUF
+run by llama.cpp before entries, say, against this checkout with the ONNX
+build of the same model (``memext model install minilm``), which is what
+a user's first index costs then and now.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=2)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    ap.add_argument("--base-model", type=Path, default=None, help="the 'before' side's model (default: --model)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     a = ap.parse_args()
     samples = json.loads(a.data.read_text(encoding="utf-8"))[: a.conversations]
@@ -74,14 +80,15 @@ def main() -> None:
                 shutil.rmtree(folder / sample["sample_id"], ignore_errors=True)
                 db = folder / sample["sample_id"] / "index.sqlite"
                 db.parent.mkdir(parents=True, exist_ok=True)
-                with pkg.MemoryIndex(agent(pkg, ws, db, a.model, out / "model-cache")) as idx:
+                model = a.base_model if side == "before" and a.base_model else a.model
+                with pkg.MemoryIndex(agent(pkg, ws, db, model, out / "model-cache")) as idx:
                     t = time.perf_counter()
                     report = idx.sync(reason="manual")
                     figures[side]["s"] += time.perf_counter() - t
                     figures[side]["chunks"] += report.chunks_written
                 figures[side]["bytes"] += index_size(db)
                 print(f"{sample['sample_id']} [{side}]: {report.chunks_written} chunks, {report.texts_embedded} texts embedded", flush=True)
-    print(f"before: engine/ at {a.base}; after: this checkout")
+    print(f"before: engine/ at {a.base} with {(a.base_model or a.model).name}; after: this checkout with {a.model.name}")
     for side, f in figures.items():
         print(
             f"sync [{side}]: {f['chunks']} chunks in {f['s']:.1f} s, {f['chunks'] / f['s']:.2f} chunks/s; index {f['bytes'] / 1e6:.1f} MB"

@@ -18,7 +18,6 @@ the wait for the same silent server during the back-off.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -42,6 +41,8 @@ def shared_record(folder: Path, provider: EmbeddingProvider) -> Path | None:
     machine (a busy local model in one process says nothing of another's)."""
     if not provider.endpoint_key:
         return None
+    import hashlib  # here: a keyword-only search embeds nothing (OpenSSL's load costs a one-shot search)
+
     digest = hashlib.sha256(f"{provider.id}\0{provider.endpoint_key}\0{provider.model}".encode()).hexdigest()[:16]
     return folder / f"{digest}.json"
 

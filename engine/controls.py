@@ -19,8 +19,9 @@ import re
 #: What is made visible: C0 controls but tab and newline, DEL, C1 controls,
 #: the bidirectional controls, and lone surrogates.
 HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-#: The same in JSON text, where the standard library escapes C0 already.
-_HIDDEN_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: The same in JSON text, where the standard library escapes C0 already
+#: (compiled on first use: about 1 ms, which text output never needs).
+_HIDDEN_IN_JSON = "[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -39,4 +40,4 @@ def json_safe(json_text: str) -> str:
     with the same characters as JSON ``\\uNNNN`` escapes: the same data,
     which no terminal acts on. They occur only inside strings, where an
     escape stands for the character itself."""
-    return _HIDDEN_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+    return re.sub(_HIDDEN_IN_JSON, lambda m: f"\\u{ord(m.group()):04x}", json_text)

@@ -34,8 +34,7 @@ from .indexing.recovery import RecoveringStore
 from .memory.dates import DayRange, When, day_range
 from .memory.workspace import check_workspace, workspace_files_indexed, workspace_problem
 from .paths import AppPaths, app_paths
-from .providers import EmbeddingProvider, ProviderChoice
-from .providers.choice import ProviderInForce, keyword_only
+from .providers.choice import ProviderChoice, ProviderInForce, keyword_only
 from .search.confidence import NOTHING_BELOW, nothing_notice
 from .search.options import SearchOptions
 from .search.pipeline import run_search
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from .memory.entries import EntryMeta
     from .memory.forget import RetireResult
     from .memory.read import ReadResult
+    from .providers import EmbeddingProvider
     from .search.recall import Recall
     from .status import IndexStatus
 

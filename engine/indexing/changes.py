@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from ..memory.discovery import FileRead, Skipped, SourceFile, discover_memory_files
 from ..memory.matching import memory_files_match
-from ..memory.transcripts import discover_session_files
 
 if TYPE_CHECKING:
     from ..settings import AgentConfig
@@ -41,6 +40,8 @@ def discover_files(
     s = agent.settings
     files, skipped = discover_memory_files(agent.workspace, agent.extra_path_list(), s.max_file_bytes, indexed, sniff=sniff)
     if "sessions" in s.sources:
+        from ..memory.transcripts import discover_session_files  # here: most agents index no sessions
+
         sess, sess_skipped = discover_session_files(agent.sessions_path, s.max_file_bytes)
         files += sess
         skipped += sess_skipped
@@ -125,6 +126,8 @@ def _files_differ(agent: "AgentConfig", known: Mapping[str, "FileStat"]) -> bool
     if matched is None:
         return True
     if "sessions" in s.sources:
+        from ..memory.transcripts import discover_session_files
+
         deltas = s.sync.sessions
         sessions, _ = discover_session_files(agent.sessions_path, s.max_file_bytes)
         for f in sessions:

@@ -4,12 +4,16 @@ configuration, provider, model or the model's vector size changed since."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ProviderTimeout
-from ..providers import EmbeddingProvider
 from ..settings import AgentConfig
 from ..store import IndexStore
 from ..store.drivers import driver_of
 from ..text import FTS_VERSION
+
+if TYPE_CHECKING:  # the providers' base classes load with a provider
+    from ..providers import EmbeddingProvider
 
 FINGERPRINT_VERSION = 2
 

@@ -13,7 +13,6 @@ import operator
 import os
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, NamedTuple, Protocol
 
@@ -50,8 +49,7 @@ class SourceFile(NamedTuple):
         return Path(self.fs_path)
 
 
-@dataclass(frozen=True)
-class Skipped:
+class Skipped(NamedTuple):
     """A file that was not indexed (or was indexed with a problem), and why."""
 
     path: str

@@ -17,13 +17,15 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..errors import ProviderError
 from ..paths import AppPaths
 from ..settings import AgentConfig
-from .base import EmbeddingProvider, ProviderFactory
 from .registry import ProviderSpec, auto_order, provider_spec
+
+if TYPE_CHECKING:  # the providers' base classes load with a provider
+    from .base import EmbeddingProvider, ProviderFactory
 
 
 @dataclass

@@ -73,8 +73,7 @@ _KEY = re.compile(r"(?<![\w-])([A-Za-z]{2,}[-_]\d{2,})(?![\w-])")
 _QUOTED = re.compile(r'"([^"]+)"')
 
 
-@dataclass(frozen=True)
-class Fit:
+class Fit(NamedTuple):
     """One logistic fit: ``1 / (1 + exp(-(w . x + b)))`` over :data:`FEATURES`
     (a feature a fit does not use has weight 0)."""
 
@@ -93,8 +92,7 @@ class Fit:
         return cls(tuple(float(weights.get(f, 0.0)) for f in FEATURES), float(raw["intercept"]))
 
 
-@dataclass(frozen=True)
-class Params:
+class Params(NamedTuple):
     """What ``confidence.json`` holds: the fits of a hit's and of an
     answer's confidence."""
 

@@ -30,12 +30,10 @@ from ..store import ChunkRow, EntryHit, IndexStore
 from ..text import contains_all_terms, content_terms, find_terms, fold, is_id_like, query_terms
 from .citing import Citer, TermsFound
 from .confidence import Judge, holds_id, make_judge, query_ids
-from .decay import decay_factor
 from .excerpt import make_excerpt, snippet_window
 from .fusion import Candidate, add_entry_hits, bm25_reference, carried_by_entries, fill_similarities, fuse
 from .judging import Hit, Judged, Marks, judge_hits
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
-from .mmr import mmr_order
 from .options import SearchOptions
 from .results import SearchResult
 from .spans import Span, budget_spans, merged_text
@@ -287,6 +285,8 @@ def _marked(
     assert min_score is not None and options.max_results is not None
     if cues or explain or h.temporal_decay.enabled or h.mmr.enabled:
         # Scores depend on the chunks' paths or texts, or every candidate is shown.
+        from .decay import decay_factor  # here, as MMR's: off by default
+
         rows = store.chunks(cands)
         for c in cands.values():
             row_or_none = rows.get(c.rowid)
@@ -305,6 +305,8 @@ def _marked(
 
         ranked = sorted((c for c in cands.values() if c.rowid in rows), key=lambda c: (-c.score, c.rowid))
         if h.mmr.enabled:
+            from .mmr import mmr_order
+
             ranked = mmr_order(store, ranked, rows, h.mmr.lambda_, options.max_results * 2)
         stream: Iterator[Candidate] = (c for c in ranked if c.score >= min_score or c.exact)
     else:

@@ -18,19 +18,18 @@ the wait for the same silent server during the back-off.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # numpy loads on first use: keyword-only work never needs it
+if TYPE_CHECKING:  # numpy and the providers load on first use: keyword-only work never needs them
     import numpy as np
 
+    from ..providers import EmbeddingProvider
+
 from ..errors import BadEmbeddings
-from ..providers import EmbeddingProvider
-from ..vector_math import normalize
 
 #: After a query embedding fails, searches stay keyword-only this long.
 QUERY_RETRY_AFTER_S = 30.0
@@ -42,6 +41,8 @@ def shared_record(folder: Path, provider: EmbeddingProvider) -> Path | None:
     machine (a busy local model in one process says nothing of another's)."""
     if not provider.endpoint_key:
         return None
+    import hashlib  # here: a keyword-only search embeds nothing (OpenSSL's load costs a one-shot search)
+
     digest = hashlib.sha256(f"{provider.id}\0{provider.endpoint_key}\0{provider.model}".encode()).hexdigest()[:16]
     return folder / f"{digest}.json"
 
@@ -101,6 +102,8 @@ class QueryEmbedder:
         if error:
             since = time.monotonic() - self._failed_at
             return None, error, f"the embedding provider failed {since:.0f} s ago ({error}): keyword-only results"
+        from ..vector_math import normalize  # here: a keyword-only search embeds nothing
+
         try:
             provider.expected_dims = dims
             qvec = normalize(provider.embed_query(query))

@@ -294,6 +294,12 @@ def named_days(text: str) -> list[date]:
     """The exact days ``text`` names with a year (ISO, "May 7, 2023", "7 May
     2023"): how a heading such as ``## 2023-05-07`` or ``## Sunday, 7 May
     2023`` dates the lines under it. Needs no reference time."""
+    # Each form names its year in digits, and the last two a month by name:
+    # most headings ("## Decisions") hold neither, and need no pattern
+    # compiled (about 3 ms, once per process).
+    if not any(c.isdigit() for c in text):
+        return []
+    forms = ((_ISO, _iso), (_MDY, _mdy), (_DMY, _mdy)) if any(c.isalpha() for c in text) else ((_ISO, _iso),)
     found: list[TimeCue] = []
-    _take_all(((_ISO, _iso), (_MDY, _mdy), (_DMY, _mdy)), text, date.min, found)
+    _take_all(forms, text, date.min, found)
     return [c.first for c in found]

@@ -10,9 +10,10 @@ from conftest import HashingProvider, make_agent
 
 from memext.engine import MemextError, MemoryIndex
 from memext.engine.search import pipeline as search
+from memext.engine.search.decay import decay_factor
 from memext.engine.search.excerpt import make_snippet
 from memext.engine.search.fusion import bm25_to_score
-from memext.engine.search.pipeline import decay_factor, pool_size
+from memext.engine.search.pipeline import pool_size
 from memext.engine.text import query_terms
 
 

@@ -80,6 +80,27 @@ def test_named_days_read_dated_headings_without_a_reference():
     assert named_days("Sunday, 7 May 2023 (standup)") == [D("2023-05-07")]
     assert named_days("Session 3 (1:56 pm)") == []
     assert named_days("May 2023") == []  # a month is not a day
+    assert named_days("\u0662\u0660\u0662\u0663-05-08") == [D("2023-05-08")]  # digits of any script, as the patterns read them
+
+
+def test_named_days_skips_the_patterns_for_a_heading_that_cannot_hold_a_date(monkeypatch):
+    # A heading with no digit names no day; one with no letter, no day by
+    # month name: the patterns that cannot match are not run (nor compiled).
+    from memext.engine.search import time_cues
+
+    ran: list[list[str]] = []
+    names = {id(getattr(time_cues, n)): n for n in ("_ISO", "_MDY", "_DMY")}
+    take_all = time_cues._take_all
+
+    def recording(readers, *args):
+        ran.append([names[id(p)] for p, _ in readers])
+        return take_all(readers, *args)
+
+    monkeypatch.setattr(time_cues, "_take_all", recording)
+    assert named_days("Decisions and open questions") == [] and ran == []
+    assert named_days("2023-05-08") == [D("2023-05-08")] and ran == [["_ISO"]]
+    assert named_days("Sunday, 7 May 2023") == [D("2023-05-07")] and ran[-1] == ["_ISO", "_MDY", "_DMY"]
+    assert named_days("7 May, 2023") == [D("2023-05-07")] and ran[-1] == ["_ISO", "_MDY", "_DMY"]
 
 
 def test_queries_without_a_digit_or_a_time_word_skip_the_patterns(monkeypatch):

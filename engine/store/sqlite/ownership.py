@@ -37,7 +37,6 @@ or a full disk with no room for SQLite's ``-shm``) is opened read-only:
 from __future__ import annotations
 
 import enum
-import logging
 import os
 import stat
 from pathlib import Path
@@ -136,6 +135,8 @@ def kind_to_open(path: Path, *, own_path: bool) -> Kind:
     if owner.kind is Kind.DAMAGED:
         raise CorruptIndex(f"{path} is not a usable index ({owner.detail})")
     if owner.kind is Kind.UNFINISHED:
+        import logging  # here: opening a finished index logs nothing
+
         logging.getLogger("memext").info("%s holds an empty database: an index whose first write never came; building it", path)
     return owner.kind
 

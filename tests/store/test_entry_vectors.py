@@ -36,7 +36,8 @@ class Loader:
         self.asked.append(sorted(chunks))
         paths = {p for rowid, p, _, _ in CHUNKS if rowid in chunks}
         spans = [(p, s, e) for rowid, p, s, e in CHUNKS if rowid in chunks]
-        entries = [row for row in ENTRIES if any(row[0] == p and row[1] <= e and row[2] >= s for p, s, e in spans)]
+        # Chunk by chunk, as the stores' query reads them: an entry two chunks share comes twice.
+        entries = [row for p, s, e in spans for row in ENTRIES if row[0] == p and row[1] <= e and row[2] >= s]
         return entries, [row for row in CHUNKS if row[1] in paths]
 
 
@@ -52,7 +53,7 @@ def test_entries_are_read_once_per_chunk_and_tied_to_their_most_central_chunk() 
     assert [(h.chunk, h.start_line) for h in both] == [(1, 2), (1, 9), (3, 3), (2, 15)]
     assert vectors.search(query, 1, [2, 3])[0].chunk == 3
     assert load.asked == [[1], [2, 3]]  # chunk 1 was not read again
-    assert len(vectors) == 4
+    assert len(vectors) == 4  # the line-9 entry, read for chunks 1 and 2, is kept once
 
 
 def test_a_query_of_another_size_or_no_chunks_finds_nothing() -> None:
@@ -60,3 +61,10 @@ def test_a_query_of_another_size_or_no_chunks_finds_nothing() -> None:
     assert vectors.search(np.ones(3, dtype=np.float32), 5, [1]) == []
     assert vectors.search(np.ones(4, dtype=np.float32), 5, []) == []
     assert vectors.search(np.zeros(4, dtype=np.float32), 5, [1]) == []
+
+
+def test_an_entry_read_for_two_chunks_at_once_is_kept_once() -> None:
+    vectors = EntryVectors(Loader())
+    hits = vectors.search(np.array([1, 0, 0, 0], dtype=np.float32), 9, [1, 2])
+    assert [(h.chunk, h.start_line) for h in hits] == [(1, 2), (1, 9), (2, 15)]
+    assert len(vectors) == 3

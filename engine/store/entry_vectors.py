@@ -24,7 +24,6 @@ the entry's lines.
 from __future__ import annotations
 
 import threading
-from bisect import bisect_right
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
 from .base import EntryHit
@@ -81,38 +80,35 @@ class EntryVectors:
         if not missing:
             return
         entries, chunk_rows = self._load(missing)
-        holder = self._holders
-        holder.add(chunk_rows)
-        wanted = set(missing)
-        kept: dict[int, dict[tuple[str, int, int, bytes], int]] = {}  # by vector size: entry -> its chunk
-        for path, start, end, blob in entries:
-            if blob is None:
-                continue
+        self._holders.add(chunk_rows)
+        # An entry two chunks share comes twice; one of a file's entries has
+        # its own lines.
+        unique = {(path, int(start), int(end)): blob for path, start, end, blob in entries if blob is not None}
+        by_size: dict[int, list[tuple[str, int, int, bytes]]] = {}
+        for (path, start, end), blob in unique.items():
             blob = bytes(blob)
-            key = (path, int(start), int(end), blob)
-            by_size = kept.setdefault(len(blob), {})
-            if key in by_size:
-                continue
-            chunk = holder(path, key[1], key[2])
+            by_size.setdefault(len(blob), []).append((path, start, end, blob))
+        wanted = set(missing)
+        found: dict[int, dict[int, np.ndarray]] = {}
+        for size, group in by_size.items():
+            holders = self._holders.of([e[0] for e in group], [e[1] for e in group], [e[2] for e in group])
             # An entry held by a chunk not read now is read with that chunk.
-            by_size[key] = chunk if chunk in wanted else -1
-        found: dict[int, dict[int, list[np.ndarray]]] = {}
-        for size, by_entry in kept.items():
-            held = sorted((chunk, key) for key, chunk in by_entry.items() if chunk >= 0)
-            if not held:
+            keep = np.array([i for i, h in enumerate(holders.tolist()) if h in wanted], dtype=np.int64)
+            if not len(keep):
                 continue
+            # By chunk, then line (a chunk's entries are of one file): each chunk's rows one run.
+            keep = keep[np.lexsort(([group[i][1] for i in keep], holders[keep]))]
+            chunk_ids = holders[keep]
             dims = size // 2
             block = self._blocks.get(dims)
             if block is None:
                 block = self._blocks[dims] = _Block(dims)
-            first = block.add([key for _, key in held], [chunk for chunk, _ in held])
-            chunk_ids = np.fromiter((chunk for chunk, _ in held), dtype=np.int64, count=len(held))
-            # ``held`` is sorted by chunk: each chunk's rows are one run.
+            first = block.add([group[i] for i in keep], chunk_ids.tolist())
             bounds = np.flatnonzero(np.diff(chunk_ids)) + 1
-            for run in np.split(np.arange(first, first + len(held)), bounds):
+            for run in np.split(np.arange(first, first + len(keep)), bounds):
                 found.setdefault(int(chunk_ids[run[0] - first]), {})[dims] = run
         for c in missing:
-            self.rows[c] = {dims: rows for dims, rows in found.get(c, {}).items()}
+            self.rows[c] = found.get(c, {})
 
     def search(self, query: np.ndarray, k: int, chunks: Iterable[int]) -> list[EntryHit]:
         """The ``k`` entries of ``chunks`` nearest ``query`` by cosine, best first."""
@@ -176,10 +172,9 @@ class _Block:
         self.vectors[first:end] = matrix
         self.count = end
         self.chunks += chunks
-        for path, start, stop, _ in entries:
-            self.paths.append(path)
-            self.starts.append(start)
-            self.ends.append(stop)
+        self.paths += [e[0] for e in entries]
+        self.starts += [e[1] for e in entries]
+        self.ends += [e[2] for e in entries]
         return first
 
     def hit(self, row: int, similarity: float) -> EntryHit:
@@ -189,33 +184,56 @@ class _Block:
 class _Holders:
     """The chunk that holds an entry most centrally: one whose lines hold
     all of the entry's if any does, else one that overlaps it; of those, the
-    one whose middle is nearest the entry's."""
+    one whose middle is nearest the entry's (then the lowest rowid)."""
 
     def __init__(self) -> None:
-        self.by_path: dict[str, list[tuple[int, int, int]]] = {}
-        self.firsts: dict[str, list[int]] = {}
+        #: Each file's chunks by first line: starts, ends, rowids.
+        self.by_path: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def add(self, chunks: Iterable[Sequence[Any]]) -> None:
         """Learn the chunks of files not met yet (``chunks``: every chunk of
         some files, ``(rowid, path, start, end)``)."""
+        import numpy as np
+
         new: dict[str, list[tuple[int, int, int]]] = {}
         for rowid, path, start, end in chunks:
             if path not in self.by_path:
                 new.setdefault(path, []).append((int(start), int(end), int(rowid)))
         for path, spans in new.items():
             spans.sort()
-            self.by_path[path] = spans
-            self.firsts[path] = [s for s, _, _ in spans]
+            columns = np.array(spans, dtype=np.int64).T
+            self.by_path[path] = (columns[0], columns[1], columns[2])
 
-    def __call__(self, path: str, start: int, end: int) -> int | None:
-        spans = self.by_path.get(path)
-        if not spans:
-            return None
-        # Chunks are short and overlap at most their neighbours: the ones
-        # that may hold the entry start at most a few places before it.
-        at = bisect_right(self.firsts[path], end)
-        near = [s for s in spans[max(0, at - 8) : at] if s[1] >= start]
-        if len(near) < 2:
-            return near[0][2] if near else None
-        best = min(near, key=lambda s: (not (s[0] <= start and s[1] >= end), abs(s[0] + s[1] - start - end), s[2]))
-        return best[2]
+    def of(self, paths: list[str], starts: list[int], ends: list[int]) -> np.ndarray:
+        """The holders of the entries ``paths[i]`` lines ``starts[i]``-``ends[i]``
+        (-1 where no chunk overlaps one), all at once: the chunks of the
+        entries' files side by side, each entry's candidates the few that
+        start at or before its last line (chunks are short and overlap at
+        most their neighbours)."""
+        import numpy as np
+
+        code = {p: i for i, p in enumerate(dict.fromkeys(p for p in paths if p in self.by_path))}
+        if not code:
+            return np.full(len(paths), -1, dtype=np.int64)
+        files = [self.by_path[p] for p in code]
+        sizes = np.array([len(f[0]) for f in files], dtype=np.int64)
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        c_start, c_end, c_row = (np.concatenate([f[k] for f in files]) for k in range(3))
+        c_file = np.repeat(np.arange(len(files), dtype=np.int64), sizes)
+        e_file = np.array([code.get(p, -1) for p in paths], dtype=np.int64)
+        e_start, e_end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+        # Sorted by (file, first line): one search finds, per entry, the first chunk of its file starting after its last line.
+        shift = np.int64(1) << 32
+        at = np.searchsorted(c_file * shift + c_start, np.maximum(e_file, 0) * shift + e_end, side="right")
+        cand = at[:, None] - np.arange(1, 9, dtype=np.int64)
+        ok = (cand >= offsets[np.maximum(e_file, 0)][:, None]) & (e_file >= 0)[:, None]
+        cand = np.maximum(cand, 0)
+        s, e = c_start[cand], c_end[cand]
+        ok &= e >= e_start[:, None]
+        inside = ok & (s <= e_start[:, None]) & (e >= e_end[:, None])
+        ok &= inside | ~inside.any(axis=1)[:, None]
+        far = np.iinfo(np.int64).max
+        distance = np.where(ok, np.abs(s + e - (e_start + e_end)[:, None]), far)
+        ok &= distance == distance.min(axis=1)[:, None]
+        holders = np.where(ok, c_row[cand], far).min(axis=1)
+        return np.where(ok.any(axis=1), holders, -1)

@@ -31,9 +31,8 @@ from .base import EntryHit
 if TYPE_CHECKING:
     import numpy as np
 
-#: The entries with a vector that overlap some chunks, and every chunk of
-#: their files (to find each entry's holder); both stores fill in their
-#: own table names and ``{chunks_given}``, a condition on ``c.rowid``
+#: The entries with a vector that overlap some chunks; both stores fill in
+#: their own table names and ``{chunks_given}``, a condition on ``c.rowid``
 #: naming the chunks (the query's one parameter). Per chunk, a range seek
 #: in the entries' (path, start_line) index from the entry holding the
 #: chunk's first line to its last line (a file's entries do not overlap),
@@ -43,14 +42,15 @@ ENTRIES_OF_CHUNKS_SQL = (
     "coalesce((SELECT max(f.start_line) FROM {entries} f WHERE f.path = c.path AND f.start_line <= c.start_line), c.start_line) "
     "AND c.end_line WHERE e.end_line >= c.start_line AND e.vector IS NOT NULL AND {chunks_given}"
 )
-CHUNKS_OF_FILES_SQL = (
-    "SELECT rowid, path, start_line, end_line FROM {chunks} WHERE path IN (SELECT c.path FROM {chunks} c WHERE {chunks_given})"
-)
+#: Every chunk of some files (to find each entry's holder), ``{paths_given}``
+#: a condition on ``path`` naming them.
+CHUNKS_OF_FILES_SQL = "SELECT rowid, path, start_line, end_line FROM {chunks} WHERE {paths_given}"
 
-#: ``load(chunk rowids)``: the entries overlapping those chunks, ``(path,
-#: start, end, float16 blob)`` (an entry may come more than once), and
-#: every chunk of their files, ``(rowid, path, start, end)``.
-Loader = Callable[[list[int]], tuple[Iterable[Sequence[Any]], Iterable[Sequence[Any]]]]
+#: ``load(chunk rowids, files known)``: the entries overlapping those
+#: chunks, ``(path, start, end, float16 blob)`` (an entry may come more
+#: than once), and every chunk of their files but the ones known,
+#: ``(rowid, path, start, end)``: a file's chunks are read once.
+Loader = Callable[[list[int], Collection[str]], tuple[Iterable[Sequence[Any]], Iterable[Sequence[Any]]]]
 
 
 class EntryVectors:
@@ -79,7 +79,7 @@ class EntryVectors:
         missing = [c for c in chunks if c not in self.rows]
         if not missing:
             return
-        entries, chunk_rows = self._load(missing)
+        entries, chunk_rows = self._load(missing, self._holders.by_path.keys())
         self._holders.add(chunk_rows)
         # An entry two chunks share comes twice; one of a file's entries has
         # its own lines.

@@ -31,14 +31,16 @@ class Loader:
 
     def __init__(self) -> None:
         self.asked: list[list[int]] = []
+        self.files_read: list[str] = []
 
-    def __call__(self, chunks: list[int]):
+    def __call__(self, chunks: list[int], known):
         self.asked.append(sorted(chunks))
         paths = {p for rowid, p, _, _ in CHUNKS if rowid in chunks}
         spans = [(p, s, e) for rowid, p, s, e in CHUNKS if rowid in chunks]
         # Chunk by chunk, as the stores' query reads them: an entry two chunks share comes twice.
         entries = [row for p, s, e in spans for row in ENTRIES if row[0] == p and row[1] <= e and row[2] >= s]
-        return entries, [row for row in CHUNKS if row[1] in paths]
+        self.files_read += sorted(p for p in paths if p not in known)
+        return entries, [row for row in CHUNKS if row[1] in paths and row[1] not in known]
 
 
 def test_entries_are_read_once_per_chunk_and_tied_to_their_most_central_chunk() -> None:
@@ -53,6 +55,7 @@ def test_entries_are_read_once_per_chunk_and_tied_to_their_most_central_chunk() 
     assert [(h.chunk, h.start_line) for h in both] == [(1, 2), (1, 9), (3, 3), (2, 15)]
     assert vectors.search(query, 1, [2, 3])[0].chunk == 3
     assert load.asked == [[1], [2, 3]]  # chunk 1 was not read again
+    assert load.files_read == ["a.md", "b.md"]  # nor the chunks of its file
     assert len(vectors) == 4  # the line-9 entry, read for chunks 1 and 2, is kept once
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Sequence
 
+from ..vector_math import float16_table
 from .base import EntryHit
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ class EntryVectors:
                 return []
             rows = np.concatenate(runs)
             stacked = block.vectors[rows]
-        sims = stacked.astype(np.float32) @ (q / norm)
+        sims = float16_table().take(stacked.view(np.uint16)) @ (q / norm)
         k = min(k, len(rows))
         top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
         top = top[np.argsort(-sims[top], kind="stable")]
@@ -160,7 +161,8 @@ class _Block:
         import numpy as np
 
         dims = self.vectors.shape[1]
-        matrix = np.frombuffer(b"".join(e[3] for e in entries), dtype=np.float16).reshape(len(entries), dims).astype(np.float32)
+        bits = np.frombuffer(b"".join(e[3] for e in entries), dtype=np.uint16).reshape(len(entries), dims)
+        matrix = float16_table().take(bits)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix /= np.where(norms > 0, norms, 1.0)
         first, end = self.count, self.count + len(entries)

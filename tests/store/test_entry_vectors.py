@@ -71,3 +71,29 @@ def test_an_entry_read_for_two_chunks_at_once_is_kept_once() -> None:
     hits = vectors.search(np.array([1, 0, 0, 0], dtype=np.float32), 9, [1, 2])
     assert [(h.chunk, h.start_line) for h in hits] == [(1, 2), (1, 9), (2, 15)]
     assert len(vectors) == 3
+
+
+def test_threads_sharing_the_vectors_read_each_chunk_once_and_agree() -> None:
+    # An HTTP server's searches share one store: a reading slowed down (so
+    # the threads overlap) still happens once per chunk, and every thread
+    # gets what one thread alone gets.
+    import threading
+    import time
+
+    class Slow(Loader):
+        def __call__(self, chunks, known):
+            time.sleep(0.01)
+            return super().__call__(chunks, known)
+
+    load = Slow()
+    vectors = EntryVectors(load)
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    alone = EntryVectors(Loader()).search(query, 9, [1, 2, 3])
+    got: list[list] = []
+    threads = [threading.Thread(target=lambda: got.append(vectors.search(query, 9, [1, 2, 3]))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [alone] * 8
+    assert load.asked == [[1, 2, 3]] and len(vectors) == 4

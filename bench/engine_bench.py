@@ -15,6 +15,8 @@ Prints:
   policy`` runs its product under the engine's BLAS thread policy instead
   of BLAS's default threads, whose spinning worker would otherwise slow
   the engine's next query), and for vec0 KNN and the in-memory numpy matrix;
+  after 5 queries run untimed (``--warm-up 200``: all of them, so the
+  timed ones meet no chunk whose entry vectors are still unread);
 - index size per 1,000 chunks.
 
 Targets (2-core machine): no-op sync of 10,000 files under 1 s; hybrid
@@ -261,7 +263,7 @@ class Floor:
         return [t for (t,) in self.conn.execute(f"SELECT text FROM chunks WHERE rowid IN ({marks})", hits)]
 
 
-def bench_search(out: Path, chunks: int, queries: int = 200, floor_policy: bool = False) -> dict:
+def bench_search(out: Path, chunks: int, queries: int = 200, floor_policy: bool = False, warm_up: int = 5) -> dict:
     ws, db, vocab = build_index(out, chunks)
     import random
 
@@ -278,7 +280,7 @@ def bench_search(out: Path, chunks: int, queries: int = 200, floor_policy: bool 
         floor = Floor(db)
         pool = pool_size(6, idx.agent.settings.query.hybrid.candidate_multiplier)
         matches = [fts_match_expression(floor.kept_terms(q)) for q in qs]
-        for q, v, m in list(zip(qs, qvecs, matches))[:5]:  # warm-up
+        for q, v, m in list(zip(qs, qvecs, matches))[:warm_up]:  # warm-up
             idx.search(q)
             floor.search(v, m, pool, floor_policy)
         auto_ms, floor_ms, ratios = [], [], []
@@ -327,6 +329,13 @@ def main() -> None:
         help="the floor's product on BLAS's default threads, or under the engine's thread policy (below 100k rows: "
         "1 thread, so no OpenBLAS worker of the floor's is still spinning when the engine's query runs)",
     )
+    ap.add_argument(
+        "--warm-up",
+        type=int,
+        default=5,
+        help="queries run before the timed ones (200: every one, so the entry vectors of the chunks they meet are read first, "
+        "as in a process that has searched a while)",
+    )
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     figures: dict = {}
@@ -345,7 +354,7 @@ def main() -> None:
             flush=True,
         )
     for size in [int(s) for s in a.sizes.split(",")]:
-        r = bench_search(a.out, size, floor_policy=a.floor_blas == "policy")
+        r = bench_search(a.out, size, floor_policy=a.floor_blas == "policy", warm_up=a.warm_up)
         figures[f"search_{size}"] = r
         print(
             f"hybrid search, {r['chunks']} chunks x {DIMS} dims: auto ({r['auto_uses']}) p50 {r['auto']['p50_ms']} ms / "

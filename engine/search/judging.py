@@ -15,11 +15,11 @@ evidence to the entry that replaced it (DESIGN.md §17).
 
 from __future__ import annotations
 
-import functools
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Callable, Mapping, NamedTuple, Sequence
 
 from ..store import ChunkRow, EntryRow, IndexStore
+from ..vector_math import float16_table
 from .citing import TermsFound
 from .confidence import Evidence, Judge
 
@@ -192,20 +192,12 @@ def _cosines(stored: Sequence[EntryRow], query_vector: np.ndarray | None) -> lis
             # numpy's own stacking and cast of a few dozen vectors cost
             # more than the product.
             bits = np.frombuffer(b"".join([v.data for v in vectors]), dtype=np.uint16).reshape(len(vectors), size)
-            matrix = _float16_table().take(bits)
+            matrix = float16_table().take(bits)
         else:
             matrix = np.array(vectors, dtype=np.float32)
         for i, c in zip(have, (matrix @ np.asarray(query_vector, dtype=np.float32)).tolist()):
             out[i] = c
     return out
-
-
-@functools.lru_cache(maxsize=1)
-def _float16_table() -> np.ndarray:
-    """Every float16 value as float32, by its bits."""
-    import numpy as np
-
-    return np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
 
 
 def _semantic(cosines: Sequence[float | None], null: float | None) -> list[float | None]:

@@ -31,13 +31,16 @@ class Loader:
 
     def __init__(self) -> None:
         self.asked: list[list[int]] = []
+        self.files_read: list[str] = []
 
-    def __call__(self, chunks: list[int]):
+    def __call__(self, chunks: list[int], known):
         self.asked.append(sorted(chunks))
         paths = {p for rowid, p, _, _ in CHUNKS if rowid in chunks}
         spans = [(p, s, e) for rowid, p, s, e in CHUNKS if rowid in chunks]
-        entries = [row for row in ENTRIES if any(row[0] == p and row[1] <= e and row[2] >= s for p, s, e in spans)]
-        return entries, [row for row in CHUNKS if row[1] in paths]
+        # Chunk by chunk, as the stores' query reads them: an entry two chunks share comes twice.
+        entries = [row for p, s, e in spans for row in ENTRIES if row[0] == p and row[1] <= e and row[2] >= s]
+        self.files_read += sorted(p for p in paths if p not in known)
+        return entries, [row for row in CHUNKS if row[1] in paths and row[1] not in known]
 
 
 def test_entries_are_read_once_per_chunk_and_tied_to_their_most_central_chunk() -> None:
@@ -52,7 +55,8 @@ def test_entries_are_read_once_per_chunk_and_tied_to_their_most_central_chunk() 
     assert [(h.chunk, h.start_line) for h in both] == [(1, 2), (1, 9), (3, 3), (2, 15)]
     assert vectors.search(query, 1, [2, 3])[0].chunk == 3
     assert load.asked == [[1], [2, 3]]  # chunk 1 was not read again
-    assert len(vectors) == 4
+    assert load.files_read == ["a.md", "b.md"]  # nor the chunks of its file
+    assert len(vectors) == 4  # the line-9 entry, read for chunks 1 and 2, is kept once
 
 
 def test_a_query_of_another_size_or_no_chunks_finds_nothing() -> None:
@@ -60,3 +64,36 @@ def test_a_query_of_another_size_or_no_chunks_finds_nothing() -> None:
     assert vectors.search(np.ones(3, dtype=np.float32), 5, [1]) == []
     assert vectors.search(np.ones(4, dtype=np.float32), 5, []) == []
     assert vectors.search(np.zeros(4, dtype=np.float32), 5, [1]) == []
+
+
+def test_an_entry_read_for_two_chunks_at_once_is_kept_once() -> None:
+    vectors = EntryVectors(Loader())
+    hits = vectors.search(np.array([1, 0, 0, 0], dtype=np.float32), 9, [1, 2])
+    assert [(h.chunk, h.start_line) for h in hits] == [(1, 2), (1, 9), (2, 15)]
+    assert len(vectors) == 3
+
+
+def test_threads_sharing_the_vectors_read_each_chunk_once_and_agree() -> None:
+    # An HTTP server's searches share one store: a reading slowed down (so
+    # the threads overlap) still happens once per chunk, and every thread
+    # gets what one thread alone gets.
+    import threading
+    import time
+
+    class Slow(Loader):
+        def __call__(self, chunks, known):
+            time.sleep(0.01)
+            return super().__call__(chunks, known)
+
+    load = Slow()
+    vectors = EntryVectors(load)
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    alone = EntryVectors(Loader()).search(query, 9, [1, 2, 3])
+    got: list[list] = []
+    threads = [threading.Thread(target=lambda: got.append(vectors.search(query, 9, [1, 2, 3]))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [alone] * 8
+    assert load.asked == [[1, 2, 3]] and len(vectors) == 4

@@ -8,7 +8,7 @@ the next sync rebuilds and fills it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Sequence
 
 from .. import base
 from ..entry_vectors import CHUNKS_OF_FILES_SQL, ENTRIES_OF_CHUNKS_SQL
@@ -84,10 +84,15 @@ class PgEntries:
         rows = self._db.run(lambda conn: conn.execute(query, (limit, limit)).fetchall())
         return [v for v in (base.entry_vector(bytes(r[0])) for r in rows) if v is not None]
 
-    def vectors_of_chunks(self, chunks: list[int]) -> tuple[list[Any], list[Any]]:
+    def vectors_of_chunks(self, chunks: list[int], known: Collection[str]) -> tuple[list[Any], list[Any]]:
         """The entry vectors overlapping ``chunks`` and the chunks of their
-        files, for :class:`~..entry_vectors.EntryVectors`."""
-        given = "c.rowid = ANY(%s)"
-        entries = self._db.q(ENTRIES_OF_CHUNKS_SQL.format(entries="{s}.entries", chunks="{s}.chunks", chunks_given=given))
-        rows = self._db.q(CHUNKS_OF_FILES_SQL.format(chunks="{s}.chunks", chunks_given=given))
-        return self._db.run(lambda conn: (conn.execute(entries, (chunks,)).fetchall(), conn.execute(rows, (chunks,)).fetchall()))
+        files but those ``known``, for :class:`~..entry_vectors.EntryVectors`."""
+        entries = self._db.q(ENTRIES_OF_CHUNKS_SQL.format(entries="{s}.entries", chunks="{s}.chunks", chunks_given="c.rowid = ANY(%s)"))
+        of_files = self._db.q(CHUNKS_OF_FILES_SQL.format(chunks="{s}.chunks", paths_given="path = ANY(%s)"))
+
+        def read(conn: Any) -> tuple[list[Any], list[Any]]:
+            found = conn.execute(entries, (chunks,)).fetchall()
+            paths = sorted(p for p in {row[0] for row in found} if p not in known)
+            return found, conn.execute(of_files, (paths,)).fetchall() if paths else []
+
+        return self._db.run(read)

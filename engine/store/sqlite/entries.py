@@ -12,7 +12,7 @@ caller opened.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Protocol, Sequence
 
 from .. import base
 from ..entry_vectors import CHUNKS_OF_FILES_SQL, ENTRIES_OF_CHUNKS_SQL
@@ -104,14 +104,17 @@ def vector_sample(conn: Any, limit: int) -> list[np.ndarray]:
     return [v for v in (base.entry_vector(r[0]) for r in rows) if v is not None]
 
 
-#: The chunks whose rowids a JSON array names.
+#: The chunks whose rowids a JSON array names, and the files a JSON array names.
 _CHUNKS_GIVEN = "c.rowid IN (SELECT value FROM json_each(?))"
+_PATHS_GIVEN = "path IN (SELECT value FROM json_each(?))"
+_ENTRIES_OF_CHUNKS = ENTRIES_OF_CHUNKS_SQL.format(entries=TABLE, chunks="chunks", chunks_given=_CHUNKS_GIVEN)
+_CHUNKS_OF_FILES = CHUNKS_OF_FILES_SQL.format(chunks="chunks", paths_given=_PATHS_GIVEN)
 
 
-def vectors_of_chunks(conn: Any, chunks: list[int]) -> tuple[list[Any], list[Any]]:
+def vectors_of_chunks(conn: Any, chunks: list[int], known: Collection[str]) -> tuple[list[Any], list[Any]]:
     """The entry vectors overlapping ``chunks`` and the chunks of their
-    files, for :class:`~..entry_vectors.EntryVectors`."""
-    ids = json.dumps(chunks)
-    entries = conn.execute(ENTRIES_OF_CHUNKS_SQL.format(entries=TABLE, chunks="chunks", chunks_given=_CHUNKS_GIVEN), (ids,)).fetchall()
-    rows = conn.execute(CHUNKS_OF_FILES_SQL.format(chunks="chunks", chunks_given=_CHUNKS_GIVEN), (ids,)).fetchall()
+    files but those ``known``, for :class:`~..entry_vectors.EntryVectors`."""
+    entries = conn.execute(_ENTRIES_OF_CHUNKS, (json.dumps(chunks),)).fetchall()
+    paths = sorted(p for p in {row[0] for row in entries} if p not in known)
+    rows = conn.execute(_CHUNKS_OF_FILES, (json.dumps(paths),)).fetchall() if paths else []
     return entries, rows

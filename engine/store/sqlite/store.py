@@ -279,7 +279,9 @@ class Store:
         if not self._db.entries:
             return []
         with self._db.lock:
-            vectors = self._db.cached("entry_vectors", lambda: EntryVectors(lambda ids: entry_table.vectors_of_chunks(self._db.conn, ids)))
+            vectors = self._db.cached(
+                "entry_vectors", lambda: EntryVectors(lambda ids, known: entry_table.vectors_of_chunks(self._db.conn, ids, known))
+            )
             return vectors.search(query, k, chunks)  # under the lock: it may read a file's entries
 
     # -- keyword side -----------------------------------------------------------------

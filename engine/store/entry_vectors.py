@@ -123,7 +123,10 @@ class EntryVectors:
         k = min(k, len(rows))
         top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
         top = top[np.argsort(-sims[top], kind="stable")]
-        return [EntryHit(self.chunks[rows[i]], self.paths[rows[i]], self.starts[rows[i]], self.ends[rows[i]], float(sims[i])) for i in top]
+        return [
+            EntryHit(self.chunks[rows[i]], self.paths[rows[i]], self.starts[rows[i]], self.ends[rows[i]], float(sims[i]), stacked[i])
+            for i in top
+        ]
 
 
 class _Holders:

@@ -53,14 +53,15 @@ class Citer:
 
     def __call__(self, row: ChunkRow, *, keyword_hit: bool, carried: tuple[int, int] | None = None) -> tuple[int, int, str]:
         """``(start, end, text)`` cited for a hit on ``row``; ``keyword_hit``:
-        the keyword search found it (then its words stay in view);
+        its words carried it (:func:`~.fusion.carried_by_words`; then they
+        stay in view);
         ``carried``: the lines of the entries that found it by their vectors."""
         if row.rowid not in self.neighbours:
             self.neighbours.update(self.store.chunk_neighbours([row.rowid]))
         sent = self.sent
 
         def term_lines() -> list[int]:
-            if not keyword_hit or not sent:  # found by meaning alone: no term to keep in view
+            if not keyword_hit or not sent:  # carried by meaning: no term to keep in view
                 return []
             found = find_terms(row.text, sent)
             return sorted({row.text.count("\n", 0, at) for t in sent for at in found.get(t, ())})

@@ -141,6 +141,17 @@ def carried_by_entries(c: Candidate) -> tuple[int, int] | None:
     return min(a for a, _ in near), max(b for _, b in near)
 
 
+def carried_by_words(c: Candidate) -> bool:
+    """The keyword side carried a hit: it is in the keyword pool and its
+    words gave at least as much of its fused score as its meaning did. Such
+    a hit's citation keeps a line holding a query term in view; one carried
+    by meaning cites its own lines (bench/LOCOMO_RESULTS.md: on the LoCoMo
+    dev split the same recall with half a line less read per six results)."""
+    if c.t_rank is None:
+        return False
+    return c.parts.get("text", 0.0) >= c.parts.get("vector", 0.0)
+
+
 def semantic(c: Candidate, entry_share: float) -> float:
     """The vector side's evidence for a candidate: its chunk's cosine, with
     ``entry_share`` of it taken by its best entry's cosine when that is

@@ -31,7 +31,8 @@ from ..text import contains_all_terms, content_terms, find_terms, fold, is_id_li
 from .citing import Citer, TermsFound
 from .confidence import Judge, holds_id, make_judge, query_ids
 from .excerpt import make_excerpt, snippet_window
-from .fusion import Candidate, add_entry_hits, bm25_reference, carried_by_entries, fill_similarities, fuse
+from .feedback import confident_first, moved_query
+from .fusion import Candidate, add_entry_hits, bm25_reference, carried_by_entries, carried_by_words, fill_similarities, fuse
 from .judging import Hit, Judged, Marks, judge_hits
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
 from .options import SearchOptions
@@ -134,7 +135,7 @@ class _Judges:
     def cited_of(self, c: Candidate) -> tuple[int, int, str]:
         """The lines a hit on ``c`` cites (:class:`~.citing.Citer`), once."""
         if c.rowid not in self.cited:
-            self.cited[c.rowid] = self.cite(self.rows[c.rowid], keyword_hit=c.t_rank is not None, carried=carried_by_entries(c))
+            self.cited[c.rowid] = self.cite(self.rows[c.rowid], keyword_hit=carried_by_words(c), carried=carried_by_entries(c))
         return self.cited[c.rowid]
 
     def judge(self, cands: list[Candidate]) -> None:
@@ -208,9 +209,6 @@ def _candidate_pools(
     sent = keyword_terms(asked, doc_counts, total) if terms else []
     keyword_hits = keyword_pool(store, sent, [t for t in sent if t in terms], pool, options.sources, paths)
     vector_hits = store.vector_search(query_vector, pool, options.sources, paths) if query_vector is not None else []
-    # A third pool: the entries nearest the query among those of both pools' chunks.
-    within = [r for r, _ in vector_hits] + [r for r, _ in keyword_hits]
-    entry_hits = store.entry_vector_search(query_vector, pool, within) if query_vector is not None and h.entry_share > 0 else []
     spoken = cues if settings.time_boost > 0 else find_time_cues(query, now or datetime.now())
     time_words = {w for cue in spoken for w in query_terms(cue.text)}
     use_vector = query_vector is not None and store.dims is not None
@@ -223,6 +221,14 @@ def _candidate_pools(
         held_ids(store, query_ids(query)),
         time_words,
     )
+    # A third pool: the entries nearest the query among those of both
+    # pools' chunks, drawn again toward the nearest when they answer (:mod:`.feedback`).
+    within = [r for r, _ in vector_hits] + [r for r, _ in keyword_hits]
+    entry_hits = store.entry_vector_search(query_vector, pool, within) if query_vector is not None and h.entry_share > 0 else []
+    if entry_hits and query_vector is not None and confident_first(store, judge, entry_hits):
+        moved = moved_query(query_vector, entry_hits)
+        if moved is not None:
+            entry_hits = store.entry_vector_search(moved, pool, within)
     use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:
         keyword_hits = []

@@ -103,14 +103,16 @@ class EntryRow(NamedTuple):
 
 
 class EntryHit(NamedTuple):
-    """An entry found by its vector: the chunk that holds it, its lines and
-    its cosine similarity to the query."""
+    """An entry found by its vector: the chunk that holds it, its lines,
+    its cosine similarity to the query and its vector (normalised, as the
+    search compared it)."""
 
     chunk: int
     path: str
     start_line: int
     end_line: int
     similarity: float
+    vector: np.ndarray | None = None
 
 
 def entry_blob(vector: np.ndarray | None) -> bytes | None:

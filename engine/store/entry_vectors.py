@@ -141,7 +141,7 @@ class EntryVectors:
         k = min(k, len(rows))
         top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
         top = top[np.argsort(-sims[top], kind="stable")]
-        return [block.hit(int(rows[i]), float(sims[i])) for i in top]
+        return [block.hit(int(rows[i]), float(sims[i]), stacked[i]) for i in top]
 
 
 class _Block:
@@ -185,8 +185,8 @@ class _Block:
         self.ends += [e[2] for e in entries]
         return first
 
-    def hit(self, row: int, similarity: float) -> EntryHit:
-        return EntryHit(self.chunks[row], self.paths[row], self.starts[row], self.ends[row], similarity)
+    def hit(self, row: int, similarity: float, vector: np.ndarray) -> EntryHit:
+        return EntryHit(self.chunks[row], self.paths[row], self.starts[row], self.ends[row], similarity, vector)
 
 
 class _Holders:

@@ -31,7 +31,6 @@ from ..text import contains_all_terms, content_terms, find_terms, fold, is_id_li
 from .citing import Citer, TermsFound
 from .confidence import Judge, holds_id, make_judge, query_ids
 from .excerpt import make_excerpt, snippet_window
-from .feedback import confident_first, moved_query
 from .fusion import Candidate, add_entry_hits, bm25_reference, carried_by_entries, carried_by_words, fill_similarities, fuse
 from .judging import Hit, Judged, Marks, judge_hits
 from .keywords import MAX_POOL, MAX_POSTINGS, MIN_CHUNKS_FOR_IDF, keyword_pool, keyword_terms  # noqa: F401  (imported from here)
@@ -225,10 +224,13 @@ def _candidate_pools(
     # pools' chunks, drawn again toward the nearest when they answer (:mod:`.feedback`).
     within = [r for r, _ in vector_hits] + [r for r, _ in keyword_hits]
     entry_hits = store.entry_vector_search(query_vector, pool, within) if query_vector is not None and h.entry_share > 0 else []
-    if entry_hits and query_vector is not None and confident_first(store, judge, entry_hits):
-        moved = moved_query(query_vector, entry_hits)
-        if moved is not None:
-            entry_hits = store.entry_vector_search(moved, pool, within)
+    if entry_hits and query_vector is not None:
+        from .feedback import confident_first, moved_query  # here: a keyword-only search has no entry pool
+
+        if confident_first(store, judge, entry_hits):
+            moved = moved_query(query_vector, entry_hits)
+            if moved is not None:
+                entry_hits = store.entry_vector_search(moved, pool, within)
     use_keyword = store.keyword_search_available and (h.enabled or not use_vector)
     if use_vector and not h.enabled:
         keyword_hits = []

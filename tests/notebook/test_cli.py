@@ -61,6 +61,7 @@ NOT_FOR_A_SEARCH = (
     "memext.engine.providers.base",
     "memext.engine.search.mmr",
     "memext.engine.search.decay",
+    "memext.engine.search.feedback",
     "memext.engine.memory.transcripts",
     "numpy",
     "threadpoolctl",

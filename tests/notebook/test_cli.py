@@ -247,6 +247,10 @@ def _reading_stdin(pid: int) -> bool:
     return "pipe" in Path(f"/proc/{pid}/wchan").read_text()
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_with_one_line(tmp_path):
     cfg = _solo_config(tmp_path)
     proc = subprocess.Popen(
@@ -256,6 +260,10 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As a shell starts a command in the foreground: a runner started in
+        # the background (nohup, `&`) hands its children Ctrl+C ignored,
+        # and a program started so rightly keeps ignoring it.
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     try:
         wait_for(lambda: _reading_stdin(proc.pid), timeout=60, what="memext waiting for the query on stdin")

@@ -189,6 +189,15 @@ class _Block:
         return EntryHit(self.chunks[row], self.paths[row], self.starts[row], self.ends[row], similarity, vector)
 
 
+#: How many of a file's chunks, the last to start at or before an entry's
+#: last line, are looked at first for the entry's holder. Chunks are short
+#: and overlap at most their neighbours, so the chunks an entry of a few
+#: lines overlaps are among them; an entry longer than that (a long
+#: paragraph or list item over many chunks) overlaps chunks before them,
+#: and its holder is looked for among every chunk of its file.
+HOLDER_WINDOW = 8
+
+
 class _Holders:
     """The chunk that holds an entry most centrally: one whose lines hold
     all of the entry's if any does, else one that overlaps it; of those, the
@@ -215,9 +224,9 @@ class _Holders:
     def of(self, paths: list[str], starts: list[int], ends: list[int]) -> np.ndarray:
         """The holders of the entries ``paths[i]`` lines ``starts[i]``-``ends[i]``
         (-1 where no chunk overlaps one), all at once: the chunks of the
-        entries' files side by side, each entry's candidates the few that
-        start at or before its last line (chunks are short and overlap at
-        most their neighbours)."""
+        entries' files side by side, each entry's candidates the
+        :data:`HOLDER_WINDOW` last to start at or before its last line, or
+        every chunk of its file where one before those reaches the entry."""
         import numpy as np
 
         code = {p: i for i, p in enumerate(dict.fromkeys(p for p in paths if p in self.by_path))}
@@ -227,21 +236,53 @@ class _Holders:
         sizes = np.array([len(f[0]) for f in files], dtype=np.int64)
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         c_start, c_end, c_row = (np.concatenate([f[k] for f in files]) for k in range(3))
+        chunks = (c_start, c_end, c_row)
         c_file = np.repeat(np.arange(len(files), dtype=np.int64), sizes)
         e_file = np.array([code.get(p, -1) for p in paths], dtype=np.int64)
+        known = e_file >= 0
         e_start, e_end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
         # Sorted by (file, first line): one search finds, per entry, the first chunk of its file starting after its last line.
         shift = np.int64(1) << 32
         at = np.searchsorted(c_file * shift + c_start, np.maximum(e_file, 0) * shift + e_end, side="right")
-        cand = at[:, None] - np.arange(1, 9, dtype=np.int64)
-        ok = (cand >= offsets[np.maximum(e_file, 0)][:, None]) & (e_file >= 0)[:, None]
-        cand = np.maximum(cand, 0)
-        s, e = c_start[cand], c_end[cand]
-        ok &= e >= e_start[:, None]
-        inside = ok & (s <= e_start[:, None]) & (e >= e_end[:, None])
-        ok &= inside | ~inside.any(axis=1)[:, None]
-        far = np.iinfo(np.int64).max
-        distance = np.where(ok, np.abs(s + e - (e_start + e_end)[:, None]), far)
-        ok &= distance == distance.min(axis=1)[:, None]
-        holders = np.where(ok, c_row[cand], far).min(axis=1)
-        return np.where(ok.any(axis=1), holders, -1)
+        first = offsets[np.maximum(e_file, 0)]
+        holders = _nearest(chunks, at, first, HOLDER_WINDOW, e_start, e_end, known)
+        # The window settles an entry's holder unless a chunk of its file
+        # before the window reaches the entry's first line (the chunks after
+        # the window start after its last): the furthest line each file's
+        # chunks reach so far, by one running maximum over them all.
+        reach = np.maximum.accumulate(c_file * shift + c_end) - c_file * shift
+        before = at - HOLDER_WINDOW - 1
+        u = np.flatnonzero(known & (before >= first) & (reach[np.maximum(before, 0)] >= e_start))
+        if len(u):
+            holders[u] = _nearest(chunks, at[u], first[u], int((at - first)[u].max()), e_start[u], e_end[u], known[u])
+        return holders
+
+
+def _nearest(
+    chunks: tuple[np.ndarray, np.ndarray, np.ndarray],
+    at: np.ndarray,
+    first: np.ndarray,
+    width: int,
+    e_start: np.ndarray,
+    e_end: np.ndarray,
+    known: np.ndarray,
+) -> np.ndarray:
+    """Each entry's holder (:class:`_Holders`) among the ``width`` chunks
+    before index ``at`` of ``chunks`` (starts, ends, rowids, sorted by file
+    and first line) that are of its file (from index ``first``); -1 where
+    none overlaps it or its file is not ``known``."""
+    import numpy as np
+
+    c_start, c_end, c_row = chunks
+    cand = at[:, None] - np.arange(1, width + 1, dtype=np.int64)
+    ok = (cand >= first[:, None]) & known[:, None]
+    cand = np.maximum(cand, 0)
+    s, e = c_start[cand], c_end[cand]
+    ok &= e >= e_start[:, None]
+    inside = ok & (s <= e_start[:, None]) & (e >= e_end[:, None])
+    ok &= inside | ~inside.any(axis=1)[:, None]
+    far = np.iinfo(np.int64).max
+    distance = np.where(ok, np.abs(s + e - (e_start + e_end)[:, None]), far)
+    ok &= distance == distance.min(axis=1)[:, None]
+    holders = np.where(ok, c_row[cand], far).min(axis=1)
+    return np.where(ok.any(axis=1), holders, -1)

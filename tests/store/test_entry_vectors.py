@@ -102,3 +102,45 @@ def test_threads_sharing_the_vectors_read_each_chunk_once_and_agree() -> None:
 
     assert [plain(g) for g in got] == [plain(alone)] * 8
     assert load.asked == [[1, 2, 3]] and len(vectors) == 4
+
+
+def _holder_by_rule(chunks, path: str, start: int, end: int) -> int:
+    """The holder by the rule itself, over every chunk of the file: one
+    that holds all of the entry's lines if any does, else one that overlaps
+    it; of those, the middle nearest the entry's, then the lowest rowid."""
+    overlapping = [(rowid, c) for rowid, c in chunks.items() if c.path == path and c.start_line <= end and c.end_line >= start]
+    inside = [(rowid, c) for rowid, c in overlapping if c.start_line <= start and c.end_line >= end]
+    return min(inside or overlapping, key=lambda rc: (abs(rc[1].start_line + rc[1].end_line - start - end), rc[0]))[0]
+
+
+def test_an_entry_over_many_chunks_is_held_as_the_rule_says(tmp_path, hashing_provider) -> None:
+    # One paragraph of 60 lines, at 16 tokens a chunk cut over some 30
+    # chunks, between list items: the chunk nearest its middle holds it,
+    # however many chunks start before its last line.
+    from conftest import make_agent
+
+    from memext.engine.indexing.sync import Syncer
+    from memext.engine.store import open_store
+    from memext.engine.vector_math import normalize
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    paragraph = "\n".join(f"Day {i} of the long walk went past farm {i}." for i in range(60))
+    items = "\n".join(f"- Item {i}: Lars packed map {i}." for i in range(6))
+    (ws / "MEMORY.md").write_text(f"# Memory\n\n{items}\n\n{paragraph}\n\n{items}\n")
+    agent = make_agent(ws, db_path=tmp_path / "idx.sqlite", chunking={"tokens": 16, "overlap": 8})
+    store = open_store(agent, tmp_path / "idx.sqlite")
+    try:
+        Syncer(agent, store, hashing_provider).run()
+        chunks = store.chunks(range(1, store.chunk_count() + 1))
+        assert len(chunks) == store.chunk_count()
+        query = normalize(hashing_provider.embed_query("the long walk"))
+        hits = store.entry_vector_search(query, 1000, list(chunks))
+        long = [h for h in hits if h.end_line - h.start_line == 59]
+        assert len(long) == 1 and sum(c.start_line <= long[0].end_line and c.end_line >= long[0].start_line for c in chunks.values()) > 8
+        assert len(hits) == 13  # every entry, each once
+        assert [(h.start_line, h.chunk) for h in hits] == [
+            (h.start_line, _holder_by_rule(chunks, h.path, h.start_line, h.end_line)) for h in hits
+        ]
+    finally:
+        store.close()

@@ -332,6 +332,17 @@ class Judge:
             out.append(round(1.0 / (1.0 + math.exp(-logit)), 4))
         return out
 
+    def confidences(
+        self, semantics: Sequence[float | None], coverages: Sequence[float], exacts: Sequence[float] | None = None, fit: str = "hit"
+    ) -> list[float]:
+        """The ``fit`` ("hit" or "answer") confidence of entries by their
+        evidence: each one's ``semantic`` (None without a cosine or a null:
+        judged by the ``words`` fit), ``coverage`` and ``exact`` (none
+        given: 0), with the query's ``missing`` (:meth:`probabilities`)."""
+        exact = [0.0] * len(semantics) if exacts is None else exacts
+        rows = [(s or 0.0, c, x, self.missing) for s, c, x in zip(semantics, coverages, exact)]
+        return self.probabilities(rows, [s is not None for s in semantics], fit)
+
     def judge(self, cosine: float | None, stems: Collection[str] | None, text: str, held: Collection[str] = ()) -> Evidence:
         """The evidence of one entry: its cosine to the query (None without
         vectors), its index terms (or, None, the query terms ``held`` in

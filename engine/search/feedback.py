@@ -40,17 +40,17 @@ FEEDBACK_CONFIDENCE = 0.5
 
 def confident_first(store: IndexStore, judge: Judge, hits: Sequence[EntryHit]) -> bool:
     """Whether one of the first pass's :data:`FEEDBACK_ENTRIES` nearest
-    entries answers the query confidently, judged on its cosine and its
-    words as judging would (no ID or phrase evidence: an entry that holds
-    one is confident without feedback)."""
+    entries answers the query confidently, its answer confidence reckoned
+    on its cosine and its words as judging reckons it
+    (:meth:`~.confidence.Judge.confidences`; no ID or phrase evidence: an
+    entry that holds one is confident without feedback)."""
     top = list(hits[:FEEDBACK_ENTRIES])
     if not top or judge.null is None:
         return False
     stems = {(e.path, e.start_line, e.end_line): e.stems for e in store.entries_within([(h.path, h.start_line, h.end_line) for h in top])}
     coverage = judge.coverages_of([stems.get((h.path, h.start_line, h.end_line)) or "" for h in top])
-    meaning = [judge.semantic(h.similarity) for h in top]
-    rows = [(s or 0.0, c, 0.0, judge.missing) for s, c in zip(meaning, coverage)]
-    return max(judge.probabilities(rows, [s is not None for s in meaning], "answer")) >= FEEDBACK_CONFIDENCE
+    answers = judge.confidences([judge.semantic(h.similarity) for h in top], coverage, fit="answer")
+    return max(answers) >= FEEDBACK_CONFIDENCE
 
 
 def moved_query(query_vector: np.ndarray, hits: Sequence[EntryHit]) -> np.ndarray | None:

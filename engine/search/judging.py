@@ -121,16 +121,14 @@ def judge_hits(
     if judge.ids or judge.phrases:
         texts = _texts(hits, members, entries)
         exact = [judge.exact(texts.get(i, "")) for i in range(len(entries))]
-    rows = [(s or 0.0, c, x, judge.missing) for s, c, x in zip(sem, cov, exact)]
-    meaning = [s is not None for s in sem]
-    hit_p = judge.probabilities(rows, meaning)
+    hit_p = judge.confidences(sem, cov, exact)
     # The answer's confidence breaks ties and is shown for the best entry
     # of each hit: reckoned only where it is asked for.
     answers: dict[int, float] = {}
 
     def answer(i: int) -> float:
         if i not in answers:
-            answers[i] = judge.probabilities([rows[i]], [meaning[i]], "answer")[0]
+            answers[i] = judge.confidences([sem[i]], [cov[i]], [exact[i]], "answer")[0]
         return answers[i]
 
     states = _states(entries, hits, marks)

@@ -115,3 +115,16 @@ def test_the_shipped_fits_raise_confidence_with_evidence():
     for fit in (p.hit_words, p.answer_words):
         assert fit.weights[0] == 0.0  # no cosine to judge by
         assert fit.probability([0.0, 1.0, 0.0, 0.0]) > fit.probability([0.0, 0.3, 0.0, 0.0])
+
+
+def test_entries_judged_together_score_as_each_judged_alone():
+    # What judging and feedback ask of many entries at once is one entry's
+    # evidence each: by the meaning fits where there is a cosine, by the
+    # words fits where there is none, with the query's missing words.
+    j = judge(PASSPORT, {"passport": 0, "number": 1}, 7)
+    alone = [j.judge(0.7, {"passport", "number"}, ""), j.judge(None, {"number"}, ""), j.judge(0.1, set(), "")]
+    sem, cov = [j.semantic(0.7), None, j.semantic(0.1)], [j.coverage({"passport", "number"}), j.coverage({"number"}), 0.0]
+    assert j.confidences(sem, cov) == pytest.approx([e.confidence for e in alone], abs=1e-4)
+    assert j.confidences(sem, cov, fit="answer") == pytest.approx([e.answer for e in alone], abs=1e-4)
+    assert j.confidences(sem, cov, [1.0, 0.0, 0.0])[0] > j.confidences(sem, cov)[0]  # an exact ID or phrase
+    assert judge("who handled INC-9999?", {"inc": 5, "9999": 0}, held_ids=[]).confidences(sem, cov) == [0.0] * 3

@@ -16,6 +16,10 @@ interleaved call by call so that load on the machine hits all alike
   a bare ``os.scandir`` + ``stat`` walk, nothing compared), the floor of
   any command that checks the memory files before answering, as a
   default search does;
+- the same bare command after importing every module a ``memext search
+  --no-sync`` loads, in its order, none of them called (:data:`CODE_FLOOR`):
+  the floor of any command that runs this code, which a search's own work
+  is measured above;
 - ``memext search --no-sync``: start, imports, opening the index, search;
 - ``memext search``: the same plus the check for changed files that a
   default search makes before searching (nothing changed here);
@@ -254,6 +258,44 @@ CLICK_WALK_FLOOR = CLICK_FLOOR.replace(
 )
 
 
+#: The floor of a command that loads the code a search runs (argv: as
+#: :data:`CLICK_FLOOR`; the module names are filled in): every module a
+#: ``memext search --no-sync`` loads, imported in the order it loads them
+#: and nothing of them called, then :data:`CLICK_FLOOR`. What a search
+#: costs above it is its own work; what this costs above the bare command
+#: is the code itself, read and defined.
+CODE_FLOOR = (
+    """
+import importlib
+for _name in MODULES:
+    try:
+        importlib.import_module(_name)
+    except ImportError:  # a deprecated alias (typing.io) that imports no more
+        pass
+"""
+    + CLICK_FLOOR
+)
+
+
+#: Runs ``memext`` with argv[1:] and prints the modules loaded by its end.
+_MODULES_AT_EXIT = """
+import atexit, sys
+atexit.register(lambda: print("\\n".join(sorted(sys.modules)), file=sys.stderr))
+sys.argv[0] = "memext"
+from memext.cli import main
+sys.exit(main())
+"""
+
+
+def search_modules(args: list[str], env: dict[str, str]) -> list[str]:
+    """The modules ``memext *args`` has loaded when it exits (the entry
+    script and the interpreter's own left out)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _MODULES_AT_EXIT, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    return [n for n in proc.stderr.split() if n != "__main__" and n not in sys.builtin_module_names]
+
+
 def kept_match(db: Path, query: str) -> str:
     """The MATCH expression of the terms a search of ``query`` keeps, as the
     engine sends it to FTS5."""
@@ -279,9 +321,11 @@ def bench_size(
     # "be" are in nearly every chunk: counting them is the costly part).
     question = f"what did we decide to do about the {query}"
     memext = memext_command()
+    code_floor = CODE_FLOOR.replace("MODULES", repr(search_modules(["search", "--no-sync", query], env)), 1)
     commands = {
         "python_pass": ([floor_python, "-c", "pass"], env),
         "click_floor": ([floor_python, "-c", CLICK_FLOOR, engine_db.binding().module.__name__, str(db), kept_match(db, query)], env),
+        "code_floor": ([floor_python, "-c", code_floor, engine_db.binding().module.__name__, str(db), kept_match(db, query)], env),
         "click_walk_floor": (
             [floor_python, "-c", CLICK_WALK_FLOOR, engine_db.binding().module.__name__, str(db), kept_match(db, query), str(ws)],
             env,
@@ -318,6 +362,8 @@ def bench_size(
         "no_sync_over_click_floor": round(figures["search_no_sync"] / figures["click_floor"], 1),
         "search_over_click_walk_floor": round(figures["search"] / figures["click_walk_floor"], 2),
         "click_walk_over_click_floor": round(figures["click_walk_floor"] / figures["click_floor"], 2),
+        "code_floor_over_click_floor": round(figures["code_floor"] / figures["click_floor"], 2),
+        "no_sync_over_code_floor": round(figures["search_no_sync"] / figures["code_floor"], 2),
         "kept_search": kept["search"],
         "kept_click_floor": kept["click_floor"],
         "kept_click_walk_floor": kept["click_walk_floor"],
@@ -475,6 +521,11 @@ def main() -> None:
         print(
             f"  the same command walking the workspace first (scandir + stat, nothing compared): {r['click_walk_floor']} s "
             f"({r['click_walk_over_click_floor']}x the bare command); memext search {r['search_over_click_walk_floor']}x it",
+            flush=True,
+        )
+        print(
+            f"  the bare command after importing every module a search loads, nothing of them called: {r['code_floor']} s "
+            f"({r['code_floor_over_click_floor']}x the bare command); memext search --no-sync {r['no_sync_over_code_floor']}x it",
             flush=True,
         )
         print(

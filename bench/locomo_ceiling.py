@@ -424,6 +424,24 @@ def per_line(logits: list[np.ndarray], xs: list[np.ndarray]) -> list[np.ndarray]
     return [-np.logaddexp(0.0, -z) - x[:, lines] for z, x in zip(logits, xs)]
 
 
+def depth_table(questions: list[dict], xs: list[np.ndarray]) -> str:
+    """Share of evidence turns whose best fused rank is within each depth, per category."""
+    depths = (1, 3, 6, 10, 20, 50, 200)
+    found: dict[int, list[int]] = {c: [] for c in CATEGORIES}
+    for item, x in zip(questions, xs):
+        ranks = np.exp(x[:, FEATURES.index("log fused rank")]).round()
+        for path, line in item["q"].turns:
+            held = [r for k, r in zip(item["kept"], ranks) if k.path == path and k.start <= line <= k.end]
+            found[item["q"].category].append(int(min(held)) if held else 10**6)
+    head = "| category | turns | " + " | ".join(f"rank ≤ {d}" for d in depths) + " |"
+    out = [head, "|" + "---|" * (len(depths) + 2)]
+    for c in (*CATEGORIES, None):
+        ranks = [r for k in CATEGORIES if c in (None, k) for r in found[k]]
+        name = CATEGORY_NAMES[c] if c is not None else "all"
+        out.append(f"| {name} | {len(ranks)} | " + " | ".join(f"{sum(r <= d for r in ranks) / len(ranks):.3f}" for d in depths) + " |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -446,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     head = ["order", "recall@L60"] + [f"{CATEGORY_NAMES[c]} @L60" for c in CATEGORIES] + ["recall@6", "lines@6"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    print(row("engine", questions, None))
+    print(row("engine's list of 200 (by confidence: locomo_variants.py's baseline)", questions, None))
     lines = [x[:, FEATURES.index("log lines")] for x in xs]
     print(row("oracle (evidence first, shortest first)", questions, [y * 1000 - lx for y, lx in zip(ys, lines)]))
     print(row("fused score (the order the engine's budget takes)", questions, [-x[:, FEATURES.index("log fused rank")] for x in xs]))
@@ -464,6 +482,8 @@ def main(argv: list[str] | None = None) -> int:
         if calibrated:
             print(row(f"{name}, p per line: cross-validated", questions, per_line(cv, xs)))
             print(row(f"{name}, p per line: in-sample", questions, per_line(ins, xs)))
+    print("\nWhere the evidence turns sit in the fused order (the best fused rank of a candidate holding the turn):\n")
+    print(depth_table(questions, xs))
     scale = Scaler.of(np.concatenate(xs))
     w = logistic(scale(np.concatenate(xs)), np.concatenate(ys))
     print("\nIn-sample logistic weights (standardised features), largest first:\n")

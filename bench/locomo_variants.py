@@ -39,6 +39,7 @@ from locomo import (  # noqa: E402
     within_budget,
 )
 
+from memext.engine.providers.nulls import model_null  # noqa: E402
 from memext.engine.search.options import SearchOptions  # noqa: E402
 from memext.engine.search.pipeline import run_search  # noqa: E402
 from memext.engine.search.results import SearchResult  # noqa: E402
@@ -51,8 +52,12 @@ Cand = tuple[str, int, int, float, float, float, float]
 Rerank = Callable[[dict, list[Cand]], list[Cand]]
 
 
-def fetch(out: Path, data: list[dict], model: Path) -> list[dict]:
+def fetch(out: Path, data: list[dict], model: Path, keep: Callable[[SearchResult], object] | None = None) -> list[dict]:
+    """Each question's ranking, judged against the model's null as
+    ``MemoryIndex.search`` judges it; ``keep`` (when given) is applied to
+    every result, and what it returns kept as the item's ``"kept"`` list."""
     vectors = dict(np.load(out / f"query-vectors-{model.stem}.npz"))
+    null = model_null(model.name)
     questions = []
     for sample in data:
         sid = sample["sample_id"]
@@ -67,6 +72,7 @@ def fetch(out: Path, data: list[dict], model: Path) -> list[dict]:
                 vectors[q.query],
                 agent.settings.query,
                 SearchOptions(max_results=200, min_score=0, snippets=False, now=now, explain=True),
+                null=null,
             )
             cands = [
                 (
@@ -80,7 +86,10 @@ def fetch(out: Path, data: list[dict], model: Path) -> list[dict]:
                 )
                 for r in ranked
             ]
-            questions.append({"sid": sid, "q": q, "cands": cands, "qvec": vectors[q.query]})
+            item = {"sid": sid, "q": q, "cands": cands, "qvec": vectors[q.query]}
+            if keep is not None:
+                item["kept"] = [keep(r) for r in ranked]
+            questions.append(item)
         store.close()
     return questions
 
@@ -89,7 +98,8 @@ def _results(spans) -> list[SearchResult]:
     return [SearchResult(s.path, s.start_line, s.end_line, 0.0, "", "memory") for s in spans]
 
 
-def evaluate(questions: list[dict], rerank: Rerank, label: str) -> None:
+def measure(questions: list[dict], rerank: Rerank) -> tuple[list[tuple[int, float]], list[tuple[int, float]], list[float]]:
+    """Per question: (category, recall@L60), (category, turn_recall@6) and lines@6."""
     at60: list[tuple[int, float]] = []
     at6: list[tuple[int, float]] = []
     lines6: list[float] = []
@@ -100,6 +110,11 @@ def evaluate(questions: list[dict], rerank: Rerank, label: str) -> None:
         s6 = score(_results(budget_spans(hits, sys.maxsize, 6)), q)
         at6.append((q.category, s6["turn_recall"]))
         lines6.append(s6["lines"])
+    return at60, at6, lines6
+
+
+def evaluate(questions: list[dict], rerank: Rerank, label: str) -> None:
+    at60, at6, lines6 = measure(questions, rerank)
 
     def mean(rows: list[tuple[int, float]], cat: int | None = None) -> str:
         return f"{statistics.fmean(x for c, x in rows if cat is None or c == cat):.3f}"

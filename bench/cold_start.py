@@ -8,16 +8,16 @@ interleaved call by call so that load on the machine hits all alike
 (median of ``--runs``):
 
 - ``python -c pass``: the interpreter's own start, the floor of any command;
-- a bare click command answering from the same index (:data:`CLICK_FLOOR`):
+- a bare click command answering from the same index (:data:`click_floors.CLICK_FLOOR`):
   the interpreter, click, the SQLite binding, one FTS5 query of the terms a
   search keeps and the six best texts printed, the floor of any click
   command that answers from the index;
-- the same command walking the workspace first (:data:`CLICK_WALK_FLOOR`:
+- the same command walking the workspace first (:data:`click_floors.CLICK_WALK_FLOOR`:
   a bare ``os.scandir`` + ``stat`` walk, nothing compared), the floor of
   any command that checks the memory files before answering, as a
   default search does;
 - the same bare command after importing every module a ``memext search
-  --no-sync`` loads, in its order, none of them called (:data:`CODE_FLOOR`):
+  --no-sync`` loads, in its order, none of them called (:data:`click_floors.CODE_FLOOR`):
   the floor of any command that runs this code, which a search's own work
   is measured above;
 - ``memext search --no-sync``: start, imports, opening the index, search;
@@ -76,6 +76,7 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from click_floors import CLICK_FLOOR, CLICK_WALK_FLOOR, CODE_FLOOR, search_modules  # noqa: E402
 from engine_bench import kept_terms  # noqa: E402
 from gen_workspace import generate, vocabulary, zipf_words  # noqa: E402
 
@@ -217,83 +218,6 @@ def median_ms(fn: Callable[[], object], runs: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times) * 1000
-
-
-#: The floor of any click command that answers from the index (argv: the
-#: DB-API module memext uses, the index, an FTS5 MATCH expression): the
-#: interpreter, click, the SQLite binding, one FTS5 query and the six best
-#: texts printed. Nothing of memext: no config, no change check, no term
-#: counts (the kept terms are worked out before timing), no snippets or
-#: citations.
-CLICK_FLOOR = """
-import importlib, click
-@click.command()
-@click.argument("binding")
-@click.argument("db")
-@click.argument("match")
-def main(binding, db, match):
-    conn = importlib.import_module(binding).connect(db)
-    ids = [r for (r,) in conn.execute(
-        "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT 6", (match,))]
-    marks = ",".join("?" * len(ids))
-    for (text,) in conn.execute(f"SELECT text FROM chunks WHERE rowid IN ({marks})", ids):
-        click.echo(text)
-main()
-"""
-
-
-#: The floor of any click command that checks the memory files before it
-#: answers (argv: as :data:`CLICK_FLOOR`, then the workspace): the same
-#: command with a bare scandir + stat walk of the workspace first, nothing
-#: compared, so a default search's check can cost no less.
-CLICK_WALK_FLOOR = CLICK_FLOOR.replace(
-    '@click.argument("match")\ndef main(binding, db, match):\n',
-    '@click.argument("match")\n@click.argument("folder")\ndef main(binding, db, match, folder):\n'
-    "    import os\n"
-    "    stack = [folder]\n"
-    "    while stack:\n"
-    "        with os.scandir(stack.pop()) as it:\n"
-    "            for e in it:\n"
-    "                stack.append(e.path) if e.is_dir(follow_symlinks=False) else e.stat(follow_symlinks=False)\n",
-)
-
-
-#: The floor of a command that loads the code a search runs (argv: as
-#: :data:`CLICK_FLOOR`; the module names are filled in): every module a
-#: ``memext search --no-sync`` loads, imported in the order it loads them
-#: and nothing of them called, then :data:`CLICK_FLOOR`. What a search
-#: costs above it is its own work; what this costs above the bare command
-#: is the code itself, read and defined.
-CODE_FLOOR = (
-    """
-import importlib
-for _name in MODULES:
-    try:
-        importlib.import_module(_name)
-    except ImportError:  # a deprecated alias (typing.io) that imports no more
-        pass
-"""
-    + CLICK_FLOOR
-)
-
-
-#: Runs ``memext`` with argv[1:] and prints the modules loaded by its end.
-_MODULES_AT_EXIT = """
-import atexit, sys
-atexit.register(lambda: print("\\n".join(sorted(sys.modules)), file=sys.stderr))
-sys.argv[0] = "memext"
-from memext.cli import main
-sys.exit(main())
-"""
-
-
-def search_modules(args: list[str], env: dict[str, str]) -> list[str]:
-    """The modules ``memext *args`` has loaded when it exits (the entry
-    script and the interpreter's own left out)."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _MODULES_AT_EXIT, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    return [n for n in proc.stderr.split() if n != "__main__" and n not in sys.builtin_module_names]
 
 
 def kept_match(db: Path, query: str) -> str:

@@ -59,7 +59,7 @@ import importlib
 for _name in MODULES:
     try:
         importlib.import_module(_name)
-    except ImportError:  # a deprecated alias (typing.io) that imports no more
+    except ImportError:  # a name listed that cannot be imported again (an alias some Python versions keep)
         pass
 """
     + CLICK_FLOOR
@@ -69,7 +69,7 @@ for _name in MODULES:
 #: Runs ``memext`` with argv[1:] and prints the modules loaded by its end.
 _MODULES_AT_EXIT = """
 import atexit, sys
-atexit.register(lambda: print("\\n".join(sorted(sys.modules)), file=sys.stderr))
+atexit.register(lambda: print("MODULES", *sorted(sys.modules), file=sys.stderr))
 sys.argv[0] = "memext"
 from memext.cli import main
 sys.exit(main())
@@ -82,4 +82,7 @@ def search_modules(args: list[str], env: dict[str, str]) -> list[str]:
     proc = subprocess.run(
         [sys.executable, "-c", _MODULES_AT_EXIT, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
-    return [n for n in proc.stderr.split() if n != "__main__" and n not in sys.builtin_module_names]
+    said, found, names = proc.stderr.rpartition("MODULES ")
+    if not found or "memext: " in said:  # memext's error line: the search did not run
+        raise SystemExit(f"memext {' '.join(args)} did not run to its end: {said.strip() or proc.stderr.strip()}")
+    return [n for n in names.split() if n != "__main__" and n not in sys.builtin_module_names]

@@ -58,6 +58,17 @@ def may_be_damage(exc: BaseException) -> bool:
     return not any(s in text for s in ("database is locked", "is full", "readonly database", "interrupted"))
 
 
+#: SQLITE_TOOBIG: a check that meets it read a record claiming more bytes
+#: than SQLite allows a value, which no write of memext's can leave.
+_CHECK_DAMAGE_CODES = {18}
+
+
+def _check_found_damage(exc: BaseException) -> bool:
+    """True for an error the check itself raised that only damage explains."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return looks_damaged(exc) or (isinstance(code, int) and code & 0xFF in _CHECK_DAMAGE_CODES) or "too big" in str(exc).lower()
+
+
 def quick_check(path: Path, *, thorough: bool = False) -> str | None:
     """SQLite's ``quick_check`` of an index file (``integrity_check`` when
     ``thorough``: it also compares every index with its table), through a
@@ -76,7 +87,7 @@ def quick_check(path: Path, *, thorough: bool = False) -> str | None:
         except Exception as exc:
             if not db.is_sqlite_error(exc):
                 raise
-            if looks_damaged(exc):
+            if _check_found_damage(exc):
                 return str(exc)
             continue
         return None if rows == ["ok"] else "; ".join(str(r) for r in rows)

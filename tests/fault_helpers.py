@@ -73,7 +73,7 @@ def flip_bits(data: bytearray, rnd: random.Random, count: int) -> None:
 def scribble(data: bytearray, rnd: random.Random, max_len: int = 2048) -> None:
     off = rnd.randrange(len(data))
     n = min(rnd.randint(1, max_len), len(data) - off)
-    data[off : off + n] = rnd.randbytes(n)
+    data[off : off + n] = os.urandom(n)
 
 
 def mount_tmpfs(folder: Path, size: str) -> bool:
